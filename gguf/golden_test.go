@@ -1,10 +1,14 @@
 package gguf_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,5 +224,102 @@ func TestTruncatedGolden(t *testing.T) {
 		if !errors.As(err, &fe) {
 			t.Errorf("cut at %d: error %v, want a *FormatError", n, err)
 		}
+	}
+}
+
+// TestGoldenRoundTrip reads every golden model, writes it back with Write
+// and checks that the result reads back identically and is byte for byte the
+// file llama.cpp wrote.
+func TestGoldenRoundTrip(t *testing.T) {
+	paths := map[string]string{}
+	for _, m := range loadManifest(t) {
+		paths[m.Model] = "golden/" + m.StoredAs
+	}
+	paths["smollm3-realvocab-F16.gguf"] = "golden/realvocab/smollm3-realvocab-F16.gguf"
+	paths["smollm3-vocab.gguf"] = "tokenizer/smollm3-vocab.gguf"
+	for name, rel := range paths {
+		t.Run(name, func(t *testing.T) {
+			var orig []byte
+			if strings.HasSuffix(rel, ".gz") {
+				orig = sharedtest.ReadGzip(t, rel)
+			} else {
+				var err error
+				if orig, err = os.ReadFile(sharedtest.Path(t, rel)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := gguf.Parse(orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := gguf.Write(&buf, f.KV, writerTensors(f)); err != nil {
+				t.Fatal(err)
+			}
+			g, err := gguf.Parse(buf.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSameFile(t, f, g)
+			if !bytes.Equal(buf.Bytes(), orig) {
+				t.Errorf("written file (%d bytes) differs from the original (%d bytes)", buf.Len(), len(orig))
+			}
+		})
+	}
+}
+
+// writerTensors turns a file's tensors into WriterTensors that stream their data.
+func writerTensors(f *gguf.File) []gguf.WriterTensor {
+	out := make([]gguf.WriterTensor, len(f.Tensors))
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		out[i] = gguf.WriterTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type}
+		if i%2 == 0 {
+			out[i].Data = f.TensorData(ti)
+		} else {
+			out[i].Write = func(w io.Writer) error { _, err := w.Write(f.TensorData(ti)); return err }
+		}
+	}
+	return out
+}
+
+func assertSameFile(t *testing.T, f, g *gguf.File) {
+	t.Helper()
+	if !reflect.DeepEqual(f.KV, g.KV) {
+		t.Error("metadata differs after the round trip")
+	}
+	if len(f.Tensors) != len(g.Tensors) {
+		t.Fatalf("%d tensors, then %d", len(f.Tensors), len(g.Tensors))
+	}
+	for i := range f.Tensors {
+		a, b := &f.Tensors[i], &g.Tensors[i]
+		if a.Name != b.Name || a.Type != b.Type || !slices.Equal(a.Dims, b.Dims) {
+			t.Errorf("tensor %d: %s %s %v, then %s %s %v", i, a.Name, a.Type, a.Dims, b.Name, b.Type, b.Dims)
+		}
+		if !bytes.Equal(f.TensorData(a), g.TensorData(b)) {
+			t.Errorf("tensor %s: data differs", a.Name)
+		}
+	}
+}
+
+func BenchmarkOpen(b *testing.B) {
+	path := sharedtest.Path(b, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
+	for b.Loop() {
+		f, err := gguf.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+func BenchmarkOpenRealVocab(b *testing.B) {
+	path := sharedtest.Path(b, "tokenizer/smollm3-vocab.gguf")
+	for b.Loop() {
+		f, err := gguf.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
 	}
 }

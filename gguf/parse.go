@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -408,26 +409,14 @@ func (d *decoder) array(depth int) (any, error) {
 		if d.elements += n; d.elements > MaxArrayElements {
 			return nil, d.errorf(cntAt, "metadata string and nested arrays hold more than %d elements in all", MaxArrayElements)
 		}
-		var out []any
-		var strs []string
 		if t == ValueString {
-			strs = make([]string, n)
-		} else {
-			out = make([]any, n)
+			return d.strings(n)
 		}
-		for i := range n {
-			if t == ValueString {
-				if strs[i], err = d.str("string", math.MaxUint64); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if out[i], err = d.array(depth); err != nil {
+		out := make([]any, n)
+		for i := range out {
+			if out[i], err = d.array(depth + 1); err != nil {
 				return nil, err
 			}
-		}
-		if t == ValueString {
-			return strs, nil
 		}
 		return out, nil
 	}
@@ -465,6 +454,45 @@ func (d *decoder) array(depth int) (any, error) {
 	default: // ValueFloat64
 		return decodeSlice(b, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }), nil
 	}
+}
+
+// strings decodes an array of n strings. A first pass checks the lengths
+// and sums them, then all the strings are copied into one allocation: a
+// 128k-token vocabulary costs two allocations, not 128k.
+func (d *decoder) strings(n uint64) ([]string, error) {
+	start := d.off
+	var total uint64
+	for i := range n {
+		at := d.off
+		k, err := d.u64("string length")
+		if err != nil {
+			return nil, err
+		}
+		if k > d.left() {
+			return nil, d.errorf(at, "length %d of string %d of %d exceeds the %d bytes left in the file", k, i, n, d.left())
+		}
+		d.off += k
+		total += k
+	}
+	var sb strings.Builder
+	sb.Grow(int(total))
+	d.off = start
+	for range n {
+		k := binary.LittleEndian.Uint64(d.b[d.off:])
+		sb.Write(d.b[d.off+8 : d.off+8+k])
+		d.off += 8 + k
+	}
+	all := sb.String() // no copy
+	out := make([]string, n)
+	var pos uint64
+	d.off = start
+	for i := range out {
+		k := binary.LittleEndian.Uint64(d.b[d.off:])
+		out[i] = all[pos : pos+k]
+		pos += k
+		d.off += 8 + k
+	}
+	return out, nil
 }
 
 func decodeSlice[T any](b []byte, size int, get func([]byte) T) []T {
