@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/smolgo/smolgo/gguf"
+	"github.com/x448/float16"
 )
 
 // QuantizeActivations rounds the f32 activation row x to type t, one of the
@@ -51,11 +52,11 @@ func QuantizeActivations(t gguf.Type, x []float32, dst []byte) error {
 		}
 	case gguf.TypeF16:
 		for i, v := range x {
-			binary.LittleEndian.PutUint16(dst[2*i:], f32ToHalf(v))
+			binary.LittleEndian.PutUint16(dst[2*i:], halfBits(v))
 		}
 	case gguf.TypeBF16:
 		for i, v := range x {
-			binary.LittleEndian.PutUint16(dst[2*i:], actBF16(v))
+			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(v))
 		}
 	case gguf.TypeF32:
 		for i, v := range x {
@@ -93,7 +94,7 @@ func actQ8_0(x []float32, b []byte) {
 	if amax != 0 {
 		id = 127 / amax
 	}
-	binary.LittleEndian.PutUint16(b, f32ToHalf(d))
+	binary.LittleEndian.PutUint16(b, halfBits(d))
 	q8Round(x, id, b[2:34])
 }
 
@@ -105,9 +106,9 @@ func actQ8_1(x []float32, b []byte) {
 	if amax != 0 {
 		id = 127 / amax
 	}
-	binary.LittleEndian.PutUint16(b, f32ToHalf(d))
+	binary.LittleEndian.PutUint16(b, halfBits(d))
 	sum := q8Round(x, id, b[4:36])
-	binary.LittleEndian.PutUint16(b[2:], f32ToHalf(d*float32(sum)))
+	binary.LittleEndian.PutUint16(b[2:], halfBits(d*float32(sum)))
 }
 
 // actQ8_K quantizes one block of 256 (ggml's quantize_row_q8_K_ref, which the
@@ -136,48 +137,6 @@ func actQ8_K(x []float32, b []byte) {
 	binary.LittleEndian.PutUint32(b, math.Float32bits(1/iscale))
 }
 
-// f32ToHalf rounds f to the nearest IEEE half-precision value (ties to even),
-// as F16C's VCVTPS2PH does; overflow gives ±Inf, NaN stays NaN.
-func f32ToHalf(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23) & 0xff
-	mant := b & 0x7fffff
-	if exp == 0xff {
-		if mant != 0 {
-			return sign | 0x7e00 | uint16(mant>>13)
-		}
-		return sign | 0x7c00
-	}
-	e := exp - 127 + 15
-	if e >= 0x1f {
-		return sign | 0x7c00
-	}
-	if e <= 0 { // half subnormal (or zero): units of 2^-24
-		if e < -10 {
-			return sign
-		}
-		m := mant | 0x800000
-		shift := uint(14 - e)
-		h := m >> shift
-		rem, halfway := m&(1<<shift-1), uint32(1)<<(shift-1)
-		if rem > halfway || rem == halfway && h&1 == 1 {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(e)<<10 | mant>>13
-	if rem := mant & 0x1fff; rem > 0x1000 || rem == 0x1000 && h&1 == 1 {
-		h++ // a carry into the exponent is right, up to Inf
-	}
-	return sign | uint16(h)
-}
-
-// actBF16 rounds f to bfloat16 (ties to even), as ggml_compute_fp32_to_bf16.
-func actBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if b&0x7fffffff > 0x7f800000 { // NaN: keep it quiet
-		return uint16(b>>16) | 64
-	}
-	return uint16((b + 0x7fff + (b >> 16 & 1)) >> 16)
-}
+// halfBits rounds f to the nearest IEEE half (ties to even, as F16C's
+// VCVTPS2PH): overflow gives ±Inf, NaN stays NaN.
+func halfBits(f float32) uint16 { return float16.Fromfloat32(f).Bits() }

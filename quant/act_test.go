@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
-	"github.com/x448/float16"
 )
 
 func int8s(b []byte) []int8 {
@@ -45,7 +44,7 @@ func TestQuantizeActivationsQ8_0(t *testing.T) {
 		}
 		if vt == gguf.TypeQ8_1 {
 			// s = d·Σq = 127+0+2+2-2+0+3-127+126 = 131
-			if s := f16le(b[2:]); s != 131 {
+			if s := f16(b[2:]); s != 131 {
 				t.Errorf("q8_1 s = %g, want 131", s)
 			}
 		}
@@ -61,7 +60,7 @@ func TestQuantizeActivationsQ8_0(t *testing.T) {
 	if q := int8s(b[2:4]); q[0] != 127 || q[1] != 64 {
 		t.Errorf("amax 3: q = %v, want [127 64]", q) // 63.5 -> 64 (even)
 	}
-	if d, want := binary.LittleEndian.Uint16(b), f32ToHalf(float32(3)/127); d != want {
+	if d, want := binary.LittleEndian.Uint16(b), halfBits(float32(3)/127); d != want {
 		t.Errorf("amax 3: d = %#x, want %#x", d, want)
 	}
 }
@@ -157,39 +156,6 @@ func TestQuantizeActivationsQ8_K(t *testing.T) {
 	}
 }
 
-// TestHalfConversions checks f32ToHalf and halfToF32 against
-// github.com/x448/float16 (IEEE round to nearest even) on all 65536 halves,
-// their midpoints and random floats.
-func TestHalfConversions(t *testing.T) {
-	for h := 0; h < 1<<16; h++ {
-		f := halfToF32(uint16(h))
-		want := float16.Frombits(uint16(h)).Float32()
-		if math.Float32bits(f) != math.Float32bits(want) && !(f != f && want != want) {
-			t.Fatalf("halfToF32(%#x) = %g, want %g", h, f, want)
-		}
-		if f == f && f32ToHalf(f) != uint16(h) {
-			t.Fatalf("f32ToHalf(%g) = %#x, want %#x", f, f32ToHalf(f), h)
-		}
-		// The midpoint to the next half up must round to the even one.
-		if next := halfToF32(uint16(h + 1)); h&0x7fff < 0x7bff && f == f {
-			mid := float32((float64(f) + float64(next)) / 2)
-			if got, want := f32ToHalf(mid), float16.Fromfloat32(mid).Bits(); got != want {
-				t.Fatalf("f32ToHalf(%g) = %#x, want %#x", mid, got, want)
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(9, 10))
-	for range 100000 {
-		f := math.Float32frombits(rng.Uint32())
-		if f != f {
-			continue
-		}
-		if got, want := f32ToHalf(f), float16.Fromfloat32(f).Bits(); got != want {
-			t.Fatalf("f32ToHalf(%g) = %#x, want %#x", f, got, want)
-		}
-	}
-}
-
 func TestBF16Rounding(t *testing.T) {
 	tests := []struct {
 		in   uint32
@@ -205,8 +171,8 @@ func TestBF16Rounding(t *testing.T) {
 		{0x7f800001, 0x7fc0}, // signalling NaN becomes quiet
 	}
 	for _, tt := range tests {
-		if got := actBF16(math.Float32frombits(tt.in)); got != tt.want {
-			t.Errorf("actBF16(%#x) = %#x, want %#x", tt.in, got, tt.want)
+		if got := f32ToBF16(math.Float32frombits(tt.in)); got != tt.want {
+			t.Errorf("f32ToBF16(%#x) = %#x, want %#x", tt.in, got, tt.want)
 		}
 	}
 	x := []float32{1, -2.5, 3.14159}

@@ -31,27 +31,6 @@ var genericDots = map[gguf.Type]DotFunc{
 	gguf.TypeQ6_K:   dotQ6_K,
 }
 
-// f16le reads the IEEE half-precision float at b[0:2] (little endian).
-func f16le(b []byte) float32 { return halfToF32(binary.LittleEndian.Uint16(b)) }
-
-// halfToF32 widens IEEE half-precision bits to float32 exactly.
-func halfToF32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h) & 0x3ff
-	switch exp {
-	case 0x1f: // Inf, NaN
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	case 0: // zero, subnormal: mant * 2^-24
-		f := float32(mant) * (1.0 / (1 << 24))
-		if sign != 0 {
-			f = -f
-		}
-		return f
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
-}
-
 // q8KScale reads the float32 d of a Q8_K activation block.
 func q8KScale(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
 
@@ -73,7 +52,7 @@ func dotF32(n int, w, a []byte) float32 {
 func dotF16(n int, w, a []byte) float32 {
 	var sum float32
 	for i := 0; i < n; i++ {
-		sum += f16le(w[2*i:]) * f16le(a[2*i:])
+		sum += f16(w[2*i:]) * f16(a[2*i:])
 	}
 	return sum
 }
@@ -98,7 +77,7 @@ func dotQ8_0(n int, w, a []byte) float32 {
 		for j := 0; j < 32; j++ {
 			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 		}
-		sum += f16le(x) * f16le(y) * float32(s)
+		sum += f16(x) * f16(y) * float32(s)
 	}
 	return sum
 }
@@ -114,7 +93,7 @@ func dotQ4_0(n int, w, a []byte) float32 {
 			s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
 			s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
 		}
-		sum += f16le(x) * f16le(y) * float32(s)
+		sum += f16(x) * f16(y) * float32(s)
 	}
 	return sum
 }
@@ -131,7 +110,7 @@ func dotQ4_1(n int, w, a []byte) float32 {
 			s += int32(x[4+j]&0xf) * int32(int8(y[4+j]))
 			s += int32(x[4+j]>>4) * int32(int8(y[20+j]))
 		}
-		sum += f16le(x)*f16le(y)*float32(s) + f16le(x[2:])*f16le(y[2:])
+		sum += f16(x)*f16(y)*float32(s) + f16(x[2:])*f16(y[2:])
 	}
 	return sum
 }
@@ -150,7 +129,7 @@ func dotQ5_0(n int, w, a []byte) float32 {
 			s += (lo - 16) * int32(int8(y[2+j]))
 			s += (hi - 16) * int32(int8(y[18+j]))
 		}
-		sum += f16le(x) * f16le(y) * float32(s)
+		sum += f16(x) * f16(y) * float32(s)
 	}
 	return sum
 }
@@ -168,14 +147,10 @@ func dotQ5_1(n int, w, a []byte) float32 {
 			s += lo * int32(int8(y[4+j]))
 			s += hi * int32(int8(y[20+j]))
 		}
-		sum += f16le(x)*f16le(y)*float32(s) + f16le(x[2:])*f16le(y[2:])
+		sum += f16(x)*f16(y)*float32(s) + f16(x[2:])*f16(y[2:])
 	}
 	return sum
 }
-
-// iq4nlLevels is ggml's kvalues_iq4nl: the 16 levels a 4-bit iq4_nl index
-// selects.
-var iq4nlLevels = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
 // dotIQ4NL: iq4_nl weights (d f16 | qs [16]u8 of indices, laid out like
 // q4_0) · q8_0 activations.
@@ -185,10 +160,10 @@ func dotIQ4NL(n int, w, a []byte) float32 {
 		x, y := w[18*i:18*i+18], a[34*i:34*i+34]
 		var s int32
 		for j := 0; j < 16; j++ {
-			s += int32(iq4nlLevels[x[2+j]&0xf]) * int32(int8(y[2+j]))
-			s += int32(iq4nlLevels[x[2+j]>>4]) * int32(int8(y[18+j]))
+			s += int32(iq4nlValues[x[2+j]&0xf]) * int32(int8(y[2+j]))
+			s += int32(iq4nlValues[x[2+j]>>4]) * int32(int8(y[18+j]))
 		}
-		sum += f16le(x) * f16le(y) * float32(s)
+		sum += f16(x) * f16(y) * float32(s)
 	}
 	return sum
 }
@@ -215,20 +190,9 @@ func dotQ2_K(n int, w, a []byte) float32 {
 			isum += int32(x[e0/16]&0xf) * s
 		}
 		dy := q8KScale(y)
-		sum += dy*f16le(x[80:])*float32(isum) - dy*f16le(x[82:])*float32(msum)
+		sum += dy*f16(x[80:])*float32(isum) - dy*f16(x[82:])*float32(msum)
 	}
 	return sum
-}
-
-// k3Scales unpacks the 16 6-bit scales of a q3_K block (minus 32).
-func k3Scales(sc []byte) [16]int32 {
-	var out [16]int32
-	for j := 0; j < 16; j++ {
-		lo := sc[j%8] >> (4 * (j / 8)) & 0xf
-		hi := sc[8+j%4] >> (2 * (j / 4)) & 3
-		out[j] = int32(lo|hi<<4) - 32
-	}
-	return out
 }
 
 // dotQ3_K: q3_K weights (hmask [32]u8 | qs [64]u8 | scales [12]u8 | d f16) ·
@@ -239,7 +203,8 @@ func dotQ3_K(n int, w, a []byte) float32 {
 	var sum float32
 	for i := 0; i < n/256; i++ {
 		x, y := w[110*i:110*i+110], a[292*i:292*i+292]
-		sc := k3Scales(x[96:108])
+		var sc [16]int8
+		q3KUnpackScales(x[96:108], &sc)
 		var isum int32
 		for e0 := 0; e0 < 256; e0 += 16 {
 			k, j, h := e0/128, e0%128/32, e0%32/16
@@ -253,20 +218,11 @@ func dotQ3_K(n int, w, a []byte) float32 {
 				}
 				s += v * int32(int8(y[4+e0+l]))
 			}
-			isum += sc[e0/16] * s
+			isum += (int32(sc[e0/16]) - 32) * s
 		}
-		sum += f16le(x[108:]) * q8KScale(y) * float32(isum)
+		sum += f16(x[108:]) * q8KScale(y) * float32(isum)
 	}
 	return sum
-}
-
-// k4ScaleMin returns scale and min j (0..7) of the 12 packed 6-bit values of a
-// q4_K or q5_K block (ggml's get_scale_min_k4).
-func k4ScaleMin(q []byte, j int) (sc, m int32) {
-	if j < 4 {
-		return int32(q[j] & 63), int32(q[j+4] & 63)
-	}
-	return int32(q[j+4]&0xf | q[j-4]>>6<<4), int32(q[j+4]>>4 | q[j]>>6<<4)
 }
 
 // dotQ4_K: q4_K weights (d f16 | dmin f16 | scales [12]u8 | qs [128]u8) ·
@@ -279,18 +235,18 @@ func dotQ4_K(n int, w, a []byte) float32 {
 		x, y := w[144*i:144*i+144], a[292*i:292*i+292]
 		var isum, msum int32
 		for s := 0; s < 8; s++ {
-			sc, m := k4ScaleMin(x[4:16], s)
-			msum += m * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+			sc, m := scaleMinK4(s, x[4:16])
+			msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
 			q := x[16+32*(s/2):]
 			shift := 4 * (s % 2)
 			var d int32
 			for l := 0; l < 32; l++ {
 				d += int32(q[l]>>shift&0xf) * int32(int8(y[4+32*s+l]))
 			}
-			isum += sc * d
+			isum += int32(sc) * d
 		}
 		dy := q8KScale(y)
-		sum += f16le(x)*dy*float32(isum) - f16le(x[2:])*dy*float32(msum)
+		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 	}
 	return sum
 }
@@ -304,8 +260,8 @@ func dotQ5_K(n int, w, a []byte) float32 {
 		x, y := w[176*i:176*i+176], a[292*i:292*i+292]
 		var isum, msum int32
 		for s := 0; s < 8; s++ {
-			sc, m := k4ScaleMin(x[4:16], s)
-			msum += m * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+			sc, m := scaleMinK4(s, x[4:16])
+			msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
 			q := x[48+32*(s/2):]
 			shift := 4 * (s % 2)
 			var d int32
@@ -313,10 +269,10 @@ func dotQ5_K(n int, w, a []byte) float32 {
 				v := int32(q[l]>>shift&0xf) | int32(x[16+l]>>s&1)<<4
 				d += v * int32(int8(y[4+32*s+l]))
 			}
-			isum += sc * d
+			isum += int32(sc) * d
 		}
 		dy := q8KScale(y)
-		sum += f16le(x)*dy*float32(isum) - f16le(x[2:])*dy*float32(msum)
+		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 	}
 	return sum
 }
@@ -342,7 +298,7 @@ func dotQ6_K(n int, w, a []byte) float32 {
 			}
 			isum += int32(int8(x[192+g])) * s
 		}
-		sum += f16le(x[208:]) * q8KScale(y) * float32(isum)
+		sum += f16(x[208:]) * q8KScale(y) * float32(isum)
 	}
 	return sum
 }

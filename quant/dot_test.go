@@ -58,15 +58,15 @@ func randHalf(rng *rand.Rand, f blockFill) uint16 {
 		}
 		return 0xbc00 // -1
 	case fillExact:
-		return f32ToHalf(float32(math.Ldexp(1, -rng.IntN(4)-2)))
+		return halfBits(float32(math.Ldexp(1, -rng.IntN(4)-2)))
 	case fillNegScale:
-		return f32ToHalf(-float32(math.Ldexp(0.5+rng.Float64(), -rng.IntN(6)-2)))
+		return halfBits(-float32(math.Ldexp(0.5+rng.Float64(), -rng.IntN(6)-2)))
 	}
 	v := float32(math.Ldexp(0.5+rng.Float64(), -rng.IntN(6)-2))
 	if rng.IntN(4) == 0 {
 		v = -v
 	}
-	return f32ToHalf(v)
+	return halfBits(v)
 }
 
 // makeWeights returns n elements of type t filled per f.
@@ -89,9 +89,9 @@ func makeWeights(rng *rand.Rand, t gguf.Type, n int, f blockFill) []byte {
 			case gguf.TypeF32:
 				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 			case gguf.TypeF16:
-				binary.LittleEndian.PutUint16(b[2*i:], f32ToHalf(v))
+				binary.LittleEndian.PutUint16(b[2*i:], halfBits(v))
 			default:
-				binary.LittleEndian.PutUint16(b[2*i:], actBF16(v))
+				binary.LittleEndian.PutUint16(b[2*i:], f32ToBF16(v))
 			}
 		}
 		return b
@@ -151,7 +151,7 @@ func makeActs(t *testing.T, rng *rand.Rand, vt gguf.Type, n int, f blockFill) []
 				}
 			}
 			if vt == gguf.TypeQ8_1 {
-				binary.LittleEndian.PutUint16(x[2:], f32ToHalf(f16le(x)*float32(sum)))
+				binary.LittleEndian.PutUint16(x[2:], halfBits(f16(x)*float32(sum)))
 			}
 		}
 		return b
@@ -200,12 +200,12 @@ func refDot(t *testing.T, wt, vt gguf.Type, n int, w, a []byte) (dot, mag float6
 		// s = f16(d·Σq), not through Σ of the dequantized activations: the
 		// difference is llama.cpp's too.
 		for blk := 0; blk < n/32; blk++ {
-			m := float64(f16le(w[blk*wt.BlockBytes()+2:]))
+			m := float64(f16(w[blk*wt.BlockBytes()+2:]))
 			var sum float64
 			for _, v := range af[32*blk : 32*blk+32] {
 				sum += float64(v)
 			}
-			c := m * (float64(f16le(a[36*blk+2:])) - sum)
+			c := m * (float64(f16(a[36*blk+2:])) - sum)
 			dot += c
 			mag += math.Abs(c)
 		}
@@ -372,4 +372,3 @@ func TestVecDotType(t *testing.T) {
 		}
 	}
 }
-
