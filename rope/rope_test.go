@@ -1,0 +1,147 @@
+package rope
+
+import (
+	"math"
+	"testing"
+)
+
+func TestRotateMatchesClosedForm(t *testing.T) {
+	for _, layout := range []Layout{Norm, NeoX} {
+		cfg := Config{Dims: 8, Base: 10000, Layout: layout}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for _, pos := range []int{0, 1, 7, 1000} {
+			x := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10} // 2 extra dims stay put
+			orig := append([]float32(nil), x...)
+			cos, sin := make([]float32, 4), make([]float32, 4)
+			cfg.Angles(pos, cos, sin)
+			cfg.Rotate(x, cos, sin)
+			for i := range 4 {
+				theta := float64(pos) * math.Pow(10000, -2*float64(i)/8)
+				a, b := 2*i, 2*i+1
+				if layout == NeoX {
+					a, b = i, i+4
+				}
+				wantA := float64(orig[a])*math.Cos(theta) - float64(orig[b])*math.Sin(theta)
+				wantB := float64(orig[a])*math.Sin(theta) + float64(orig[b])*math.Cos(theta)
+				// The running float32 product of theta loses a few ulps of
+				// the angle; at pos 1000 that is ~1e-4 rad.
+				tol := 1e-5 + 2e-7*float64(pos)*10
+				if math.Abs(float64(x[a])-wantA) > tol || math.Abs(float64(x[b])-wantB) > tol {
+					t.Errorf("%v pos %d pair %d: got (%v, %v), want (%v, %v)", layout, pos, i, x[a], x[b], wantA, wantB)
+				}
+			}
+			if x[8] != 9 || x[9] != 10 {
+				t.Errorf("%v: dims past Dims changed: %v", layout, x[8:])
+			}
+		}
+	}
+}
+
+func TestPositionZeroIsIdentity(t *testing.T) {
+	cfg := Config{Dims: 4, Base: 500000}
+	x := []float32{0.1, -0.2, 0.3, -0.4}
+	cos, sin := make([]float32, 2), make([]float32, 2)
+	cfg.Angles(0, cos, sin)
+	y := append([]float32(nil), x...)
+	cfg.Rotate(y, cos, sin)
+	for i := range x {
+		if x[i] != y[i] {
+			t.Fatalf("pos 0 rotated %v to %v", x, y)
+		}
+	}
+}
+
+func TestRunningThetaProduct(t *testing.T) {
+	// The angle must be the float32 running product, as in ggml, which can
+	// differ from a fresh power in the last bits.
+	cfg := Config{Dims: 64, Base: 5000000}
+	cos, sin := make([]float32, 32), make([]float32, 32)
+	pos := 4000
+	cfg.Angles(pos, cos, sin)
+	scale := float32(math.Pow(5000000, float64(float32(-2.0)/64)))
+	theta := float32(pos)
+	for i := range 32 {
+		if got, want := cos[i], float32(math.Cos(float64(theta))); got != want {
+			t.Errorf("pair %d: cos %v, want %v", i, got, want)
+		}
+		if got, want := sin[i], float32(math.Sin(float64(theta))); got != want {
+			t.Errorf("pair %d: sin %v, want %v", i, got, want)
+		}
+		theta *= scale
+	}
+}
+
+func TestYaRNTable(t *testing.T) {
+	// tinyyarn: dims 32, base 10000, factor 2 over 128 (golden/README.md).
+	cfg := Config{Dims: 32, Base: 10000, Scaling: YaRN, Factor: 2, OrigContext: 128}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := CorrDims(32, 128, 10000, 32, 1)
+	if lo != 0 || hi != 6 {
+		t.Fatalf("corr dims = %v, %v; the README says 0, 6", lo, hi)
+	}
+	mscale := 1 + 0.1*math.Log(2)
+	for _, pos := range []int{0, 1, 50, 200} {
+		cos, sin := make([]float32, 16), make([]float32, 16)
+		cfg.Angles(pos, cos, sin)
+		for i := range 16 {
+			extrap := float64(pos) * math.Pow(10000, -2*float64(i)/32)
+			r := 1 - math.Min(1, math.Max(0, (float64(i)-0)/6))
+			theta := 0.5*extrap*(1-r) + extrap*r
+			wc, ws := math.Cos(theta)*mscale, math.Sin(theta)*mscale
+			if math.Abs(float64(cos[i])-wc) > 2e-5 || math.Abs(float64(sin[i])-ws) > 2e-5 {
+				t.Errorf("pos %d pair %d: (%v, %v), want (%v, %v)", pos, i, cos[i], sin[i], wc, ws)
+			}
+		}
+	}
+}
+
+func TestLinearScaling(t *testing.T) {
+	lin := Config{Dims: 8, Base: 10000, Scaling: Linear, Factor: 4}
+	plain := Config{Dims: 8, Base: 10000}
+	c1, s1 := make([]float32, 4), make([]float32, 4)
+	c2, s2 := make([]float32, 4), make([]float32, 4)
+	lin.Angles(40, c1, s1)
+	plain.Angles(10, c2, s2)
+	for i := range 4 {
+		if math.Abs(float64(c1[i]-c2[i])) > 1e-5 || math.Abs(float64(s1[i]-s2[i])) > 1e-5 {
+			t.Errorf("pair %d: linear×4 at 40 = (%v, %v), plain at 10 = (%v, %v)", i, c1[i], s1[i], c2[i], s2[i])
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := []Config{
+		{Dims: 0, Base: 10000},
+		{Dims: 7, Base: 10000},
+		{Dims: 8, Base: 0},
+		{Dims: 8, Base: float32(math.NaN())},
+		{Dims: 8, Base: 10000, Scaling: Linear},
+		{Dims: 8, Base: 10000, Scaling: YaRN, Factor: 2},
+		{Dims: 8, Base: 10000, Layout: 7},
+	}
+	for _, c := range bad {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	if _, err := ParseScaling("dynamic"); err == nil {
+		t.Error("ParseScaling(dynamic): no error")
+	}
+}
+
+func TestNoPE(t *testing.T) {
+	m := EveryNth(8, 4)
+	for i := range 8 {
+		if want := (i+1)%4 != 0; m.Rotates(i) != want {
+			t.Errorf("layer %d: Rotates = %v, want %v", i, m.Rotates(i), want)
+		}
+	}
+	var none NoPE
+	if !none.Rotates(3) {
+		t.Error("nil mask must rotate every layer")
+	}
+}
