@@ -161,9 +161,9 @@ func quantBF16(x []float32, b []byte) {
 	}
 }
 
-// absMax returns the element of largest magnitude (the first on ties) and
+// largestMagnitude returns the element of largest magnitude (the first on ties) and
 // its magnitude.
-func absMax(x []float32) (maxv, amax float32) {
+func largestMagnitude(x []float32) (maxv, amax float32) {
 	for _, v := range x {
 		if a := abs32(v); a > amax {
 			amax, maxv = a, v
@@ -195,7 +195,7 @@ func inverse(d float32) float32 {
 // quantQ4_0: d = max/-8 (max = the signed element of largest magnitude),
 // q = min(15, trunc(x/d + 8.5)).
 func quantQ4_0(x []float32, b []byte) {
-	maxv, _ := absMax(x)
+	maxv, _ := largestMagnitude(x)
 	d := maxv / -8
 	id := inverse(d)
 	putF16(b[q4_0D:], d)
@@ -222,7 +222,7 @@ func quantQ4_1(x []float32, b []byte) {
 
 // quantQ5_0: d = max/-16, q = min(31, trunc(x/d + 16.5)).
 func quantQ5_0(x []float32, b []byte) {
-	maxv, _ := absMax(x)
+	maxv, _ := largestMagnitude(x)
 	d := maxv / -16
 	id := inverse(d)
 	putF16(b[q5_0D:], d)
@@ -256,7 +256,7 @@ func quantQ5_1(x []float32, b []byte) {
 // q8Block writes round-half-away(x/d) with d = max|x|/127 (ggml's roundf)
 // and returns d and the sum of the quants.
 func q8Block(x []float32, qs []byte) (d float32, sum int) {
-	_, amax := absMax(x)
+	_, amax := largestMagnitude(x)
 	d = amax / 127
 	id := inverse(d)
 	for j, v := range x {
@@ -281,7 +281,7 @@ func quantQ8_1(x []float32, b []byte) {
 // quantQ8K: d = max/-127 as float32 (max = the signed element of largest
 // magnitude), q = min(127, nearestInt(x/d)), bsums = sums of 16 quants.
 func quantQ8K(x []float32, b []byte) {
-	maxv, amax := absMax(x)
+	maxv, amax := largestMagnitude(x)
 	qs := b[q8KQS : q8KQS+QKK]
 	if amax == 0 {
 		clear(b)
