@@ -146,12 +146,12 @@ type Mix string
 
 // The supported mixes. Norm weights are always F32.
 const (
-	MixF32   Mix = "F32"
-	MixF16   Mix = "F16"
-	MixBF16  Mix = "BF16"
-	MixQ8_0  Mix = "Q8_0"
-	MixQ4_0  Mix = "Q4_0"  // q4_0, output (token_embd when tied) q6_K
-	MixQ6_K  Mix = "Q6_K"  // q6_K everywhere
+	MixF32    Mix = "F32"
+	MixF16    Mix = "F16"
+	MixBF16   Mix = "BF16"
+	MixQ8_0   Mix = "Q8_0"
+	MixQ4_0   Mix = "Q4_0"   // q4_0, output (token_embd when tied) q6_K
+	MixQ6_K   Mix = "Q6_K"   // q6_K everywhere
 	MixQ4_K_M Mix = "Q4_K_M" // q4_K; q6_K for output and for attn_v/ffn_down in llama.cpp's use_more_bits layers
 )
 
