@@ -1,0 +1,65 @@
+package sample
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// benchLogits returns n logits shaped like a language model's: noise around 0
+// with a few candidates 20-25 above it, so the nucleus is small.
+func benchLogits(n int, sd float64) []float32 {
+	r := rand.New(rand.NewPCG(11, 12))
+	l := make([]float32, n)
+	for i := range l {
+		l[i] = float32(r.NormFloat64() * sd)
+	}
+	for i, boost := range []float32{25, 23.5, 22, 20} {
+		l[(i+1)*9973%n] += boost
+	}
+	return l
+}
+
+var benchConfigs = []struct {
+	name string
+	cfg  Config
+}{
+	{"greedy", Greedy()},
+	{"smollm3-defaults", SmolLM3Defaults()},
+	{"llama.cpp-defaults", Config{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 1}},
+	{"temperature-only", Config{Temperature: 0.8, Seed: 1}},
+	{"min-p", Config{Temperature: 0.8, MinP: 0.05, Seed: 1}},
+	{"penalties+defaults", Config{Temperature: 0.6, TopP: 0.95, RepeatPenalty: 1.1, PresencePenalty: 0.2, FrequencyPenalty: 0.2, Seed: 1}},
+}
+
+// BenchmarkSample measures the cost of one token on SmolLM3's 128,256-entry
+// vocabulary for common configurations.
+func BenchmarkSample(b *testing.B) {
+	logits := benchLogits(128256, 2)
+	for _, bc := range benchConfigs {
+		b.Run(bc.name, func(b *testing.B) {
+			s := New(bc.cfg)
+			for i := range 64 {
+				s.Accept(int32(i * 31))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Accept(s.Sample(logits))
+			}
+		})
+	}
+}
+
+// BenchmarkSampleFlat is the worst case for top-p: a nearly flat
+// distribution whose nucleus is most of the vocabulary.
+func BenchmarkSampleFlat(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	logits := make([]float32, 128256)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 0.01)
+	}
+	s := New(SmolLM3Defaults())
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Sample(logits)
+	}
+}
