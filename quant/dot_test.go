@@ -120,7 +120,7 @@ func makeWeights(rng *rand.Rand, t gguf.Type, n int, f blockFill) []byte {
 // makeActs returns n activations in type vt: f32 values rounded with
 // QuantizeActivations, or (fillExact) quant blocks built directly with
 // power-of-two scales and small quants.
-func makeActs(t *testing.T, rng *rand.Rand, vt gguf.Type, n int, f blockFill) []byte {
+func makeActs(t testing.TB, rng *rand.Rand, vt gguf.Type, n int, f blockFill) []byte {
 	t.Helper()
 	nb, _ := vt.RowBytes(n)
 	b := make([]byte, nb)
