@@ -7,11 +7,11 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-// benchTypes are the formats of real GGUF weights, plus IQ4 and the
+// formatBenchTypes are the formats of real GGUF weights, plus IQ4 and the
 // activation formats.
-var benchTypes = append(append([]gguf.Type{}, quantTypes...), gguf.TypeIQ4_NL, gguf.TypeIQ4_XS)
+var formatBenchTypes = append(append([]gguf.Type{}, quantTypes...), gguf.TypeIQ4_NL, gguf.TypeIQ4_XS)
 
-const benchN = 64 * 1024 // elements per call: 256 KB of float32 output
+const formatBenchN = 64 * 1024 // elements per call: 256 KB of float32 output
 
 // BenchmarkDequantize measures dequantization throughput per type. MB/s
 // counts float32 output bytes (4 per element), so the types compare by
@@ -19,9 +19,9 @@ const benchN = 64 * 1024 // elements per call: 256 KB of float32 output
 //
 //	go test ./quant/ -run '^$' -bench Dequantize
 func BenchmarkDequantize(b *testing.B) {
-	x := gaussian(rand.New(rand.NewPCG(7, 8)), benchN, 1)
-	for _, typ := range benchTypes {
-		n, _ := typ.RowBytes(benchN)
+	x := gaussian(rand.New(rand.NewPCG(7, 8)), formatBenchN, 1)
+	for _, typ := range formatBenchTypes {
+		n, _ := typ.RowBytes(formatBenchN)
 		src := make([]byte, n)
 		if CanQuantize(typ) {
 			if err := Quantize(typ, x, src); err != nil {
@@ -33,9 +33,9 @@ func BenchmarkDequantize(b *testing.B) {
 				src[i] = byte(r.Uint32())
 			}
 		}
-		dst := make([]float32, benchN)
+		dst := make([]float32, formatBenchN)
 		b.Run(typ.String(), func(b *testing.B) {
-			b.SetBytes(4 * benchN)
+			b.SetBytes(4 * formatBenchN)
 			for b.Loop() {
 				if err := Dequantize(typ, src, dst); err != nil {
 					b.Fatal(err)
@@ -50,12 +50,12 @@ func BenchmarkDequantize(b *testing.B) {
 //
 //	go test ./quant/ -run '^$' -bench Quantize
 func BenchmarkQuantize(b *testing.B) {
-	x := gaussian(rand.New(rand.NewPCG(7, 8)), benchN, 1)
+	x := gaussian(rand.New(rand.NewPCG(7, 8)), formatBenchN, 1)
 	for _, typ := range quantTypes {
-		n, _ := typ.RowBytes(benchN)
+		n, _ := typ.RowBytes(formatBenchN)
 		dst := make([]byte, n)
 		b.Run(typ.String(), func(b *testing.B) {
-			b.SetBytes(4 * benchN)
+			b.SetBytes(4 * formatBenchN)
 			for b.Loop() {
 				if err := Quantize(typ, x, dst); err != nil {
 					b.Fatal(err)
