@@ -143,7 +143,7 @@ type generation struct {
 	queueWait time.Duration
 	start     time.Time
 
-	release   func() // frees the session and slot once the engine is done
+	release func() // frees the session and slot once the engine is done
 
 	stats     Stats
 	reasoning int // reasoning tokens
