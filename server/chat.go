@@ -48,8 +48,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	// the whole generation so that two generations never share it.
 	var sess Session
 	if req.SessionID != "" {
-		named, done, err := s.sessions.acquire(req.SessionID)
+		named, done, err := s.sessions.acquire(ctx, req.SessionID, s.cfg.SessionWait)
 		if err != nil {
+			if ctx.Err() != nil {
+				return // the client left while waiting
+			}
 			status, code := http.StatusNotFound, "session_not_found"
 			if errors.Is(err, errSessionBusy) {
 				status, code = http.StatusConflict, "session_busy"
