@@ -1,0 +1,48 @@
+// Package smolgo is the root of a pure-Go inference library for SmolLM3 and
+// other llama-family language models stored as GGUF files.
+//
+// A Go program imports it to run a quantized model (SmolLM3-3B in Q4_K_M is
+// 1.9 GB) on a laptop CPU, stream its text, and separate its reasoning
+// (<think>…</think>) from its answer. No cgo, no Python, no downloads at run
+// time: the model file is memory-mapped and its weights stay in their
+// quantized blocks.
+//
+// # Layers
+//
+// The packages are layered strictly upward; none imports a later one:
+//
+//	gguf      read and write GGUF files (memory-mapped), tensor types
+//	quant     block formats: (de)quantization and the dot-product kernels
+//	          (Go assembly for amd64 with a pure-Go reference twin)
+//	tensor    the ops a transformer needs and the worker pool that runs them
+//	rope      rotary position embeddings: NORM/NEOX, YaRN, NoPE masks
+//	llama     the generic llama-family block and its KV cache
+//	smollm3   SmolLM3: tied embeddings, NoPE layers, chat template,
+//	          thinking, the streaming generation API
+//
+// Beside them: tokenizer (byte-level BPE read from the GGUF or a
+// tokenizer.json), smollm3/chat (SmolLM3's chat template and the thinking
+// parser), sample (samplers: greedy, temperature, top-k/top-p/min-p,
+// penalties) and server (an OpenAI-compatible HTTP API and a web chat).
+// The programs in examples/ are thin apps on top: webchat, chat (terminal),
+// logits (dump logits as JSON), bench and ggufinfo.
+//
+// # Using it
+//
+// A sketch of a whole program (see the smollm3 package for runnable
+// examples):
+//
+//	m, err := smollm3.Load("SmolLM3-3B-Q4_K_M.gguf")
+//	if err != nil { ... }
+//	defer m.Close()
+//	s := m.NewSession()
+//	msgs := []smollm3.Message{{Role: "user", Content: "Why is the sky blue?"}}
+//	for ev, err := range s.Generate(ctx, msgs, smollm3.GenerateOptions{MaxTokens: 256}) {
+//		if err != nil { ... }
+//		switch ev.Kind {
+//		case smollm3.EventReasoning: // the model's <think> text
+//		case smollm3.EventContent:   fmt.Print(ev.Text)
+//		case smollm3.EventDone:      fmt.Println(ev.Stats)
+//		}
+//	}
+package smolgo

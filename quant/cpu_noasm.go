@@ -1,0 +1,10 @@
+//go:build purego || !amd64
+
+package quant
+
+// Without assembly (the purego tag, or an architecture other than amd64) only
+// the pure Go kernels exist.
+
+func detectLevel() isaLevel { return levelGeneric }
+
+func addArchKernels(k *kernelSet, level isaLevel) {}

@@ -1,0 +1,94 @@
+package quant
+
+import (
+	"fmt"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+// The kernel boundary.
+//
+// A matrix product W·x in a llama model multiplies a weight matrix kept in its
+// stored block format (q4_K, q8_0, f16, ...) by an f32 activation vector. Like
+// llama.cpp, this package never widens the weights: it first rounds the
+// activation row to the weight type's "vec dot type" (VecDotType,
+// QuantizeActivations), then multiplies block by block with integer sums
+// (DotFunc). Everything that knows how a weight block type meets an activation
+// lives in the files dot*.go, act*.go and the assembly next to them.
+
+// VecDotType returns the type the activations must be converted to before they
+// can be multiplied with weights of type w: Q8_K for q2_K..q6_K, Q8_0 for q4_0,
+// q5_0, q8_0 and iq4_nl, Q8_1 for q4_1 and q5_1, and the weight's own type for
+// f32, f16 and bf16. This is llama.cpp's CPU table (type_traits_cpu).
+func VecDotType(w gguf.Type) (gguf.Type, error) {
+	switch w {
+	case gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+		return gguf.TypeQ8_K, nil
+	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ8_0, gguf.TypeIQ4_NL:
+		return gguf.TypeQ8_0, nil
+	case gguf.TypeQ4_1, gguf.TypeQ5_1:
+		return gguf.TypeQ8_1, nil
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16:
+		return w, nil
+	}
+	return 0, fmt.Errorf("quant: no dot product for weights of type %v", w)
+}
+
+// DotFunc computes the dot product of one weight row and one activation row of
+// n elements each. w holds the row in the weight's block format and a the
+// activations in the weight type's VecDotType (see QuantizeActivations). Both
+// must hold at least the bytes of n elements and n must be a multiple of the
+// block size; Dot's callers check shapes once per tensor, so a DotFunc does not
+// validate them again and panics (index out of range) on short slices.
+//
+// The result is llama.cpp's: exact integer sums inside each block, scaled by
+// d_weight·d_activation in float32 and accumulated in float32 (the summation
+// order may differ between kernels, so results agree to float rounding, not
+// bit for bit).
+type DotFunc func(n int, w, a []byte) float32
+
+// Dot returns the dot-product kernel for weights of type w, the fastest one
+// this CPU supports (see Path). Pick it once per tensor and call it per row.
+//
+// Example: one output element of y = W·x for a q4_K matrix with rows of n:
+//
+//	at, _ := quant.VecDotType(gguf.TypeQ4_K) // Q8_K
+//	ab, _ := at.RowBytes(n)
+//	act := make([]byte, ab)
+//	_ = quant.QuantizeActivations(at, x, act)
+//	dot, _ := quant.Dot(gguf.TypeQ4_K)
+//	wb, _ := gguf.TypeQ4_K.RowBytes(n)
+//	y[r] = dot(n, w[r*wb:(r+1)*wb], act)
+func Dot(w gguf.Type) (DotFunc, error) { return best.dot(w) }
+
+// MatVecFunc computes out[r] = (row r of w) · a for r in [0, len(out)): w holds
+// len(out) consecutive weight rows of n elements each (row r starts at byte
+// r*RowBytes(n) of the weight type) and a one activation row in the vec dot
+// type. Like DotFunc it trusts its caller's shapes.
+//
+// A thread pool splits a matrix by rows: each worker passes its own slice of
+// w and out. Kernels may compute several rows at once, reusing the
+// activations held in registers, so a MatVecFunc over many rows is never
+// slower than calling the DotFunc per row.
+type MatVecFunc func(n int, w, a []byte, out []float32)
+
+// MatVec returns the multi-row kernel for weights of type w.
+func MatVec(w gguf.Type) (MatVecFunc, error) { return best.matVec(w) }
+
+// MatMulFunc multiplies nrows weight rows by ntok activation rows (a batch of
+// tokens, as in prefill): out[t*ldo+r] = (row r of w) · (row t of a) for
+// r < nrows and t < ntok. Weight rows are RowBytes(n) of the weight type
+// apart, activation rows RowBytes(n) of the vec dot type apart; out must hold
+// at least (ntok-1)*ldo+nrows elements. A thread pool gives each worker a
+// range of weight rows (w and out sliced to it, the same ldo). Kernels reuse
+// each weight block across several tokens, so the weights are streamed from
+// memory about once per call instead of once per token.
+type MatMulFunc func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int)
+
+// MatMul returns the batched kernel for weights of type w.
+func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
+
+// Path names the kernel set in use on this CPU: "avx512" (AVX-512 with VNNI
+// and BF16 where present), "avx2" or "generic" (the pure Go reference).
+// Tools such as examples/bench print it.
+func Path() string { return best.name }

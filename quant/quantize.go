@@ -1,0 +1,278 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/x448/float16"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+// Quantize converts src to type t in ggml's byte layout, writing
+// t.RowBytes(len(src)) bytes at the start of dst. len(src) must be a whole
+// number of blocks.
+//
+// The quantizers are ggml's reference ones (quantize_row_*_ref, the code
+// llama.cpp's llama-quantize runs when no importance matrix is given),
+// reproduced operation for operation in float32: quantizing the F32 source of
+// a llama.cpp-quantized file gives byte-identical blocks.
+//
+// Unlike ggml, Quantize rejects input it cannot represent instead of writing
+// garbage: a NaN or infinite element, or a block whose scale does not fit the
+// format's float16 (magnitudes beyond about 65504 × the format's largest
+// quant), is an error naming the block and element. Blocks of tiny values
+// whose scale underflows float16 quantize to zeros (or nearly), as in ggml.
+// On error the contents of dst are unspecified.
+//
+// Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K,
+// Q4_K, Q5_K, Q6_K, Q8_K (see CanQuantize).
+func Quantize(t gguf.Type, src []float32, dst []byte) error {
+	q, ok := quantizers[t]
+	if !ok {
+		return fmt.Errorf("quant: quantize %v: unsupported type", t)
+	}
+	bs, bb := t.BlockSize(), t.BlockBytes()
+	if len(src)%bs != 0 {
+		return fmt.Errorf("quant: quantize %v: %d elements is not a multiple of the block size %d", t, len(src), bs)
+	}
+	nb := len(src) / bs
+	if need := nb * bb; len(dst) < need {
+		return fmt.Errorf("quant: quantize %v: %d elements need %d bytes, have %d", t, len(src), need, len(dst))
+	}
+	for i := 0; i < nb; i++ {
+		x := src[i*bs : (i+1)*bs]
+		for j, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("quant: quantize %v: block %d: element %d is %v", t, i, i*bs+j, v)
+			}
+		}
+		b := dst[i*bb : (i+1)*bb]
+		q.block(x, b)
+		for _, off := range q.f16 {
+			if !f16Finite(b[off:]) {
+				return fmt.Errorf("quant: quantize %v: block %d (elements %d..%d): scale overflows float16 (largest magnitude %g)",
+					t, i, i*bs, (i+1)*bs-1, maxAbs(x))
+			}
+		}
+	}
+	return nil
+}
+
+// CanQuantize reports whether Quantize supports type t.
+func CanQuantize(t gguf.Type) bool {
+	_, ok := quantizers[t]
+	return ok
+}
+
+// quantizer quantizes one block; f16 lists the offsets of the block's float16
+// fields, which must come out finite.
+type quantizer struct {
+	block func(x []float32, b []byte)
+	f16   []int
+}
+
+var quantizers = map[gguf.Type]quantizer{
+	gguf.TypeF32:  {quantF32, nil},
+	gguf.TypeF16:  {quantF16, []int{0}},
+	gguf.TypeBF16: {quantBF16, nil},
+	gguf.TypeQ4_0: {quantQ4_0, []int{q4_0D}},
+	gguf.TypeQ4_1: {quantQ4_1, []int{q4_1D, q4_1M}},
+	gguf.TypeQ5_0: {quantQ5_0, []int{q5_0D}},
+	gguf.TypeQ5_1: {quantQ5_1, []int{q5_1D, q5_1M}},
+	gguf.TypeQ8_0: {quantQ8_0, []int{q8_0D}},
+	gguf.TypeQ8_1: {quantQ8_1, []int{q8_1D, q8_1S}},
+	gguf.TypeQ2_K: {quantQ2K, []int{q2KD, q2KDmin}},
+	gguf.TypeQ3_K: {quantQ3K, []int{q3KD}},
+	gguf.TypeQ4_K: {quantQ4K, []int{q4KD, q4KDmin}},
+	gguf.TypeQ5_K: {quantQ5K, []int{q5KD, q5KDmin}},
+	gguf.TypeQ6_K: {quantQ6K, []int{q6KD}},
+	gguf.TypeQ8_K: {quantQ8K, nil}, // f32 scale: finite for finite input
+}
+
+func maxAbs(x []float32) float32 {
+	var m float32
+	for _, v := range x {
+		m = max(m, abs32(v))
+	}
+	return m
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// nearestInt rounds to the nearest integer, ties to even, the way ggml's
+// nearest_int does: by adding 1.5·2^23 and reading the low mantissa bits.
+// It is exact for |f| < 2^22; outside that it returns what ggml's bit trick
+// returns, so degenerate blocks come out the same too.
+func nearestInt(f float32) int {
+	return int(math.Float32bits(f+12582912)&0x007fffff) - 0x00400000
+}
+
+// cInt8 converts like C's (int8_t)f on x86-64: truncate toward zero to a
+// 32-bit integer (NaN and out-of-range values give 0x80000000) and keep the
+// low byte. Only degenerate blocks (subnormal scales) reach the odd cases.
+func cInt8(f float32) int8 {
+	if !(f > -2147483648 && f < 2147483648) {
+		return 0
+	}
+	return int8(int32(f))
+}
+
+func quantF32(x []float32, b []byte) {
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+}
+
+func quantF16(x []float32, b []byte) {
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(b[2*i:], float16.Fromfloat32(v).Bits())
+	}
+}
+
+func quantBF16(x []float32, b []byte) {
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(b[2*i:], f32ToBF16(v))
+	}
+}
+
+// absMax returns the element of largest magnitude (the first on ties) and
+// its magnitude.
+func absMax(x []float32) (maxv, amax float32) {
+	for _, v := range x {
+		if a := abs32(v); a > amax {
+			amax, maxv = a, v
+		}
+	}
+	return maxv, amax
+}
+
+func minMax(x []float32) (lo, hi float32) {
+	lo, hi = math.MaxFloat32, -math.MaxFloat32
+	for _, v := range x {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	return lo, hi
+}
+
+func inverse(d float32) float32 {
+	if d == 0 {
+		return 0
+	}
+	return 1 / d
+}
+
+// quantQ4_0: d = max/-8 (max = the signed element of largest magnitude),
+// q = min(15, trunc(x/d + 8.5)).
+func quantQ4_0(x []float32, b []byte) {
+	maxv, _ := absMax(x)
+	d := maxv / -8
+	id := inverse(d)
+	putF16(b[q4_0D:], d)
+	for j := 0; j < 16; j++ {
+		x0 := float32(x[j]*id) + 8.5
+		x1 := float32(x[j+16]*id) + 8.5
+		b[q4_0QS+j] = uint8(min(15, cInt8(x0))) | uint8(min(15, cInt8(x1)))<<4
+	}
+}
+
+// quantQ4_1: d = (max-min)/15, m = min, q = min(15, trunc((x-min)/d + 0.5)).
+func quantQ4_1(x []float32, b []byte) {
+	lo, hi := minMax(x)
+	d := (hi - lo) / 15
+	id := inverse(d)
+	putF16(b[q4_1D:], d)
+	putF16(b[q4_1M:], lo)
+	for j := 0; j < 16; j++ {
+		x0 := float32(float32(x[j]-lo)*id) + 0.5
+		x1 := float32(float32(x[j+16]-lo)*id) + 0.5
+		b[q4_1QS+j] = uint8(min(15, cInt8(x0))) | uint8(min(15, cInt8(x1)))<<4
+	}
+}
+
+// quantQ5_0: d = max/-16, q = min(31, trunc(x/d + 16.5)).
+func quantQ5_0(x []float32, b []byte) {
+	maxv, _ := absMax(x)
+	d := maxv / -16
+	id := inverse(d)
+	putF16(b[q5_0D:], d)
+	var qh uint32
+	for j := 0; j < 16; j++ {
+		xi0 := uint8(min(31, cInt8(float32(x[j]*id)+16.5)))
+		xi1 := uint8(min(31, cInt8(float32(x[j+16]*id)+16.5)))
+		b[q5_0QS+j] = xi0&0xF | (xi1&0xF)<<4
+		qh |= uint32(xi0&0x10)>>4<<j | uint32(xi1&0x10)>>4<<(j+16)
+	}
+	binary.LittleEndian.PutUint32(b[q5_0QH:], qh)
+}
+
+// quantQ5_1: d = (max-min)/31, m = min, q = trunc((x-min)/d + 0.5).
+func quantQ5_1(x []float32, b []byte) {
+	lo, hi := minMax(x)
+	d := (hi - lo) / 31
+	id := inverse(d)
+	putF16(b[q5_1D:], d)
+	putF16(b[q5_1M:], lo)
+	var qh uint32
+	for j := 0; j < 16; j++ {
+		xi0 := uint8(cInt8(float32(float32(x[j]-lo)*id) + 0.5))
+		xi1 := uint8(cInt8(float32(float32(x[j+16]-lo)*id) + 0.5))
+		b[q5_1QS+j] = xi0&0xF | (xi1&0xF)<<4
+		qh |= uint32(xi0&0x10)>>4<<j | uint32(xi1&0x10)>>4<<(j+16)
+	}
+	binary.LittleEndian.PutUint32(b[q5_1QH:], qh)
+}
+
+// q8Block writes round-half-away(x/d) with d = max|x|/127 (ggml's roundf)
+// and returns d and the sum of the quants.
+func q8Block(x []float32, qs []byte) (d float32, sum int) {
+	_, amax := absMax(x)
+	d = amax / 127
+	id := inverse(d)
+	for j, v := range x {
+		q := cInt8(float32(math.Round(float64(v * id))))
+		qs[j] = byte(q)
+		sum += int(q)
+	}
+	return d, sum
+}
+
+func quantQ8_0(x []float32, b []byte) {
+	d, _ := q8Block(x, b[q8_0QS:q8_0QS+QK])
+	putF16(b[q8_0D:], d)
+}
+
+func quantQ8_1(x []float32, b []byte) {
+	d, sum := q8Block(x, b[q8_1QS:q8_1QS+QK])
+	putF16(b[q8_1D:], d)
+	putF16(b[q8_1S:], float32(sum)*d)
+}
+
+// quantQ8K: d = max/-127 as float32 (max = the signed element of largest
+// magnitude), q = min(127, nearestInt(x/d)), bsums = sums of 16 quants.
+func quantQ8K(x []float32, b []byte) {
+	maxv, amax := absMax(x)
+	qs := b[q8KQS : q8KQS+QKK]
+	if amax == 0 {
+		clear(b)
+		return
+	}
+	iscale := -127 / maxv
+	for j, v := range x {
+		qs[j] = byte(int8(min(127, nearestInt(iscale*v))))
+	}
+	for g := 0; g < 16; g++ {
+		var s int
+		for _, q := range qs[16*g : 16*g+16] {
+			s += int(int8(q))
+		}
+		binary.LittleEndian.PutUint16(b[q8KBsums+2*g:], uint16(int16(s)))
+	}
+	binary.LittleEndian.PutUint32(b[q8KD:], math.Float32bits(1/iscale))
+}

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"testing"
+	"time"
+)
+
+func TestSchedulerFIFO(t *testing.T) {
+	s := newScheduler(1, 3)
+	first, err := s.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan int, 3)
+	for i := range 3 {
+		go func() {
+			slot, err := s.acquire(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			order <- i
+			s.release(slot)
+		}()
+		// Wait until waiter i is in line before starting the next.
+		for {
+			if _, q := s.load(1); q == i+1 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if _, err := s.acquire(context.Background()); !errors.Is(err, errQueueFull) {
+		t.Fatalf("fourth waiter: %v, want errQueueFull", err)
+	}
+	s.release(first)
+	for want := range 3 {
+		if got := <-order; got != want {
+			t.Fatalf("waiter %d ran in place %d", got, want)
+		}
+	}
+	if busy, q := s.load(1); busy != 0 || q != 0 {
+		t.Errorf("after all: busy %d queued %d", busy, q)
+	}
+}
+
+func TestSchedulerCancelledWaiterLeavesLine(t *testing.T) {
+	s := newScheduler(1, 1)
+	slot, _ := s.acquire(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := s.acquire(ctx)
+		done <- err
+	}()
+	for {
+		if _, q := s.load(1); q == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v", err)
+	}
+	s.release(slot)
+	if busy, q := s.load(1); busy != 0 || q != 0 {
+		t.Errorf("slot leaked: busy %d queued %d", busy, q)
+	}
+}
+
+// sizedSession is a Session that reports a fixed memory size.
+type sizedSession struct {
+	bytes  int64
+	resets int
+}
+
+func (s *sizedSession) Generate(context.Context, []Message, Options) iter.Seq2[Event, error] {
+	return func(func(Event, error) bool) {}
+}
+func (s *sizedSession) Reset()             { s.resets++ }
+func (s *sizedSession) MemoryBytes() int64 { return s.bytes }
+
+type sizedEngine struct{ bytes int64 }
+
+func (e sizedEngine) ModelName() string   { return "sized" }
+func (e sizedEngine) ContextLength() int  { return 10 }
+func (e sizedEngine) NewSession() Session { return &sizedSession{bytes: e.bytes} }
+
+func TestSessionStoreEviction(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	tests := []struct {
+		name     string
+		max      int
+		maxBytes int64
+		idle     time.Duration
+		// step creates three sessions a, b, c (a is used after c when
+		// touchA), advancing the clock by gap between each.
+		gap     time.Duration
+		touchA  bool
+		holdB   bool // b is generating and must survive
+		wantIDs string
+	}{
+		{name: "count bound drops least recently used", max: 2, gap: time.Second, wantIDs: "bc"},
+		{name: "recent use protects", max: 2, gap: time.Second, touchA: true, wantIDs: "ac"},
+		{name: "busy sessions are kept", max: 2, gap: time.Second, holdB: true, wantIDs: "bc"},
+		{name: "memory bound", max: 10, maxBytes: 250, gap: time.Second, wantIDs: "bc"},
+		{name: "idle timeout", max: 10, idle: 150 * time.Second, gap: time.Minute, wantIDs: "bc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newSessionStore(sizedEngine{bytes: 100}, tc.max, tc.maxBytes, tc.idle, clock)
+			ids := map[string]string{}
+			for _, name := range []string{"a", "b"} {
+				id, err := st.create()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[name] = id
+				now = now.Add(tc.gap)
+			}
+			if tc.holdB {
+				_, done, err := st.acquire(ids["b"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer done()
+			}
+			if tc.touchA {
+				_, done, err := st.acquire(ids["a"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				done()
+			}
+			now = now.Add(tc.gap)
+			id, err := st.create()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids["c"] = id
+			got := ""
+			for _, name := range []string{"a", "b", "c"} {
+				if _, ok := st.ids[ids[name]]; ok {
+					got += name
+				}
+			}
+			if got != tc.wantIDs {
+				t.Errorf("kept %q, want %q", got, tc.wantIDs)
+			}
+		})
+	}
+}
+
+func TestSessionStoreFullOfBusySessions(t *testing.T) {
+	st := newSessionStore(sizedEngine{}, 1, 0, 0, time.Now)
+	id, _ := st.create()
+	_, done, _ := st.acquire(id)
+	defer done()
+	if _, err := st.create(); !errors.Is(err, errTooManySessions) {
+		t.Fatalf("create with every session busy: %v", err)
+	}
+}

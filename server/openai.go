@@ -1,0 +1,326 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// This file holds the OpenAI chat-completions wire format: the request as
+// clients send it, its validation into Options, and the response shapes.
+
+// chatRequest is the body of POST /v1/chat/completions. Fields not listed
+// (user, logprobs, presence_penalty, ...) are accepted and ignored.
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	TopK                *int            `json:"top_k"` // llama.cpp extension
+	MinP                *float64        `json:"min_p"` // llama.cpp extension
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Seed                *int64          `json:"seed"`
+	Stop                json.RawMessage `json:"stop"`
+	N                   *int            `json:"n"`
+	Tools               json.RawMessage `json:"tools"`
+	ChatTemplateKwargs  struct {
+		EnableThinking *bool `json:"enable_thinking"`
+	} `json:"chat_template_kwargs"`
+	// SessionID is a smolgo extension: generate in a server-side session
+	// made with POST /api/sessions, so its KV cache is kept for this
+	// conversation alone.
+	SessionID string `json:"session_id"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent string          `json:"reasoning_content"`
+}
+
+// apiError is an error with everything needed for OpenAI's error body.
+type apiError struct {
+	Status  int
+	Type    string // invalid_request_error, server_error, ...
+	Code    string
+	Param   string
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func badRequest(param, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is OpenAI's error shape: {"error":{"message","type","param","code"}}.
+type errorBody struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+func (e *apiError) body() errorBody {
+	var b errorBody
+	b.Error.Message = e.Message
+	b.Error.Type = e.Type
+	if e.Param != "" {
+		b.Error.Param = &e.Param
+	}
+	if e.Code != "" {
+		b.Error.Code = &e.Code
+	}
+	return b
+}
+
+// messageText reads a message's content: a string, null, or an array of
+// parts of which only {"type":"text"} is supported.
+func messageText(raw json.RawMessage, i int) (string, error) {
+	param := fmt.Sprintf("messages[%d].content", i)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", badRequest(param, "%s must be a string or an array of text parts", param)
+	}
+	var b strings.Builder
+	for j, p := range parts {
+		if p.Type != "text" {
+			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j), "%s[%d]: content part type %q is not supported (only \"text\")", param, j, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// stopStrings reads "stop": a string, an array of strings, or null.
+func stopStrings(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if one == "" {
+			return nil, nil
+		}
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, badRequest("stop", "stop must be a string or an array of strings")
+	}
+	if len(many) > maxStopStrings {
+		return nil, badRequest("stop", "stop has %d strings; at most %d are allowed", len(many), maxStopStrings)
+	}
+	out := many[:0]
+	for _, s := range many {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+const maxStopStrings = 16
+
+// validate checks the request and converts it to engine messages and options.
+// maxPrompt bounds the total bytes of message text; ctxLen bounds max_tokens.
+func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, error) {
+	var opts Options
+	if len(req.Messages) == 0 {
+		return nil, opts, badRequest("messages", "messages must be a non-empty array")
+	}
+	msgs := make([]Message, 0, len(req.Messages))
+	total := 0
+	for i, m := range req.Messages {
+		role := m.Role
+		switch role {
+		case "system", "user", "assistant":
+		case "developer":
+			role = "system"
+		case "":
+			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is missing", i)
+		default:
+			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, user or assistant)", i, m.Role)
+		}
+		text, err := messageText(m.Content, i)
+		if err != nil {
+			return nil, opts, err
+		}
+		total += len(text) + len(m.ReasoningContent)
+		msgs = append(msgs, Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent})
+	}
+	if maxPrompt > 0 && total > maxPrompt {
+		return nil, opts, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
+			Param: "messages", Code: "context_length_exceeded",
+			Message: fmt.Sprintf("the messages are %d bytes of text; this server accepts at most %d", total, maxPrompt)}
+	}
+	if req.N != nil && *req.N != 1 {
+		return nil, opts, badRequest("n", "n=%d is not supported; only one choice per request", *req.N)
+	}
+	if len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]" {
+		return nil, opts, badRequest("tools", "tools are not supported by this server")
+	}
+	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
+		return nil, opts, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)
+	}
+	if p := req.TopP; p != nil && (*p <= 0 || *p > 1) {
+		return nil, opts, badRequest("top_p", "top_p %g is out of range (0, 1]", *p)
+	}
+	if k := req.TopK; k != nil && *k < 0 {
+		return nil, opts, badRequest("top_k", "top_k %d must not be negative", *k)
+	}
+	if p := req.MinP; p != nil && (*p < 0 || *p > 1) {
+		return nil, opts, badRequest("min_p", "min_p %g is out of range [0, 1]", *p)
+	}
+	maxTok, param := req.MaxCompletionTokens, "max_completion_tokens"
+	if maxTok == nil {
+		maxTok, param = req.MaxTokens, "max_tokens"
+	}
+	if maxTok != nil {
+		if *maxTok < 1 {
+			return nil, opts, badRequest(param, "%s must be at least 1, got %d", param, *maxTok)
+		}
+		if ctxLen > 0 && *maxTok > ctxLen {
+			return nil, opts, badRequest(param, "%s %d is larger than the model's context of %d tokens", param, *maxTok, ctxLen)
+		}
+		opts.MaxTokens = *maxTok
+	}
+	stop, err := stopStrings(req.Stop)
+	if err != nil {
+		return nil, opts, err
+	}
+	if req.StreamOptions != nil && !req.Stream {
+		return nil, opts, badRequest("stream_options", "stream_options is only allowed with stream: true")
+	}
+	opts.Temperature, opts.TopP, opts.TopK, opts.MinP, opts.Seed = req.Temperature, req.TopP, req.TopK, req.MinP, req.Seed
+	opts.Stop = stop
+	opts.Thinking = req.ChatTemplateKwargs.EnableThinking
+	return msgs, opts, nil
+}
+
+// decodeError turns a JSON decoding failure into a 400 (or 413 for an
+// over-long body) that says where the problem is.
+func decodeError(err error, limit int64) *apiError {
+	var tooBig *http.MaxBytesError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooBig):
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+			Code: "request_too_large", Message: fmt.Sprintf("request body is larger than %d bytes", limit)}
+	case errors.As(err, &syn):
+		return badRequest("", "request body is not valid JSON: %v (at byte %d)", err, syn.Offset)
+	case errors.As(err, &typ):
+		return badRequest(typ.Field, "request body: field %q must be %s, not JSON %s", typ.Field, typ.Type, typ.Value)
+	case errors.Is(err, errEmptyBody):
+		return badRequest("", "request body is empty; send a JSON object")
+	}
+	return badRequest("", "request body is not valid JSON: %v", err)
+}
+
+var errEmptyBody = errors.New("empty body")
+
+// --- responses ---
+
+type usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// timings mirrors llama.cpp's server extension, read by the web page for
+// its tokens/s line.
+type timings struct {
+	PromptN             int     `json:"prompt_n"`
+	CacheN              int     `json:"cache_n"`
+	PromptPerSecond     float64 `json:"prompt_per_second"`
+	PredictedN          int     `json:"predicted_n"`
+	PredictedPerSecond  float64 `json:"predicted_per_second"`
+	PredictedMS         float64 `json:"predicted_ms"`
+	QueueMS             float64 `json:"queue_ms"`
+	StopReasonExtension string  `json:"stop_reason"`
+}
+
+type responseMessage struct {
+	Role             string  `json:"role"`
+	Content          string  `json:"content"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+}
+
+type completionChoice struct {
+	Index        int             `json:"index"`
+	Message      responseMessage `json:"message"`
+	Logprobs     any             `json:"logprobs"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+type completion struct {
+	ID                string             `json:"id"`
+	Object            string             `json:"object"` // "chat.completion"
+	Created           int64              `json:"created"`
+	Model             string             `json:"model"`
+	SystemFingerprint string             `json:"system_fingerprint"`
+	Choices           []completionChoice `json:"choices"`
+	Usage             usage              `json:"usage"`
+	Timings           *timings           `json:"timings,omitempty"`
+}
+
+type delta struct {
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int     `json:"index"`
+	Delta        delta   `json:"delta"`
+	Logprobs     any     `json:"logprobs"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type chunk struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"` // "chat.completion.chunk"
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []chunkChoice `json:"choices"`
+	Usage             *usage        `json:"usage"`
+	Timings           *timings      `json:"timings,omitempty"`
+}
+
+// finishReason maps an engine stop reason to OpenAI's finish_reason.
+func finishReason(stop string) string {
+	if stop == "length" {
+		return "length"
+	}
+	return "stop"
+}

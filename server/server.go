@@ -1,0 +1,386 @@
+// Package server serves a language model over HTTP: an OpenAI-compatible
+// API (POST /v1/chat/completions, GET /v1/models, GET /health) and a web
+// chat page, both from one http.Handler.
+//
+// The model is anything that implements Engine; FromSmolLM3 adapts a
+// *smollm3.Model and package servertest has a deterministic fake for tests.
+//
+//	srv := server.New(engine, server.Config{Slots: 1})
+//	err := srv.ListenAndServe(ctx, "127.0.0.1:8080") // returns when ctx ends, after a graceful shutdown
+//
+// Serving behaviour:
+//
+//   - Generation runs in a fixed number of slots (Config.Slots, default 1:
+//     one CPU generation at a time is fastest). Requests that find every slot
+//     busy wait first come, first served in a line of at most Config.MaxQueue;
+//     past that the server answers 503 with a Retry-After header.
+//   - A client that disconnects cancels its generation: the engine sees the
+//     request's context end and the slot is freed for the next request.
+//   - Request bodies (Config.MaxBodyBytes → 413) and prompt text
+//     (Config.MaxPromptBytes → 400 context_length_exceeded) are bounded; a
+//     prompt longer than the model's context is a 400 with the numbers.
+//   - The web chat keeps each conversation in a server-side session with its
+//     own KV cache (POST /api/sessions, then "session_id" in the chat request);
+//     idle sessions are evicted least recently used first, bounded by count,
+//     by memory and by idle time.
+//   - Serve shuts down gracefully when its context ends: it stops accepting,
+//     lets running streams finish for Config.ShutdownGrace, then cancels them
+//     (each gets an error event and [DONE]) and returns.
+//   - Every request is logged with log/slog: request id (also sent back as
+//     X-Request-Id), status, duration, and for completions the token counts,
+//     queue wait and speed.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config tunes a Server. Zero values mean the defaults in brackets.
+type Config struct {
+	Slots           int           // generations that run at once [1]
+	MaxQueue        int           // requests that may wait for a slot [16]; -1 means none may wait
+	MaxBodyBytes    int64         // request body limit [1 MiB]
+	MaxPromptBytes  int           // limit on the messages' text [256 KiB]
+	MaxSessions     int           // web-chat sessions kept [32]
+	MaxSessionBytes int64         // memory the kept sessions may hold, when they report it [0: no bound]
+	SessionIdle     time.Duration // a session idle this long is evicted [30m]
+	ShutdownGrace   time.Duration // how long Serve lets streams finish on shutdown [10s]
+	Logger          *slog.Logger  // [slog.Default()]
+	DisableUI       bool          // serve only the API, not the web page
+	// Now is the clock, for tests [time.Now].
+	Now func() time.Time
+}
+
+func (c *Config) defaults() {
+	if c.Slots <= 0 {
+		c.Slots = 1
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = 16
+	} else if c.MaxQueue < 0 {
+		c.MaxQueue = 0
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.MaxPromptBytes <= 0 {
+		c.MaxPromptBytes = 256 << 10
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 32
+	}
+	if c.SessionIdle <= 0 {
+		c.SessionIdle = 30 * time.Minute
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Server is an http.Handler serving one Engine. Make it with New.
+type Server struct {
+	engine   Engine
+	cfg      Config
+	log      *slog.Logger
+	sched    *scheduler
+	sessions *sessionStore
+	mux      *http.ServeMux
+	started  time.Time
+
+	slotMu       sync.Mutex
+	slotSessions []Session // one engine session per slot, made on first use
+
+	draining atomic.Bool
+	// stopGen is cancelled when running generations must stop (shutdown
+	// grace expired); every generation's context is tied to it.
+	stopGen    context.Context
+	cancelGens context.CancelFunc
+	inflight   sync.WaitGroup
+}
+
+// New returns a Server for e.
+func New(e Engine, cfg Config) *Server {
+	cfg.defaults()
+	s := &Server{
+		engine:       e,
+		cfg:          cfg,
+		log:          cfg.Logger,
+		sched:        newScheduler(cfg.Slots, cfg.MaxQueue),
+		sessions:     newSessionStore(e, cfg.MaxSessions, cfg.MaxSessionBytes, cfg.SessionIdle, cfg.Now),
+		mux:          http.NewServeMux(),
+		started:      cfg.Now(),
+		slotSessions: make([]Session, cfg.Slots),
+	}
+	s.stopGen, s.cancelGens = context.WithCancel(context.Background())
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("/v1/chat/completions", s.only("POST", s.handleChat))
+	s.mux.HandleFunc("/chat/completions", s.only("POST", s.handleChat))
+	s.mux.HandleFunc("/v1/models", s.only("GET", s.handleModels))
+	s.mux.HandleFunc("/v1/models/{id}", s.only("GET", s.handleModel))
+	s.mux.HandleFunc("/health", s.only("GET", s.handleHealth))
+	s.mux.HandleFunc("/api/info", s.only("GET", s.handleInfo))
+	s.mux.HandleFunc("/api/sessions", s.only("POST", s.handleNewSession))
+	s.mux.HandleFunc("/api/sessions/{id}", s.only("DELETE", s.handleDeleteSession))
+	if !s.cfg.DisableUI {
+		s.uiRoutes()
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error",
+			Code: "not_found", Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
+	})
+}
+
+// only restricts a handler to one method, answering others with a JSON 405.
+func (s *Server) only(method string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method && !(method == "GET" && r.Method == "HEAD") {
+			w.Header().Set("Allow", method)
+			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+				Code: "method_not_allowed", Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + method})
+			return
+		}
+		h(w, r)
+	}
+}
+
+type ctxKey int
+
+const reqIDKey ctxKey = 0
+
+// statusWriter records the status and size of a response for the log line.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ServeHTTP implements http.Handler: it assigns a request id, recovers from
+// panics with a 500 and logs one line per request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 64 {
+		id = newID("req-")
+	}
+	w.Header().Set("X-Request-Id", id)
+	sw := &statusWriter{ResponseWriter: w}
+	r = r.WithContext(context.WithValue(r.Context(), reqIDKey, id))
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("handler panic", "request_id", id, "panic", p)
+			if sw.status == 0 {
+				writeError(sw, &apiError{Status: 500, Type: "server_error", Message: "internal server error"})
+			}
+		}
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		if r.Context().Err() != nil && status == http.StatusOK && sw.bytes == 0 {
+			status = 499 // client closed the request before an answer
+		}
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelWarn
+		}
+		s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method,
+			"path", r.URL.Path, "status", status, "bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond))
+	}()
+	s.mux.ServeHTTP(sw, r)
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(reqIDKey).(string)
+	return id
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	if e.Status == http.StatusServiceUnavailable || e.Status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, e.Status, e.body())
+}
+
+// --- small endpoints ---
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelObject()}})
+}
+
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != s.engine.ModelName() {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model",
+			Code: "model_not_found", Message: "model " + id + " does not exist; this server has " + s.engine.ModelName()})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject())
+}
+
+func (s *Server) modelObject() map[string]any {
+	return map[string]any{"id": s.engine.ModelName(), "object": "model", "created": s.started.Unix(),
+		"owned_by": "smolgo", "context_length": s.engine.ContextLength()}
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	busy, queued := s.sched.load(s.cfg.Slots)
+	n, bytes := s.sessions.stats()
+	body := map[string]any{"status": "ok", "model": s.engine.ModelName(), "slots_idle": s.cfg.Slots - busy,
+		"slots_processing": busy, "queued": queued, "sessions": n, "session_bytes": bytes}
+	status := http.StatusOK
+	if s.draining.Load() {
+		body["status"], status = "shutting down", http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, body)
+}
+
+func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"model": s.engine.ModelName(),
+		"context_length": s.engine.ContextLength(), "slots": s.cfg.Slots, "max_queue": s.cfg.MaxQueue,
+		"max_prompt_bytes": s.cfg.MaxPromptBytes})
+}
+
+func (s *Server) handleNewSession(w http.ResponseWriter, r *http.Request) {
+	id, err := s.sessions.create()
+	if err != nil {
+		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "too_many_sessions", Message: err.Error()})
+		return
+	}
+	s.log.Info("session created", "request_id", requestID(r.Context()), "session", id)
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
+	if !s.sessions.remove(r.PathValue("id")) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "session_id",
+			Code: "session_not_found", Message: errSessionNotFound.Error()})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// --- lifecycle ---
+
+// ListenAndServe listens on addr (host:port; port 0 picks one) and serves
+// until ctx ends; see Serve.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully: new
+// requests are refused, running streams get Config.ShutdownGrace to finish,
+// then are cancelled, and Serve returns once every handler has returned. It
+// also evicts idle sessions once a minute while serving.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.log.Info("serving", "addr", ln.Addr().String(), "model", s.engine.ModelName(),
+		"context", s.engine.ContextLength(), "slots", s.cfg.Slots, "max_queue", s.cfg.MaxQueue)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-errc:
+			s.cancelGens()
+			return err
+		case <-tick.C:
+			s.sessions.mu.Lock()
+			s.sessions.evictLocked(0)
+			s.sessions.mu.Unlock()
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	return s.shutdown(hs, errc)
+}
+
+func (s *Server) shutdown(hs *http.Server, errc chan error) error {
+	s.draining.Store(true)
+	busy, queued := s.sched.load(s.cfg.Slots)
+	s.log.Info("shutting down", "running", busy, "queued", queued, "grace", s.cfg.ShutdownGrace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(graceCtx)
+	if err != nil {
+		// Grace expired: stop the generations; their handlers then end
+		// their streams and return.
+		s.log.Warn("shutdown grace expired; cancelling running generations")
+		s.cancelGens()
+		done := make(chan struct{})
+		go func() { s.inflight.Wait(); close(done) }()
+		select {
+		case <-done:
+			// Let the handlers' responses end cleanly, then close.
+			finalCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			err = hs.Shutdown(finalCtx)
+			cancel()
+		case <-time.After(5 * time.Second):
+			s.log.Error("generations did not stop within 5s after cancellation; closing connections")
+		}
+		if err != nil {
+			err = hs.Close()
+		}
+	}
+	s.cancelGens()
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	s.log.Info("server stopped")
+	return err
+}

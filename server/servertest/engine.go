@@ -1,0 +1,310 @@
+// Package servertest provides a deterministic fake server.Engine for tests,
+// load tests and UI development: it "generates" canned text word by word,
+// with optional delays, reasoning first and then content, and honours the
+// same rules as a real engine (context limit, max tokens, stop strings,
+// thinking on/off, cancellation, prefix caching between turns).
+//
+// It also counts what happened (calls, cancellations, concurrent sessions),
+// so tests can assert that the server really cancelled a generation or never
+// ran two generations on one session at once.
+package servertest
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"iter"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/smolgo/smolgo/server"
+)
+
+// Engine is a fake server.Engine. The zero value is usable: it echoes the
+// last user message with a 4096-token context and no delays.
+type Engine struct {
+	Name         string        // model id; default "fake-smollm3"
+	Context      int           // context window in tokens; default 4096
+	TokenDelay   time.Duration // pause before each generated token
+	PrefillDelay time.Duration // pause before the first token
+	// BytesPerToken is the memory a session reports per cached token
+	// (server.MemorySizer); default 1024.
+	BytesPerToken int64
+	// CancelAsError makes a cancelled generation end with an error wrapping
+	// ctx.Err() instead of an EventDone with StopReason "cancelled".
+	CancelAsError bool
+	// Reply computes the answer; nil means Echo.
+	Reply func(msgs []server.Message) (reasoning, content string)
+
+	calls, cancelled, active, maxActive, overlaps, sessions atomic.Int64
+}
+
+// Counters is a snapshot of what an Engine has seen.
+type Counters struct {
+	Calls     int64 // Generate calls
+	Cancelled int64 // generations that observed a cancelled context
+	Active    int64 // generations running now
+	MaxActive int64 // most generations that ran at once
+	Overlaps  int64 // times one session was used by two generations at once (a server bug)
+	Sessions  int64 // sessions created
+}
+
+// Counters returns a snapshot of the engine's counters.
+func (e *Engine) Counters() Counters {
+	return Counters{
+		Calls: e.calls.Load(), Cancelled: e.cancelled.Load(), Active: e.active.Load(),
+		MaxActive: e.maxActive.Load(), Overlaps: e.overlaps.Load(), Sessions: e.sessions.Load(),
+	}
+}
+
+// ModelName implements server.Engine.
+func (e *Engine) ModelName() string {
+	if e.Name == "" {
+		return "fake-smollm3"
+	}
+	return e.Name
+}
+
+// ContextLength implements server.Engine.
+func (e *Engine) ContextLength() int {
+	if e.Context <= 0 {
+		return 4096
+	}
+	return e.Context
+}
+
+// NewSession implements server.Engine.
+func (e *Engine) NewSession() server.Session {
+	e.sessions.Add(1)
+	return &Session{e: e}
+}
+
+// Echo is the default reply: a short reasoning and the last user message
+// echoed back. A message "count N" is answered with the numbers 1..N, which
+// makes long, predictable streams for stop-button and load tests.
+func Echo(msgs []server.Message) (reasoning, content string) {
+	last := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			last = msgs[i].Content
+			break
+		}
+	}
+	words := len(strings.Fields(last))
+	reasoning = fmt.Sprintf("The user wrote %d words. I will echo them back.", words)
+	if n, ok := strings.CutPrefix(last, "count "); ok {
+		if k, err := strconv.Atoi(strings.TrimSpace(n)); err == nil && k > 0 && k <= 100000 {
+			var b strings.Builder
+			for i := 1; i <= k; i++ {
+				if i > 1 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(strconv.Itoa(i))
+			}
+			return fmt.Sprintf("Counting to %d.", k), b.String()
+		}
+	}
+	return reasoning, "You said: " + last
+}
+
+// Tokenize splits text into the fake's tokens: each token is a run of
+// non-space characters with the spaces that follow it, so joining the tokens
+// gives back the text.
+func Tokenize(s string) []string {
+	var toks []string
+	start := 0
+	inSpace := false
+	for i, r := range s {
+		space := r == ' ' || r == '\n' || r == '\t'
+		if !space && inSpace && i > start {
+			toks = append(toks, s[start:i])
+			start = i
+		}
+		inSpace = space
+	}
+	if start < len(s) {
+		toks = append(toks, s[start:])
+	}
+	return toks
+}
+
+// Session is the fake's conversation state: the tokens of the last prompt and
+// answer, used to report cached tokens like a real KV cache would.
+type Session struct {
+	e       *Engine
+	mu      sync.Mutex
+	cache   []string
+	running atomic.Bool
+}
+
+// Reset implements server.Session.
+func (s *Session) Reset() {
+	s.mu.Lock()
+	s.cache = nil
+	s.mu.Unlock()
+}
+
+// MemoryBytes implements server.MemorySizer.
+func (s *Session) MemoryBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	per := s.e.BytesPerToken
+	if per <= 0 {
+		per = 1024
+	}
+	return int64(len(s.cache)) * per
+}
+
+func render(msgs []server.Message, thinking bool) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", m.Role, m.Content)
+	}
+	b.WriteString("<|im_start|>assistant\n")
+	if !thinking {
+		b.WriteString("<think>\n\n</think>\n")
+	}
+	return b.String()
+}
+
+func tokenID(piece string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(piece))
+	return int32(h.Sum32() & 0xffff)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Generate implements server.Session.
+func (s *Session) Generate(ctx context.Context, msgs []server.Message, opts server.Options) iter.Seq2[server.Event, error] {
+	return func(yield func(server.Event, error) bool) {
+		e := s.e
+		e.calls.Add(1)
+		if !s.running.CompareAndSwap(false, true) {
+			e.overlaps.Add(1)
+		} else {
+			defer s.running.Store(false)
+		}
+		n := e.active.Add(1)
+		defer e.active.Add(-1)
+		for {
+			m := e.maxActive.Load()
+			if n <= m || e.maxActive.CompareAndSwap(m, n) {
+				break
+			}
+		}
+
+		thinking := opts.Thinking == nil || *opts.Thinking
+		prompt := Tokenize(render(msgs, thinking))
+		ctxLen := e.ContextLength()
+		if len(prompt) > ctxLen {
+			yield(server.Event{}, fmt.Errorf("fake engine: prompt is %d tokens, context is %d: %w", len(prompt), ctxLen, server.ErrContextFull))
+			return
+		}
+		s.mu.Lock()
+		cached := 0
+		for cached < len(prompt) && cached < len(s.cache) && prompt[cached] == s.cache[cached] {
+			cached++
+		}
+		s.cache = append(s.cache[:cached:cached], prompt[cached:]...)
+		s.mu.Unlock()
+
+		reply := e.Reply
+		if reply == nil {
+			reply = Echo
+		}
+		reasoning, content := reply(msgs)
+		if !thinking {
+			reasoning = ""
+		}
+		stop := "stop"
+		for _, st := range opts.Stop {
+			if i := strings.Index(content, st); st != "" && i >= 0 {
+				content = content[:i]
+			}
+		}
+		start := time.Now()
+		stats := &server.Stats{PromptTokens: len(prompt), CachedTokens: cached}
+		finish := func() {
+			el := time.Since(start).Seconds()
+			if el > 0 {
+				stats.DecodeTokensPerSec = float64(stats.GeneratedTokens) / el
+			}
+			stats.PrefillTokensPerSec = 1e4
+			yield(server.Event{Kind: server.EventDone, Stats: stats}, nil)
+		}
+		cancelled := func(err error) {
+			e.cancelled.Add(1)
+			if e.CancelAsError {
+				yield(server.Event{}, fmt.Errorf("fake engine: generation cancelled: %w", err))
+				return
+			}
+			stats.StopReason = "cancelled"
+			finish()
+		}
+		if err := sleep(ctx, e.PrefillDelay); err != nil {
+			cancelled(err)
+			return
+		}
+		type piece struct {
+			kind server.EventKind
+			text string
+		}
+		var pieces []piece
+		if thinking {
+			pieces = append(pieces, piece{server.EventContent, "<think>\n"})
+			for _, t := range Tokenize(reasoning) {
+				pieces = append(pieces, piece{server.EventReasoning, t})
+			}
+			pieces = append(pieces, piece{server.EventContent, "\n</think>\n"})
+		}
+		for _, t := range Tokenize(content) {
+			pieces = append(pieces, piece{server.EventContent, t})
+		}
+		for _, p := range pieces {
+			if opts.MaxTokens > 0 && stats.GeneratedTokens >= opts.MaxTokens ||
+				len(prompt)+stats.GeneratedTokens >= ctxLen {
+				stop = "length"
+				break
+			}
+			if err := sleep(ctx, e.TokenDelay); err != nil {
+				cancelled(err)
+				return
+			}
+			if err := ctx.Err(); err != nil {
+				cancelled(err)
+				return
+			}
+			stats.GeneratedTokens++
+			s.mu.Lock()
+			s.cache = append(s.cache, p.text)
+			s.mu.Unlock()
+			ev := server.Event{Kind: p.kind, Text: p.text, Token: tokenID(p.text)}
+			if p.text == "<think>\n" || p.text == "\n</think>\n" {
+				// Markers are tokens too, but a real engine with a
+				// thinking parser reports them as empty reasoning text.
+				ev = server.Event{Kind: server.EventReasoning, Token: tokenID(p.text)}
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		stats.StopReason = stop
+		finish()
+	}
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"container/list"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+)
+
+var (
+	errSessionNotFound = errors.New("session not found (it may have been evicted after being idle; create a new one)")
+	errSessionBusy     = errors.New("session is busy with another generation")
+	errTooManySessions = errors.New("too many sessions are generating at once; try again later")
+)
+
+// sessionStore keeps the web chat's conversations on the server, each with
+// its own engine session (KV cache). Idle conversations are evicted: least
+// recently used first when there are more than max, or when together they
+// hold more than maxBytes; and any that was idle longer than idle.
+// Conversations that are generating are never evicted.
+type sessionStore struct {
+	engine   Engine
+	max      int
+	maxBytes int64
+	idle     time.Duration
+	now      func() time.Time
+
+	mu  sync.Mutex
+	lru *list.List // of *storedSession, most recently used at the front
+	ids map[string]*list.Element
+}
+
+type storedSession struct {
+	id       string
+	sess     Session
+	lastUsed time.Time
+	busy     bool
+}
+
+func newSessionStore(e Engine, max int, maxBytes int64, idle time.Duration, now func() time.Time) *sessionStore {
+	return &sessionStore{engine: e, max: max, maxBytes: maxBytes, idle: idle, now: now,
+		lru: list.New(), ids: make(map[string]*list.Element)}
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// create makes a new conversation and returns its id.
+func (st *sessionStore) create() (string, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.evictLocked(1)
+	if st.lru.Len() >= st.max {
+		return "", errTooManySessions
+	}
+	s := &storedSession{id: newID("sess-"), sess: st.engine.NewSession(), lastUsed: st.now()}
+	st.ids[s.id] = st.lru.PushFront(s)
+	st.evictLocked(0) // the memory bound may now need older ones gone
+	return s.id, nil
+}
+
+// acquire marks the conversation busy for one generation and returns its
+// engine session; done must be called when the generation ends.
+func (st *sessionStore) acquire(id string) (sess Session, done func(), err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.evictLocked(0)
+	el, ok := st.ids[id]
+	if !ok {
+		return nil, nil, errSessionNotFound
+	}
+	s := el.Value.(*storedSession)
+	if s.busy {
+		return nil, nil, errSessionBusy
+	}
+	s.busy = true
+	s.lastUsed = st.now()
+	st.lru.MoveToFront(el)
+	return s.sess, func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		s.busy = false
+		s.lastUsed = st.now()
+		st.evictLocked(0)
+	}, nil
+}
+
+// remove deletes a conversation. It reports whether it existed; a busy one
+// is unlinked at once and its generation finishes on its own.
+func (st *sessionStore) remove(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	el, ok := st.ids[id]
+	if ok {
+		st.lru.Remove(el)
+		delete(st.ids, id)
+	}
+	return ok
+}
+
+// len reports the number of conversations and the bytes they hold.
+func (st *sessionStore) stats() (n int, bytes int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.lru.Len(), st.bytesLocked()
+}
+
+func (st *sessionStore) bytesLocked() int64 {
+	var total int64
+	for el := st.lru.Front(); el != nil; el = el.Next() {
+		if m, ok := el.Value.(*storedSession).sess.(MemorySizer); ok {
+			total += m.MemoryBytes()
+		}
+	}
+	return total
+}
+
+// evictLocked drops idle conversations: those idle too long, then the least
+// recently used until there is room for extra more and the memory bound holds.
+func (st *sessionStore) evictLocked(extra int) {
+	now := st.now()
+	for el := st.lru.Back(); el != nil; {
+		prev := el.Prev()
+		s := el.Value.(*storedSession)
+		if !s.busy && st.idle > 0 && now.Sub(s.lastUsed) > st.idle {
+			st.dropLocked(el)
+		}
+		el = prev
+	}
+	for el := st.lru.Back(); el != nil && st.lru.Len()+extra > st.max; {
+		prev := el.Prev()
+		if !el.Value.(*storedSession).busy {
+			st.dropLocked(el)
+		}
+		el = prev
+	}
+	if st.maxBytes <= 0 {
+		return
+	}
+	total := st.bytesLocked()
+	for el := st.lru.Back(); el != nil && total > st.maxBytes; {
+		prev := el.Prev()
+		s := el.Value.(*storedSession)
+		if m, ok := s.sess.(MemorySizer); ok && !s.busy {
+			total -= m.MemoryBytes()
+			st.dropLocked(el)
+		}
+		el = prev
+	}
+}
+
+func (st *sessionStore) dropLocked(el *list.Element) {
+	s := st.lru.Remove(el).(*storedSession)
+	delete(st.ids, s.id)
+	s.sess.Reset()
+}

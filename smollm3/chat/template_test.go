@@ -1,0 +1,161 @@
+package chat
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/tokenizer"
+)
+
+// templateCase is one line of ../shared/tokenizer/chat_template_cases.jsonl:
+// a conversation rendered by jinja2 with the official template and its ids.
+type templateCase struct {
+	Name     string `json:"name"`
+	Messages []struct {
+		Role      string          `json:"role"`
+		Content   *string         `json:"content"`
+		Name      string          `json:"name"`
+		ToolCalls json.RawMessage `json:"tool_calls"`
+	} `json:"messages"`
+	Kwargs struct {
+		AddGenerationPrompt bool              `json:"add_generation_prompt"`
+		EnableThinking      *bool             `json:"enable_thinking"`
+		XMLTools            []json.RawMessage `json:"xml_tools"`
+		PythonTools         []json.RawMessage `json:"python_tools"`
+		Tools               []json.RawMessage `json:"tools"`
+		CustomInstructions  string            `json:"custom_instructions"`
+	} `json:"kwargs"`
+	Date     string  `json:"date"`
+	Rendered string  `json:"rendered"`
+	IDs      []int32 `json:"ids"`
+}
+
+func readTemplateCases(t *testing.T) []templateCase {
+	t.Helper()
+	f, err := os.Open(sharedtest.Path(t, "tokenizer/chat_template_cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []templateCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		var c templateCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, c)
+	}
+	if len(cases) != 25 {
+		t.Fatalf("%d template cases, want 25", len(cases))
+	}
+	return cases
+}
+
+func (c templateCase) input(t *testing.T) ([]Message, Options) {
+	date, err := time.Parse(time.DateOnly, c.Date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []Message
+	for _, m := range c.Messages {
+		msg := Message{Role: m.Role, Name: m.Name}
+		if m.Content != nil {
+			msg.Content = *m.Content
+		}
+		msgs = append(msgs, msg)
+	}
+	k := c.Kwargs
+	return msgs, Options{
+		EnableThinking:      k.EnableThinking,
+		AddGenerationPrompt: k.AddGenerationPrompt,
+		XMLTools:            k.XMLTools,
+		PythonTools:         k.PythonTools,
+		Tools:               k.Tools,
+		CustomInstructions:  k.CustomInstructions,
+		Now:                 func() time.Time { return date },
+	}
+}
+
+func TestRenderReference(t *testing.T) {
+	tok, err := tokenizer.LoadJSON(sharedtest.Path(t, "tokenizer/tokenizer.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := 0
+	for _, c := range readTemplateCases(t) {
+		msgs, opts := c.input(t)
+		got, err := Render(msgs, opts)
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		if got != c.Rendered {
+			t.Errorf("%s: render differs at byte %d:\n got %q\nwant %q", c.Name, diffAt(got, c.Rendered), got, c.Rendered)
+			continue
+		}
+		if ids := tok.Encode(got, true); !slices.Equal(ids, c.IDs) {
+			t.Errorf("%s: ids differ:\n got %v\nwant %v", c.Name, ids, c.IDs)
+			continue
+		}
+		pass++
+	}
+	t.Logf("%d/25 renders byte-exact with matching ids", pass)
+}
+
+func diffAt(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func TestRenderErrors(t *testing.T) {
+	tests := []struct {
+		msgs []Message
+		opts Options
+		want string
+	}{
+		{nil, Options{}, "no messages"},
+		{[]Message{{Role: "user"}, {Role: "system"}}, Options{}, "message 1"},
+		{[]Message{{Role: "developer"}}, Options{}, `role "developer"`},
+		{[]Message{{Role: "user"}}, Options{XMLTools: []json.RawMessage{json.RawMessage(`{"a":`)}}, "XMLTools[0]"},
+	}
+	for _, tt := range tests {
+		if _, err := Render(tt.msgs, tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Render(%v): err = %v, want one mentioning %q", tt.msgs, err, tt.want)
+		}
+	}
+}
+
+func TestPyString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a": true, "b": null, "c": [1, 2.5, -0.0001, 1e-5, 1e16, 1E3, 123456789012345678901]}`,
+			`{'a': True, 'b': None, 'c': [1, 2.5, -0.0001, 1e-05, 1e+16, 1000.0, 123456789012345678901]}`},
+		{`{"q": "it's", "d": "say \"hi\"", "both": "'\""}`, `{'q': "it's", 'd': 'say "hi"', 'both': '\'"'}`},
+		{`"plain string"`, `plain string`},
+		{`{"esc": "a\\b\tc\u0001\u00a0\u2028é😀"}`, `{'esc': 'a\\b\tc\x01\xa0\u2028é😀'}`},
+		{`[]`, `[]`},
+		{`{"z": 1, "a": 2}`, `{'z': 1, 'a': 2}`},
+	}
+	for _, tt := range tests {
+		got, err := pyString(json.RawMessage(tt.in))
+		if err != nil || got != tt.want {
+			t.Errorf("pyString(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{`{"a":`, `{} {}`, ``, strings.Repeat("[", 2000) + strings.Repeat("]", 2000)} {
+		if _, err := pyString(json.RawMessage(bad)); err == nil {
+			t.Errorf("pyString(%.20q): no error", bad)
+		}
+	}
+}

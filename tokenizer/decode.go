@@ -1,0 +1,152 @@
+package tokenizer
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Decode turns ids back into text the way Hugging Face's byte-level decoder
+// does: the bytes of all tokens are concatenated, then read as UTF-8 with
+// every maximal invalid subsequence replaced by one U+FFFD (as Rust's
+// String::from_utf8_lossy does). With skipSpecial, special added tokens are
+// left out; user-defined ones such as <think> are kept. No spaces are
+// cleaned up. An id out of range is an error.
+func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) (string, error) {
+	b, err := t.AppendBytes(nil, ids, skipSpecial)
+	if err != nil {
+		return "", err
+	}
+	return string(appendLossy(nil, b, true)), nil
+}
+
+// AppendBytes appends the raw bytes that ids stand for (no UTF-8 repair).
+func (t *Tokenizer) AppendBytes(dst []byte, ids []int32, skipSpecial bool) ([]byte, error) {
+	for i, id := range ids {
+		if id < 0 || int(id) >= len(t.text) {
+			return dst, fmt.Errorf("tokenizer: decode: id %d at position %d is out of range [0, %d)", id, i, len(t.text))
+		}
+		if skipSpecial && t.kinds[id] == Special {
+			continue
+		}
+		dst = append(dst, t.bytes[t.offs[id]:t.offs[id+1]]...)
+	}
+	return dst, nil
+}
+
+// TokenBytes returns the raw bytes token id stands for (nil when out of
+// range). The slice is shared: do not modify it.
+func (t *Tokenizer) TokenBytes(id int32) []byte {
+	if id < 0 || int(id) >= len(t.text) {
+		return nil
+	}
+	return t.bytes[t.offs[id]:t.offs[id+1]:t.offs[id+1]]
+}
+
+// appendLossy appends b as valid UTF-8, replacing each maximal subpart of an
+// ill-formed sequence by U+FFFD. When final is false, an incomplete but so
+// far valid sequence at the end of b is not consumed; appendLossy returns
+// the output and, via the second result of lossyPrefix, how much of b it used.
+func appendLossy(dst, b []byte, final bool) []byte {
+	out, _ := lossyPrefix(dst, b, final)
+	return out
+}
+
+// lossyPrefix is appendLossy that also returns the number of bytes of b it
+// consumed.
+func lossyPrefix(dst, b []byte, final bool) ([]byte, int) {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		need, lo, hi := seqInfo(c)
+		if need == 0 {
+			dst = append(dst, "\uFFFD"...)
+			i++
+			continue
+		}
+		// Count how many bytes of a valid sequence follow.
+		j := i + 1
+		for k := 0; k < need; k++ {
+			if j >= len(b) {
+				if !final {
+					return dst, i // incomplete at the end: wait for more
+				}
+				break
+			}
+			x := b[j]
+			if k == 0 && (x < lo || x > hi) || k > 0 && (x < 0x80 || x > 0xBF) {
+				break
+			}
+			j++
+		}
+		if j-i == need+1 {
+			dst = append(dst, b[i:j]...)
+		} else {
+			dst = append(dst, "\uFFFD"...)
+		}
+		i = j
+	}
+	return dst, len(b)
+}
+
+// seqInfo returns, for a lead byte, how many continuation bytes follow and
+// the valid range of the first of them; need is 0 for a byte that cannot
+// start a sequence.
+func seqInfo(c byte) (need int, lo, hi byte) {
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		return 1, 0x80, 0xBF
+	case c == 0xE0:
+		return 2, 0xA0, 0xBF
+	case c == 0xED:
+		return 2, 0x80, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		return 2, 0x80, 0xBF
+	case c == 0xF0:
+		return 3, 0x90, 0xBF
+	case c >= 0xF1 && c <= 0xF3:
+		return 3, 0x80, 0xBF
+	case c == 0xF4:
+		return 3, 0x80, 0x8F
+	}
+	return 0, 0, 0
+}
+
+// StreamDecoder turns ids into text one at a time, for printing tokens as
+// they are generated. A character split across tokens (an emoji is often two
+// or three) is held back until it is complete, so the pieces it returns are
+// always valid UTF-8 and their concatenation equals Decode of all the ids.
+type StreamDecoder struct {
+	t           *Tokenizer
+	skipSpecial bool
+	pending     []byte
+}
+
+// NewStreamDecoder returns a decoder over t; skipSpecial is as for Decode.
+func (t *Tokenizer) NewStreamDecoder(skipSpecial bool) *StreamDecoder {
+	return &StreamDecoder{t: t, skipSpecial: skipSpecial}
+}
+
+// Push adds one id and returns the text that is now complete (often "",
+// while a multi-byte character is incomplete).
+func (d *StreamDecoder) Push(id int32) (string, error) {
+	var err error
+	d.pending, err = d.t.AppendBytes(d.pending, []int32{id}, d.skipSpecial)
+	if err != nil {
+		return "", err
+	}
+	out, used := lossyPrefix(nil, d.pending, false)
+	d.pending = append(d.pending[:0], d.pending[used:]...)
+	return string(out), nil
+}
+
+// Flush returns what is still held back (an incomplete character becomes
+// U+FFFD) and resets the decoder.
+func (d *StreamDecoder) Flush() string {
+	out := appendLossy(nil, d.pending, true)
+	d.pending = d.pending[:0]
+	return string(out)
+}
