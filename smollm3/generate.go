@@ -5,7 +5,12 @@ import (
 	"fmt"
 
 	"github.com/smolgo/smolgo/sample"
+	"github.com/smolgo/smolgo/smollm3/chat"
 )
+
+// Message is one turn of a conversation (see chat.Message): Role is
+// "system", "user", "assistant" or "tool".
+type Message = chat.Message
 
 // GenerateOptions controls one call of Session.Generate. The zero value
 // generates greedily until the model ends its turn or the context is full,
