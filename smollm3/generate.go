@@ -99,10 +99,6 @@ type Stats struct {
 	StopReason string
 }
 
-// ErrContextFull is wrapped by the error Generate returns when the prompt
-// does not fit in the model's context. The message says by how much.
-var ErrContextFull = errors.New("context full")
-
 // ErrSessionBusy is returned when Generate is called on a session that is
 // still generating (a Session runs one generation at a time).
 var ErrSessionBusy = errors.New("smollm3: session is busy with another generation")

@@ -20,10 +20,8 @@ const prefillChunk = 256
 // backend is what a Session needs from a loaded model. *Model provides it
 // (session_model.go); tests use fakes.
 type backend interface {
-	// contextLength is the number of positions a KV cache holds.
-	contextLength() int
 	// newCache returns an empty KV cache for one session.
-	newCache() kvCache
+	newCache() (kvCache, error)
 	// render applies the chat template with the generation prompt.
 	render(msgs []Message, thinking *bool) (string, error)
 	// encode tokenizes a rendered prompt, special tokens included.
@@ -40,6 +38,8 @@ type backend interface {
 
 // kvCache runs the model over a session's KV cache.
 type kvCache interface {
+	// maxLen is the number of positions the cache holds.
+	maxLen() int
 	// forward computes tokens at positions pos, pos+1, ... (entries at and
 	// after pos are overwritten) and returns the logits of the last one.
 	forward(ctx context.Context, tokens []int32, pos int) ([]float32, error)
@@ -66,6 +66,8 @@ type Session struct {
 	// tokens are the tokens whose keys and values are in the cache, at
 	// positions 0..len-1.
 	tokens []int32
+	// sampled are the tokens the last generation sampled (for tests).
+	sampled []int32
 }
 
 func newSession(b backend) *Session {
@@ -136,12 +138,16 @@ type generation struct {
 
 func (g *generation) run(ctx context.Context, msgs []Message) error {
 	s, b := g.s, g.s.b
+	if s.cache == nil {
+		c, err := b.newCache()
+		if err != nil {
+			return fmt.Errorf("smollm3: creating the KV cache: %w", err)
+		}
+		s.cache = c
+	}
 	prompt, err := g.prompt(msgs)
 	if err != nil {
 		return err
-	}
-	if s.cache == nil {
-		s.cache = b.newCache()
 	}
 
 	// Reuse the longest common prefix; at least one token must be computed
@@ -152,6 +158,7 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	}
 	common = min(common, len(prompt)-1)
 	s.tokens = s.tokens[:common]
+	s.sampled = s.sampled[:0]
 	g.stats.PromptTokens = len(prompt)
 	g.stats.CachedTokens = common
 
@@ -185,7 +192,7 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	g.stop = newStopMatcher(g.opts.Stop)
 	g.dec = b.newDecoder()
 	open, closeTag, hasThink := b.thinkTags()
-	ctxLen := b.contextLength()
+	ctxLen := s.cache.maxLen()
 
 	for {
 		tok := sampler.Sample(logits)
@@ -193,6 +200,7 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 			return fmt.Errorf("smollm3: no token can be sampled at position %d: every logit is -Inf or NaN", len(s.tokens))
 		}
 		g.stats.GeneratedTokens++
+		s.sampled = append(s.sampled, tok)
 		if b.endOfTurn(tok) {
 			return g.done(StopEndOfTurn)
 		}
@@ -241,7 +249,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 	if len(msgs) == 0 {
 		return nil, errors.New("smollm3: Generate needs at least one message")
 	}
-	ctxLen := b.contextLength()
+	ctxLen := g.s.cache.maxLen()
 	first := 0 // messages before first are dropped (the system message stays)
 	for {
 		use := msgs[first:]

@@ -54,8 +54,7 @@ func fakeEncode(text string) []int32 {
 	return ids
 }
 
-func (f *fakeBackend) contextLength() int { return f.ctxLen }
-func (f *fakeBackend) newCache() kvCache  { return &fakeCache{f: f} }
+func (f *fakeBackend) newCache() (kvCache, error) { return &fakeCache{f: f}, nil }
 func (f *fakeBackend) encode(text string) ([]int32, error) {
 	return fakeEncode(text), nil
 }
@@ -84,6 +83,8 @@ type fakeCache struct {
 	stored []int32
 	prompt int // length of the history when the current answer began
 }
+
+func (c *fakeCache) maxLen() int { return c.f.ctxLen }
 
 var errFakeGap = errors.New("fake cache: forward past the cached tokens")
 
