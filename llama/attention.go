@@ -1,0 +1,222 @@
+package llama
+
+import (
+	"math"
+
+	"github.com/x448/float16"
+
+	"github.com/smolgo/smolgo/tensor"
+)
+
+// Attention mirrors llama.cpp's CPU flash-attention kernel
+// (ggml_compute_forward_flash_attn_ext_f16), which is what llama.cpp runs by
+// default, so that our logits agree with its to float noise:
+//
+//   - Fewer than 64 new tokens (decode, short prompts): the query is rounded
+//     to f16, each score is an f16·f16 dot product summed in f32 in the
+//     order of ggml's AVX-512 kernel, softmax is online (running max M and
+//     sum S, expf), and the weighted sum of V lives in an f16 buffer rounded
+//     after every KV position.
+//   - 64 or more new tokens (a long prefill): tiles of 64 KV positions,
+//     keys and values widened to f32, the query kept f32, per-tile softmax
+//     with ggml's SIMD exp, V accumulated in f32.
+//
+// An f32 cache (KVF32) always takes the second, all-f32 route.
+
+// tileKV is the KV tile width of the tiled path, and also the batch size
+// from which llama.cpp switches to it.
+const tileKV = 64
+
+// maxStackHead is the largest head size served from stack buffers.
+const maxStackHead = 256
+
+type attnJob struct {
+	m      *Model
+	c      *Cache
+	layer  int
+	pos, n int
+	q, out []float32
+}
+
+func (j *attnJob) Do(lo, hi int) {
+	cfg := &j.m.Config
+	hd, Q, KV := cfg.HeadDim, cfg.QDim(), cfg.KVDim()
+	group := cfg.Heads / cfg.KVHeads
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	tiled := j.c.typ == KVF32 || j.n >= tileKV
+	for u := lo; u < hi; u++ {
+		t, h := u/cfg.Heads, u%cfg.Heads
+		q := j.q[t*Q+h*hd : t*Q+(h+1)*hd]
+		out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
+		off := (h / group) * hd
+		kvLen := j.pos + t + 1 // causal: positions 0..pos+t
+		if tiled {
+			j.tiledRow(out, q, off, KV, kvLen, scale)
+		} else {
+			onlineF16(out, q, j.c.k16[j.layer], j.c.v16[j.layer], off, KV, kvLen, scale)
+		}
+	}
+}
+
+// onlineF16 is llama.cpp's flash-attention path for small batches over an
+// f16 cache: one query head q against KV positions [0, kvLen) of the head at
+// offset off (stride floats between positions).
+func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
+	hd := len(q)
+	var qbuf, accBuf [maxStackHead]float32
+	qh, acc := qbuf[:], accBuf[:]
+	if hd > maxStackHead {
+		qh, acc = make([]float32, hd), make([]float32, hd)
+	}
+	qh, acc = qh[:hd], acc[:hd]
+	for i, v := range q {
+		qh[i] = roundF16(v)
+		acc[i] = 0
+	}
+	M := float32(math.Inf(-1))
+	var S float32
+	for p := range kvLen {
+		krow := kc[p*stride+off : p*stride+off+hd]
+		s := dotF16(krow, qh) * scale
+		ms, vs := float32(1), float32(1)
+		if s > M {
+			mold := M
+			M = s
+			ms = expf(mold - M)
+			for i := range acc {
+				acc[i] = roundF16(acc[i] * ms)
+			}
+		} else {
+			vs = expf(s - M)
+		}
+		vrow := vc[p*stride+off : p*stride+off+hd]
+		for i := range acc {
+			acc[i] = roundF16(fma32(fromF16(vrow[i]), vs, acc[i]))
+		}
+		S = S*ms + vs
+	}
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
+	for i := range out {
+		out[i] = acc[i] * inv
+	}
+}
+
+// tiledRow attends one query head in f32 over tiles of tileKV positions.
+func (j *attnJob) tiledRow(out, q []float32, off, stride, kvLen int, scale float32) {
+	hd := len(q)
+	var kb, vb [maxStackHead]float32
+	var sc [tileKV]float32
+	kbuf, vbuf := kb[:], vb[:]
+	if hd > maxStackHead {
+		kbuf, vbuf = make([]float32, hd), make([]float32, hd)
+	}
+	kbuf, vbuf = kbuf[:hd], vbuf[:hd]
+	row := func(f16 [][]uint16, f32 [][]float32, p int, buf []float32) []float32 {
+		i := p*stride + off
+		if j.c.typ == KVF32 {
+			return f32[j.layer][i : i+hd]
+		}
+		src := f16[j.layer][i : i+hd]
+		for d := range buf {
+			buf[d] = fromF16(src[d])
+		}
+		return buf
+	}
+	for i := range out {
+		out[i] = 0
+	}
+	M := float32(math.Inf(-1))
+	var S float32
+	for t0 := 0; t0 < kvLen; t0 += tileKV {
+		t1 := min(t0+tileKV, kvLen)
+		tmax := float32(math.Inf(-1))
+		for p := t0; p < t1; p++ {
+			k := row(j.c.k16, j.c.k32, p, kbuf)
+			var s float32
+			for d, kv := range k {
+				s = fma32(kv, q[d], s)
+			}
+			s *= scale
+			sc[p-t0] = s
+			tmax = max(tmax, s)
+		}
+		mnew := max(M, tmax)
+		ms := tensor.Expf(M - mnew)
+		S *= ms
+		for i := range out {
+			out[i] *= ms
+		}
+		for p := t0; p < t1; p++ {
+			pv := tensor.Expf(sc[p-t0] - mnew)
+			S += pv
+			v := row(j.c.v16, j.c.v32, p, vbuf)
+			for i := range out {
+				out[i] = fma32(v[i], pv, out[i])
+			}
+		}
+		M = mnew
+	}
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
+	for i := range out {
+		out[i] *= inv
+	}
+}
+
+// dotF16 is ggml_vec_dot_f16 on AVX-512 for a key row k (f16) and a query
+// already rounded to f16 (held as f32): 64 f32 lanes each accumulate every
+// 64th product (exact, since f16·f16 fits in f32), the four 16-lane
+// accumulators are added pairwise, then the 16 lanes are reduced as
+// _mm512_reduce_add_ps does; leftover elements are added in float64.
+func dotF16(k []uint16, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	np := n &^ 63
+	if np == 0 {
+		var s float64
+		for i := range n {
+			s += float64(fromF16(k[i]) * q[i])
+		}
+		return float32(s)
+	}
+	var lanes [64]float32
+	for i := 0; i < np; i += 64 {
+		kk, qq := k[i:i+64], q[i:i+64]
+		for l := range 64 {
+			lanes[l] += fromF16(kk[l]) * qq[l]
+		}
+	}
+	var r [16]float32
+	for i := range 16 {
+		r[i] = (lanes[i] + lanes[32+i]) + (lanes[16+i] + lanes[48+i])
+	}
+	var t3 [8]float32
+	for i := range 8 {
+		t3[i] = r[i+8] + r[i]
+	}
+	var t6 [4]float32
+	for i := range 4 {
+		t6[i] = t3[i+4] + t3[i]
+	}
+	sum := float64((t6[0] + t6[2]) + (t6[1] + t6[3]))
+	for i := np; i < n; i++ {
+		sum += float64(fromF16(k[i]) * q[i])
+	}
+	return float32(sum)
+}
+
+// expf is the C library's expf (correctly rounded for practical purposes).
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+func fma32(a, b, c float32) float32 {
+	return float32(math.FMA(float64(a), float64(b), float64(c)))
+}
+
+func toF16(x float32) uint16     { return float16.Fromfloat32(x).Bits() }
+func fromF16(h uint16) float32   { return float16.Frombits(h).Float32() }
+func roundF16(x float32) float32 { return fromF16(toF16(x)) }

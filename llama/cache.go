@@ -1,0 +1,171 @@
+package llama
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/smolgo/smolgo/tensor"
+)
+
+// ErrContextFull is wrapped by Forward's error when the tokens would not fit
+// in the cache (its MaxLen, by default the model's context length).
+var ErrContextFull = errors.New("context full")
+
+// KVType is the element type of the key/value cache.
+type KVType int
+
+const (
+	// KVF16 stores keys and values as float16, like llama.cpp's default. It
+	// is also what reproduces llama.cpp's logits most closely: its flash
+	// attention rounds to f16 whatever the cache type.
+	KVF16 KVType = iota
+	// KVF32 stores float32 and attends in float32 throughout: twice the
+	// memory, slightly more precise, slightly further from llama.cpp.
+	KVF32
+)
+
+func (t KVType) String() string {
+	switch t {
+	case KVF16:
+		return "f16"
+	case KVF32:
+		return "f32"
+	}
+	return fmt.Sprintf("KVType(%d)", int(t))
+}
+
+// CacheOptions configure a Cache; the zero value means an f16 cache bounded
+// by the model's context length.
+type CacheOptions struct {
+	Type   KVType
+	MaxLen int // longest sequence the cache may hold; 0 or more than the context means Config.Context
+}
+
+// Cache is one sequence's state: the keys and values of every position seen
+// so far, plus the work buffers of the forward pass, so that decoding a token
+// allocates nothing once the buffers have grown. Memory grows with the
+// sequence (doubling) up to MaxLen.
+//
+// A Cache belongs to one Model and must not be used by two goroutines at
+// once; give every session its own.
+type Cache struct {
+	model  *Model
+	typ    KVType
+	maxLen int
+	n      int // positions held
+	capLen int // positions allocated
+	k16    [][]uint16
+	v16    [][]uint16
+	k32    [][]float32
+	v32    [][]float32
+	buf    buffers
+}
+
+// NewCache returns an empty cache for sequences run on m.
+func (m *Model) NewCache(opts CacheOptions) (*Cache, error) {
+	if opts.Type != KVF16 && opts.Type != KVF32 {
+		return nil, fmt.Errorf("llama: unknown KV cache type %v", opts.Type)
+	}
+	if opts.MaxLen < 0 {
+		return nil, fmt.Errorf("llama: negative cache length %d", opts.MaxLen)
+	}
+	max := opts.MaxLen
+	if max == 0 || max > m.Config.Context {
+		max = m.Config.Context
+	}
+	c := &Cache{model: m, typ: opts.Type, maxLen: max}
+	L := m.Config.Layers
+	if c.typ == KVF16 {
+		c.k16, c.v16 = make([][]uint16, L), make([][]uint16, L)
+	} else {
+		c.k32, c.v32 = make([][]float32, L), make([][]float32, L)
+	}
+	return c, nil
+}
+
+// Len is the number of positions the cache holds: the position the next
+// Forward call must start at.
+func (c *Cache) Len() int { return c.n }
+
+// MaxLen is the longest sequence the cache accepts.
+func (c *Cache) MaxLen() int { return c.maxLen }
+
+// Type is the cache's element type.
+func (c *Cache) Type() KVType { return c.typ }
+
+// Truncate forgets every position from n on, keeping the prefix [0, n): the
+// next Forward continues at position n. It is how a conversation resumes from
+// shared history without recomputing it.
+func (c *Cache) Truncate(n int) error {
+	if n < 0 || n > c.n {
+		return fmt.Errorf("llama: cannot truncate a cache of %d positions to %d", c.n, n)
+	}
+	c.n = n
+	return nil
+}
+
+// Reset empties the cache, keeping its memory for reuse.
+func (c *Cache) Reset() { c.n = 0 }
+
+// reserve makes room for n positions.
+func (c *Cache) reserve(n int) {
+	if n <= c.capLen {
+		return
+	}
+	newCap := max(256, c.capLen)
+	for newCap < n {
+		newCap *= 2
+	}
+	newCap = min(newCap, c.maxLen)
+	kv := c.model.Config.KVDim()
+	for l := range c.model.Config.Layers {
+		if c.typ == KVF16 {
+			c.k16[l] = append(make([]uint16, 0, newCap*kv), c.k16[l][:c.n*kv]...)[:newCap*kv]
+			c.v16[l] = append(make([]uint16, 0, newCap*kv), c.v16[l][:c.n*kv]...)[:newCap*kv]
+		} else {
+			c.k32[l] = append(make([]float32, 0, newCap*kv), c.k32[l][:c.n*kv]...)[:newCap*kv]
+			c.v32[l] = append(make([]float32, 0, newCap*kv), c.v32[l][:c.n*kv]...)[:newCap*kv]
+		}
+	}
+	c.capLen = newCap
+}
+
+// buffers are the forward pass's work areas, sized for the largest batch
+// seen so far.
+type buffers struct {
+	rows     int
+	x, xb    []float32 // residual stream, normed input   [rows × Embd]
+	q, att   []float32 // queries, attention output      [rows × QDim]
+	k, v     []float32 // new keys and values            [rows × KVDim]
+	proj     []float32 // projection output              [rows × Embd]
+	gate, up []float32 //                                 [rows × FFN]
+	cos, sin []float32 // RoPE angles                     [rows × Dims/2]
+	logits   []float32
+	mm       tensor.Scratch
+	attn     attnJob
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func (b *buffers) ensure(cfg *Config, rows int) {
+	if rows <= b.rows {
+		return
+	}
+	b.rows = rows
+	b.x = grow(b.x, rows*cfg.Embd)
+	b.xb = grow(b.xb, rows*cfg.Embd)
+	b.proj = grow(b.proj, rows*cfg.Embd)
+	b.q = grow(b.q, rows*cfg.QDim())
+	b.att = grow(b.att, rows*cfg.QDim())
+	b.k = grow(b.k, rows*cfg.KVDim())
+	b.v = grow(b.v, rows*cfg.KVDim())
+	b.gate = grow(b.gate, rows*cfg.FFN)
+	b.up = grow(b.up, rows*cfg.FFN)
+	b.cos = grow(b.cos, rows*cfg.Rope.Dims/2)
+	b.sin = grow(b.sin, rows*cfg.Rope.Dims/2)
+}

@@ -1,0 +1,158 @@
+package llama
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/rope"
+)
+
+// Architectures lists the general.architecture values this package runs.
+// Both are the same graph; smollm3 additionally skips RoPE in some layers,
+// which the caller supplies as a NoPE mask (package smollm3 does).
+var Architectures = []string{"llama", "smollm3"}
+
+// Config holds a model's hyper-parameters, read from the `<arch>.*` keys of
+// a GGUF file by ConfigFromGGUF.
+type Config struct {
+	Arch    string // general.architecture
+	Layers  int    // block_count
+	Embd    int    // embedding_length
+	FFN     int    // feed_forward_length
+	Heads   int    // attention.head_count
+	KVHeads int    // attention.head_count_kv (defaults to Heads)
+	HeadDim int    // attention.key_length (defaults to Embd/Heads)
+	Vocab   int    // vocab_size, or the rows of token_embd.weight
+	Context int    // context_length: the longest sequence the model was trained for
+	RMSEps  float32
+	Rope    rope.Config
+}
+
+// ConfigFromGGUF reads the hyper-parameters of a llama-family model. An
+// architecture other than those in Architectures is an error, as is a
+// missing required key or an inconsistent value; errors name the key.
+func ConfigFromGGUF(f *gguf.File) (Config, error) {
+	arch, err := f.Architecture()
+	if err != nil {
+		return Config{}, fmt.Errorf("llama: %w", err)
+	}
+	supported := false
+	for _, a := range Architectures {
+		supported = supported || a == arch
+	}
+	if !supported {
+		return Config{}, fmt.Errorf("llama: unsupported architecture %q (this package runs %v)", arch, Architectures)
+	}
+	c := Config{Arch: arch}
+	k := func(name string) string { return arch + "." + name }
+	req := func(name string, dst *int) {
+		if err != nil {
+			return
+		}
+		var v uint32
+		v, err = f.Uint32(k(name))
+		if err == nil && (v == 0 || v > 1<<24) {
+			err = fmt.Errorf("%s = %d is out of range", k(name), v)
+		}
+		*dst = int(v)
+	}
+	opt := func(name string, dst *int, def int) {
+		if err != nil {
+			return
+		}
+		if _, ok := f.Get(k(name)); !ok {
+			*dst = def
+			return
+		}
+		req(name, dst)
+	}
+	optF := func(name string, dst *float32, def float32) {
+		if err != nil {
+			return
+		}
+		if _, ok := f.Get(k(name)); !ok {
+			*dst = def
+			return
+		}
+		*dst, err = f.Float32(k(name))
+	}
+	req("block_count", &c.Layers)
+	req("embedding_length", &c.Embd)
+	req("feed_forward_length", &c.FFN)
+	req("attention.head_count", &c.Heads)
+	opt("attention.head_count_kv", &c.KVHeads, c.Heads)
+	opt("context_length", &c.Context, 2048)
+	if err == nil && c.Embd%c.Heads != 0 {
+		err = fmt.Errorf("%s %d is not a multiple of %s %d", k("embedding_length"), c.Embd, k("attention.head_count"), c.Heads)
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("llama: %w", err)
+	}
+	opt("attention.key_length", &c.HeadDim, c.Embd/c.Heads)
+	var vlen int
+	opt("attention.value_length", &vlen, c.HeadDim)
+	optF("attention.layer_norm_rms_epsilon", &c.RMSEps, 1e-5)
+	if err == nil && vlen != c.HeadDim {
+		err = fmt.Errorf("%s %d differs from the key length %d (unsupported)", k("attention.value_length"), vlen, c.HeadDim)
+	}
+	if err == nil && c.Heads%c.KVHeads != 0 {
+		err = fmt.Errorf("%s %d is not a multiple of %s %d", k("attention.head_count"), c.Heads, k("attention.head_count_kv"), c.KVHeads)
+	}
+	// Vocabulary: the key if present, else the embedding's rows.
+	if err == nil {
+		if _, ok := f.Get(k("vocab_size")); ok {
+			req("vocab_size", &c.Vocab)
+		} else if t, ok := f.Tensor("token_embd.weight"); ok && len(t.Dims) == 2 {
+			c.Vocab = int(t.Dims[1])
+		} else {
+			err = fmt.Errorf("no %s key and no 2-D token_embd.weight to infer it from", k("vocab_size"))
+		}
+	}
+	// RoPE.
+	r := rope.Config{Layout: rope.Norm}
+	opt("rope.dimension_count", &r.Dims, c.HeadDim)
+	optF("rope.freq_base", &r.Base, 10000)
+	optF("rope.scaling.attn_factor", &r.AttnFactor, 1)
+	if err == nil {
+		if s, e := f.String(k("rope.scaling.type")); e == nil {
+			r.Scaling, err = rope.ParseScaling(s)
+		} else if !errors.Is(e, gguf.ErrKeyNotFound) {
+			err = e
+		}
+	}
+	if err == nil && r.Scaling == rope.None {
+		// Older files: rope.scale_linear.
+		var lin float32
+		optF("rope.scale_linear", &lin, 0)
+		if lin != 0 && lin != 1 {
+			r.Scaling, r.Factor = rope.Linear, lin
+		}
+	}
+	if err == nil && r.Scaling != rope.None {
+		optF("rope.scaling.factor", &r.Factor, r.Factor)
+		if r.Scaling == rope.YaRN {
+			opt("rope.scaling.original_context_length", &r.OrigContext, c.Context)
+		}
+	}
+	if err == nil && (r.Dims > c.HeadDim) {
+		err = fmt.Errorf("%s %d exceeds the head size %d", k("rope.dimension_count"), r.Dims, c.HeadDim)
+	}
+	if err == nil {
+		err = r.Validate()
+	}
+	if err == nil && !(c.RMSEps > 0) {
+		err = fmt.Errorf("%s = %v must be positive", k("attention.layer_norm_rms_epsilon"), c.RMSEps)
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("llama: %w", err)
+	}
+	c.Rope = r
+	return c, nil
+}
+
+// QDim is the width of the query projection (Heads × HeadDim).
+func (c Config) QDim() int { return c.Heads * c.HeadDim }
+
+// KVDim is the width of the key and value projections (KVHeads × HeadDim).
+func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }

@@ -1,0 +1,182 @@
+package llama
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/rope"
+	"github.com/smolgo/smolgo/tensor"
+)
+
+// Options tune how a Model is built. The zero value is a good default.
+type Options struct {
+	// Threads is the number of threads that share each matrix product;
+	// 0 means runtime.NumCPU().
+	Threads int
+	// NoPE marks layers that skip RoPE; nil rotates every layer (plain
+	// llama). Its length, if not nil, must equal the layer count.
+	NoPE rope.NoPE
+}
+
+// Model is a llama-family transformer whose weights stay in their stored
+// types inside the GGUF file's memory mapping. It is safe for concurrent use
+// by several goroutines, each with its own Cache.
+type Model struct {
+	Config Config
+
+	file    *gguf.File
+	pool    *tensor.Pool
+	nope    rope.NoPE
+	embd    *tensor.Matrix
+	output  *tensor.Matrix // output.weight, or token_embd.weight when tied
+	outNorm []float32
+	layers  []layer
+}
+
+type layer struct {
+	attnNorm, ffnNorm []float32
+	q, k, v, o        *tensor.Matrix
+	gate, up, down    *tensor.Matrix
+}
+
+// New builds a model over an open GGUF file: it reads the config, checks
+// the shape and type of every tensor it needs against it (errors name the
+// tensor), and wraps the weights without copying them. The file must stay
+// open while the model is used; Model.Close does not close it.
+//
+// When the file has no output.weight the output projection is
+// token_embd.weight itself (tied embeddings), as in llama.cpp.
+func New(f *gguf.File, opts Options) (*Model, error) {
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	if opts.NoPE != nil && len(opts.NoPE) != cfg.Layers {
+		return nil, fmt.Errorf("llama: NoPE mask has %d layers, the model %d", len(opts.NoPE), cfg.Layers)
+	}
+	if _, ok := f.Tensor("rope_freqs.weight"); ok {
+		return nil, fmt.Errorf("llama: tensor rope_freqs.weight (per-frequency RoPE factors) is not supported")
+	}
+	m := &Model{Config: cfg, file: f, nope: opts.NoPE}
+	ld := loader{f: f}
+	m.embd = ld.matrix("token_embd.weight", cfg.Embd, cfg.Vocab)
+	if _, ok := f.Tensor("output.weight"); ok {
+		m.output = ld.matrix("output.weight", cfg.Embd, cfg.Vocab)
+	} else {
+		m.output = m.embd
+	}
+	m.outNorm = ld.vector("output_norm.weight", cfg.Embd)
+	m.layers = make([]layer, cfg.Layers)
+	for i := range m.layers {
+		n := func(s string) string { return fmt.Sprintf("blk.%d.%s.weight", i, s) }
+		m.layers[i] = layer{
+			attnNorm: ld.vector(n("attn_norm"), cfg.Embd),
+			q:        ld.matrix(n("attn_q"), cfg.Embd, cfg.QDim()),
+			k:        ld.matrix(n("attn_k"), cfg.Embd, cfg.KVDim()),
+			v:        ld.matrix(n("attn_v"), cfg.Embd, cfg.KVDim()),
+			o:        ld.matrix(n("attn_output"), cfg.QDim(), cfg.Embd),
+			ffnNorm:  ld.vector(n("ffn_norm"), cfg.Embd),
+			gate:     ld.matrix(n("ffn_gate"), cfg.Embd, cfg.FFN),
+			up:       ld.matrix(n("ffn_up"), cfg.Embd, cfg.FFN),
+			down:     ld.matrix(n("ffn_down"), cfg.FFN, cfg.Embd),
+		}
+	}
+	if ld.err != nil {
+		return nil, fmt.Errorf("llama: %w", ld.err)
+	}
+	m.pool = tensor.NewPool(opts.Threads)
+	return m, nil
+}
+
+// Close stops the model's worker threads. It does not close the GGUF file.
+func (m *Model) Close() error {
+	m.pool.Close()
+	return nil
+}
+
+// Threads is the number of threads each matrix product uses.
+func (m *Model) Threads() int { return m.pool.Threads() }
+
+// RotatesLayer reports whether layer i applies RoPE to q and k.
+func (m *Model) RotatesLayer(i int) bool { return m.nope.Rotates(i) }
+
+// TiedEmbeddings reports whether the output projection is token_embd.weight.
+func (m *Model) TiedEmbeddings() bool { return m.output == m.embd }
+
+// OutputTensor returns the output projection matrix (the embedding itself
+// when tied). It is the file's memory, not a copy.
+func (m *Model) OutputTensor() *tensor.Matrix { return m.output }
+
+// loader collects the first error while wrapping tensors.
+type loader struct {
+	f   *gguf.File
+	err error
+}
+
+func (l *loader) info(name string, dims ...int) *gguf.TensorInfo {
+	if l.err != nil {
+		return nil
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		l.err = fmt.Errorf("tensor %s is missing", name)
+		return nil
+	}
+	ok = len(t.Dims) == len(dims)
+	for i := 0; ok && i < len(dims); i++ {
+		ok = t.Dims[i] == uint64(dims[i])
+	}
+	if !ok {
+		l.err = fmt.Errorf("tensor %s has shape %v, the config needs %v", name, t.Dims, dims)
+		return nil
+	}
+	return t
+}
+
+func (l *loader) data(t *gguf.TensorInfo) []byte {
+	d := l.f.TensorData(t)
+	if uint64(len(d)) != t.Size() {
+		l.err = fmt.Errorf("tensor %s: data lies outside the file", t.Name)
+		return nil
+	}
+	return d
+}
+
+func (l *loader) matrix(name string, cols, rows int) *tensor.Matrix {
+	t := l.info(name, cols, rows)
+	if t == nil {
+		return nil
+	}
+	d := l.data(t)
+	if d == nil {
+		return nil
+	}
+	m, err := tensor.NewMatrix(name, t.Type, rows, cols, d)
+	if err != nil {
+		l.err = err
+	}
+	return m
+}
+
+// vector reads a 1-D f32 tensor (a norm weight) into a new slice.
+func (l *loader) vector(name string, n int) []float32 {
+	t := l.info(name, n)
+	if t == nil {
+		return nil
+	}
+	if t.Type != gguf.TypeF32 {
+		l.err = fmt.Errorf("tensor %s has type %v, want f32", name, t.Type)
+		return nil
+	}
+	d := l.data(t)
+	if d == nil {
+		return nil
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
+	}
+	return v
+}

@@ -1,0 +1,106 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// RMSNorm writes dst[i] = (x[i] * scale) * w[i] with
+// scale = 1 / sqrt(mean(x²) + eps), rounding like ggml's CPU backend: each
+// square is rounded to float32 and summed in float64, the mean is rounded to
+// float32, eps is added and the square root taken in float32, and both
+// products are rounded to float32 in that order. dst may alias x.
+// len(x), len(w) and len(dst) must be equal.
+func RMSNorm(dst, x, w []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(float32(v * v))
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	w = w[:len(x)]
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = float32(v*scale) * w[i]
+	}
+}
+
+// Add sets dst[i] += x[i].
+func Add(dst, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += x[i]
+	}
+}
+
+// SwiGLU sets dst[i] = silu(gate[i]) * up[i] with silu(x) = x / (1 + e^-x),
+// using Expf (ggml's vectorized exp) like llama.cpp's fused swiglu. dst may
+// alias gate or up.
+func SwiGLU(dst, gate, up []float32) {
+	gate = gate[:len(dst)]
+	up = up[:len(dst)]
+	for i, g := range gate {
+		dst[i] = float32(g/(1+Expf(-g))) * up[i]
+	}
+}
+
+// Softmax replaces x with exp(x - max) / sum, the sum accumulated in
+// float64. It returns an error only for an empty slice.
+func Softmax(x []float32) error {
+	if len(x) == 0 {
+		return fmt.Errorf("tensor: softmax of an empty vector")
+	}
+	m := x[0]
+	for _, v := range x[1:] {
+		m = max(m, v)
+	}
+	var sum float64
+	for i, v := range x {
+		e := Expf(v - m)
+		x[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+	return nil
+}
+
+// Expf is e^x in float32, computed exactly as ggml's AVX-512 ggml_v_expf
+// (an ARM optimized-routines polynomial, error at most 1.45 ulp + 0.5 ulp),
+// one lane at a time. llama.cpp uses it in SiLU and softmax, so using the
+// same approximation keeps our activations bit-compatible.
+func Expf(x float32) float32 {
+	const r = 0x1.8p23
+	z := fma32(x, 0x1.715476p+0, r)
+	n := z - r
+	b := fnma32(n, 0x1.7f7d1cp-20, fnma32(n, 0x1.62e4p-1, x))
+	u := b * b
+	j := fma32(
+		fma32(fma32(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fma32(0x1.555e66p-3, b, 0x1.fffdb6p-2)),
+		u,
+		fma32(0x1.ffffecp-1, b, 1))
+	if n > 192 {
+		return float32(math.Inf(1))
+	}
+	if n < -192 || x != x {
+		if x != x {
+			return x
+		}
+		return 0
+	}
+	// scalef: j · 2^n, rounded once to float32 (also into the subnormal range).
+	return float32(math.Ldexp(float64(j), int(n)))
+}
+
+// fma32 is a·b + c with a single float32 rounding (the product of two
+// float32 values is exact in float64).
+func fma32(a, b, c float32) float32 {
+	return float32(math.FMA(float64(a), float64(b), float64(c)))
+}
+
+// fnma32 is -(a·b) + c with a single float32 rounding.
+func fnma32(a, b, c float32) float32 {
+	return float32(math.FMA(-float64(a), float64(b), float64(c)))
+}

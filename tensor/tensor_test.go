@@ -1,0 +1,208 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+func TestRMSNorm(t *testing.T) {
+	x := []float32{1, -2, 3, -4, 0.5}
+	w := []float32{1, 2, 0.5, 1, -1}
+	dst := make([]float32, len(x))
+	RMSNorm(dst, x, w, 1e-6)
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	scale := 1 / math.Sqrt(ss/float64(len(x))+1e-6)
+	for i := range x {
+		want := float64(x[i]) * scale * float64(w[i])
+		if math.Abs(float64(dst[i])-want) > 1e-6*math.Abs(want)+1e-7 {
+			t.Errorf("dst[%d] = %v, want %v", i, dst[i], want)
+		}
+	}
+	// In place.
+	RMSNorm(x, x, w, 1e-6)
+	for i := range x {
+		if x[i] != dst[i] {
+			t.Fatalf("in-place RMSNorm differs at %d: %v vs %v", i, x[i], dst[i])
+		}
+	}
+}
+
+func TestExpf(t *testing.T) {
+	for _, x := range []float32{0, 1, -1, 0.5, -0.5, 10, -10, 80, -80, 88, 1e-8, 3.14159} {
+		got := float64(Expf(x))
+		want := math.Exp(float64(x))
+		if rel := math.Abs(got-want) / want; rel > 3e-7 {
+			t.Errorf("Expf(%v) = %v, want %v (rel err %g)", x, got, want, rel)
+		}
+	}
+	if Expf(0) != 1 {
+		t.Errorf("Expf(0) = %v", Expf(0))
+	}
+	if !math.IsInf(float64(Expf(200)), 1) || Expf(-200) != 0 {
+		t.Errorf("Expf overflow/underflow: %v %v", Expf(200), Expf(-200))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		x := float32(r.Float64()*40 - 20)
+		got, want := float64(Expf(x)), math.Exp(float64(x))
+		if rel := math.Abs(got-want) / want; rel > 3e-7 {
+			t.Fatalf("Expf(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
+
+func TestSwiGLU(t *testing.T) {
+	g := []float32{-3, -0.5, 0, 0.5, 3}
+	u := []float32{1, 2, 3, 4, 5}
+	dst := make([]float32, 5)
+	SwiGLU(dst, g, u)
+	for i := range g {
+		want := float64(g[i]) / (1 + math.Exp(-float64(g[i]))) * float64(u[i])
+		if math.Abs(float64(dst[i])-want) > 1e-6 {
+			t.Errorf("SwiGLU[%d] = %v, want %v", i, dst[i], want)
+		}
+	}
+}
+
+func TestSoftmax(t *testing.T) {
+	x := []float32{1, 2, 3, float32(math.Inf(-1))}
+	if err := Softmax(x); err != nil {
+		t.Fatal(err)
+	}
+	e := []float64{math.Exp(-2), math.Exp(-1), 1, 0}
+	sum := e[0] + e[1] + e[2]
+	for i := range x {
+		if math.Abs(float64(x[i])-e[i]/sum) > 1e-6 {
+			t.Errorf("softmax[%d] = %v, want %v", i, x[i], e[i]/sum)
+		}
+	}
+	if err := Softmax(nil); err == nil {
+		t.Error("empty softmax: no error")
+	}
+}
+
+type countJob struct{ hits []atomic.Int32 }
+
+func (c *countJob) Do(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		c.hits[i].Add(1)
+	}
+}
+
+func TestPoolCoversEveryIndexOnce(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	var wg sync.WaitGroup
+	for g := range 4 { // concurrent callers share one pool
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, n := range []int{1, 2, 3, 17, 100, 1000 + g} {
+				for _, grain := range []int{0, 1, 16} {
+					j := &countJob{hits: make([]atomic.Int32, n)}
+					p.Run(n, grain, j)
+					for i := range n {
+						if h := j.hits[i].Load(); h != 1 {
+							t.Errorf("n=%d grain=%d: index %d done %d times", n, grain, i, h)
+							return
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func f32bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func TestMatrixMul(t *testing.T) {
+	const rows, cols, n = 37, 64, 5
+	r := rand.New(rand.NewPCG(3, 4))
+	w := make([]float32, rows*cols)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	x := make([]float32, n*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	m, err := NewMatrix("w", gguf.TypeF32, rows, cols, f32bytes(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{1, 2, 4} {
+		p := NewPool(threads)
+		var s Scratch
+		dst := make([]float32, n*rows)
+		if err := m.Mul(p, &s, dst, x, n); err != nil {
+			t.Fatal(err)
+		}
+		one := make([]float32, rows)
+		for tk := range n {
+			if err := m.Mul(p, &s, one, x[tk*cols:], 1); err != nil {
+				t.Fatal(err)
+			}
+			for rr := range rows {
+				var want float64
+				for c := range cols {
+					want += float64(w[rr*cols+c]) * float64(x[tk*cols+c])
+				}
+				got := dst[tk*rows+rr]
+				if math.Abs(float64(got)-want) > 1e-4 {
+					t.Errorf("threads %d: out[%d][%d] = %v, want %v", threads, tk, rr, got, want)
+				}
+				if one[rr] != got {
+					t.Errorf("threads %d: single-row product differs from batch at [%d][%d]", threads, tk, rr)
+				}
+			}
+		}
+		p.Close()
+	}
+	row := make([]float32, cols)
+	if err := m.Row(3, row); err != nil {
+		t.Fatal(err)
+	}
+	for c := range cols {
+		if row[c] != w[3*cols+c] {
+			t.Fatalf("Row(3)[%d] = %v, want %v", c, row[c], w[3*cols+c])
+		}
+	}
+	if err := m.Row(rows, row); err == nil {
+		t.Error("Row out of range: no error")
+	}
+}
+
+func TestNewMatrixErrors(t *testing.T) {
+	cases := []struct {
+		name       string
+		typ        gguf.Type
+		rows, cols int
+		bytes      int
+	}{
+		{"short data", gguf.TypeF32, 2, 4, 31},
+		{"zero rows", gguf.TypeF32, 0, 4, 0},
+		{"partial block", gguf.TypeQ4_K, 1, 100, 144},
+		{"unknown type", gguf.Type(99), 1, 4, 16},
+	}
+	for _, c := range cases {
+		if _, err := NewMatrix(c.name, c.typ, c.rows, c.cols, make([]byte, c.bytes)); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
