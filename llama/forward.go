@@ -167,3 +167,5 @@ func (c *Cache) store(l, pos, n int) {
 		dv[i] = toF16(v[i])
 	}
 }
+
+func rmsNorm(dst, x, w []float32, eps float32) { tensor.RMSNorm(dst, x, w, eps) }

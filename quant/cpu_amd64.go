@@ -17,7 +17,3 @@ func detectLevel() isaLevel {
 	}
 	return levelGeneric
 }
-
-// addArchKernels installs the assembly kernels of level (and of the levels
-// below it) into k.
-func addArchKernels(k *kernelSet, level isaLevel) {}

@@ -77,8 +77,9 @@ func dequantF32(src []byte, dst []float32) {
 }
 
 func dequantF16(src []byte, dst []float32) {
+	src = src[:2*len(dst)]
 	for i := range dst {
-		dst[i] = f16(src[2*i:])
+		dst[i] = halfToFloat(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
 	}
 }
 

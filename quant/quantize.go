@@ -22,7 +22,8 @@ import (
 // Unlike ggml, Quantize rejects input it cannot represent instead of writing
 // garbage: a NaN or infinite element, or a block whose scale does not fit the
 // format's float16 (magnitudes beyond about 65504 × the format's largest
-// quant), is an error naming the block and element. Blocks of tiny values
+// quant; for F16 and BF16, a value that rounds to infinity), is an error
+// naming the block and element. Blocks of tiny values
 // whose scale underflows float16 quantize to zeros (or nearly), as in ggml.
 // On error the contents of dst are unspecified.
 //
@@ -49,12 +50,14 @@ func Quantize(t gguf.Type, src []float32, dst []byte) error {
 			}
 		}
 		b := dst[i*bb : (i+1)*bb]
-		q.block(x, b)
-		for _, off := range q.f16 {
-			if !f16Finite(b[off:]) {
-				return fmt.Errorf("quant: quantize %v: block %d (elements %d..%d): scale overflows float16 (largest magnitude %g)",
-					t, i, i*bs, (i+1)*bs-1, maxAbs(x))
-			}
+		overflow := q.limit > 0 && maxAbs(x) > q.limit
+		if !overflow {
+			q.block(x, b)
+			overflow = q.finite != nil && !q.finite(b)
+		}
+		if overflow {
+			return fmt.Errorf("quant: quantize %v: block %d (elements %d..%d): largest magnitude %g overflows %s",
+				t, i, i*bs, (i+1)*bs-1, maxAbs(x), q.overflows)
 		}
 	}
 	return nil
@@ -66,29 +69,50 @@ func CanQuantize(t gguf.Type) bool {
 	return ok
 }
 
-// quantizer quantizes one block; f16 lists the offsets of the block's float16
-// fields, which must come out finite.
+// quantizer quantizes one block. finite reports whether the block's
+// float16 (or bfloat16) fields came out finite; blocks with a magnitude above
+// limit are rejected before quantizing, since ggml's searches overflow
+// float32 on them (x³ terms) long before their scale could fit float16 anyway.
 type quantizer struct {
-	block func(x []float32, b []byte)
-	f16   []int
+	block     func(x []float32, b []byte)
+	finite    func(b []byte) bool
+	limit     float32
+	overflows string // what overflows, for the error
+}
+
+// f16Limit is far above what any float16-scaled format can store (Q8_0 tops
+// out near 8e6, Q6_K near 3e8) and far below where ggml's float32 searches
+// overflow.
+const f16Limit = 1e9
+
+// f16At returns a check that the float16 fields at the given offsets are finite.
+func f16At(offs ...int) func(b []byte) bool {
+	return func(b []byte) bool {
+		for _, off := range offs {
+			if !f16Finite(b[off:]) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 var quantizers = map[gguf.Type]quantizer{
-	gguf.TypeF32:  {quantF32, nil},
-	gguf.TypeF16:  {quantF16, []int{0}},
-	gguf.TypeBF16: {quantBF16, nil},
-	gguf.TypeQ4_0: {quantQ4_0, []int{q4_0D}},
-	gguf.TypeQ4_1: {quantQ4_1, []int{q4_1D, q4_1M}},
-	gguf.TypeQ5_0: {quantQ5_0, []int{q5_0D}},
-	gguf.TypeQ5_1: {quantQ5_1, []int{q5_1D, q5_1M}},
-	gguf.TypeQ8_0: {quantQ8_0, []int{q8_0D}},
-	gguf.TypeQ8_1: {quantQ8_1, []int{q8_1D, q8_1S}},
-	gguf.TypeQ2_K: {quantQ2K, []int{q2KD, q2KDmin}},
-	gguf.TypeQ3_K: {quantQ3K, []int{q3KD}},
-	gguf.TypeQ4_K: {quantQ4K, []int{q4KD, q4KDmin}},
-	gguf.TypeQ5_K: {quantQ5K, []int{q5KD, q5KDmin}},
-	gguf.TypeQ6_K: {quantQ6K, []int{q6KD}},
-	gguf.TypeQ8_K: {quantQ8K, nil}, // f32 scale: finite for finite input
+	gguf.TypeF32:  {quantF32, nil, 0, ""},
+	gguf.TypeF16:  {quantF16, f16At(0), 0, "float16"},
+	gguf.TypeBF16: {quantBF16, func(b []byte) bool { return b[1]&0x7f != 0x7f || b[0]&0x80 == 0 }, 0, "bfloat16"},
+	gguf.TypeQ4_0: {quantQ4_0, f16At(q4_0D), f16Limit, "its float16 scales"},
+	gguf.TypeQ4_1: {quantQ4_1, f16At(q4_1D, q4_1M), f16Limit, "its float16 scales"},
+	gguf.TypeQ5_0: {quantQ5_0, f16At(q5_0D), f16Limit, "its float16 scales"},
+	gguf.TypeQ5_1: {quantQ5_1, f16At(q5_1D, q5_1M), f16Limit, "its float16 scales"},
+	gguf.TypeQ8_0: {quantQ8_0, f16At(q8_0D), f16Limit, "its float16 scales"},
+	gguf.TypeQ8_1: {quantQ8_1, f16At(q8_1D, q8_1S), f16Limit, "its float16 scales"},
+	gguf.TypeQ2_K: {quantQ2K, f16At(q2KD, q2KDmin), f16Limit, "its float16 scales"},
+	gguf.TypeQ3_K: {quantQ3K, f16At(q3KD), f16Limit, "its float16 scales"},
+	gguf.TypeQ4_K: {quantQ4K, f16At(q4KD, q4KDmin), f16Limit, "its float16 scales"},
+	gguf.TypeQ5_K: {quantQ5K, f16At(q5KD, q5KDmin), f16Limit, "its float16 scales"},
+	gguf.TypeQ6_K: {quantQ6K, f16At(q6KD), f16Limit, "its float16 scales"},
+	gguf.TypeQ8_K: {quantQ8K, nil, 3e38, "the float32 scale"}, // f32 scale; d*127 must stay below MaxFloat32
 }
 
 func maxAbs(x []float32) float32 {
@@ -137,9 +161,9 @@ func quantBF16(x []float32, b []byte) {
 	}
 }
 
-// absMax returns the element of largest magnitude (the first on ties) and
+// largestMagnitude returns the element of largest magnitude (the first on ties) and
 // its magnitude.
-func absMax(x []float32) (maxv, amax float32) {
+func largestMagnitude(x []float32) (maxv, amax float32) {
 	for _, v := range x {
 		if a := abs32(v); a > amax {
 			amax, maxv = a, v
@@ -171,7 +195,7 @@ func inverse(d float32) float32 {
 // quantQ4_0: d = max/-8 (max = the signed element of largest magnitude),
 // q = min(15, trunc(x/d + 8.5)).
 func quantQ4_0(x []float32, b []byte) {
-	maxv, _ := absMax(x)
+	maxv, _ := largestMagnitude(x)
 	d := maxv / -8
 	id := inverse(d)
 	putF16(b[q4_0D:], d)
@@ -198,7 +222,7 @@ func quantQ4_1(x []float32, b []byte) {
 
 // quantQ5_0: d = max/-16, q = min(31, trunc(x/d + 16.5)).
 func quantQ5_0(x []float32, b []byte) {
-	maxv, _ := absMax(x)
+	maxv, _ := largestMagnitude(x)
 	d := maxv / -16
 	id := inverse(d)
 	putF16(b[q5_0D:], d)
@@ -232,7 +256,7 @@ func quantQ5_1(x []float32, b []byte) {
 // q8Block writes round-half-away(x/d) with d = max|x|/127 (ggml's roundf)
 // and returns d and the sum of the quants.
 func q8Block(x []float32, qs []byte) (d float32, sum int) {
-	_, amax := absMax(x)
+	_, amax := largestMagnitude(x)
 	d = amax / 127
 	id := inverse(d)
 	for j, v := range x {
@@ -257,7 +281,7 @@ func quantQ8_1(x []float32, b []byte) {
 // quantQ8K: d = max/-127 as float32 (max = the signed element of largest
 // magnitude), q = min(127, nearestInt(x/d)), bsums = sums of 16 quants.
 func quantQ8K(x []float32, b []byte) {
-	maxv, amax := absMax(x)
+	maxv, amax := largestMagnitude(x)
 	qs := b[q8KQS : q8KQS+QKK]
 	if amax == 0 {
 		clear(b)

@@ -22,7 +22,7 @@ func sqrt32(v float32) float32 { return float32(math.Sqrt(float64(v))) } // corr
 // starts from scale = max/-nmax and tries 18 nearby scales, keeping the one
 // with the best weighted least-squares fit.
 func makeQXQuants(nmax int, x []float32, L []int8) float32 {
-	maxv, amax := absMax(x)
+	maxv, amax := largestMagnitude(x)
 	if amax < groupMaxEps {
 		clear(L)
 		return 0
@@ -71,7 +71,7 @@ func makeQXQuants(nmax int, x []float32, L []int8) float32 {
 // quants in -nmax..nmax-1 (returned in L offset by nmax), refined by up to
 // five passes that move single quants when that improves the x²-weighted fit.
 func makeQ3Quants(nmax int, x []float32, L []int8) float32 {
-	maxv, amax := absMax(x)
+	maxv, amax := largestMagnitude(x)
 	if amax < groupMaxEps {
 		clear(L)
 		return 0

@@ -40,3 +40,30 @@ func ExampleRender() {
 	//
 	// </think>
 }
+
+// A Parser separates SmolLM3's reasoning from its answer while tokens
+// stream in; here the tags arrive as single tokens (ids 128002 and 128003)
+// and the text pieces are what a tokenizer.StreamDecoder returns.
+func ExampleParser() {
+	type token struct {
+		id   int32
+		text string
+	}
+	stream := []token{{128002, "<think>"}, {40, "\nThe"}, {41, " user"}, {42, " greets.\n"},
+		{128003, "</think>"}, {43, "\n\nHello"}, {44, "!"}}
+	p := chat.NewParser(128002, 128003, chat.ParserOptions{TrimSpace: true})
+	for _, t := range stream {
+		for _, seg := range p.Push(t.id, t.text) {
+			fmt.Printf("%s: %q\n", seg.Kind, seg.Text)
+		}
+	}
+	for _, seg := range p.Flush() {
+		fmt.Printf("%s: %q\n", seg.Kind, seg.Text)
+	}
+	// Output:
+	// reasoning: "The"
+	// reasoning: " user"
+	// reasoning: " greets."
+	// content: "Hello"
+	// content: "!"
+}

@@ -1,0 +1,110 @@
+package quant
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+// Kernel benchmarks report GB/s of weights streamed (b.SetBytes is the weight
+// bytes per op), for every dispatch level this CPU runs:
+//
+//	go test -run '^$' -bench 'MatVec' ./quant/
+//	go test -run '^$' -bench 'MatVec/q4_K' -benchtime 2s ./quant/
+//
+// MatVec/<type>/<level> multiplies a 2048-wide matrix of about 8 MB (in the
+// L3 cache on most desktop CPUs) by one activation row; MatVecDRAM uses a
+// q4_K matrix of 64 MB, bigger than the caches, like a 3B model's decode;
+// MatMul/<type>/<level>/tok=N multiplies 64 rows by N tokens (prefill).
+
+const benchN = 2048
+
+func benchMatrix(b *testing.B, wt gguf.Type, bytes int) (w, a []byte, rows int) {
+	rb, _ := wt.RowBytes(benchN)
+	rows = max(1, bytes/rb)
+	rng := rand.New(rand.NewPCG(11, 12))
+	w = makeWeights(rng, wt, benchN*rows, fillRandom)
+	vt, _ := VecDotType(wt)
+	a = makeActs(b, rng, vt, benchN, fillRandom)
+	return w, a, rows
+}
+
+var benchTypes = []gguf.Type{
+	gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0,
+	gguf.TypeF16, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeBF16, gguf.TypeF32,
+}
+
+func BenchmarkMatVec(b *testing.B) {
+	for _, wt := range benchTypes {
+		w, a, rows := benchMatrix(b, wt, 8<<20)
+		for _, level := range supportedLevels() {
+			mv, _ := newKernelSet(level).matVec(wt)
+			out := make([]float32, rows)
+			b.Run(fmt.Sprintf("%v/%v", wt, level), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					mv(benchN, w, a, out)
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkMatVecDRAM(b *testing.B) {
+	w, a, rows := benchMatrix(b, gguf.TypeQ4_K, 64<<20)
+	for _, level := range supportedLevels() {
+		mv, _ := newKernelSet(level).matVec(gguf.TypeQ4_K)
+		out := make([]float32, rows)
+		b.Run(fmt.Sprintf("q4_K/%v", level), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				mv(benchN, w, a, out)
+			}
+		})
+	}
+}
+
+func BenchmarkMatMul(b *testing.B) {
+	for _, wt := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0} {
+		rb, _ := wt.RowBytes(benchN)
+		const rows = 64
+		rng := rand.New(rand.NewPCG(13, 14))
+		w := makeWeights(rng, wt, benchN*rows, fillRandom)
+		vt, _ := VecDotType(wt)
+		ab, _ := vt.RowBytes(benchN)
+		for _, ntok := range []int{1, 16, 64} {
+			a := make([]byte, 0, ntok*ab)
+			for range ntok {
+				a = append(a, makeActs(b, rng, vt, benchN, fillRandom)...)
+			}
+			out := make([]float32, rows*ntok)
+			for _, level := range supportedLevels() {
+				mm, _ := newKernelSet(level).matMul(wt)
+				b.Run(fmt.Sprintf("%v/%v/tok=%d", wt, level, ntok), func(b *testing.B) {
+					b.SetBytes(int64(rows * rb * ntok)) // weight bytes as if streamed once per token
+					for b.Loop() {
+						mm(benchN, w, rows, a, ntok, out, rows)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMemoryRead is the yardstick for MatVecDRAM: one core scanning
+// 64 MB with bytes.IndexByte (AVX2), about as fast as this core reads memory.
+func BenchmarkMemoryRead(b *testing.B) {
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = byte(i%251) | 1
+	}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		if bytes.IndexByte(buf, 0) >= 0 {
+			b.Fatal("found a zero")
+		}
+	}
+}
