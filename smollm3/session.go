@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/smolgo/smolgo/sample"
+	"github.com/smolgo/smolgo/smollm3/chat"
 )
 
 // prefillChunk is how many prompt tokens one forward call processes: small
@@ -129,11 +129,7 @@ type generation struct {
 	hitStop   bool      // a stop string ended the answer
 	stop      *stopMatcher
 	dec       tokenDecoder
-	thinking  bool // inside <think>…</think>
-	// Leading newlines of a section are dropped; trailing newlines of the
-	// reasoning are held back until more reasoning follows.
-	sectionStarted bool
-	heldNewlines   string
+	parser    *chat.Parser // splits reasoning from content
 }
 
 func (g *generation) run(ctx context.Context, msgs []Message) error {
@@ -192,6 +188,10 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	g.stop = newStopMatcher(g.opts.Stop)
 	g.dec = b.newDecoder()
 	open, closeTag, hasThink := b.thinkTags()
+	if !hasThink {
+		open, closeTag = -1, -1
+	}
+	g.parser = chat.NewParser(open, closeTag, chat.ParserOptions{TrimSpace: true})
 	ctxLen := s.cache.maxLen()
 
 	for {
@@ -205,23 +205,16 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 			return g.done(StopEndOfTurn)
 		}
 		sampler.Accept(tok)
-		switch {
-		case hasThink && tok == open:
-			g.thinking, g.sectionStarted, g.heldNewlines = true, false, ""
-		case hasThink && tok == closeTag:
-			g.thinking, g.sectionStarted, g.heldNewlines = false, false, ""
-		default:
-			text, err := g.dec.Push(tok)
-			if err != nil {
-				return fmt.Errorf("smollm3: decoding generated token %d: %w", tok, err)
-			}
-			g.lastTok = tok
-			if hit, ok := g.emit(text, tok); !ok {
-				return nil
-			} else if hit {
-				g.hitStop = true
-				return g.done(StopEndOfTurn)
-			}
+		text, err := g.dec.Push(tok)
+		if err != nil {
+			return fmt.Errorf("smollm3: decoding generated token %d: %w", tok, err)
+		}
+		g.lastTok = tok
+		if hit, ok := g.emit(g.parser.Push(tok, text), tok); !ok {
+			return nil
+		} else if hit {
+			g.hitStop = true
+			return g.done(StopEndOfTurn)
 		}
 		if g.opts.MaxTokens > 0 && g.stats.GeneratedTokens >= g.opts.MaxTokens {
 			return g.done(StopLength)
@@ -289,31 +282,29 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 	}
 }
 
-// emit routes decoded text to the reasoning or content stream. hit reports
-// a stop string; ok is false when the consumer stopped listening.
-func (g *generation) emit(text string, tok int32) (hit, ok bool) {
-	if !g.sectionStarted {
-		text = strings.TrimLeft(text, "\n")
-		if text == "" {
-			return false, true
+// emit sends the parser's segments as reasoning and content events; content
+// goes through the stop strings first. hit reports a stop string; ok is
+// false when the consumer stopped listening.
+func (g *generation) emit(segs []chat.Segment, tok int32) (hit, ok bool) {
+	for _, seg := range segs {
+		if seg.Text == "" {
+			continue
 		}
-		g.sectionStarted = true
-	}
-	if g.thinking {
-		// Hold back trailing newlines: they are dropped if </think> follows.
-		text = g.heldNewlines + text
-		trimmed := strings.TrimRight(text, "\n")
-		g.heldNewlines = text[len(trimmed):]
-		if trimmed == "" || g.opts.HideReasoning {
-			return false, true
+		if seg.Kind == chat.Reasoning {
+			if !g.opts.HideReasoning && !g.send(Event{Kind: EventReasoning, Text: seg.Text, Token: tok}) {
+				return false, false
+			}
+			continue
 		}
-		return false, g.send(Event{Kind: EventReasoning, Text: trimmed, Token: tok})
+		out, hit := g.stop.push(seg.Text)
+		if out != "" && !g.send(Event{Kind: EventContent, Text: out, Token: tok}) {
+			return hit, false
+		}
+		if hit {
+			return true, true
+		}
 	}
-	out, hit := g.stop.push(text)
-	if out != "" && !g.send(Event{Kind: EventContent, Text: out, Token: tok}) {
-		return hit, false
-	}
-	return hit, true
+	return false, true
 }
 
 // send yields ev, remembering when the consumer stops listening.
@@ -331,12 +322,12 @@ func (g *generation) send(ev Event) bool {
 // the final event.
 func (g *generation) done(reason string) error {
 	if !g.hitStop && g.dec != nil {
-		if rest := g.dec.Flush(); rest != "" {
-			if _, ok := g.emit(rest, g.lastTok); !ok {
-				return nil
-			}
+		segs := g.parser.Push(-1, g.dec.Flush())
+		hit, ok := g.emit(append(segs, g.parser.Flush()...), g.lastTok)
+		if !ok {
+			return nil
 		}
-		if rest := g.stop.flush(); rest != "" && !g.send(Event{Kind: EventContent, Text: rest, Token: g.lastTok}) {
+		if rest := g.stop.flush(); !hit && rest != "" && !g.send(Event{Kind: EventContent, Text: rest, Token: g.lastTok}) {
 			return nil
 		}
 	}
