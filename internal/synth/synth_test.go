@@ -226,3 +226,32 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bad shape: %v", err)
 	}
 }
+
+func TestProgress(t *testing.T) {
+	m, _ := synth.Preset("tinyq")
+	var calls []synth.Progress
+	opts := synth.Options{Mix: synth.MixQ8_0, Progress: func(p synth.Progress) { calls = append(calls, p) }}
+	var buf bytes.Buffer
+	if err := synth.Write(context.Background(), &buf, m, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) < 74 {
+		t.Fatalf("%d progress calls for 74 tensors", len(calls))
+	}
+	last := calls[len(calls)-1]
+	if last.Tensors != 74 || last.NTensors != 74 || last.Bytes != last.NBytes || last.NBytes == 0 {
+		t.Errorf("last progress %+v", last)
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i].Bytes < calls[i-1].Bytes || calls[i].Tensors < calls[i-1].Tensors {
+			t.Fatalf("progress went backwards: %+v then %+v", calls[i-1], calls[i])
+		}
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(buf.Len()) - f.DataOffset; last.NBytes > want {
+		t.Errorf("progress total %d exceeds the data section %d", last.NBytes, want)
+	}
+}

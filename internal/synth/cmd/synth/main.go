@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 // writeFile writes the model to path through a temporary file, logging
-// progress at most every two seconds.
+// progress at most every five seconds.
 func writeFile(ctx context.Context, log *slog.Logger, path string, m synth.Model, opts synth.Options) (err error) {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
@@ -86,12 +86,12 @@ func writeFile(ctx context.Context, log *slog.Logger, path string, m synth.Model
 	}()
 	var last time.Time
 	opts.Progress = func(p synth.Progress) {
-		if time.Since(last) < 2*time.Second && p.Tensors < p.NTensors {
+		if time.Since(last) < 5*time.Second && p.Tensors < p.NTensors {
 			return
 		}
 		last = time.Now()
 		log.Info("writing", "tensors", fmt.Sprintf("%d/%d", p.Tensors, p.NTensors),
-			"MB", fmt.Sprintf("%d/%d", p.Bytes>>20, p.NBytes>>20),
+			"MB", fmt.Sprintf("%d/%d", p.Bytes>>20, p.NBytes>>20), "tensor", p.Tensor,
 			"elapsed", p.Elapsed.Round(100*time.Millisecond))
 	}
 	log.Info("synthesizing", "preset", m.Name, "type", opts.Mix, "layers", m.Shape.Layers, "hidden", m.Shape.Embd, "out", path)
