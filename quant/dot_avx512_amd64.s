@@ -200,3 +200,272 @@ q4kdone:
 	VZEROUPPER
 	MOVSS X0, ret+56(FP)
 	RET
+
+// q6_K constants: 0x30 masks the two top bits in place; the shift counts
+// move qh bits 0-1 (left half: 32 elements 0..31) or 2-3 (right half:
+// elements 32..63) to bits 4-5, and bits 4-5 / 6-7 for elements 64..127.
+
+DATA q6kShlCnt<>+0x00(SB)/8, $0x0004000400040004
+DATA q6kShlCnt<>+0x08(SB)/8, $0x0004000400040004
+DATA q6kShlCnt<>+0x10(SB)/8, $0x0004000400040004
+DATA q6kShlCnt<>+0x18(SB)/8, $0x0004000400040004
+DATA q6kShlCnt<>+0x20(SB)/8, $0x0002000200020002
+DATA q6kShlCnt<>+0x28(SB)/8, $0x0002000200020002
+DATA q6kShlCnt<>+0x30(SB)/8, $0x0002000200020002
+DATA q6kShlCnt<>+0x38(SB)/8, $0x0002000200020002
+GLOBL q6kShlCnt<>(SB), RODATA|NOPTR, $64
+
+DATA q6kShrCnt<>+0x00(SB)/8, $0x0000000000000000
+DATA q6kShrCnt<>+0x08(SB)/8, $0x0000000000000000
+DATA q6kShrCnt<>+0x10(SB)/8, $0x0000000000000000
+DATA q6kShrCnt<>+0x18(SB)/8, $0x0000000000000000
+DATA q6kShrCnt<>+0x20(SB)/8, $0x0002000200020002
+DATA q6kShrCnt<>+0x28(SB)/8, $0x0002000200020002
+DATA q6kShrCnt<>+0x30(SB)/8, $0x0002000200020002
+DATA q6kShrCnt<>+0x38(SB)/8, $0x0002000200020002
+GLOBL q6kShrCnt<>(SB), RODATA|NOPTR, $64
+
+
+// q6kScaleIdx: VPERMW indexes for chunk c (64 bytes each): int32 lane i of
+// the chunk gets scale word 4c + i/4 in its low half and word 16 (zero) in
+// its high half.
+
+DATA q6kScaleIdx<>+0x00(SB)/8, $0x0010000000100000
+DATA q6kScaleIdx<>+0x08(SB)/8, $0x0010000000100000
+DATA q6kScaleIdx<>+0x10(SB)/8, $0x0010000100100001
+DATA q6kScaleIdx<>+0x18(SB)/8, $0x0010000100100001
+DATA q6kScaleIdx<>+0x20(SB)/8, $0x0010000200100002
+DATA q6kScaleIdx<>+0x28(SB)/8, $0x0010000200100002
+DATA q6kScaleIdx<>+0x30(SB)/8, $0x0010000300100003
+DATA q6kScaleIdx<>+0x38(SB)/8, $0x0010000300100003
+DATA q6kScaleIdx<>+0x40(SB)/8, $0x0010000400100004
+DATA q6kScaleIdx<>+0x48(SB)/8, $0x0010000400100004
+DATA q6kScaleIdx<>+0x50(SB)/8, $0x0010000500100005
+DATA q6kScaleIdx<>+0x58(SB)/8, $0x0010000500100005
+DATA q6kScaleIdx<>+0x60(SB)/8, $0x0010000600100006
+DATA q6kScaleIdx<>+0x68(SB)/8, $0x0010000600100006
+DATA q6kScaleIdx<>+0x70(SB)/8, $0x0010000700100007
+DATA q6kScaleIdx<>+0x78(SB)/8, $0x0010000700100007
+DATA q6kScaleIdx<>+0x80(SB)/8, $0x0010000800100008
+DATA q6kScaleIdx<>+0x88(SB)/8, $0x0010000800100008
+DATA q6kScaleIdx<>+0x90(SB)/8, $0x0010000900100009
+DATA q6kScaleIdx<>+0x98(SB)/8, $0x0010000900100009
+DATA q6kScaleIdx<>+0xa0(SB)/8, $0x0010000a0010000a
+DATA q6kScaleIdx<>+0xa8(SB)/8, $0x0010000a0010000a
+DATA q6kScaleIdx<>+0xb0(SB)/8, $0x0010000b0010000b
+DATA q6kScaleIdx<>+0xb8(SB)/8, $0x0010000b0010000b
+DATA q6kScaleIdx<>+0xc0(SB)/8, $0x0010000c0010000c
+DATA q6kScaleIdx<>+0xc8(SB)/8, $0x0010000c0010000c
+DATA q6kScaleIdx<>+0xd0(SB)/8, $0x0010000d0010000d
+DATA q6kScaleIdx<>+0xd8(SB)/8, $0x0010000d0010000d
+DATA q6kScaleIdx<>+0xe0(SB)/8, $0x0010000e0010000e
+DATA q6kScaleIdx<>+0xe8(SB)/8, $0x0010000e0010000e
+DATA q6kScaleIdx<>+0xf0(SB)/8, $0x0010000f0010000f
+DATA q6kScaleIdx<>+0xf8(SB)/8, $0x0010000f0010000f
+GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256
+
+// func dotQ6KAVX512(w, a []byte, nb int) float32
+//
+// The q6_K · q8_K dot product of nb blocks, as the Go twin dotQ6_K:
+//
+//	for g := 0; g < 16; g++ {
+//		hh, p := g/8, g%8/2
+//		ql := x[64*hh+32*(p%2):]
+//		qh := x[128+32*hh:]
+//		var s int32
+//		for l := 16 * (g % 2); l < 16*(g%2)+16; l++ {
+//			v := int32(ql[l]>>(4*(p/2))&0xf) | int32(qh[l]>>(2*p)&3)<<4
+//			s += (v - 32) * int32(int8(y[4+16*g+l%16]))
+//		}
+//		isum += int32(int8(x[192+g])) * s
+//	}
+//	sum += f16(x[208:]) * q8KScale(y) * float32(isum)
+//
+// The quants are used unsigned (0..63) and the -32 is applied once per
+// block as -32·Σ scale_g·bsums_g.
+TEXT ·dotQ6KAVX512(SB), NOSPLIT, $0-60
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z30
+	VMOVDQU64 q6kShlCnt<>(SB), Z29
+	VMOVDQU64 q6kShrCnt<>(SB), Z28
+	VMOVDQU64 q6kScaleIdx<>+0x00(SB), Z24
+	VMOVDQU64 q6kScaleIdx<>+0x40(SB), Z25
+	VMOVDQU64 q6kScaleIdx<>+0x80(SB), Z26
+	VMOVDQU64 q6kScaleIdx<>+0xc0(SB), Z27
+	VPXORD Z23, Z23, Z23
+	TESTQ CX, CX
+	JEQ q6kdone
+
+q6kloop:
+	VPMOVSXBW 192(SI), Y1   // 16 scales as words; words 16..31 zero
+	VPMADDWD 260(DI), Y1, Y3
+	VPSLLD $5, Y3, Y3
+	VPXORD Z21, Z21, Z21
+	VPSUBD Z3, Z21, Z22     // start at -32·Σ scale·bsum
+
+	// Half 0: elements 0..127.
+	VMOVDQU64 0(SI), Z8
+	VBROADCASTI64X4 128(SI), Z9
+	VPSLLVW Z29, Z9, Z10
+	VPANDD Z30, Z10, Z10
+	VPANDD Z31, Z8, Z12
+	VPORD Z10, Z12, Z12
+	VPSRLVW Z28, Z9, Z11
+	VPANDD Z30, Z11, Z11
+	VPSRLW $4, Z8, Z13
+	VPANDD Z31, Z13, Z13
+	VPORD Z11, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPDPBUSD 4(DI), Z12, Z14
+	VPXORD Z15, Z15, Z15
+	VPDPBUSD 68(DI), Z13, Z15
+	VPERMW Z1, Z24, Z16
+	VPDPWSSD Z16, Z14, Z22
+	VPERMW Z1, Z25, Z17
+	VPDPWSSD Z17, Z15, Z21
+
+	// Half 1: elements 128..255.
+	VMOVDQU64 64(SI), Z8
+	VBROADCASTI64X4 160(SI), Z9
+	VPSLLVW Z29, Z9, Z10
+	VPANDD Z30, Z10, Z10
+	VPANDD Z31, Z8, Z12
+	VPORD Z10, Z12, Z12
+	VPSRLVW Z28, Z9, Z11
+	VPANDD Z30, Z11, Z11
+	VPSRLW $4, Z8, Z13
+	VPANDD Z31, Z13, Z13
+	VPORD Z11, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPDPBUSD 132(DI), Z12, Z14
+	VPXORD Z15, Z15, Z15
+	VPDPBUSD 196(DI), Z13, Z15
+	VPERMW Z1, Z26, Z16
+	VPDPWSSD Z16, Z14, Z22
+	VPERMW Z1, Z27, Z17
+	VPDPWSSD Z17, Z15, Z21
+
+	VPADDD Z21, Z22, Z22
+	VCVTDQ2PS Z22, Z22
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	VMULSS (DI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS Z4, Z22, Z23
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q6kloop
+
+q6kdone:
+	VEXTRACTF64X4 $1, Z23, Y0
+	VADDPS Y23, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+56(FP)
+	RET
+
+// func dotQ8_0AVX512(w, a []byte, nb int) float32
+//
+// The q8_0 · q8_0 dot product of nb blocks, as the Go twin dotQ8_0:
+//
+//	for j := 0; j < 32; j++ {
+//		s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
+//	}
+//	sum += f16(x) * f16(y) * float32(s)
+//
+// VPDPBUSD needs one unsigned operand: |w| times a with w's sign
+// (VPSIGNB), as ggml's mul_sum_i8_pairs.
+TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-60
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ q80tail
+
+q80loop:
+	// Two blocks per iteration, in the halves of one zmm.
+	VMOVDQU 2(SI), Y1
+	VINSERTI64X4 $1, 36(SI), Z1, Z1
+	VMOVDQU 2(DI), Y2
+	VINSERTI64X4 $1, 36(DI), Z2, Z2
+	VPABSB Z1, Z3
+	VPMOVB2M Z1, K1
+	VPXORD Z8, Z8, Z8
+	VPSUBB Z2, Z8, K1, Z2  // a := -a where w < 0
+	VPXORD Z4, Z4, Z4
+	VPDPBUSD Z2, Z3, Z4
+	VCVTDQ2PS Z4, Z4
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX 34(SI), BX
+	MOVWLZX 34(DI), DX
+	SHLL $16, DX
+	ORL DX, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VMOVQ AX, X5
+	VCVTPH2PS X5, X5        // dw0 da0 dw1 da1
+	VMOVSHDUP X5, X6
+	VMULPS X6, X5, X5       // lane 0: dw0·da0, lane 2: dw1·da1
+	VBROADCASTSS X5, Y6
+	VPERMILPS $0xaa, X5, X5
+	VBROADCASTSS X5, Y5
+	VINSERTF64X4 $1, Y5, Z6, Z6
+	VFMADD231PS Z6, Z4, Z0
+	ADDQ $68, SI
+	ADDQ $68, DI
+	DECQ CX
+	JNZ q80loop
+
+q80tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ q80done
+	VMOVDQU 2(SI), Y1
+	VMOVDQU 2(DI), Y2
+	VPABSB Y1, Y3
+	VPSIGNB Y1, Y2, Y2
+	VPXORD Y4, Y4, Y4
+	VPDPBUSD Y2, Y3, Y4
+	VCVTDQ2PS Y4, Y4
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMOVSHDUP X5, X6
+	VMULSS X6, X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS Y5, Y4, Y7
+
+q80done:
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VADDPS Y7, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+56(FP)
+	RET

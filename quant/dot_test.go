@@ -41,7 +41,7 @@ const (
 	fillRandom   blockFill = iota // random quants, random finite scales of both signs
 	fillZero                      // all zero bytes
 	fillMax                       // every quant bit set, scales ±1
-	fillExact                     // random quants, power-of-two scales: every float step is exact
+	fillExact                     // random quants, one power-of-two scale: every float step is exact
 	fillNegScale                  // random quants, negative scales
 )
 
@@ -58,7 +58,7 @@ func randHalf(rng *rand.Rand, f blockFill) uint16 {
 		}
 		return 0xbc00 // -1
 	case fillExact:
-		return halfBits(float32(math.Ldexp(1, -rng.IntN(4)-2)))
+		return 0x3400 // 0.25: one power of two for every block, so every partial sum is exact
 	case fillNegScale:
 		return halfBits(-float32(math.Ldexp(0.5+rng.Float64(), -rng.IntN(6)-2)))
 	}
@@ -131,7 +131,7 @@ func makeActs(t testing.TB, rng *rand.Rand, vt gguf.Type, n int, f blockFill) []
 			var qs []byte
 			switch vt {
 			case gguf.TypeQ8_K:
-				binary.LittleEndian.PutUint32(x, math.Float32bits(float32(math.Ldexp(1, -rng.IntN(4)-3))))
+				binary.LittleEndian.PutUint32(x, math.Float32bits(0.125))
 				qs = x[4:260]
 			case gguf.TypeQ8_0:
 				binary.LittleEndian.PutUint16(x, randHalf(rng, fillExact))

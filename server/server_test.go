@@ -616,3 +616,42 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Error("server still accepts connections after shutdown")
 	}
 }
+
+func TestWebPage(t *testing.T) {
+	ts := start(t, &servertest.Engine{}, server.Config{})
+	for _, tc := range []struct{ path, ctype, contains string }{
+		{"/", "text/html", `<script src="app.js"`},
+		{"/app.js", "text/javascript", "SafeMarkdown.render"},
+		{"/markdown.js", "text/javascript", "createTextNode"},
+		{"/style.css", "text/css", ".markdown pre"},
+	} {
+		resp, err := http.Get(ts.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), tc.ctype) || !strings.Contains(string(b), tc.contains) {
+			t.Errorf("GET %s: %d %q, body has %q: %v", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), tc.contains, strings.Contains(string(b), tc.contains))
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+			t.Errorf("GET %s: weak or no CSP %q", tc.path, csp)
+		}
+		// Model text must never reach an HTML parser.
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("%s uses %s", tc.path, bad)
+			}
+		}
+	}
+	// The API alone: no page.
+	api := start(t, &servertest.Engine{}, server.Config{DisableUI: true})
+	resp, err := http.Get(api.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("DisableUI: GET / is %d", resp.StatusCode)
+	}
+}

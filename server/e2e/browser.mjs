@@ -1,0 +1,121 @@
+// Drives the web chat in headless Chromium (Debian's chromium, through
+// playwright-core) against a server running the fake engine:
+// type a message, watch the answer stream, stop it, toggle thinking,
+// regenerate, and check that HTML in an answer renders as text.
+// Usage: SMOLGO_URL=... CHROMIUM=/usr/bin/chromium SCREENSHOT_DIR=... USER_DATA_DIR=... node browser.mjs
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+
+const url = process.env.SMOLGO_URL;
+const shots = process.env.SCREENSHOT_DIR || ".";
+assert.ok(url, "SMOLGO_URL is not set");
+
+const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1200, height: 800 },
+});
+const step = (s) => console.log("step:", s);
+const problems = [];
+try {
+  const page = context.pages()[0] || (await context.newPage());
+  page.on("pageerror", (e) => problems.push("page error: " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+  page.on("dialog", (d) => { problems.push("a dialog opened: " + d.message()); d.dismiss(); });
+  page.setDefaultTimeout(15000);
+
+  step("load the page");
+  await page.goto(url + "/");
+  await page.waitForFunction(() => document.getElementById("model-name").textContent === "fake-smollm3");
+  const last = () => page.locator(".msg.assistant").last();
+
+  step("send a long message and watch it stream");
+  await page.fill("#input", "count 2000");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#stop:not([hidden])");
+  await last().locator(".reasoning").waitFor();
+  await page.waitForFunction(() => {
+    const m = [...document.querySelectorAll(".msg.assistant .content")].pop();
+    return m && /^1 2 3 4 5 /.test(m.textContent);
+  });
+  const before = (await last().locator(".content").textContent()).length;
+  await page.waitForTimeout(300);
+  const during = (await last().locator(".content").textContent()).length;
+  assert.ok(during > before, `text keeps streaming (${before} -> ${during} chars)`);
+  await page.screenshot({ path: shots + "/webchat-streaming.png" });
+  assert.equal(await last().locator(".reasoning summary").textContent(), "Reasoning (3 words)");
+  assert.equal(await last().locator(".reasoning-body").textContent(), "Counting to 2000.");
+
+  step("press stop");
+  await page.click("#stop");
+  await page.waitForSelector("#send:not([hidden])");
+  const stopped = (await last().locator(".content").textContent()).length;
+  await page.waitForTimeout(300);
+  assert.equal((await last().locator(".content").textContent()).length, stopped, "no text after stop");
+  assert.ok(stopped < 9000, "stopped well before the end");
+  assert.match(await last().locator(".stats").textContent(), /stopped/);
+  const status = await page.evaluate(async () => (await (await fetch("health")).json()));
+  assert.equal(status.slots_processing, 0, "the server slot is free after stop");
+
+  step("turn thinking off and ask again");
+  await page.click("label.toggle");
+  assert.equal(await page.isChecked("#thinking"), false);
+  await page.fill("#input", "hello again");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#send:not([hidden])");
+  await page.waitForFunction(() => /tokens/.test([...document.querySelectorAll(".msg.assistant .stats")].pop()?.textContent || ""));
+  assert.equal(await last().locator(".content").textContent(), "You said: hello again");
+  assert.equal(await last().locator(".reasoning").count(), 0, "no reasoning block with thinking off");
+  const stats = await last().locator(".stats").textContent();
+  assert.match(stats, /\d+ tokens · [\d.]+ tok\/s · prompt \d+ \(\d+ cached\)/, "stats line: " + stats);
+
+  step("an answer with HTML and Markdown");
+  const evil = 'Look: <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> ' +
+    "**bold** and `code` [bad](javascript:window.__pwned=3) [good](https://example.com/a)";
+  await page.fill("#input", evil);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#send:not([hidden])");
+  await page.waitForFunction(() => /tokens/.test([...document.querySelectorAll(".msg.assistant .stats")].pop()?.textContent || ""));
+  const content = last().locator(".content");
+  const text = await content.textContent();
+  assert.ok(text.includes("<script>window.__pwned = 1</script>"), "script tag shown as text: " + text);
+  assert.ok(text.includes('<img src=x onerror="window.__pwned = 2">'), "img tag shown as text");
+  assert.equal(await page.locator("#messages script, #messages img, #messages iframe").count(), 0, "no element made from model text");
+  assert.equal(await content.locator("strong").textContent(), "bold");
+  assert.equal(await content.locator("code").textContent(), "code");
+  const hrefs = await content.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+  assert.deepEqual(hrefs, ["https://example.com/a"], "only the safe link is a link");
+  assert.ok(text.includes("bad (javascript:window.__pwned=3)"), "unsafe link kept as text");
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, "no injected code ran");
+
+  step("regenerate the last answer");
+  const answers = await page.locator(".msg.assistant").count();
+  await last().getByRole("button", { name: "Regenerate" }).click();
+  await page.waitForSelector("#send:not([hidden])");
+  await page.waitForFunction(() => /tokens/.test([...document.querySelectorAll(".msg.assistant .stats")].pop()?.textContent || ""));
+  assert.equal(await page.locator(".msg.assistant").count(), answers, "regenerate replaces the answer");
+  assert.match(await last().locator(".stats").textContent(), /\(\d+ cached\)/, "regenerate reuses the session cache");
+
+  step("a second conversation has its own session and thinking setting");
+  await page.click("#new-chat");
+  assert.equal(await page.isChecked("#thinking"), true, "new chat starts with thinking on");
+  await page.fill("#input", "Show me **Markdown**:\n\n- one\n- two\n\n```go\nfmt.Println(\"hi\")\n```");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#send:not([hidden])");
+  assert.equal(await page.locator("#conversations .conv").count(), 2);
+  assert.equal(await last().locator(".content li").count(), 2);
+  assert.equal(await last().locator(".content pre code").textContent(), 'fmt.Println("hi")');
+  await page.screenshot({ path: shots + "/webchat-markdown.png" });
+
+  step("back to the first conversation for the screenshot");
+  await page.locator("#conversations .conv-title").nth(1).click();
+  await page.waitForFunction(() => document.querySelectorAll(".msg").length >= 6);
+  await page.screenshot({ path: shots + "/webchat.png" });
+
+  assert.deepEqual(problems, [], "no page errors");
+  console.log("browser test passed; screenshots in " + shots);
+} finally {
+  await context.close();
+}
