@@ -238,15 +238,36 @@ var iq4nlValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 
 
 // f16 reads the IEEE binary16 value at b[0:2] as a float32 (exact).
 func f16(b []byte) float32 {
-	return float16.Frombits(binary.LittleEndian.Uint16(b)).Float32()
+	return halfToFloat(binary.LittleEndian.Uint16(b))
+}
+
+// halfToFloat widens an IEEE binary16 to float32 exactly. It is the same
+// function as float16.Frombits(h).Float32() (a test checks all 65536 inputs)
+// but without a loop for subnormals: it moves the exponent and mantissa into
+// place, rebiases the exponent, and renormalizes a subnormal with one float
+// subtraction (its bits are 2^-14 * 0.mantissa = (1.mantissa - 1) * 2^-14).
+func halfToFloat(h uint16) float32 {
+	const expMask = 0x7c00 << 13
+	o := uint32(h&0x7fff) << 13
+	exp := o & expMask
+	o += (127 - 15) << 23
+	switch exp {
+	case expMask: // Inf or NaN: exponent all ones; NaNs come out quiet, as with F16C
+		o += (128 - 16) << 23
+		if h&0x3ff != 0 {
+			o |= 1 << 22
+		}
+	case 0: // zero or subnormal
+		o += 1 << 23
+		o = math.Float32bits(math.Float32frombits(o) - math.Float32frombits(113<<23))
+	}
+	return math.Float32frombits(o | uint32(h&0x8000)<<16)
 }
 
 // putF16 stores v rounded to the nearest binary16 (ties to even), as ggml's
-// GGML_FP32_TO_FP16 does, and returns the stored value widened back.
-func putF16(b []byte, v float32) float32 {
-	h := float16.Fromfloat32(v)
-	binary.LittleEndian.PutUint16(b, h.Bits())
-	return h.Float32()
+// GGML_FP32_TO_FP16 does.
+func putF16(b []byte, v float32) {
+	binary.LittleEndian.PutUint16(b, float16.Fromfloat32(v).Bits())
 }
 
 // f16Finite reports whether the binary16 at b[0:2] is neither Inf nor NaN.

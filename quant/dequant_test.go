@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/x448/float16"
+
 	"github.com/smolgo/smolgo/gguf"
 )
 
@@ -123,4 +125,16 @@ func TestDequantizeHandMade(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHalfToFloat checks the fast float16 widening against x448/float16 on
+// every one of the 65536 inputs (NaN payloads included, bit for bit).
+func TestHalfToFloat(t *testing.T) {
+	for h := 0; h < 1<<16; h++ {
+		got := math.Float32bits(halfToFloat(uint16(h)))
+		want := math.Float32bits(float16.Frombits(uint16(h)).Float32())
+		if got != want {
+			t.Fatalf("halfToFloat(%#04x) = %#08x, want %#08x", h, got, want)
+		}
+	}
 }

@@ -18,8 +18,22 @@ func dotQ6KAVX512(w, a []byte, nb int) float32
 //go:noescape
 func dotQ8_0AVX512(w, a []byte, nb int) float32
 
+//go:noescape
+func dotQ4KAVX2(w, a []byte, nb int) float32
+
+//go:noescape
+func dotQ6KAVX2(w, a []byte, nb int) float32
+
+//go:noescape
+func dotQ8_0AVX2(w, a []byte, nb int) float32
+
 // addArchKernels installs the assembly kernels of level into k.
 func addArchKernels(k *kernelSet, level isaLevel) {
+	if level >= levelAVX2 {
+		k.dots[gguf.TypeQ4_K] = blockDot(gguf.TypeQ4_K, dotQ4KAVX2)
+		k.dots[gguf.TypeQ6_K] = blockDot(gguf.TypeQ6_K, dotQ6KAVX2)
+		k.dots[gguf.TypeQ8_0] = blockDot(gguf.TypeQ8_0, dotQ8_0AVX2)
+	}
 	if level >= levelAVX512 {
 		k.dots[gguf.TypeQ4_K] = blockDot(gguf.TypeQ4_K, dotQ4KAVX512)
 		k.dots[gguf.TypeQ6_K] = blockDot(gguf.TypeQ6_K, dotQ6KAVX512)

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -288,6 +289,29 @@ func TestQuantizeQ8KBsums(t *testing.T) {
 		}
 		if got := int(int16(uint16(b[q8KBsums+2*g]) | uint16(b[q8KBsums+2*g+1])<<8)); got != s {
 			t.Errorf("bsums[%d] = %d, want %d", g, got, s)
+		}
+	}
+}
+
+// TestQuantizeQ8KMatchesActivations: Q8_K has one reference quantizer in
+// ggml (quantize_row_q8_K_ref), used both for files and for activations, so
+// Quantize and QuantizeActivations (written separately) must agree byte for
+// byte.
+func TestQuantizeQ8KMatchesActivations(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, scale := range []float64{1e-3, 1, 1e3} {
+		x := gaussian(r, 8*QKK, scale)
+		x[5] = 0 // and one all-zero block
+		clear(x[3*QKK : 4*QKK])
+		a, b := make([]byte, 8*q8KBytes), make([]byte, 8*q8KBytes)
+		if err := Quantize(gguf.TypeQ8_K, x, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := QuantizeActivations(gguf.TypeQ8_K, x, b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("scale %g: Quantize vs QuantizeActivations: %s", scale, firstBlockDiff(gguf.TypeQ8_K, a, b))
 		}
 	}
 }

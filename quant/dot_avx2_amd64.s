@@ -1,0 +1,347 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX2 kernels (with FMA and F16C). VPMADDUBSW multiplies unsigned weight
+// bytes by signed activation bytes and adds pairs into int16 lanes (no
+// saturation is possible for these formats: at most 2·63·128); VPMADDWD
+// multiplies those by the sub-block scales and adds pairs into int32 lanes.
+// Per block, the int32 lanes are converted to float32 and accumulated with
+// FMA against d_w·d_a.
+
+// q4kWordShuf: control s (32 bytes) broadcasts word s of a register that
+// holds the 8 q4_K scales as words (in both 128-bit lanes).
+DATA q4kWordShuf<>+0x00(SB)/8, $0x0100010001000100
+DATA q4kWordShuf<>+0x08(SB)/8, $0x0100010001000100
+DATA q4kWordShuf<>+0x10(SB)/8, $0x0100010001000100
+DATA q4kWordShuf<>+0x18(SB)/8, $0x0100010001000100
+DATA q4kWordShuf<>+0x20(SB)/8, $0x0302030203020302
+DATA q4kWordShuf<>+0x28(SB)/8, $0x0302030203020302
+DATA q4kWordShuf<>+0x30(SB)/8, $0x0302030203020302
+DATA q4kWordShuf<>+0x38(SB)/8, $0x0302030203020302
+DATA q4kWordShuf<>+0x40(SB)/8, $0x0504050405040504
+DATA q4kWordShuf<>+0x48(SB)/8, $0x0504050405040504
+DATA q4kWordShuf<>+0x50(SB)/8, $0x0504050405040504
+DATA q4kWordShuf<>+0x58(SB)/8, $0x0504050405040504
+DATA q4kWordShuf<>+0x60(SB)/8, $0x0706070607060706
+DATA q4kWordShuf<>+0x68(SB)/8, $0x0706070607060706
+DATA q4kWordShuf<>+0x70(SB)/8, $0x0706070607060706
+DATA q4kWordShuf<>+0x78(SB)/8, $0x0706070607060706
+DATA q4kWordShuf<>+0x80(SB)/8, $0x0908090809080908
+DATA q4kWordShuf<>+0x88(SB)/8, $0x0908090809080908
+DATA q4kWordShuf<>+0x90(SB)/8, $0x0908090809080908
+DATA q4kWordShuf<>+0x98(SB)/8, $0x0908090809080908
+DATA q4kWordShuf<>+0xa0(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kWordShuf<>+0xa8(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kWordShuf<>+0xb0(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kWordShuf<>+0xb8(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kWordShuf<>+0xc0(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kWordShuf<>+0xc8(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kWordShuf<>+0xd0(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kWordShuf<>+0xd8(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kWordShuf<>+0xe0(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q4kWordShuf<>+0xe8(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q4kWordShuf<>+0xf0(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q4kWordShuf<>+0xf8(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL q4kWordShuf<>(SB), RODATA|NOPTR, $256
+
+// q4kMinShuf2 turns the 8 mins (bytes, broadcast to both lanes) into words
+// m0 m0 m1 m1 ... m7 m7 to meet bsums[0..15] in VPMADDWD.
+DATA q4kMinShuf2<>+0x00(SB)/8, $0x8001800180008000
+DATA q4kMinShuf2<>+0x08(SB)/8, $0x8003800380028002
+DATA q4kMinShuf2<>+0x10(SB)/8, $0x8005800580048004
+DATA q4kMinShuf2<>+0x18(SB)/8, $0x8007800780068006
+GLOBL q4kMinShuf2<>(SB), RODATA|NOPTR, $32
+
+// q6kByteShuf: control c (16 bytes) repeats scale byte 2c eight times, then
+// scale 2c+1 eight times: the scales of the 32 elements of chunk c.
+DATA q6kByteShuf<>+0x00(SB)/8, $0x0000000000000000
+DATA q6kByteShuf<>+0x08(SB)/8, $0x0101010101010101
+DATA q6kByteShuf<>+0x10(SB)/8, $0x0202020202020202
+DATA q6kByteShuf<>+0x18(SB)/8, $0x0303030303030303
+DATA q6kByteShuf<>+0x20(SB)/8, $0x0404040404040404
+DATA q6kByteShuf<>+0x28(SB)/8, $0x0505050505050505
+DATA q6kByteShuf<>+0x30(SB)/8, $0x0606060606060606
+DATA q6kByteShuf<>+0x38(SB)/8, $0x0707070707070707
+DATA q6kByteShuf<>+0x40(SB)/8, $0x0808080808080808
+DATA q6kByteShuf<>+0x48(SB)/8, $0x0909090909090909
+DATA q6kByteShuf<>+0x50(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA q6kByteShuf<>+0x58(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA q6kByteShuf<>+0x60(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6kByteShuf<>+0x68(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA q6kByteShuf<>+0x70(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA q6kByteShuf<>+0x78(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
+
+// func dotQ4KAVX2(w, a []byte, nb int) float32
+//
+// The q4_K · q8_K dot product of nb blocks, as the Go twin dotQ4_K:
+//
+//	for s := 0; s < 8; s++ {
+//		sc, m := scaleMinK4(s, x[4:16])
+//		msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+//		q := x[16+32*(s/2):]
+//		shift := 4 * (s % 2)
+//		var d int32
+//		for l := 0; l < 32; l++ {
+//			d += int32(q[l]>>shift&0xf) * int32(int8(y[4+32*s+l]))
+//		}
+//		isum += int32(sc) * d
+//	}
+//	dy := q8KScale(y)
+//	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-60
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VMOVDQU q4kMinShuf2<>(SB), Y12
+	VPXOR Y14, Y14, Y14 // Σ d·isum lanes
+	VPXOR Y13, Y13, Y13 // Σ dmin·msum lanes
+	TESTQ CX, CX
+	JEQ q4k2done
+
+q4k2loop:
+	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10 // mins 0..3
+	MOVL DX, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R11          // scales 4..7
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, R11
+	ORQ R11, AX
+	SHLQ $32, R8
+	ORQ R8, R10
+	VMOVQ AX, X1
+	VPMOVZXBW X1, X1
+	VINSERTI128 $1, X1, Y1, Y1 // scales as words, in both lanes
+	VMOVQ R10, X2
+	VPBROADCASTQ X2, Y2
+
+	// Mins: 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
+	VPSHUFB Y12, Y2, Y2
+	VPMADDWD 260(DI), Y2, Y3
+	VCVTDQ2PS Y3, Y3
+	VCVTPH2PS (SI), X4
+	VBROADCASTSS (DI), X5
+	VMULPS X5, X4, X4
+	VBROADCASTSS X4, Y6
+	VMOVSHDUP X4, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS Y7, Y3, Y13
+
+	VPXOR Y10, Y10, Y10
+
+#define Q4K_CHUNK(qoff, aoff, shuf) \
+	VMOVDQU qoff(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VPMADDUBSW aoff(DI), Y8, Y8 \
+	VPMADDUBSW (aoff+32)(DI), Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+shuf(SB), Y1, Y11 \
+	VPMADDWD Y11, Y8, Y8 \
+	VPSHUFB q4kWordShuf<>+(shuf+32)(SB), Y1, Y11 \
+	VPMADDWD Y11, Y9, Y9 \
+	VPADDD Y8, Y10, Y10 \
+	VPADDD Y9, Y10, Y10
+
+	Q4K_CHUNK(16, 4, 0)
+	Q4K_CHUNK(48, 68, 64)
+	Q4K_CHUNK(80, 132, 128)
+	Q4K_CHUNK(112, 196, 192)
+
+	VCVTDQ2PS Y10, Y10
+	VFMADD231PS Y6, Y10, Y14
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q4k2loop
+
+q4k2done:
+	VSUBPS Y13, Y14, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+56(FP)
+	RET
+
+// func dotQ6KAVX2(w, a []byte, nb int) float32
+//
+// The q6_K · q8_K dot product of nb blocks, as the Go twin dotQ6_K:
+//
+//	for g := 0; g < 16; g++ {
+//		hh, p := g/8, g%8/2
+//		ql := x[64*hh+32*(p%2):]
+//		qh := x[128+32*hh:]
+//		var s int32
+//		for l := 16 * (g % 2); l < 16*(g%2)+16; l++ {
+//			v := int32(ql[l]>>(4*(p/2))&0xf) | int32(qh[l]>>(2*p)&3)<<4
+//			s += (v - 32) * int32(int8(y[4+16*g+l%16]))
+//		}
+//		isum += int32(int8(x[192+g])) * s
+//	}
+//	sum += f16(x[208:]) * q8KScale(y) * float32(isum)
+//
+// The quants are used unsigned (0..63) and the -32 is applied once per
+// block as -32·Σ scale_g·bsums_g.
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-60
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VPXOR Y13, Y13, Y13
+	TESTQ CX, CX
+	JEQ q6k2done
+
+q6k2loop:
+	VMOVDQU 192(SI), X1 // 16 int8 scales
+	VPMOVSXBW X1, Y2
+	VPMADDWD 260(DI), Y2, Y3
+	VPSLLD $5, Y3, Y3
+	VPXOR Y10, Y10, Y10
+	VPSUBD Y3, Y10, Y10 // start at -32·Σ scale·bsum
+
+#define Q6K_CHUNK(aoff, shuf) \
+	VPMADDUBSW aoff(DI), Y7, Y7 \
+	VPSHUFB q6kByteShuf<>+shuf(SB), X1, X8 \
+	VPMOVSXBW X8, Y8 \
+	VPMADDWD Y8, Y7, Y7 \
+	VPADDD Y7, Y10, Y10
+
+#define Q6K_HALF(qloff, qhoff, aoff, shuf) \
+	VMOVDQU qloff(SI), Y4 \
+	VMOVDQU (qloff+32)(SI), Y5 \
+	VMOVDQU qhoff(SI), Y6 \
+	VPAND Y15, Y4, Y7 \
+	VPSLLW $4, Y6, Y8 \
+	VPAND Y14, Y8, Y8 \
+	VPOR Y8, Y7, Y7 \
+	Q6K_CHUNK(aoff, shuf) \
+	VPAND Y15, Y5, Y7 \
+	VPSLLW $2, Y6, Y8 \
+	VPAND Y14, Y8, Y8 \
+	VPOR Y8, Y7, Y7 \
+	Q6K_CHUNK(aoff+32, shuf+16) \
+	VPSRLW $4, Y4, Y7 \
+	VPAND Y15, Y7, Y7 \
+	VPAND Y14, Y6, Y8 \
+	VPOR Y8, Y7, Y7 \
+	Q6K_CHUNK(aoff+64, shuf+32) \
+	VPSRLW $4, Y5, Y7 \
+	VPAND Y15, Y7, Y7 \
+	VPSRLW $2, Y6, Y8 \
+	VPAND Y14, Y8, Y8 \
+	VPOR Y8, Y7, Y7 \
+	Q6K_CHUNK(aoff+96, shuf+48)
+
+	Q6K_HALF(0, 128, 4, 0)
+	Q6K_HALF(64, 160, 132, 64)
+
+	VCVTDQ2PS Y10, Y10
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	VMULSS (DI), X4, X4
+	VBROADCASTSS X4, Y4
+	VFMADD231PS Y4, Y10, Y13
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q6k2loop
+
+q6k2done:
+	VEXTRACTF128 $1, Y13, X1
+	VADDPS X1, X13, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+56(FP)
+	RET
+
+// func dotQ8_0AVX2(w, a []byte, nb int) float32
+//
+// The q8_0 · q8_0 dot product of nb blocks, as the Go twin dotQ8_0:
+//
+//	for j := 0; j < 32; j++ {
+//		s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
+//	}
+//	sum += f16(x) * f16(y) * float32(s)
+//
+// VPMADDUBSW needs one unsigned operand: |w| times a with w's sign
+// (VPSIGNB), as ggml's mul_sum_i8_pairs.
+TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-60
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	MOVL $0x00010001, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPXOR Y0, Y0, Y0
+	TESTQ CX, CX
+	JEQ q802done
+
+q802loop:
+	VMOVDQU 2(SI), Y1
+	VMOVDQU 2(DI), Y2
+	VPSIGNB Y1, Y2, Y2
+	VPABSB Y1, Y1
+	VPMADDUBSW Y2, Y1, Y3
+	VPMADDWD Y15, Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMOVSHDUP X5, X6
+	VMULSS X6, X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS Y5, Y3, Y0
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q802loop
+
+q802done:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+56(FP)
+	RET
