@@ -17,8 +17,8 @@ import (
 // so its answer is gibberish; with SmolLM3-3B-Q4_K_M.gguf the same code
 // chats. Use Sampler: sample.SmolLM3Defaults() for the model's recommended
 // sampling; the zero Sampler is greedy.
-func Example() {
-	path, cleanup := tinyModel()
+func ExampleSession_Generate() {
+	path, cleanup := writeTinyModel()
 	defer cleanup()
 
 	m, err := smollm3.Load(path)
@@ -43,9 +43,9 @@ func Example() {
 	// Output: 8 tokens, stop reason: length
 }
 
-// tinyModel writes the golden "tinyq" model (Q4_K_M, 2 MB) to a temporary
+// writeTinyModel writes the golden "tinyq" model (Q4_K_M, 2 MB) to a temporary
 // file.
-func tinyModel() (path string, cleanup func()) {
+func writeTinyModel() (path string, cleanup func()) {
 	dir, err := os.MkdirTemp("", "smollm3-example")
 	if err != nil {
 		log.Fatal(err)
