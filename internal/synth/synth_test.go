@@ -255,3 +255,44 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress total %d exceeds the data section %d", last.NBytes, want)
 	}
 }
+
+func TestRealTokenizer(t *testing.T) {
+	vf, err := gguf.Open(sharedtest.Path(t, "tokenizer/smollm3-vocab.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	m, _ := synth.Preset("tinyq")
+	if m.Tokenizer, err = synth.TokenizerFrom(vf); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := m.Metadata(synth.MixQ4_K_M)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, kv, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.Uint32("smollm3.vocab_size"); err != nil || n != 128256 {
+		t.Errorf("vocab_size %d, %v", n, err)
+	}
+	if tmpl, err := f.String("tokenizer.chat_template"); err != nil || !strings.Contains(tmpl, "enable_thinking") {
+		t.Errorf("chat template not copied: %v", err)
+	}
+	tensors, err := m.Tensors(context.Background(), synth.MixQ4_K_M, synth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tensors[1].Name != "token_embd.weight" || !slices.Equal(tensors[1].Dims, []uint64{256, 128256}) {
+		t.Errorf("tensor 1: %s %v", tensors[1].Name, tensors[1].Dims)
+	}
+	m.Shape.Vocab = 337
+	if _, err := m.Metadata(synth.MixF32); err == nil {
+		t.Error("shape vocab 337 with a 128256-token tokenizer accepted")
+	}
+}

@@ -60,7 +60,11 @@ func (m Model) Tensors(ctx context.Context, mix Mix, opts Options) ([]gguf.Write
 	if err := m.Shape.Validate(); err != nil {
 		return nil, err
 	}
-	specs := m.specs()
+	nVocab, err := m.vocabSize()
+	if err != nil {
+		return nil, err
+	}
+	specs := m.specs(uint64(nVocab))
 	if mix != MixF32 {
 		quantizeOrder(specs)
 	}
