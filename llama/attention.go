@@ -153,8 +153,8 @@ func (j *attnJob) tiledRow(out, q []float32, off, stride, kvLen int, scale float
 			pv := tensor.Expf(sc[p-t0] - mnew)
 			S += pv
 			v := row(j.c.v16, j.c.v32, p, vbuf)
-			for i := range out {
-				out[i] = fma32(v[i], pv, out[i])
+			for i, vi := range v {
+				out[i] = fma32(vi, pv, out[i])
 			}
 		}
 		M = mnew
@@ -217,6 +217,36 @@ func fma32(a, b, c float32) float32 {
 	return float32(math.FMA(float64(a), float64(b), float64(c)))
 }
 
-func toF16(x float32) uint16     { return float16.Fromfloat32(x).Bits() }
-func fromF16(h uint16) float32   { return float16.Frombits(h).Float32() }
-func roundF16(x float32) float32 { return fromF16(toF16(x)) }
+func toF16(x float32) uint16   { return float16.Fromfloat32(x).Bits() }
+func fromF16(h uint16) float32 { return f16Table[h] }
+
+// f16Table widens every float16 bit pattern to float32 (exact). It is
+// filled once at start-up and only read afterwards.
+var f16Table = func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = float16.Frombits(uint16(i)).Float32()
+	}
+	return &t
+}()
+
+// roundF16 rounds x to the nearest float16 value (ties to even) and returns
+// it as float32: float16(x) widened back. Values in float16's normal range
+// take a fast path that rounds the float32 significand to 10 bits in place;
+// zeros, subnormals, overflow and NaN go through the exact conversion.
+func roundF16(x float32) float32 {
+	b := math.Float32bits(x)
+	e := (b >> 23) & 0xff
+	if e >= 127-14 && e <= 127+15 {
+		b += 0xfff + (b>>13)&1 // round to nearest even at bit 13
+		b &^= 0x1fff
+		if (b>>23)&0xff <= 127+15 {
+			return math.Float32frombits(b)
+		}
+		return float32(math.Inf(1 - 2*int(b>>31)))
+	}
+	if b<<1 == 0 {
+		return x // ±0
+	}
+	return fromF16(toF16(x))
+}

@@ -274,20 +274,24 @@ func dequantQ6K(src []byte, dst []float32) {
 		y := dst[i*QKK : (i+1)*QKK]
 		d := f16(b[q6KD:])
 		for h := 0; h < 2; h++ {
-			ql := b[q6KQL+64*h : q6KQL+64*h+64]
-			qh := b[q6KQH+32*h : q6KQH+32*h+32]
+			ql := (*[64]byte)(b[q6KQL+64*h:])
+			qh := (*[32]byte)(b[q6KQH+32*h:])
 			sc := b[q6KScales+8*h : q6KScales+8*h+8]
-			out := y[128*h : 128*h+128]
-			for l := 0; l < 32; l++ {
-				is := l / 16
-				q1 := int(ql[l]&0xF|(qh[l]>>0&3)<<4) - 32
-				q2 := int(ql[l+32]&0xF|(qh[l]>>2&3)<<4) - 32
-				q3 := int(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
-				q4 := int(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32
-				out[l] = d * float32(int8(sc[is])) * float32(q1)
-				out[l+32] = d * float32(int8(sc[is+2])) * float32(q2)
-				out[l+64] = d * float32(int8(sc[is+4])) * float32(q3)
-				out[l+96] = d * float32(int8(sc[is+6])) * float32(q4)
+			out := (*[128]float32)(y[128*h:])
+			// ggml computes d * sc * q left to right, so d*sc can be hoisted.
+			var ds [8]float32
+			for k := range ds {
+				ds[k] = d * float32(int8(sc[k]))
+			}
+			for is := 0; is < 2; is++ {
+				d1, d2, d3, d4 := ds[is], ds[is+2], ds[is+4], ds[is+6]
+				for l := 16 * is; l < 16*is+16; l++ {
+					a, c, hb := ql[l], ql[l+32], qh[l]
+					out[l] = d1 * float32(int(a&0xF|(hb&3)<<4)-32)
+					out[l+32] = d2 * float32(int(c&0xF|(hb>>2&3)<<4)-32)
+					out[l+64] = d3 * float32(int(a>>4|(hb>>4&3)<<4)-32)
+					out[l+96] = d4 * float32(int(c>>4|(hb>>6)<<4)-32)
+				}
 			}
 		}
 	}

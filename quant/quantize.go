@@ -23,8 +23,11 @@ import (
 // garbage: a NaN or infinite element, or a block whose scale does not fit the
 // format's float16 (magnitudes beyond about 65504 × the format's largest
 // quant; for F16 and BF16, a value that rounds to infinity), is an error
-// naming the block and element. Blocks of tiny values
-// whose scale underflows float16 quantize to zeros (or nearly), as in ggml.
+// naming the block and element. At the other end, blocks whose largest
+// magnitude is below about 1e-4 (Q6_K) to 1e-5 (Q4_K, Q5_K, Q8_0) lose
+// precision because their float16 scales become subnormal, and blocks far
+// below that quantize to zeros; ggml writes the same bytes, and the error
+// stays under about 1e-4 in absolute terms.
 // On error the contents of dst are unspecified.
 //
 // Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K,
@@ -42,25 +45,40 @@ func Quantize(t gguf.Type, src []float32, dst []byte) error {
 	if need := nb * bb; len(dst) < need {
 		return fmt.Errorf("quant: quantize %v: %d elements need %d bytes, have %d", t, len(src), need, len(dst))
 	}
-	for i := 0; i < nb; i++ {
-		x := src[i*bs : (i+1)*bs]
+	// Plain types (blocks of one element) convert in chunks, to keep the
+	// per-block overhead out of their loops.
+	step := 1
+	if bs == 1 {
+		step = 1024
+	}
+	for i := 0; i < nb; i += step {
+		k := min(step, nb-i)
+		x := src[i*bs : (i+k)*bs]
 		for j, v := range x {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("quant: quantize %v: block %d: element %d is %v", t, i, i*bs+j, v)
+			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+				return fmt.Errorf("quant: quantize %v: block %d: element %d is %v", t, i+j/bs, i*bs+j, v)
 			}
 		}
-		b := dst[i*bb : (i+1)*bb]
-		overflow := q.limit > 0 && maxAbs(x) > q.limit
-		if !overflow {
-			q.block(x, b)
-			overflow = q.finite != nil && !q.finite(b)
+		b := dst[i*bb : (i+k)*bb]
+		if q.limit > 0 && maxAbs(x) > q.limit {
+			return overflowError(t, q, i, x)
 		}
-		if overflow {
-			return fmt.Errorf("quant: quantize %v: block %d (elements %d..%d): largest magnitude %g overflows %s",
-				t, i, i*bs, (i+1)*bs-1, maxAbs(x), q.overflows)
+		q.block(x, b)
+		if q.finite != nil {
+			for j := 0; j < k; j++ {
+				if !q.finite(b[j*bb:]) {
+					return overflowError(t, q, i+j, x[j*bs:(j+1)*bs])
+				}
+			}
 		}
 	}
 	return nil
+}
+
+func overflowError(t gguf.Type, q quantizer, block int, x []float32) error {
+	bs := len(x)
+	return fmt.Errorf("quant: quantize %v: block %d (elements %d..%d): largest magnitude %g overflows %s",
+		t, block, block*bs, (block+1)*bs-1, maxAbs(x), q.overflows)
 }
 
 // CanQuantize reports whether Quantize supports type t.
@@ -69,7 +87,7 @@ func CanQuantize(t gguf.Type) bool {
 	return ok
 }
 
-// quantizer quantizes one block. finite reports whether the block's
+// quantizer quantizes one block (plain types: a run of elements). finite reports whether the block's
 // float16 (or bfloat16) fields came out finite; blocks with a magnitude above
 // limit are rejected before quantizing, since ggml's searches overflow
 // float32 on them (x³ terms) long before their scale could fit float16 anyway.

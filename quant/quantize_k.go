@@ -205,6 +205,19 @@ func makeQKX2Quants(nmax int, x, w []float32, L, Laux []uint8, rmin, rdelta floa
 	return scale, -lo
 }
 
+// fitSubBlocks16 fits a symmetric scale to each of the 16 sub-blocks of 16
+// (quants into L) and returns the scales and the one of largest magnitude
+// (the first on ties), signed and absolute.
+func fitSubBlocks16(x []float32, L []int8, nmax int, fit func(nmax int, x []float32, L []int8) float32) (scales [16]float32, maxScale, maxAbsScale float32) {
+	for j := range scales {
+		scales[j] = fit(nmax, x[16*j:16*j+16], L[16*j:16*j+16])
+		if a := abs32(scales[j]); a > maxAbsScale {
+			maxAbsScale, maxScale = a, scales[j]
+		}
+	}
+	return scales, maxScale, maxAbsScale
+}
+
 func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
 
 // quantQ2K: per sub-block of 16 an asymmetric 2-bit fit (weights |x|,
@@ -275,17 +288,8 @@ func packQ2Bits(L []uint8, qs []byte) {
 // quantQ3K: per sub-block of 16 a symmetric 3-bit fit (makeQ3Quants), the
 // 16 scales to signed 6 bits against d = max_scale/-32, then re-quantize.
 func quantQ3K(x []float32, b []byte) {
-	var (
-		L      [QKK]int8
-		scales [16]float32
-	)
-	var maxScale, amax float32
-	for j := 0; j < 16; j++ {
-		scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
-		if s := abs32(scales[j]); s > amax {
-			amax, maxScale = s, scales[j]
-		}
-	}
+	var L [QKK]int8
+	scales, maxScale, _ := fitSubBlocks16(x, L[:], 4, makeQ3Quants)
 	sc := b[q3KScales : q3KScales+12]
 	clear(sc)
 	if maxScale != 0 {
@@ -437,17 +441,8 @@ func quantQ5K(x []float32, b []byte) {
 // quantQ6K: per sub-block of 16 a symmetric 6-bit fit (makeQXQuants), the
 // 16 scales to signed 8 bits against d = max_scale/-128, then re-quantize.
 func quantQ6K(x []float32, b []byte) {
-	var (
-		L      [QKK]int8
-		scales [16]float32
-	)
-	var maxScale, maxAbsScale float32
-	for j := 0; j < 16; j++ {
-		scales[j] = makeQXQuants(32, x[16*j:16*j+16], L[16*j:16*j+16])
-		if a := abs32(scales[j]); a > maxAbsScale {
-			maxAbsScale, maxScale = a, scales[j]
-		}
-	}
+	var L [QKK]int8
+	scales, maxScale, maxAbsScale := fitSubBlocks16(x, L[:], 32, makeQXQuants)
 	if maxAbsScale < groupMaxEps {
 		clear(b[:q6KBytes])
 		return

@@ -1,6 +1,9 @@
 package tokenizer
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -112,5 +115,53 @@ func TestFromGGUFRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s = %v: err = %v, want one mentioning %q", tt.key, tt.val, err, tt.want)
 		}
+	}
+}
+
+// Decoding llama.cpp's greedy tokens on the realvocab model gives Hugging
+// Face's text, with and without special tokens.
+func TestGGUFDecodeRealvocab(t *testing.T) {
+	tok := loadGGUF(t, "golden/realvocab/smollm3-realvocab-F16.gguf")
+	f, err := os.Open(sharedtest.Path(t, "golden/realvocab/cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<22)
+	n := 0
+	for sc.Scan() {
+		var c struct {
+			Name            string  `json:"name"`
+			Generated       []int32 `json:"generated"`
+			Text            string  `json:"text"`
+			TextSkipSpecial string  `json:"text_skip_special"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		for _, skip := range []bool{false, true} {
+			want := c.Text
+			if skip {
+				want = c.TextSkipSpecial
+			}
+			got, err := tok.Decode(c.Generated, skip)
+			if err != nil || got != want {
+				t.Errorf("%s: Decode(skip=%v) = %q, %v; want %q", c.Name, skip, got, err, want)
+			}
+			d := tok.NewStreamDecoder(skip)
+			var sb strings.Builder
+			for _, id := range c.Generated {
+				p, _ := d.Push(id)
+				sb.WriteString(p)
+			}
+			if sb.WriteString(d.Flush()); sb.String() != want {
+				t.Errorf("%s: stream decode (skip=%v) = %q, want %q", c.Name, skip, sb.String(), want)
+			}
+		}
+		n++
+	}
+	if n != 6 {
+		t.Errorf("%d realvocab cases, want 6", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -106,5 +107,13 @@ func TestBadFiles(t *testing.T) {
 		if code != tc.code || !strings.Contains(errOut, tc.want) || out != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, errOut, out, tc.code, tc.want)
 		}
+	}
+}
+
+func TestLongStringCutOnRune(t *testing.T) {
+	long := strings.Repeat("─", 100)
+	got := formatValue(metaEntry{Key: "k", Type: "string", Value: long})
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "... (300 bytes)") {
+		t.Errorf("formatValue = %q", got)
 	}
 }

@@ -286,8 +286,8 @@ func formatValue(m metaEntry) string {
 	s := fmt.Sprint(m.Value)
 	if str, ok := m.Value.(string); ok {
 		s = fmt.Sprintf("%q", str)
-		if len(s) > 80 {
-			s = fmt.Sprintf("%s... (%d bytes)", s[:72], len(str))
+		if r := []rune(s); len(r) > 80 {
+			s = fmt.Sprintf("%s... (%d bytes)", string(r[:72]), len(str))
 		}
 	}
 	if m.Len > arrayPreview {

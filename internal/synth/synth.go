@@ -18,6 +18,7 @@ package synth
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -78,8 +79,8 @@ func (s Shape) Validate() error {
 	if hd := s.headDim(); hd < 2 || hd%2 != 0 {
 		return fmt.Errorf("synth: head dim %d must be even (RoPE rotates pairs)", hd)
 	}
-	if s.Vocab != 0 && s.Vocab < BuiltinVocabSize {
-		return fmt.Errorf("synth: vocab %d is smaller than the built-in %d tokens", s.Vocab, BuiltinVocabSize)
+	if s.Vocab < 0 {
+		return fmt.Errorf("synth: vocab %d is negative", s.Vocab)
 	}
 	switch s.RopeScaling {
 	case "":
@@ -99,6 +100,47 @@ type Model struct {
 	Shape     Shape
 	Seed      uint64
 	RoundBF16 bool // round the 2-D weights to BF16-exact values, like a model converted from a BF16 checkpoint
+
+	// Tokenizer, if set, replaces the built-in vocabulary: the tokenizer.*
+	// keys of another model (see TokenizerFrom). The vocabulary size is
+	// then its number of tokens, and Shape.Vocab must be 0 or equal to it.
+	Tokenizer []gguf.KV
+}
+
+// TokenizerFrom returns the tokenizer.* metadata of f (for example
+// ../shared/tokenizer/smollm3-vocab.gguf, SmolLM3's real tokenizer) for
+// Model.Tokenizer.
+func TokenizerFrom(f *gguf.File) ([]gguf.KV, error) {
+	var out []gguf.KV
+	for _, kv := range f.KV {
+		if strings.HasPrefix(kv.Key, "tokenizer.") {
+			out = append(out, kv)
+		}
+	}
+	if _, err := f.Strings("tokenizer.ggml.tokens"); err != nil {
+		return nil, fmt.Errorf("synth: no tokenizer: %w", err)
+	}
+	return out, nil
+}
+
+// vocabSize is the number of tokens the model's vocabulary has.
+func (m Model) vocabSize() (int, error) {
+	if m.Tokenizer == nil {
+		return cmp.Or(m.Shape.Vocab, BuiltinVocabSize), nil
+	}
+	for _, kv := range m.Tokenizer {
+		if kv.Key == "tokenizer.ggml.tokens" {
+			toks, ok := kv.Value.([]string)
+			if !ok {
+				return 0, fmt.Errorf("synth: tokenizer.ggml.tokens is %T, want []string", kv.Value)
+			}
+			if m.Shape.Vocab != 0 && m.Shape.Vocab != len(toks) {
+				return 0, fmt.Errorf("synth: shape says %d tokens, the tokenizer has %d", m.Shape.Vocab, len(toks))
+			}
+			return len(toks), nil
+		}
+	}
+	return 0, errors.New("synth: the tokenizer has no tokenizer.ggml.tokens")
 }
 
 var presets = map[string]Model{
@@ -255,9 +297,8 @@ const (
 	normWeightStd = 0.05
 )
 
-func (m Model) specs() []tensorSpec {
+func (m Model) specs(nVocab uint64) []tensorSpec {
 	s := m.Shape
-	nVocab := uint64(cmp.Or(s.Vocab, BuiltinVocabSize))
 	e, f := uint64(s.Embd), uint64(s.FFN)
 	hd := uint64(s.headDim())
 	nq, nkv := uint64(s.Heads)*hd, uint64(s.KVHeads)*hd
@@ -318,27 +359,21 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	if _, ok := mixFileType[mix]; !ok {
 		return nil, fmt.Errorf("synth: unknown mix %q", mix)
 	}
-	v, err := BuiltinVocab(s.Vocab)
+	nVocab, err := m.vocabSize()
 	if err != nil {
 		return nil, err
 	}
-	a := s.Arch + "."
-	kv := []gguf.KV{
-		{Key: "tokenizer.ggml.model", Value: "gpt2"},
-		// What llama.cpp's converter writes for SmolLM3: Llama 3's
-		// pre-tokenizer regex without llama-bpe's ignore_merges shortcut.
-		{Key: "tokenizer.ggml.pre", Value: "smaug-bpe"},
-		{Key: "tokenizer.ggml.tokens", Value: v.Tokens},
-		{Key: "tokenizer.ggml.token_type", Value: v.Types},
-		{Key: "tokenizer.ggml.merges", Value: v.Merges},
-		{Key: "tokenizer.ggml.bos_token_id", Value: v.BOS},
-		{Key: "tokenizer.ggml.eos_token_id", Value: v.EOS},
-		{Key: "tokenizer.ggml.padding_token_id", Value: v.PAD},
-		{Key: "tokenizer.ggml.add_bos_token", Value: false},
-		{Key: "tokenizer.ggml.add_eos_token", Value: false},
-		{Key: "general.architecture", Value: s.Arch},
-		{Key: "general.name", Value: m.Name},
+	var kv []gguf.KV
+	if m.Tokenizer != nil {
+		kv = append(kv, m.Tokenizer...)
+	} else if kv, err = builtinTokenizerKV(s.Vocab); err != nil {
+		return nil, err
 	}
+	a := s.Arch + "."
+	kv = append(kv,
+		gguf.KV{Key: "general.architecture", Value: s.Arch},
+		gguf.KV{Key: "general.name", Value: m.Name},
+	)
 	if mix == MixF32 {
 		kv = append(kv, gguf.KV{Key: "general.file_type", Value: mix.FileType()})
 	}
@@ -354,7 +389,7 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		gguf.KV{Key: a + "rope.freq_base", Value: s.RopeBase},
 		gguf.KV{Key: a + "attention.layer_norm_rms_epsilon", Value: s.RMSEps},
 		u("rope.dimension_count", hd),
-		u("vocab_size", len(v.Tokens)),
+		u("vocab_size", nVocab),
 	)
 	if hd*s.Heads != s.Embd {
 		kv = append(kv, u("attention.key_length", hd), u("attention.value_length", hd))
@@ -372,4 +407,27 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 			gguf.KV{Key: "general.file_type", Value: mix.FileType()})
 	}
 	return kv, nil
+}
+
+// builtinTokenizerKV is the metadata of BuiltinVocab(n), with the keys
+// llama.cpp's converter writes.
+func builtinTokenizerKV(n int) ([]gguf.KV, error) {
+	v, err := BuiltinVocab(n)
+	if err != nil {
+		return nil, err
+	}
+	return []gguf.KV{
+		{Key: "tokenizer.ggml.model", Value: "gpt2"},
+		// What llama.cpp's converter writes for SmolLM3: Llama 3's
+		// pre-tokenizer regex without llama-bpe's ignore_merges shortcut.
+		{Key: "tokenizer.ggml.pre", Value: "smaug-bpe"},
+		{Key: "tokenizer.ggml.tokens", Value: v.Tokens},
+		{Key: "tokenizer.ggml.token_type", Value: v.Types},
+		{Key: "tokenizer.ggml.merges", Value: v.Merges},
+		{Key: "tokenizer.ggml.bos_token_id", Value: v.BOS},
+		{Key: "tokenizer.ggml.eos_token_id", Value: v.EOS},
+		{Key: "tokenizer.ggml.padding_token_id", Value: v.PAD},
+		{Key: "tokenizer.ggml.add_bos_token", Value: false},
+		{Key: "tokenizer.ggml.add_eos_token", Value: false},
+	}, nil
 }

@@ -226,3 +226,73 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bad shape: %v", err)
 	}
 }
+
+func TestProgress(t *testing.T) {
+	m, _ := synth.Preset("tinyq")
+	var calls []synth.Progress
+	opts := synth.Options{Mix: synth.MixQ8_0, Progress: func(p synth.Progress) { calls = append(calls, p) }}
+	var buf bytes.Buffer
+	if err := synth.Write(context.Background(), &buf, m, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) < 74 {
+		t.Fatalf("%d progress calls for 74 tensors", len(calls))
+	}
+	last := calls[len(calls)-1]
+	if last.Tensors != 74 || last.NTensors != 74 || last.Bytes != last.NBytes || last.NBytes == 0 {
+		t.Errorf("last progress %+v", last)
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i].Bytes < calls[i-1].Bytes || calls[i].Tensors < calls[i-1].Tensors {
+			t.Fatalf("progress went backwards: %+v then %+v", calls[i-1], calls[i])
+		}
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(buf.Len()) - f.DataOffset; last.NBytes > want {
+		t.Errorf("progress total %d exceeds the data section %d", last.NBytes, want)
+	}
+}
+
+func TestRealTokenizer(t *testing.T) {
+	vf, err := gguf.Open(sharedtest.Path(t, "tokenizer/smollm3-vocab.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	m, _ := synth.Preset("tinyq")
+	if m.Tokenizer, err = synth.TokenizerFrom(vf); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := m.Metadata(synth.MixQ4_K_M)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, kv, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.Uint32("smollm3.vocab_size"); err != nil || n != 128256 {
+		t.Errorf("vocab_size %d, %v", n, err)
+	}
+	if tmpl, err := f.String("tokenizer.chat_template"); err != nil || !strings.Contains(tmpl, "enable_thinking") {
+		t.Errorf("chat template not copied: %v", err)
+	}
+	tensors, err := m.Tensors(context.Background(), synth.MixQ4_K_M, synth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tensors[1].Name != "token_embd.weight" || !slices.Equal(tensors[1].Dims, []uint64{256, 128256}) {
+		t.Errorf("tensor 1: %s %v", tensors[1].Name, tensors[1].Dims)
+	}
+	m.Shape.Vocab = 337
+	if _, err := m.Metadata(synth.MixF32); err == nil {
+		t.Error("shape vocab 337 with a 128256-token tokenizer accepted")
+	}
+}

@@ -17,15 +17,16 @@ type Options struct {
 	Mix Mix // tensor types; default F32
 	// Workers quantize chunks of a tensor in parallel; 0 means GOMAXPROCS.
 	Workers int
-	// Progress, if set, is called after each tensor with the number of
-	// tensors and bytes written so far and in all.
+	// Progress, if set, is called after each chunk of about a million
+	// weights and after each tensor, with the tensors and bytes written
+	// so far and in all.
 	Progress func(p Progress)
 }
 
 // Progress reports how far Write has come.
 type Progress struct {
-	Tensor            string // the tensor just written
-	Tensors, NTensors int
+	Tensor            string // the tensor being written
+	Tensors, NTensors int    // tensors completed, and in all
 	Bytes, NBytes     uint64 // tensor data bytes
 	Elapsed           time.Duration
 }
@@ -59,7 +60,11 @@ func (m Model) Tensors(ctx context.Context, mix Mix, opts Options) ([]gguf.Write
 	if err := m.Shape.Validate(); err != nil {
 		return nil, err
 	}
-	specs := m.specs()
+	nVocab, err := m.vocabSize()
+	if err != nil {
+		return nil, err
+	}
+	specs := m.specs(uint64(nVocab))
 	if mix != MixF32 {
 		quantizeOrder(specs)
 	}
@@ -82,17 +87,18 @@ func (m Model) Tensors(ctx context.Context, mix Mix, opts Options) ([]gguf.Write
 	for i, sp := range specs {
 		t := &out[i]
 		round := m.RoundBF16 && sp.kind == 0
-		gen := &generator{spec: sp, typ: t.Type, seed: m.Seed, round: round, workers: workers}
-		t.Write = func(w io.Writer) error {
-			if err := gen.write(ctx, w); err != nil {
-				return err
-			}
-			done += t.Size()
+		report := func(n uint64, finished bool) {
+			done += n
 			if opts.Progress != nil {
-				opts.Progress(Progress{Tensor: sp.name, Tensors: i + 1, NTensors: len(out), Bytes: done, NBytes: total, Elapsed: time.Since(start)})
+				completed := i
+				if finished {
+					completed++
+				}
+				opts.Progress(Progress{Tensor: sp.name, Tensors: completed, NTensors: len(out), Bytes: done, NBytes: total, Elapsed: time.Since(start)})
 			}
-			return nil
 		}
+		gen := &generator{spec: sp, typ: t.Type, seed: m.Seed, round: round, workers: workers, progress: report}
+		t.Write = func(w io.Writer) error { return gen.write(ctx, w) }
 	}
 	return out, nil
 }
@@ -100,11 +106,12 @@ func (m Model) Tensors(ctx context.Context, mix Mix, opts Options) ([]gguf.Write
 // generator produces one tensor's bytes: rows of weights from the
 // tensor's own random stream, quantized in chunks of whole rows.
 type generator struct {
-	spec    tensorSpec
-	typ     gguf.Type
-	seed    uint64
-	round   bool
-	workers int
+	spec     tensorSpec
+	typ      gguf.Type
+	seed     uint64
+	round    bool
+	workers  int
+	progress func(bytes uint64, finished bool)
 }
 
 func (g *generator) write(ctx context.Context, w io.Writer) error {
@@ -117,7 +124,7 @@ func (g *generator) write(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	chunkRows := max(1, chunkElements/rowLen)
+	chunkRows := min(rows, max(1, chunkElements/rowLen))
 	nChunks := (rows + chunkRows - 1) / chunkRows
 	workers := min(g.workers, nChunks)
 	src := make([][]float32, workers)
@@ -156,6 +163,7 @@ func (g *generator) write(ctx context.Context, w io.Writer) error {
 			if _, err := w.Write(dst[k]); err != nil {
 				return err
 			}
+			g.progress(uint64(len(dst[k])), c+k == nChunks-1)
 		}
 	}
 	return nil

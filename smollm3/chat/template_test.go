@@ -159,3 +159,49 @@ func TestPyString(t *testing.T) {
 		}
 	}
 }
+
+// End to end on the realvocab model's GGUF tokenizer: render + tokenize
+// gives the prompt ids llama.cpp was fed (golden/realvocab/cases.jsonl).
+func TestRenderRealvocabPromptIDs(t *testing.T) {
+	tok, err := tokenizer.LoadGGUF(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]templateCase{}
+	for _, c := range readTemplateCases(t) {
+		byName[c.Name] = c
+	}
+	f, err := os.Open(sharedtest.Path(t, "golden/realvocab/cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<22)
+	n := 0
+	for sc.Scan() {
+		var rv struct {
+			Name      string  `json:"name"`
+			PromptIDs []int32 `json:"prompt_ids"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rv); err != nil {
+			t.Fatal(err)
+		}
+		c, ok := byName[rv.Name]
+		if !ok {
+			t.Fatalf("realvocab case %q is not a template case", rv.Name)
+		}
+		msgs, opts := c.input(t)
+		text, err := Render(msgs, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := tok.Encode(text, true); !slices.Equal(ids, rv.PromptIDs) {
+			t.Errorf("%s: ids %v, want %v", rv.Name, ids, rv.PromptIDs)
+		}
+		n++
+	}
+	if n != 6 {
+		t.Errorf("%d realvocab cases, want 6", n)
+	}
+}

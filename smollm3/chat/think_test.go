@@ -111,3 +111,24 @@ func TestParserSplitInvariance(t *testing.T) {
 		t.Errorf("segments %q", want)
 	}
 }
+
+// However a text is cut into pieces, the parser finds the same segments,
+// and without TrimSpace the segments join back to the text minus its tags.
+func FuzzParser(f *testing.F) {
+	f.Add("<think>\na</think>b", uint8(3), uint8(9))
+	f.Add("x</think><think><thi", uint8(1), uint8(2))
+	f.Fuzz(func(t *testing.T, s string, c1, c2 uint8) {
+		i, j := min(int(c1), len(s)), min(int(c2), len(s))
+		if i > j {
+			i, j = j, i
+		}
+		for _, trim := range []bool{false, true} {
+			o := ParserOptions{TrimSpace: trim}
+			want := run(NewParser(-1, -1, o), texts(s))
+			got := run(NewParser(-1, -1, o), texts(s[:i], s[i:j], s[j:]))
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q cut at %d,%d (trim %v): %q, whole: %q", s, i, j, trim, got, want)
+			}
+		}
+	})
+}
