@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
@@ -48,7 +49,7 @@ func BenchmarkMatVec(b *testing.B) {
 			out := make([]float32, rows)
 			b.Run(fmt.Sprintf("%v/%v", wt, level), func(b *testing.B) {
 				b.SetBytes(int64(len(w)))
-				done := threadCPU(b, int64(len(w)))
+				done := cpuRate(b, int64(len(w)))
 				for b.Loop() {
 					mv(benchN, w, a, out)
 				}
@@ -68,7 +69,7 @@ func BenchmarkMatVecL2(b *testing.B) {
 			out := make([]float32, rows)
 			b.Run(fmt.Sprintf("%v/%v", wt, level), func(b *testing.B) {
 				b.SetBytes(int64(len(w)))
-				done := threadCPU(b, int64(len(w)))
+				done := cpuRate(b, int64(len(w)))
 				for b.Loop() {
 					mv(benchN, w, a, out)
 				}
@@ -85,7 +86,7 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 		out := make([]float32, rows)
 		b.Run(fmt.Sprintf("q4_K/%v", level), func(b *testing.B) {
 			b.SetBytes(int64(len(w)))
-			done := threadCPU(b, int64(len(w)))
+			done := cpuRate(b, int64(len(w)))
 			for b.Loop() {
 				mv(benchN, w, a, out)
 			}
@@ -112,7 +113,7 @@ func BenchmarkMatMul(b *testing.B) {
 				mm, _ := newKernelSet(level).matMul(wt)
 				b.Run(fmt.Sprintf("%v/%v/tok=%d", wt, level, ntok), func(b *testing.B) {
 					b.SetBytes(int64(rows * rb * ntok)) // weight bytes as if streamed once per token
-					done := threadCPU(b, int64(rows*rb*ntok))
+					done := cpuRate(b, int64(rows*rb*ntok))
 					for b.Loop() {
 						mm(benchN, w, rows, a, ntok, out, rows)
 					}
@@ -131,11 +132,26 @@ func BenchmarkMemoryRead(b *testing.B) {
 		buf[i] = byte(i%251) | 1
 	}
 	b.SetBytes(int64(len(buf)))
-	done := threadCPU(b, int64(len(buf)))
+	done := cpuRate(b, int64(len(buf)))
 	defer done()
 	for b.Loop() {
 		if bytes.IndexByte(buf, 0) >= 0 {
 			b.Fatal("found a zero")
+		}
+	}
+}
+
+// cpuRate reports "cpu-GB/s": bytes per op per second of this thread's CPU
+// time (threadCPU), steadier than wall-clock MB/s on a busy machine. Call
+// the returned function after the loop.
+func cpuRate(b *testing.B, bytes int64) func() {
+	runtime.LockOSThread()
+	start := threadCPU()
+	return func() {
+		d := threadCPU() - start
+		runtime.UnlockOSThread()
+		if d > 0 {
+			b.ReportMetric(float64(bytes)*float64(b.N)/d/1e9, "cpu-GB/s")
 		}
 	}
 }
