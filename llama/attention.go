@@ -230,4 +230,23 @@ var f16Table = func() *[1 << 16]float32 {
 	return &t
 }()
 
-func roundF16(x float32) float32 { return fromF16(toF16(x)) }
+// roundF16 rounds x to the nearest float16 value (ties to even) and returns
+// it as float32: float16(x) widened back. Values in float16's normal range
+// take a fast path that rounds the float32 significand to 10 bits in place;
+// zeros, subnormals, overflow and NaN go through the exact conversion.
+func roundF16(x float32) float32 {
+	b := math.Float32bits(x)
+	e := (b >> 23) & 0xff
+	if e >= 127-14 && e <= 127+15 {
+		b += 0xfff + (b>>13)&1 // round to nearest even at bit 13
+		b &^= 0x1fff
+		if (b>>23)&0xff <= 127+15 {
+			return math.Float32frombits(b)
+		}
+		return float32(math.Inf(1 - 2*int(b>>31)))
+	}
+	if b<<1 == 0 {
+		return x // ±0
+	}
+	return fromF16(toF16(x))
+}

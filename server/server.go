@@ -52,6 +52,7 @@ type Config struct {
 	MaxSessions     int           // web-chat sessions kept [32]
 	MaxSessionBytes int64         // memory the kept sessions may hold, when they report it [0: no bound]
 	SessionIdle     time.Duration // a session idle this long is evicted [30m]
+	SessionWait     time.Duration // how long a request waits for its busy session before 409 [5s]
 	ShutdownGrace   time.Duration // how long Serve lets streams finish on shutdown [10s]
 	Logger          *slog.Logger  // [slog.Default()]
 	DisableUI       bool          // serve only the API, not the web page
@@ -79,6 +80,9 @@ func (c *Config) defaults() {
 	}
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = 30 * time.Minute
+	}
+	if c.SessionWait <= 0 {
+		c.SessionWait = 5 * time.Second
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 10 * time.Second

@@ -285,6 +285,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad role", "POST", "/v1/chat/completions", `{"messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", ""},
 		{"image part", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content[0].type", ""},
 		{"temperature range", "POST", "/v1/chat/completions", `{` + msgs + `,"temperature":3}`, 400, "temperature", ""},
+		{"presence_penalty range", "POST", "/v1/chat/completions", `{` + msgs + `,"presence_penalty":2.5}`, 400, "presence_penalty", ""},
 		{"top_p range", "POST", "/v1/chat/completions", `{` + msgs + `,"top_p":0}`, 400, "top_p", ""},
 		{"max_tokens zero", "POST", "/v1/chat/completions", `{` + msgs + `,"max_tokens":0}`, 400, "max_tokens", ""},
 		{"max_tokens over context", "POST", "/v1/chat/completions", `{` + msgs + `,"max_tokens":101}`, 400, "max_tokens", ""},
@@ -555,7 +556,7 @@ func TestSessions(t *testing.T) {
 
 func TestSessionBusy(t *testing.T) {
 	e := &servertest.Engine{TokenDelay: 5 * time.Millisecond}
-	ts := start(t, e, server.Config{Slots: 2})
+	ts := start(t, e, server.Config{Slots: 2, SessionWait: 50 * time.Millisecond})
 	var s struct{ ID string }
 	decode(t, post(t, ts.URL+"/api/sessions", ``).Body, &s)
 	_, stop := startStream(t, ts.URL, `{"stream":true,"session_id":"`+s.ID+`","messages":[{"role":"user","content":"count 100000"}]}`)
@@ -654,4 +655,33 @@ func TestWebPage(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Errorf("DisableUI: GET / is %d", resp.StatusCode)
 	}
+}
+
+// A conversation whose client hung up is usable again at once: the next
+// request waits for the old generation to wind down instead of failing.
+func TestSessionReuseRightAfterHangUp(t *testing.T) {
+	e := &servertest.Engine{TokenDelay: 5 * time.Millisecond}
+	ts := start(t, e, server.Config{})
+	var s struct{ ID string }
+	decode(t, post(t, ts.URL+"/api/sessions", ``).Body, &s)
+	for i := range 3 {
+		_, hangUp := startStream(t, ts.URL, `{"stream":true,"session_id":"`+s.ID+`","messages":[{"role":"user","content":"count 100000"}]}`)
+		hangUp()
+		resp := post(t, ts.URL+"/v1/chat/completions", `{"session_id":"`+s.ID+`","messages":[{"role":"user","content":"count 3"}]}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("round %d: request right after a hang-up: status %d", i, resp.StatusCode)
+		}
+	}
+	if c := e.Counters(); c.Cancelled != 3 || c.Overlaps != 0 {
+		t.Errorf("counters %+v", c)
+	}
+}
+
+func httpGet(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
 }

@@ -1,67 +1,62 @@
 package smollm3_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/synth"
 	"github.com/smolgo/smolgo/smollm3"
-	"github.com/smolgo/smolgo/smollm3/chat"
 )
 
-// Load a model, start a chat session and stream the answer as it is
-// generated. The model here is the project's tiny random-weight test model,
-// so its answer is gibberish; with SmolLM3-3B-Q4_K_M.gguf the same code
-// chats. Use Sampler: sample.SmolLM3Defaults() for the model's recommended
-// sampling; the zero Sampler is greedy.
+// Greedy decoding: prefill a prompt, then feed back the most likely token.
+// The model here is the project's tiny synthetic SmolLM3 (8 layers, Q4_K_M),
+// built in memory; in real use call smollm3.Load("model.gguf").
 func Example() {
-	path, cleanup := tinyModel()
-	defer cleanup()
-
-	m, err := smollm3.Load(path)
+	var buf bytes.Buffer
+	tiny, _ := synth.Preset("tinyq")
+	if err := synth.Write(context.Background(), &buf, tiny, synth.Options{Mix: synth.MixQ4_K_M}); err != nil {
+		log.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := smollm3.New(f, smollm3.WithThreads(1)) // = smollm3.Load(path, ...)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer m.Close()
-	s := m.NewSession() // keeps the KV cache between turns
-	msgs := []smollm3.Message{{Role: "user", Content: "Why is the sky blue?"}}
-	opts := smollm3.GenerateOptions{MaxTokens: 8, Thinking: chat.Think(false)}
-	for ev, err := range s.Generate(context.Background(), msgs, opts) {
-		if err != nil {
+	cfg := m.Config()
+	fmt.Println(cfg.Arch, cfg.Layers, "layers; layer 3 uses RoPE:", m.LLM().RotatesLayer(3))
+
+	ctx := context.Background()
+	cache, err := m.NewCache()
+	if err != nil {
+		log.Fatal(err)
+	}
+	tokens := []int32{331, 296, 308, 311} // <|begin_of_text|>The quick brown
+	logits, err := m.Forward(ctx, cache, tokens, 0, false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out []int32
+	for range 4 {
+		next := int32(0)
+		for id, v := range logits {
+			if v > logits[next] {
+				next = int32(id)
+			}
+		}
+		out = append(out, next)
+		if logits, err = m.Forward(ctx, cache, []int32{next}, cache.Len(), false); err != nil {
 			log.Fatal(err)
 		}
-		switch ev.Kind {
-		case smollm3.EventReasoning: // the model's <think> text: show it dimmed, or not at all
-		case smollm3.EventContent: // the answer: print ev.Text as it arrives
-		case smollm3.EventDone:
-			fmt.Println(ev.Stats.GeneratedTokens, "tokens, stop reason:", ev.Stats.StopReason)
-		}
 	}
-	// Output: 8 tokens, stop reason: length
-}
-
-// tinyModel writes the golden "tinyq" model (Q4_K_M, 2 MB) to a temporary
-// file.
-func tinyModel() (path string, cleanup func()) {
-	dir, err := os.MkdirTemp("", "smollm3-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	path = filepath.Join(dir, "tinyq-Q4_K_M.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer f.Close()
-	model, err := synth.Preset("tinyq")
-	if err == nil {
-		err = synth.Write(context.Background(), f, model, synth.Options{Mix: synth.MixQ4_K_M})
-	}
-	if err != nil {
-		log.Fatal(err)
-	}
-	return path, func() { os.RemoveAll(dir) }
+	fmt.Println("greedy:", out, "- the cache holds", cache.Len(), "positions")
+	// Output:
+	// smollm3 8 layers; layer 3 uses RoPE: false
+	// greedy: [61 215 43 63] - the cache holds 8 positions
 }

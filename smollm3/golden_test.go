@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/internal/sharedtest"
-	"github.com/smolgo/smolgo/llama"
 )
 
 // goldenModels are all models of ../shared/golden (README.md, "Files").
@@ -255,5 +254,3 @@ func TestGoldenModelsListed(t *testing.T) {
 		}
 	}
 }
-
-var _ = llama.KVF16
