@@ -676,3 +676,12 @@ func TestSessionReuseRightAfterHangUp(t *testing.T) {
 		t.Errorf("counters %+v", c)
 	}
 }
+
+func httpGet(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}

@@ -6,6 +6,14 @@
 //
 //	logits -model FILE -tokens 1,2,3 [-all] [-top K] [-decode N] [-threads N] [-kv f16|f32]
 //	logits -model FILE -tokens-file ids.txt ...
+//	logits -model FILE -text "Hello world" ...
+//	logits -model FILE -text "Hello world" -tokenize
+//
+// -text tokenizes the prompt with the model's own tokenizer (special tokens
+// such as <|im_start|> are recognised; the chat template is not applied, and
+// a BOS token is added only if the model asks for one). -tokenize prints the
+// ids as a JSON array, which -tokens-file reads back, and exits without
+// running the model.
 //
 // The prompt runs as one batch (prefill). By default only the last
 // position's logits are printed; -all prints every position. -top K prints
@@ -37,6 +45,7 @@ import (
 
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/smollm3"
+	"github.com/smolgo/smolgo/tokenizer"
 )
 
 func main() {
@@ -68,6 +77,8 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	model := fs.String("model", "", "GGUF model `file`")
 	tokensFlag := fs.String("tokens", "", "prompt token ids, comma-separated")
 	tokensFile := fs.String("tokens-file", "", "`file` of prompt token ids")
+	textFlag := fs.String("text", "", "prompt `text`, tokenized with the model's tokenizer")
+	tokenize := fs.Bool("tokenize", false, "with -text: print the token ids and exit")
 	all := fs.Bool("all", false, "print every position's logits, not only the last")
 	top := fs.Int("top", 0, "print only the top `K` (id, logit) pairs per row")
 	decode := fs.Int("decode", 0, "greedily decode `N` more tokens")
@@ -79,23 +90,51 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	if *model == "" {
 		return errors.New("-model is required")
 	}
-	if (*tokensFlag == "") == (*tokensFile == "") {
-		return errors.New("give exactly one of -tokens and -tokens-file")
+	given := 0
+	for _, f := range []string{*tokensFlag, *tokensFile, *textFlag} {
+		if f != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return errors.New("give exactly one of -tokens, -tokens-file and -text")
+	}
+	if *tokenize && *textFlag == "" {
+		return errors.New("-tokenize needs -text")
 	}
 	if *top < 0 || *decode < 0 {
 		return errors.New("-top and -decode must not be negative")
 	}
-	text := *tokensFlag
-	if *tokensFile != "" {
-		b, err := os.ReadFile(*tokensFile)
+	var tokens []int32
+	if *textFlag != "" {
+		tok, err := tokenizer.LoadGGUF(*model)
 		if err != nil {
 			return err
 		}
-		text = string(b)
-	}
-	tokens, err := parseTokens(text)
-	if err != nil {
-		return err
+		tokens = tok.Encode(*textFlag, true)
+		if bos, ok := tok.BOS(); ok && tok.AddBOS() && (len(tokens) == 0 || tokens[0] != bos) {
+			tokens = append([]int32{bos}, tokens...)
+		}
+		if *tokenize {
+			return json.NewEncoder(stdout).Encode(tokens)
+		}
+		if len(tokens) == 0 {
+			return errors.New("-text gives no tokens")
+		}
+		log.Info("tokenized", "tokens", len(tokens))
+	} else {
+		text := *tokensFlag
+		if *tokensFile != "" {
+			b, err := os.ReadFile(*tokensFile)
+			if err != nil {
+				return err
+			}
+			text = string(b)
+		}
+		var err error
+		if tokens, err = parseTokens(text); err != nil {
+			return err
+		}
 	}
 	var kvType llama.KVType
 	switch *kv {
