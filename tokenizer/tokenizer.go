@@ -202,9 +202,9 @@ func (t *Tokenizer) ID(s string) (int32, bool) {
 	if a, ok := t.added.byText[s]; ok {
 		return a.id, true
 	}
-	for id, tok := range t.text {
-		if tok == s {
-			return int32(id), true
+	if raw, ok := unmapBytes(s); ok {
+		if id, ok := t.vocab[string(raw)]; ok && t.text[id] == s {
+			return id, true
 		}
 	}
 	return -1, false
