@@ -181,7 +181,7 @@ func dequantQ2K(src []byte, dst []float32) {
 			h, p, off := s/8, (s%8)/2, (s%2)*16
 			q := b[q2KQS+32*h+off : q2KQS+32*h+off+16]
 			dl := d * float32(scales[s]&0xF)
-			ml := dmin * float32(scales[s]>>4)
+			ml := float32(dmin * float32(scales[s]>>4)) // rounded alone: never fused into the subtraction below
 			out := y[16*s : 16*s+16]
 			shift := uint(2 * p)
 			for l, v := range q {
@@ -226,8 +226,8 @@ func dequantQ4K(src []byte, dst []float32) {
 		for c := 0; c < 4; c++ {
 			sc1, m1 := scaleMinK4(2*c, scales)
 			sc2, m2 := scaleMinK4(2*c+1, scales)
-			d1, mm1 := d*float32(sc1), dmin*float32(m1)
-			d2, mm2 := d*float32(sc2), dmin*float32(m2)
+			d1, mm1 := d*float32(sc1), float32(dmin*float32(m1))
+			d2, mm2 := d*float32(sc2), float32(dmin*float32(m2))
 			q := b[q4KQS+32*c : q4KQS+32*c+32]
 			lo, hi := y[64*c:64*c+32], y[64*c+32:64*c+64]
 			for l, v := range q {
@@ -248,8 +248,8 @@ func dequantQ5K(src []byte, dst []float32) {
 		for c := 0; c < 4; c++ {
 			sc1, m1 := scaleMinK4(2*c, scales)
 			sc2, m2 := scaleMinK4(2*c+1, scales)
-			d1, mm1 := d*float32(sc1), dmin*float32(m1)
-			d2, mm2 := d*float32(sc2), dmin*float32(m2)
+			d1, mm1 := d*float32(sc1), float32(dmin*float32(m1))
+			d2, mm2 := d*float32(sc2), float32(dmin*float32(m2))
 			u1, u2 := uint8(1)<<uint(2*c), uint8(2)<<uint(2*c)
 			q := b[q5KQS+32*c : q5KQS+32*c+32]
 			lo, hi := y[64*c:64*c+32], y[64*c+32:64*c+64]
