@@ -123,8 +123,9 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 	}
 	c.store(l, pos, n)
 	att := b.att[:n*Q]
-	b.attn = attnJob{m: m, c: c, layer: l, pos: pos, n: n, q: q, out: att}
-	m.pool.Run(n*cfg.Heads, 1, &b.attn)
+	b.attn = attnJob{m: m, c: c, layer: l, pos: pos, n: n, q: q, out: att,
+		tiled: c.typ == KVF32 || n >= tileKV, runM: b.runM, runS: b.runS}
+	m.pool.Run(b.attn.units(), 1, &b.attn)
 	b.attn = attnJob{}
 	proj := b.proj[:n*E]
 	if err := w.o.Mul(m.pool, &b.mm, proj, att, n); err != nil {

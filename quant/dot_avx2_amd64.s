@@ -73,8 +73,10 @@ DATA q6kByteShuf<>+0x70(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA q6kByteShuf<>+0x78(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 
-// func dotQ4KAVX2(w, a []byte, nb int) float32
+// func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32)
 //
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a.
 // The q4_K · q8_K dot product of nb blocks, as the Go twin dotQ4_K:
 //
 //	for s := 0; s < 8; s++ {
@@ -90,18 +92,20 @@ GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 //	}
 //	dy := q8KScale(y)
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
-TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-60
+TEXT ·mvQ4KAVX2(SB), NOSPLIT, $0-88
 	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ nb+48(FP), CX
+	MOVQ out_base+64(FP), R13
+	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
 	VMOVDQU q4kMinShuf2<>(SB), Y12
+
+q4k2row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
 	VPXOR Y14, Y14, Y14 // Σ d·isum lanes
 	VPXOR Y13, Y13, Y13 // Σ dmin·msum lanes
-	TESTQ CX, CX
-	JEQ q4k2done
 
 q4k2loop:
 	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
@@ -185,12 +189,17 @@ q4k2done:
 	VADDPS X1, X0, X0
 	VMOVSHDUP X0, X1
 	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q4k2row
 	VZEROUPPER
-	MOVSS X0, ret+56(FP)
 	RET
 
-// func dotQ6KAVX2(w, a []byte, nb int) float32
+// func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32)
 //
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a.
 // The q6_K · q8_K dot product of nb blocks, as the Go twin dotQ6_K:
 //
 //	for g := 0; g < 16; g++ {
@@ -208,19 +217,21 @@ q4k2done:
 //
 // The quants are used unsigned (0..63) and the -32 is applied once per
 // block as -32·Σ scale_g·bsums_g.
-TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-60
+TEXT ·mvQ6KAVX2(SB), NOSPLIT, $0-88
 	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ nb+48(FP), CX
+	MOVQ out_base+64(FP), R13
+	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x30303030, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
+
+q6k2row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
 	VPXOR Y13, Y13, Y13
-	TESTQ CX, CX
-	JEQ q6k2done
 
 q6k2loop:
 	VMOVDQU 192(SI), X1 // 16 int8 scales
@@ -286,12 +297,17 @@ q6k2done:
 	VADDPS X1, X0, X0
 	VMOVSHDUP X0, X1
 	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q6k2row
 	VZEROUPPER
-	MOVSS X0, ret+56(FP)
 	RET
 
-// func dotQ8_0AVX2(w, a []byte, nb int) float32
+// func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32)
 //
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a.
 // The q8_0 · q8_0 dot product of nb blocks, as the Go twin dotQ8_0:
 //
 //	for j := 0; j < 32; j++ {
@@ -301,16 +317,18 @@ q6k2done:
 //
 // VPMADDUBSW needs one unsigned operand: |w| times a with w's sign
 // (VPSIGNB), as ggml's mul_sum_i8_pairs.
-TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-60
+TEXT ·mvQ8_0AVX2(SB), NOSPLIT, $0-88
 	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ nb+48(FP), CX
+	MOVQ out_base+64(FP), R13
+	MOVQ nrows+56(FP), R12
 	MOVL $0x00010001, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
+
+q802row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
 	VPXOR Y0, Y0, Y0
-	TESTQ CX, CX
-	JEQ q802done
 
 q802loop:
 	VMOVDQU 2(SI), Y1
@@ -342,6 +360,9 @@ q802done:
 	VADDPS X1, X0, X0
 	VMOVSHDUP X0, X1
 	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q802row
 	VZEROUPPER
-	MOVSS X0, ret+56(FP)
 	RET

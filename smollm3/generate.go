@@ -20,7 +20,9 @@ type GenerateOptions struct {
 	// 0 means until the end of the turn or of the context.
 	MaxTokens int
 	// Sampler picks each token; its zero value is greedy decoding.
-	// sample.SmolLM3Defaults() is the model's recommended setting.
+	// sample.SmolLM3Defaults() is the model's recommended setting. The
+	// penalties' window starts with the last tokens of the prompt, so a
+	// repetition penalty also discourages echoing the question.
 	Sampler sample.Config
 	// Stop ends the answer at the first occurrence of any of these strings.
 	// The stop string itself is not returned. Stop strings are matched in

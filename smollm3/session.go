@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -243,11 +244,14 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 		return nil, errors.New("smollm3: Generate needs at least one message")
 	}
 	ctxLen := g.s.cache.maxLen()
-	first := 0 // messages before first are dropped (the system message stays)
-	for {
-		use := msgs[first:]
-		if first > 0 && msgs[0].Role == "system" {
-			use = append([]Message{msgs[0]}, msgs[first+1:]...)
+	head := 0 // a leading system message is never dropped
+	if msgs[0].Role == "system" {
+		head = 1
+	}
+	for dropped := 0; ; dropped++ {
+		use := msgs
+		if dropped > 0 {
+			use = append(slices.Clip(msgs[:head]), msgs[head+dropped:]...)
 		}
 		text, err := b.render(use, g.opts.Thinking)
 		if err != nil {
@@ -263,22 +267,14 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 		if len(ids) < ctxLen {
 			return ids, nil
 		}
-		keep := 1
-		if msgs[0].Role == "system" {
-			keep = 2
-		}
-		if !g.opts.DropOldest || len(use) <= keep {
+		if !g.opts.DropOldest || len(use)-head <= 1 {
 			how := ""
-			if first > 0 {
-				how = fmt.Sprintf(" after dropping the %d oldest messages", first)
+			if dropped > 0 {
+				how = fmt.Sprintf(" after dropping the %d oldest messages", dropped)
 			}
 			return nil, fmt.Errorf("smollm3: the prompt is %d tokens%s but the context holds %d, so %d tokens must go (one position is kept for the answer): %w",
 				len(ids), how, ctxLen, len(ids)-ctxLen+1, ErrContextFull)
 		}
-		if first == 0 && msgs[0].Role == "system" {
-			first = 1
-		}
-		first++
 	}
 }
 

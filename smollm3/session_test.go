@@ -365,6 +365,12 @@ func TestContextFull(t *testing.T) {
 	if !strings.Contains(seen, "sys") || strings.Contains(seen, "aaaa") || !strings.Contains(seen, "now") {
 		t.Fatalf("DropOldest kept the wrong messages: %q", seen)
 	}
+	// Dropping the first user message is enough when the answer is shorter.
+	history[2].Content = strings.Repeat("b", 10)
+	r = collect(newSession(f), context.Background(), history, GenerateOptions{DropOldest: true})
+	if r.err != nil || !strings.Contains(seen, "sys") || strings.Contains(seen, "aaaa") || !strings.Contains(seen, "bbbbbbbbbb") {
+		t.Fatalf("DropOldest dropped too much: %v %q", r.err, seen)
+	}
 	big := append(history[:3:3], Message{Role: "user", Content: strings.Repeat("z", 70)})
 	if r := collect(newSession(f), context.Background(), big, GenerateOptions{DropOldest: true}); !errors.Is(r.err, ErrContextFull) ||
 		!strings.Contains(r.err.Error(), "after dropping the 2 oldest") {
