@@ -35,6 +35,7 @@ type options struct {
 	threads int
 	kvType  llama.KVType
 	context int
+	batch   int
 	nope    rope.NoPE
 	nopeSet bool
 	logger  *slog.Logger
