@@ -33,6 +33,9 @@ func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32)
 //go:noescape
 func matQ4KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
 
+//go:noescape
+func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+
 type mvKernel func(w, a []byte, nb, nrows int, out []float32)
 
 type x4Kernel func(w, a []byte, astride, nb int, res *[4]float32)
@@ -51,6 +54,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ6_K] = mvQ6KAVX512
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
+		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 	}
 	for t, kern := range mv {
 		k.dots[t] = asmDot(t, kern)

@@ -631,3 +631,101 @@ q4kx4done:
 	HSUM_STORE(Z28, Y28, 12)
 	VZEROUPPER
 	RET
+
+// func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+//
+// One q6_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart): res[t] = dotQ6_K(w, a[t*astride:]). Each weight block is
+// unpacked once and meets the four tokens' blocks; per token it computes
+// what mvQ6KAVX512 does.
+TEXT ·matQ6KAVX512x4(SB), NOSPLIT, $0-72
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z30
+	VMOVDQU64 q6kShlCnt<>(SB), Z29
+	VMOVDQU64 q6kShrCnt<>(SB), Z28
+	VMOVDQU64 q6kScaleIdx<>+0x00(SB), Z24
+	VMOVDQU64 q6kScaleIdx<>+0x40(SB), Z25
+	VMOVDQU64 q6kScaleIdx<>+0x80(SB), Z26
+	VMOVDQU64 q6kScaleIdx<>+0xc0(SB), Z27
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+
+q6kx4loop:
+	VPMOVSXBW 192(SI), Y1 // 16 scales as words; words 16..31 zero
+	VPERMW Z1, Z24, Z12
+	VPERMW Z1, Z25, Z13
+	VPERMW Z1, Z26, Z14
+	VPERMW Z1, Z27, Z15
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4      // d
+
+#define Q6K_UNPACK(qloff, qhoff, LO, HI) \
+	VMOVDQU64 qloff(SI), Z0 \
+	VBROADCASTI64X4 qhoff(SI), Z2 \
+	VPSLLVW Z29, Z2, Z3 \
+	VPANDD Z30, Z3, Z3 \
+	VPANDD Z31, Z0, LO \
+	VPORD Z3, LO, LO \
+	VPSRLVW Z28, Z2, Z3 \
+	VPANDD Z30, Z3, Z3 \
+	VPSRLW $4, Z0, HI \
+	VPANDD Z31, HI, HI \
+	VPORD Z3, HI, HI
+
+	Q6K_UNPACK(0, 128, Z8, Z9)
+	Q6K_UNPACK(64, 160, Z10, Z11)
+
+#define Q6K_TOKEN(A, ACC) \
+	VPMADDWD 260(A), Y1, Y3 \
+	VPSLLD $5, Y3, Y3 \
+	VPXORD Z17, Z17, Z17 \
+	VPSUBD Z3, Z17, Z17 \
+	VPXORD Z16, Z16, Z16 \
+	VPDPBUSD 4(A), Z8, Z16 \
+	VPDPWSSD Z12, Z16, Z17 \
+	VPXORD Z16, Z16, Z16 \
+	VPDPBUSD 68(A), Z9, Z16 \
+	VPDPWSSD Z13, Z16, Z17 \
+	VPXORD Z16, Z16, Z16 \
+	VPDPBUSD 132(A), Z10, Z16 \
+	VPDPWSSD Z14, Z16, Z17 \
+	VPXORD Z16, Z16, Z16 \
+	VPDPBUSD 196(A), Z11, Z16 \
+	VPDPWSSD Z15, Z16, Z17 \
+	VCVTDQ2PS Z17, Z17 \
+	VMULSS (A), X4, X5 \
+	VBROADCASTSS X5, Z6 \
+	VFMADD231PS Z6, Z17, ACC
+
+	Q6K_TOKEN(DI, Z18)
+	Q6K_TOKEN(R10, Z19)
+	Q6K_TOKEN(R11, Z20)
+	Q6K_TOKEN(R12, Z21)
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	ADDQ $292, R11
+	ADDQ $292, R12
+	DECQ CX
+	JNZ q6kx4loop
+
+	MOVQ res+64(FP), AX
+	HSUM_STORE(Z18, Y18, 0)
+	HSUM_STORE(Z19, Y19, 4)
+	HSUM_STORE(Z20, Y20, 8)
+	HSUM_STORE(Z21, Y21, 12)
+	VZEROUPPER
+	RET

@@ -148,7 +148,9 @@ func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) 
 // It is exact for |f| < 2^22; outside that it returns what ggml's bit trick
 // returns, so degenerate blocks come out the same too.
 func nearestInt(f float32) int {
-	return int(math.Float32bits(f+12582912)&0x007fffff) - 0x00400000
+	// float32(f) forces the caller's product (nearestInt(a*b)) to be rounded
+	// before the addition, so the two are never fused.
+	return int(math.Float32bits(float32(f)+12582912)&0x007fffff) - 0x00400000
 }
 
 // cInt8 converts like C's (int8_t)f on x86-64: truncate toward zero to a

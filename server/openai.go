@@ -159,9 +159,14 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 	for i, m := range req.Messages {
 		role := m.Role
 		switch role {
-		case "system", "user", "assistant":
-		case "developer":
+		case "system", "developer":
 			role = "system"
+			if i > 0 {
+				// SmolLM3's template (like most) takes one system
+				// prompt, before the conversation.
+				return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d]: a %s message is only allowed first", i, m.Role)
+			}
+		case "user", "assistant":
 		case "":
 			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is missing", i)
 		default:

@@ -38,6 +38,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +205,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	sw := &statusWriter{ResponseWriter: w}
+	if crossSite(r) {
+		// A page on another site may not make this browser spend the
+		// model's time (or delete its sessions): browsers send Origin on
+		// such requests, API clients and curl do not.
+		writeError(sw, &apiError{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "cross_origin",
+			Message: "cross-origin " + r.Method + " from " + r.Header.Get("Origin") + " is not allowed"})
+		s.log.Warn("cross-origin request refused", "request_id", id, "origin", r.Header.Get("Origin"), "path", r.URL.Path)
+		return
+	}
 	r = r.WithContext(context.WithValue(r.Context(), reqIDKey, id))
 	defer func() {
 		if p := recover(); p != nil {
@@ -230,6 +240,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"path", r.URL.Path, "status", status, "bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 	}()
 	s.mux.ServeHTTP(sw, r)
+}
+
+// crossSite reports a state-changing request sent by a browser from a page
+// of another origin.
+func crossSite(r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host != r.Host
 }
 
 func requestID(ctx context.Context) string {

@@ -282,6 +282,7 @@ func TestBadRequests(t *testing.T) {
 		{"empty body", "POST", "/v1/chat/completions", ``, 400, "", ""},
 		{"wrong type", "POST", "/v1/chat/completions", `{` + msgs + `,"temperature":"hot"}`, 400, "temperature", ""},
 		{"no messages", "POST", "/v1/chat/completions", `{"messages":[]}`, 400, "messages", ""},
+		{"system not first", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"},{"role":"system","content":"y"}]}`, 400, "messages[1].role", ""},
 		{"bad role", "POST", "/v1/chat/completions", `{"messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", ""},
 		{"image part", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content[0].type", ""},
 		{"temperature range", "POST", "/v1/chat/completions", `{` + msgs + `,"temperature":3}`, 400, "temperature", ""},
@@ -684,4 +685,35 @@ func httpGet(url string) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
+}
+
+func TestCrossOriginRequestsRefused(t *testing.T) {
+	e := &servertest.Engine{}
+	ts := start(t, e, server.Config{})
+	for _, tc := range []struct {
+		origin string
+		status int
+	}{
+		{"http://evil.example", 403},
+		{"null", 403},
+		{ts.URL, 200}, // the chat page itself
+		{"", 200},     // API clients send no Origin
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Content-Type", "text/plain")
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("Origin %q: status %d, want %d", tc.origin, resp.StatusCode, tc.status)
+		}
+	}
+	if c := e.Counters(); c.Calls != 2 {
+		t.Errorf("engine ran %d generations, want 2", c.Calls)
+	}
 }

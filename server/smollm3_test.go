@@ -29,9 +29,9 @@ func tinyModel(t *testing.T, opts ...smollm3.Option) *smollm3.Model {
 	return m
 }
 
-func tinyEngine(t *testing.T, ctxLen int) server.Engine {
+func tinyEngine(t *testing.T, ctxLen int, opts ...smollm3.Option) server.Engine {
 	t.Helper()
-	m := tinyModel(t, smollm3.WithContext(ctxLen))
+	m := tinyModel(t, append(opts, smollm3.WithContext(ctxLen))...)
 	e, err := server.FromSmolLM3(m, server.SmolLM3Options{Name: "tiny", Context: ctxLen, Sampler: sample.SmolLM3Defaults()})
 	if err != nil {
 		t.Fatal(err)

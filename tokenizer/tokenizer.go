@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
@@ -49,7 +50,8 @@ type Tokenizer struct {
 	eog      []int32
 
 	cache wordCache
-	hot   sync.Pool // of *hotWords, so each goroutine has its own
+	hot   sync.Pool    // of *hotWords, so each goroutine has its own
+	seed  maphash.Seed // for hotWords.longKeys
 }
 
 // spec is what a loader hands to build: the vocabulary in id order, with
@@ -89,6 +91,7 @@ func build(s spec) (*Tokenizer, error) {
 		bos:          s.bos,
 		eos:          s.eos,
 		addBOS:       s.addBOS,
+		seed:         maphash.MakeSeed(),
 	}
 	for i := range t.byteID {
 		t.byteID[i] = -1
@@ -199,9 +202,9 @@ func (t *Tokenizer) ID(s string) (int32, bool) {
 	if a, ok := t.added.byText[s]; ok {
 		return a.id, true
 	}
-	for id, tok := range t.text {
-		if tok == s {
-			return int32(id), true
+	if raw, ok := unmapBytes(s); ok {
+		if id, ok := t.vocab[string(raw)]; ok && t.text[id] == s {
+			return id, true
 		}
 	}
 	return -1, false
@@ -286,8 +289,16 @@ func (t *Tokenizer) appendWord(dst []int32, w string, hot *hotWords) []int32 {
 				hot.keys[h], hot.ids[h] = k, id
 				return append(dst, id)
 			}
-		} else if id, ok := t.vocab[w]; ok {
-			return append(dst, id)
+		} else {
+			k := maphash.String(t.seed, w)
+			h := k >> (64 - hotBits)
+			if id := hot.longIDs[h]; hot.longKeys[h] == k && t.tokenIs(id, w) {
+				return append(dst, id)
+			}
+			if id, ok := t.vocab[w]; ok {
+				hot.longKeys[h], hot.longIDs[h] = k, id
+				return append(dst, id)
+			}
 		}
 	}
 	if ids, ok := t.cache.get(w); ok {
@@ -305,6 +316,14 @@ func (t *Tokenizer) appendWord(dst []int32, w string, hot *hotWords) []int32 {
 type hotWords struct {
 	keys [1 << hotBits]uint64 // packShort keys; 0 = empty
 	ids  [1 << hotBits]int32
+	// Longer words by their hash; a hit is confirmed against the token's bytes.
+	longKeys [1 << hotBits]uint64
+	longIDs  [1 << hotBits]int32
+}
+
+// tokenIs reports whether the bytes of token id are w.
+func (t *Tokenizer) tokenIs(id int32, w string) bool {
+	return string(t.bytes[t.offs[id]:t.offs[id+1]]) == w
 }
 
 const hotBits = 12

@@ -331,3 +331,21 @@ func TestConcurrentEncode(t *testing.T) {
 		}
 	}
 }
+
+func TestIDAndToken(t *testing.T) {
+	tok := tinyTokenizer(t, true)
+	for _, s := range []string{"Ġa", "aa", "<x>", "<xy>", "!", "Ġ"} {
+		id, ok := tok.ID(s)
+		if !ok || tok.Token(id) != s {
+			t.Errorf("ID(%q) = %d, %v; Token gives %q", s, id, ok, tok.Token(id))
+		}
+	}
+	for _, s := range []string{"zz", " a", "<y>", ""} {
+		if id, ok := tok.ID(s); ok {
+			t.Errorf("ID(%q) = %d, want none", s, id)
+		}
+	}
+	if tok.Token(-1) != "" || tok.Token(int32(tok.Len())) != "" {
+		t.Error("Token out of range should be empty")
+	}
+}
