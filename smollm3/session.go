@@ -13,10 +13,11 @@ import (
 	"github.com/smolgo/smolgo/smollm3/chat"
 )
 
-// prefillChunk is how many prompt tokens one forward call processes: small
-// enough that cancellation is noticed quickly, large enough that batching
-// pays off.
-const prefillChunk = 256
+// prefillChunk is how many prompt tokens one forward call processes, like
+// llama.cpp's default micro-batch (n_ubatch 512), so that long prompts are
+// computed in the same batches. Cancellation does not wait for a chunk: the
+// forward pass checks its context between layers.
+const prefillChunk = 512
 
 // backend is what a Session needs from a loaded model. *Model provides it
 // (session_model.go); tests use fakes.

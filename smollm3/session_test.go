@@ -255,7 +255,7 @@ func TestPrefixReuse(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
-	f := &fakeBackend{ctxLen: 1000, answer: fixed("a long answer that takes a while"), delay: 5 * time.Millisecond}
+	f := &fakeBackend{ctxLen: 4000, answer: fixed("a long answer that takes a while"), delay: 5 * time.Millisecond}
 	s := newSession(f)
 	ctx, cancel := context.WithCancel(context.Background())
 	var r result
