@@ -116,7 +116,7 @@ func TestCtrlC(t *testing.T) {
 		done <- run(context.Background(), args, pr, w, io.Discard, interrupts, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	// The answer stops as cancelled; a second Ctrl-C at the prompt quits.
-	for !strings.Contains(w.String(), "cancelled]") {
+	for !statsLine.MatchString(w.String()) {
 		select {
 		case err := <-done:
 			t.Fatalf("run ended early: %v\n%s", err, w.String())
