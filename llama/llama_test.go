@@ -408,3 +408,27 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 		t.Errorf("decode step allocates %v times", allocs)
 	}
 }
+
+// Micro-batching a long prompt (Options.BatchSize) gives the logits of one
+// big batch, to float noise, and the same rows in the same places.
+func TestMicroBatches(t *testing.T) {
+	_, whole := openModel(t, "llama-tiny-F32", Options{Threads: 2})
+	_, split := openModel(t, "llama-tiny-F32", Options{Threads: 2, BatchSize: 5})
+	want := forward(t, whole, newCache(t, whole, CacheOptions{}), prompt, true)
+	c := newCache(t, split, CacheOptions{})
+	got := forward(t, split, c, prompt, true)
+	if c.Len() != len(prompt) {
+		t.Fatalf("Len = %d after %d tokens", c.Len(), len(prompt))
+	}
+	if d := maxDiff(got, want); d > 1e-4 {
+		t.Errorf("micro-batches of 5 differ from one batch by %g", d)
+	}
+	last := forward(t, split, newCache(t, split, CacheOptions{}), prompt, false)
+	V := whole.Config.Vocab
+	if d := maxDiff(last, got[len(got)-V:]); d != 0 {
+		t.Errorf("last-row logits differ from the last of all rows by %g", d)
+	}
+	if _, err := New(whole.file, Options{BatchSize: -1}); err == nil {
+		t.Error("negative batch size: no error")
+	}
+}

@@ -22,6 +22,18 @@ func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32)
 func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
+func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvF16AVX512(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
 func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
@@ -53,6 +65,10 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512
 		mv[gguf.TypeQ6_K] = mvQ6KAVX512
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX512
+		mv[gguf.TypeQ5_K] = mvQ5KAVX512
+		mv[gguf.TypeQ4_0] = mvQ4_0AVX512
+		mv[gguf.TypeF16] = mvF16AVX512
+		mv[gguf.TypeBF16] = mvBF16AVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 	}
@@ -65,14 +81,26 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 	}
 }
 
+// kernelBlock is the unit an mv kernel works in: the type's block, or 32
+// elements for the plain types f16 and bf16 (whose kernels then need n to be
+// a multiple of 32; other lengths use the Go twin).
+func kernelBlock(t gguf.Type) (bs, wb, ab int) {
+	vt, _ := VecDotType(t)
+	bs, wb, ab = t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	if bs == 1 {
+		bs, wb, ab = 32, 32*wb, 32*ab
+	}
+	return bs, wb, ab
+}
+
 // asmDot wraps an mv kernel as a DotFunc (one row).
 func asmDot(t gguf.Type, kernel mvKernel) DotFunc {
-	vt, _ := VecDotType(t)
-	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	bs, wb, ab := kernelBlock(t)
+	twin := genericDots[t]
 	return func(n int, w, a []byte) float32 {
 		nb := n / bs
-		if nb <= 0 {
-			return 0
+		if nb <= 0 || n%bs != 0 {
+			return twin(n, w, a)
 		}
 		var out [1]float32
 		kernel(w[:nb*wb], a[:nb*ab], nb, 1, out[:])
@@ -82,12 +110,12 @@ func asmDot(t gguf.Type, kernel mvKernel) DotFunc {
 
 // asmMatVec wraps an mv kernel as a MatVecFunc.
 func asmMatVec(t gguf.Type, kernel mvKernel) MatVecFunc {
-	vt, _ := VecDotType(t)
-	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	bs, wb, ab := kernelBlock(t)
+	slow := matVecByRows(t, genericDots[t])
 	return func(n int, w, a []byte, out []float32) {
 		nb := n / bs
-		if nb <= 0 {
-			clear(out)
+		if nb <= 0 || n%bs != 0 {
+			slow(n, w, a, out)
 			return
 		}
 		if len(out) == 0 {

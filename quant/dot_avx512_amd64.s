@@ -729,3 +729,379 @@ q6kx4loop:
 	HSUM_STORE(Z21, Y21, 12)
 	VZEROUPPER
 	RET
+
+// q5kBits: for chunk c (64 bytes), bit 2c of qh in the lower 32 bytes and
+// bit 2c+1 in the upper 32 (the fifth bits of sub-blocks 2c and 2c+1).
+DATA q5kBits<>+0x00(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x08(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x10(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x18(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x20(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x28(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x30(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x38(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x40(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x48(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x50(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x58(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x60(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x68(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x70(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x78(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x80(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0x88(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0x90(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0x98(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0xa0(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xa8(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xb0(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xb8(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xc0(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xc8(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xd0(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xd8(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xe0(SB)/8, $0x8080808080808080
+DATA q5kBits<>+0xe8(SB)/8, $0x8080808080808080
+DATA q5kBits<>+0xf0(SB)/8, $0x8080808080808080
+DATA q5kBits<>+0xf8(SB)/8, $0x8080808080808080
+GLOBL q5kBits<>(SB), RODATA|NOPTR, $256
+
+// func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32)
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q5_K · q8_K dot product, as
+// the Go twin dotQ5_K:
+//
+//	for s := 0; s < 8; s++ {
+//		sc, m := scaleMinK4(s, x[4:16])
+//		msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+//		q := x[48+32*(s/2):]
+//		shift := 4 * (s % 2)
+//		var d int32
+//		for l := 0; l < 32; l++ {
+//			v := int32(q[l]>>shift&0xf) | int32(x[16+l]>>s&1)<<4
+//			d += v * int32(int8(y[4+32*s+l]))
+//		}
+//		isum += int32(sc) * d
+//	}
+//	dy := q8KScale(y)
+//	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//
+// It is mvQ4KAVX512 with the fifth bits added: VPTESTMB picks the bytes of
+// qh whose bit s is set, and those quants get 16.
+TEXT ·mvQ5KAVX512(SB), NOSPLIT, $0-88
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ nrows+56(FP), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
+	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
+	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
+	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
+	VMOVDQU64 q4kMinShuf<>(SB), Y24
+	MOVL $0xffff0000, AX
+	KMOVD AX, K1 // the upper 16 words: the high nibbles
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z19 // the fifth bit
+	VMOVDQU64 q5kBits<>+0x00(SB), Z25
+	VMOVDQU64 q5kBits<>+0x40(SB), Z26
+	VMOVDQU64 q5kBits<>+0x80(SB), Z27
+	VMOVDQU64 q5kBits<>+0xc0(SB), Z28
+
+q5krow:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z30, Z30, Z30 // Σ d·isum lanes
+	VPXORD Z29, Z29, Z29 // Σ dmin·msum lanes (low 8)
+
+q5kloop:
+	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10 // mins 0..3
+	MOVL DX, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R11          // scales 4..7
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, R11
+	ORQ R11, AX
+	SHLQ $32, R8
+	ORQ R8, R10
+	VPBROADCASTQ AX, Z1
+	VPBROADCASTQ R10, Y2
+
+	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
+	VPSHUFB Y24, Y2, Y2
+	VPMADDWD 260(DI), Y2, Y3
+	VCVTDQ2PS Y3, Y3
+
+	// d·d_a and dmin·d_a.
+	VCVTPH2PS (SI), X4
+	VBROADCASTSS (DI), X5
+	VMULPS X5, X4, X4
+	VBROADCASTSS X4, Z6
+	VMOVSHDUP X4, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS Y7, Y3, Y29
+
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VBROADCASTI64X4 16(SI), Z9 // qh in both halves
+
+	// Chunk 0: sub-blocks 0, 1.
+	VBROADCASTI64X4 48(SI), Z8
+	VPSRLW $4, Z8, K1, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z25, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 4(DI), Z8, Z10
+	VPSHUFB Z20, Z1, Z11
+	VPDPWSSD Z11, Z10, Z12
+
+	// Chunk 1: sub-blocks 2, 3.
+	VBROADCASTI64X4 80(SI), Z14
+	VPSRLW $4, Z14, K1, Z14
+	VPANDD Z31, Z14, Z14
+	VPTESTMB Z26, Z9, K2
+	VPADDB Z19, Z14, K2, Z14
+	VPXORD Z16, Z16, Z16
+	VPDPBUSD 68(DI), Z14, Z16
+	VPSHUFB Z21, Z1, Z17
+	VPDPWSSD Z17, Z16, Z13
+
+	// Chunk 2: sub-blocks 4, 5.
+	VBROADCASTI64X4 112(SI), Z8
+	VPSRLW $4, Z8, K1, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z27, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 132(DI), Z8, Z10
+	VPSHUFB Z22, Z1, Z11
+	VPDPWSSD Z11, Z10, Z12
+
+	// Chunk 3: sub-blocks 6, 7.
+	VBROADCASTI64X4 144(SI), Z14
+	VPSRLW $4, Z14, K1, Z14
+	VPANDD Z31, Z14, Z14
+	VPTESTMB Z28, Z9, K2
+	VPADDB Z19, Z14, K2, Z14
+	VPXORD Z16, Z16, Z16
+	VPDPBUSD 196(DI), Z14, Z16
+	VPSHUFB Z23, Z1, Z17
+	VPDPWSSD Z17, Z16, Z13
+
+	VPADDD Z13, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VFMADD231PS Z6, Z12, Z30
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q5kloop
+
+q5kdone:
+	VEXTRACTF64X4 $1, Z30, Y0
+	VADDPS Y30, Y0, Y0
+	VSUBPS Y29, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q5krow
+	VZEROUPPER
+	RET
+
+// func mvF16AVX512(w, a []byte, nb, nrows int, out []float32)
+//
+// For nrows rows of nb·32 f16 weights, out[r] is the dot product with nb·32
+// f16 activations, as the Go twin dotF16:
+//
+//	for i := 0; i < n; i++ {
+//		sum += f16(w[2*i:]) * f16(a[2*i:])
+//	}
+//
+// Both are widened exactly with VCVTPH2PS; every product is exact in
+// float32 and is summed with FMA in two accumulators of 16 lanes.
+TEXT ·mvF16AVX512(SB), NOSPLIT, $0-88
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ nrows+56(FP), R12
+
+f16row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+f16loop:
+	VCVTPH2PS 0(SI), Z2
+	VCVTPH2PS 0(DI), Z3
+	VFMADD231PS Z3, Z2, Z0
+	VCVTPH2PS 32(SI), Z4
+	VCVTPH2PS 32(DI), Z5
+	VFMADD231PS Z5, Z4, Z1
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ f16loop
+
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f16row
+	VZEROUPPER
+	RET
+
+// func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32)
+//
+// For nrows rows of nb·32 bf16 weights, out[r] is the dot product with
+// nb·32 bf16 activations, as the Go twin dotBF16:
+//
+//	for i := 0; i < n; i++ {
+//		x := math.Float32frombits(uint32(binary.LittleEndian.Uint16(w[2*i:])) << 16)
+//		y := math.Float32frombits(uint32(binary.LittleEndian.Uint16(a[2*i:])) << 16)
+//		sum += x * y
+//	}
+//
+// A bf16 widens to float32 by a 16-bit shift (VPMOVZXWD, VPSLLD); every
+// product is exact in float32 and is summed with FMA.
+TEXT ·mvBF16AVX512(SB), NOSPLIT, $0-88
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ nrows+56(FP), R12
+
+bf16row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+bf16loop:
+	VPMOVZXWD 0(SI), Z2
+	VPSLLD $16, Z2, Z2
+	VPMOVZXWD 0(DI), Z3
+	VPSLLD $16, Z3, Z3
+	VFMADD231PS Z3, Z2, Z0
+	VPMOVZXWD 32(SI), Z4
+	VPSLLD $16, Z4, Z4
+	VPMOVZXWD 32(DI), Z5
+	VPSLLD $16, Z5, Z5
+	VFMADD231PS Z5, Z4, Z1
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ bf16loop
+
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ bf16row
+	VZEROUPPER
+	RET
+
+// func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32)
+//
+// For nrows rows of nb q4_0 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, as the Go twin dotQ4_0:
+//
+//	for j := 0; j < 16; j++ {
+//		s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
+//		s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
+//	}
+//	sum += f16(x) * f16(y) * float32(s)
+//
+// The nibbles stay unsigned for VPDPBUSD; the -8 is a second VPDPBUSD of
+// the activations with bytes of 8, subtracted.
+TEXT ·mvQ4_0AVX512(SB), NOSPLIT, $0-88
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ nrows+56(FP), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Y14
+
+q40row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+
+q40loop:
+	VMOVDQU 2(SI), X1
+	VPSRLW $4, X1, X2
+	VINSERTI128 $1, X2, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQU 2(DI), Y2
+	VPXORD Y3, Y3, Y3
+	VPDPBUSD Y2, Y1, Y3
+	VPXORD Y4, Y4, Y4
+	VPDPBUSD Y2, Y14, Y4
+	VPSUBD Y4, Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMOVSHDUP X5, X6
+	VMULSS X6, X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS Y5, Y3, Y0
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q40loop
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q40row
+	VZEROUPPER
+	RET

@@ -229,10 +229,15 @@ func TestPrefixReuse(t *testing.T) {
 			if fresh.stats.CachedTokens != 0 || fresh.stats.PromptTokens != r2.stats.PromptTokens {
 				t.Fatalf("fresh stats %+v vs resumed %+v", fresh.stats, r2.stats)
 			}
-			// The same request again recomputes only the last prompt token.
+			// The same request again computes nothing before its first token:
+			// the prompt's logits are kept.
+			calls := f.calls
 			r3 := collect(s, context.Background(), msgs, opts)
-			if r3.content != r2.content || r3.stats.CachedTokens != r3.stats.PromptTokens-1 {
+			if r3.content != r2.content || r3.stats.CachedTokens != r3.stats.PromptTokens {
 				t.Fatalf("repeat: content %q, stats %+v", r3.content, r3.stats)
+			}
+			if f.calls-calls != r3.stats.GeneratedTokens-1 {
+				t.Fatalf("repeat: %d forward calls for %d generated tokens", f.calls-calls, r3.stats.GeneratedTokens)
 			}
 			// An edited earlier message reuses only what precedes the edit.
 			edited := append([]Message{}, msgs...)
@@ -255,7 +260,7 @@ func TestPrefixReuse(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
-	f := &fakeBackend{ctxLen: 1000, answer: fixed("a long answer that takes a while"), delay: 5 * time.Millisecond}
+	f := &fakeBackend{ctxLen: 4000, answer: fixed("a long answer that takes a while"), delay: 5 * time.Millisecond}
 	s := newSession(f)
 	ctx, cancel := context.WithCancel(context.Background())
 	var r result
