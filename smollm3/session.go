@@ -192,6 +192,9 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 			return fmt.Errorf("smollm3: prefill of prompt tokens %d..%d: %w", pos, pos+len(chunk)-1, err)
 		}
 		s.tokens = append(s.tokens, chunk...)
+		if g.opts.PrefillProgress != nil {
+			g.opts.PrefillProgress(len(s.tokens), len(prompt))
+		}
 	}
 	g.prefilled = time.Now()
 	if d := g.prefilled.Sub(start).Seconds(); d > 0 && common < len(prompt) {
