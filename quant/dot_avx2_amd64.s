@@ -752,3 +752,154 @@ q402loop:
 	JNZ q402row
 	VZEROUPPER
 	RET
+
+// func matQ4KAVX2x4(w, a []byte, astride, nb int, res *[4]float32)
+//
+// One q4_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart): res[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
+// it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
+// four tokens, which makes a batched prefill cheaper per token than decode.
+TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-72
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+#define Q4KX4_TOK(aoff, P, ACC) \
+	VPMADDUBSW aoff(P), Y8, Y12 \
+	VPMADDWD Y10, Y12, Y12 \
+	VPADDD Y12, ACC, ACC \
+	VPMADDUBSW (aoff+32)(P), Y9, Y13 \
+	VPMADDWD Y11, Y13, Y13 \
+	VPADDD Y13, ACC, ACC
+
+#define Q4KX4_SCALE(P, IACC, FACC) \
+	VCVTDQ2PS IACC, IACC \
+	VBROADCASTSS (P), X10 \
+	VMULPS X10, X9, X10 \
+	VBROADCASTSS X10, Y11 \
+	VFMADD231PS Y11, IACC, FACC \
+	VPMADDWD 260(P), Y8, Y12 \
+	VCVTDQ2PS Y12, Y12 \
+	VMOVSHDUP X10, X13 \
+	VBROADCASTSS X13, Y13 \
+	VFNMADD231PS Y13, Y12, FACC
+
+q4k2x4loop:
+	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, DX           // scales 4..7
+	ANDL $0x3f3f3f3f, BX // mins 0..3
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, DX
+	ORQ DX, AX
+	SHLQ $32, R8
+	ORQ R8, BX
+	VMOVQ AX, X14
+	VPMOVZXBW X14, X14
+	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+	VMOVDQU 16(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q4KX4_TOK(4, DI, Y0)
+	Q4KX4_TOK(4, R10, Y1)
+	Q4KX4_TOK(4, R11, Y2)
+	Q4KX4_TOK(4, R12, Y3)
+	VMOVDQU 48(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q4KX4_TOK(68, DI, Y0)
+	Q4KX4_TOK(68, R10, Y1)
+	Q4KX4_TOK(68, R11, Y2)
+	Q4KX4_TOK(68, R12, Y3)
+	VMOVDQU 80(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q4KX4_TOK(132, DI, Y0)
+	Q4KX4_TOK(132, R10, Y1)
+	Q4KX4_TOK(132, R11, Y2)
+	Q4KX4_TOK(132, R12, Y3)
+	VMOVDQU 112(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q4KX4_TOK(196, DI, Y0)
+	Q4KX4_TOK(196, R10, Y1)
+	Q4KX4_TOK(196, R11, Y2)
+	Q4KX4_TOK(196, R12, Y3)
+
+	VMOVQ BX, X8
+	VPBROADCASTQ X8, Y8
+	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
+	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX4_SCALE(DI, Y0, Y4)
+	Q4KX4_SCALE(R10, Y1, Y5)
+	Q4KX4_SCALE(R11, Y2, Y6)
+	Q4KX4_SCALE(R12, Y3, Y7)
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	ADDQ $292, R11
+	ADDQ $292, R12
+	DECQ CX
+	JNZ q4k2x4loop
+
+	MOVQ res+64(FP), AX
+
+#define HSUM2_STORE(YACC, XACC, off) \
+	VEXTRACTF128 $1, YACC, X1 \
+	VADDPS X1, XACC, X0 \
+	VMOVHLPS X0, X0, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS X1, X0, X0 \
+	MOVSS X0, off(AX)
+
+	HSUM2_STORE(Y4, X4, 0)
+	HSUM2_STORE(Y5, X5, 4)
+	HSUM2_STORE(Y6, X6, 8)
+	HSUM2_STORE(Y7, X7, 12)
+	VZEROUPPER
+	RET
