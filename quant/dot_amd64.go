@@ -43,10 +43,25 @@ func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32)
 func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
+func mvQ5KAVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvF16AVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvBF16AVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
 func matQ4KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
 
 //go:noescape
 func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+
+//go:noescape
+func matQ4KAVX2x4(w, a []byte, astride, nb int, res *[4]float32)
 
 type mvKernel func(w, a []byte, nb, nrows int, out []float32)
 
@@ -60,6 +75,11 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX2
 		mv[gguf.TypeQ6_K] = mvQ6KAVX2
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX2
+		mv[gguf.TypeQ5_K] = mvQ5KAVX2
+		mv[gguf.TypeQ4_0] = mvQ4_0AVX2
+		mv[gguf.TypeF16] = mvF16AVX2
+		mv[gguf.TypeBF16] = mvBF16AVX2
+		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
 	}
 	if level >= levelAVX512 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512

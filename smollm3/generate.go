@@ -33,6 +33,11 @@ type GenerateOptions struct {
 	Thinking *bool
 	// HideReasoning drops the reasoning events; the model still thinks.
 	HideReasoning bool
+	// PrefillProgress, if set, is called after each chunk of the prompt is
+	// computed, with the prompt tokens done so far (cached ones included)
+	// and the prompt's length, so that a program can show progress on a
+	// long prompt. It runs on the generating goroutine; keep it quick.
+	PrefillProgress func(done, total int)
 	// DropOldest lets Generate drop the oldest messages (after a leading
 	// system message) until the prompt fits the context, instead of failing
 	// with ErrContextFull. The last message is never dropped.

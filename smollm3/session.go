@@ -70,10 +70,19 @@ type Session struct {
 	tokens []int32
 	// sampled are the tokens the last generation sampled (for tests).
 	sampled []int32
+	// promptLogits are the logits after the last prompt's prefill, the
+	// prediction for position promptEnd; promptEnd is -1 when there are none
+	// or tokens[:promptEnd] has changed since. Asking the same prompt again
+	// reuses them: recomputing the last prompt token alone would give
+	// slightly different numbers than the batched prefill did (batch and
+	// single-token kernels round differently), and a seeded request would
+	// not repeat its answer.
+	promptLogits []float32
+	promptEnd    int
 }
 
 func newSession(b backend) *Session {
-	return &Session{b: b}
+	return &Session{b: b, promptEnd: -1}
 }
 
 // Reset empties the session's KV cache; the next Generate starts from
@@ -82,6 +91,7 @@ func (s *Session) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens = s.tokens[:0]
+	s.promptEnd = -1
 }
 
 // CachedTokens returns how many tokens the session's KV cache holds.
@@ -154,13 +164,20 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	for common < len(s.tokens) && common < len(prompt) && s.tokens[common] == prompt[common] {
 		common++
 	}
-	common = min(common, len(prompt)-1)
+	var logits []float32
+	if common == len(prompt) && s.promptEnd == len(prompt) {
+		logits = s.promptLogits // the same prompt again: reuse its logits
+	} else {
+		common = min(common, len(prompt)-1)
+	}
 	s.tokens = s.tokens[:common]
+	if s.promptEnd > common {
+		s.promptEnd = -1
+	}
 	s.sampled = s.sampled[:0]
 	g.stats.PromptTokens = len(prompt)
 	g.stats.CachedTokens = common
 
-	var logits []float32
 	start := time.Now()
 	for pos := common; pos < len(prompt); pos += prefillChunk {
 		if ctx.Err() != nil {
@@ -175,10 +192,17 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 			return fmt.Errorf("smollm3: prefill of prompt tokens %d..%d: %w", pos, pos+len(chunk)-1, err)
 		}
 		s.tokens = append(s.tokens, chunk...)
+		if g.opts.PrefillProgress != nil {
+			g.opts.PrefillProgress(len(s.tokens), len(prompt))
+		}
 	}
 	g.prefilled = time.Now()
-	if d := g.prefilled.Sub(start).Seconds(); d > 0 {
+	if d := g.prefilled.Sub(start).Seconds(); d > 0 && common < len(prompt) {
 		g.stats.PrefillTokensPerSec = float64(len(prompt)-common) / d
+	}
+	if common < len(prompt) {
+		s.promptLogits = append(s.promptLogits[:0], logits...)
+		s.promptEnd = len(prompt)
 	}
 
 	sampler := sample.New(g.opts.Sampler)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,10 +230,15 @@ func TestPrefixReuse(t *testing.T) {
 			if fresh.stats.CachedTokens != 0 || fresh.stats.PromptTokens != r2.stats.PromptTokens {
 				t.Fatalf("fresh stats %+v vs resumed %+v", fresh.stats, r2.stats)
 			}
-			// The same request again recomputes only the last prompt token.
+			// The same request again computes nothing before its first token:
+			// the prompt's logits are kept.
+			calls := f.calls
 			r3 := collect(s, context.Background(), msgs, opts)
-			if r3.content != r2.content || r3.stats.CachedTokens != r3.stats.PromptTokens-1 {
+			if r3.content != r2.content || r3.stats.CachedTokens != r3.stats.PromptTokens {
 				t.Fatalf("repeat: content %q, stats %+v", r3.content, r3.stats)
+			}
+			if f.calls-calls != r3.stats.GeneratedTokens-1 {
+				t.Fatalf("repeat: %d forward calls for %d generated tokens", f.calls-calls, r3.stats.GeneratedTokens)
 			}
 			// An edited earlier message reuses only what precedes the edit.
 			edited := append([]Message{}, msgs...)
@@ -287,8 +293,18 @@ func TestCancellation(t *testing.T) {
 		t.Fatalf("after cancel: err %v content %q stats %+v", r2.err, r2.content, r2.stats)
 	}
 
+	// Progress of a long prefill: one call per chunk, ending at the total.
+	var progress [][2]int
+	long := strings.Repeat("x", 2*prefillChunk)
+	r5 := collect(newSession(f), context.Background(), user(long), GenerateOptions{MaxTokens: 1,
+		PrefillProgress: func(done, total int) { progress = append(progress, [2]int{done, total}) }})
+	want := [][2]int{{prefillChunk, r5.stats.PromptTokens}, {2 * prefillChunk, r5.stats.PromptTokens}, {r5.stats.PromptTokens, r5.stats.PromptTokens}}
+	if r5.err != nil || !slices.Equal(progress, want) {
+		t.Fatalf("progress %v, want %v (%v)", progress, want, r5.err)
+	}
+
 	// Cancelled during the prefill: a long prompt, cancelled before it ends.
-	long := strings.Repeat("x", 3*prefillChunk)
+	long = strings.Repeat("x", 3*prefillChunk)
 	ctx, cancel = context.WithCancel(context.Background())
 	f.delay = 50 * time.Millisecond
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
