@@ -414,6 +414,14 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+func TestStatsString(t *testing.T) {
+	st := &Stats{PromptTokens: 10, CachedTokens: 4, GeneratedTokens: 3, PrefillTokensPerSec: 100, DecodeTokensPerSec: 12.25, StopReason: StopLength}
+	want := "10 prompt tokens (4 cached) at 100.0 tokens/s, 3 generated at 12.2 tokens/s, stop: length"
+	if got := fmt.Sprint(st); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestStopMatcher(t *testing.T) {
 	tests := []struct {
 		stops  []string
