@@ -36,6 +36,20 @@ type attnJob struct {
 	layer  int
 	pos, n int
 	q, out []float32
+	tiled  bool
+	runM   []float32 // tiled path: running max per (token, head)
+	runS   []float32 // tiled path: running sum per (token, head)
+}
+
+// units is the number of independent pieces of work: one per (token, head)
+// for the online path, one per (64-token query tile, KV head) for the tiled
+// path, where a tile of keys and values is widened once for all its queries.
+func (j *attnJob) units() int {
+	cfg := &j.m.Config
+	if j.tiled {
+		return (j.n + tileKV - 1) / tileKV * cfg.KVHeads
+	}
+	return j.n * cfg.Heads
 }
 
 func (j *attnJob) Do(lo, hi int) {
@@ -43,18 +57,17 @@ func (j *attnJob) Do(lo, hi int) {
 	hd, Q, KV := cfg.HeadDim, cfg.QDim(), cfg.KVDim()
 	group := cfg.Heads / cfg.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	tiled := j.c.typ == KVF32 || j.n >= tileKV
 	for u := lo; u < hi; u++ {
+		if j.tiled {
+			j.tiledBlock(u/cfg.KVHeads, u%cfg.KVHeads, scale)
+			continue
+		}
 		t, h := u/cfg.Heads, u%cfg.Heads
 		q := j.q[t*Q+h*hd : t*Q+(h+1)*hd]
 		out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
 		off := (h / group) * hd
 		kvLen := j.pos + t + 1 // causal: positions 0..pos+t
-		if tiled {
-			j.tiledRow(out, q, off, KV, kvLen, scale)
-		} else {
-			onlineF16(out, q, j.c.k16[j.layer], j.c.v16[j.layer], off, KV, kvLen, scale)
-		}
+		onlineF16(out, q, j.c.k16[j.layer], j.c.v16[j.layer], off, KV, kvLen, scale)
 	}
 }
 
@@ -83,16 +96,13 @@ func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale 
 			mold := M
 			M = s
 			ms = expf(mold - M)
-			for i := range acc {
-				acc[i] = roundF16(acc[i] * ms)
+			for i, a := range acc {
+				acc[i] = roundF16(a * ms)
 			}
 		} else {
 			vs = expf(s - M)
 		}
-		vrow := vc[p*stride+off : p*stride+off+hd]
-		for i := range acc {
-			acc[i] = roundF16(fma32(fromF16(vrow[i]), vs, acc[i]))
-		}
+		madF16(acc, vc[p*stride+off:p*stride+off+hd], vs)
 		S = S*ms + vs
 	}
 	inv := float32(0)
@@ -104,67 +114,95 @@ func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale 
 	}
 }
 
-// tiledRow attends one query head in f32 over tiles of tileKV positions.
-func (j *attnJob) tiledRow(out, q []float32, off, stride, kvLen int, scale float32) {
-	hd := len(q)
-	var kb, vb [maxStackHead]float32
-	var sc [tileKV]float32
-	kbuf, vbuf := kb[:], vb[:]
+// tiledBlock attends query tile qt (tokens qt*64 ...) of the query heads
+// that share KV head kvh, in f32 over tiles of tileKV positions: each KV tile
+// is widened to f32 once, then every (token, head) pair of the block updates
+// its running max, sum and output (online softmax at tile granularity).
+func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
+	cfg := &j.m.Config
+	hd, Q, KV := cfg.HeadDim, cfg.QDim(), cfg.KVDim()
+	group := cfg.Heads / cfg.KVHeads
+	t0, t1 := qt*tileKV, min((qt+1)*tileKV, j.n)
+	var kb, vb [tileKV * maxStackHead]float32
+	kt, vt := kb[:], vb[:]
 	if hd > maxStackHead {
-		kbuf, vbuf = make([]float32, hd), make([]float32, hd)
+		kt, vt = make([]float32, tileKV*hd), make([]float32, tileKV*hd)
 	}
-	kbuf, vbuf = kbuf[:hd], vbuf[:hd]
-	row := func(f16 [][]uint16, f32 [][]float32, p int, buf []float32) []float32 {
-		i := p*stride + off
-		if j.c.typ == KVF32 {
-			return f32[j.layer][i : i+hd]
+	var sc [tileKV]float32
+	off := kvh * hd
+	for t := t0; t < t1; t++ {
+		for h := kvh * group; h < (kvh+1)*group; h++ {
+			clear(j.out[t*Q+h*hd : t*Q+(h+1)*hd])
+			j.runM[t*cfg.Heads+h] = float32(math.Inf(-1))
+			j.runS[t*cfg.Heads+h] = 0
 		}
-		src := f16[j.layer][i : i+hd]
-		for d := range buf {
-			buf[d] = fromF16(src[d])
-		}
-		return buf
 	}
-	for i := range out {
-		out[i] = 0
-	}
-	M := float32(math.Inf(-1))
-	var S float32
-	for t0 := 0; t0 < kvLen; t0 += tileKV {
-		t1 := min(t0+tileKV, kvLen)
-		tmax := float32(math.Inf(-1))
-		for p := t0; p < t1; p++ {
-			k := row(j.c.k16, j.c.k32, p, kbuf)
-			var s float32
-			for d, kv := range k {
-				s = fma32(kv, q[d], s)
+	kvEnd := j.pos + t1 // KV positions needed by the last token of the tile
+	for k0 := 0; k0 < kvEnd; k0 += tileKV {
+		k1 := min(k0+tileKV, kvEnd)
+		for p := k0; p < k1; p++ {
+			i, d := p*KV+off, (p-k0)*hd
+			if j.c.typ == KVF32 {
+				copy(kt[d:d+hd], j.c.k32[j.layer][i:i+hd])
+				copy(vt[d:d+hd], j.c.v32[j.layer][i:i+hd])
+				continue
 			}
-			s *= scale
-			sc[p-t0] = s
-			tmax = max(tmax, s)
+			ks, vs := j.c.k16[j.layer][i:i+hd], j.c.v16[j.layer][i:i+hd]
+			for e := range hd {
+				kt[d+e] = fromF16(ks[e])
+				vt[d+e] = fromF16(vs[e])
+			}
 		}
-		mnew := max(M, tmax)
-		ms := tensor.Expf(M - mnew)
-		S *= ms
-		for i := range out {
-			out[i] *= ms
+		for t := t0; t < t1; t++ {
+			end := min(k1, j.pos+t+1) // causal mask
+			if end <= k0 {
+				continue
+			}
+			for h := kvh * group; h < (kvh+1)*group; h++ {
+				q := j.q[t*Q+h*hd : t*Q+(h+1)*hd]
+				out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
+				tmax := float32(math.Inf(-1))
+				for p := k0; p < end; p++ {
+					k := kt[(p-k0)*hd : (p-k0+1)*hd]
+					var s float32
+					for d, kv := range k {
+						s = fma32(kv, q[d], s)
+					}
+					s *= scale
+					sc[p-k0] = s
+					tmax = max(tmax, s)
+				}
+				M, S := j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h]
+				mnew := max(M, tmax)
+				ms := tensor.Expf(M - mnew)
+				S *= ms
+				for i := range out {
+					out[i] *= ms
+				}
+				for p := k0; p < end; p++ {
+					pv := tensor.Expf(sc[p-k0] - mnew)
+					S += pv
+					v := vt[(p-k0)*hd : (p-k0+1)*hd]
+					for i, vi := range v {
+						out[i] = fma32(vi, pv, out[i])
+					}
+				}
+				j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = mnew, S
+			}
 		}
-		for p := t0; p < t1; p++ {
-			pv := tensor.Expf(sc[p-t0] - mnew)
-			S += pv
-			v := row(j.c.v16, j.c.v32, p, vbuf)
+	}
+	for t := t0; t < t1; t++ {
+		for h := kvh * group; h < (kvh+1)*group; h++ {
+			S := j.runS[t*cfg.Heads+h]
+			inv := float32(0)
+			if S != 0 {
+				inv = 1 / S
+			}
+			out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
 			for i := range out {
-				out[i] = fma32(v[i], pv, out[i])
+				out[i] *= inv
 			}
 		}
-		M = mnew
-	}
-	inv := float32(0)
-	if S != 0 {
-		inv = 1 / S
-	}
-	for i := range out {
-		out[i] *= inv
 	}
 }
 
@@ -174,6 +212,14 @@ func (j *attnJob) tiledRow(out, q []float32, off, stride, kvLen int, scale float
 // accumulators are added pairwise, then the 16 lanes are reduced as
 // _mm512_reduce_add_ps does; leftover elements are added in float64.
 func dotF16(k []uint16, q []float32) float32 {
+	if n := len(q); haveF16Kernels && n > 0 && n%64 == 0 && len(k) >= n {
+		return dotF16x64(&k[0], &q[0], n)
+	}
+	return dotF16Go(k, q)
+}
+
+// dotF16Go is the reference (and fallback) of dotF16.
+func dotF16Go(k []uint16, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
 	np := n &^ 63
@@ -217,6 +263,67 @@ func fma32(a, b, c float32) float32 {
 	return float32(math.FMA(float64(a), float64(b), float64(c)))
 }
 
-func toF16(x float32) uint16     { return float16.Fromfloat32(x).Bits() }
-func fromF16(h uint16) float32   { return float16.Frombits(h).Float32() }
-func roundF16(x float32) float32 { return fromF16(toF16(x)) }
+func toF16(x float32) uint16   { return float16.Fromfloat32(x).Bits() }
+func fromF16(h uint16) float32 { return f16Table[h] }
+
+// f16Table widens every float16 bit pattern to float32 (exact). It is
+// filled once at start-up and only read afterwards.
+var f16Table = func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = float16.Frombits(uint16(i)).Float32()
+	}
+	return &t
+}()
+
+// roundF16 rounds x to the nearest float16 value (ties to even) and returns
+// it as float32: float16(x) widened back. Values in float16's normal range
+// take a fast path that rounds the float32 significand to 10 bits in place;
+// zeros, subnormals, overflow and NaN go through the exact conversion.
+func roundF16(x float32) float32 {
+	b := math.Float32bits(x)
+	if e := (b >> 23) & 0xff; e-(127-14) <= 29 { // e in [113, 142]: a normal float16
+		b += 0xfff + (b>>13)&1 // round to nearest even at bit 13
+		b &^= 0x1fff
+		if (b>>23)&0xff <= 127+15 {
+			return math.Float32frombits(b)
+		}
+	}
+	return roundF16Slow(x)
+}
+
+// madF16 is ggml_vec_mad_f16 for an accumulator held as float16 values in
+// float32: acc[i] = float16(fma(v[i], s, acc[i])), the rounding of roundF16
+// written out so that the loop has no calls on its fast path.
+func madF16(acc []float32, v []uint16, s float32) {
+	if n := len(acc); haveF16Kernels && n > 0 && n%8 == 0 && len(v) >= n {
+		madF16x8(&acc[0], &v[0], s, n)
+		return
+	}
+	madF16Go(acc, v, s)
+}
+
+// madF16Go is the reference (and fallback) of madF16.
+func madF16Go(acc []float32, v []uint16, s float32) {
+	v = v[:len(acc)]
+	for i, a := range acc {
+		y := float32(math.FMA(float64(f16Table[v[i]]), float64(s), float64(a)))
+		b := math.Float32bits(y)
+		if e := (b >> 23) & 0xff; e-(127-14) <= 29 {
+			b += 0xfff + (b>>13)&1
+			b &^= 0x1fff
+			if (b>>23)&0xff <= 127+15 {
+				acc[i] = math.Float32frombits(b)
+				continue
+			}
+		}
+		acc[i] = roundF16Slow(y)
+	}
+}
+
+func roundF16Slow(x float32) float32 {
+	if math.Float32bits(x)<<1 == 0 {
+		return x // ±0
+	}
+	return fromF16(toF16(x))
+}

@@ -140,6 +140,8 @@ type buffers struct {
 	proj     []float32 // projection output              [rows × Embd]
 	gate, up []float32 //                                 [rows × FFN]
 	cos, sin []float32 // RoPE angles                     [rows × Dims/2]
+	runM     []float32 // attention running max and sum   [rows × Heads]
+	runS     []float32
 	logits   []float32
 	mm       tensor.Scratch
 	attn     attnJob
@@ -168,4 +170,6 @@ func (b *buffers) ensure(cfg *Config, rows int) {
 	b.up = grow(b.up, rows*cfg.FFN)
 	b.cos = grow(b.cos, rows*cfg.Rope.Dims/2)
 	b.sin = grow(b.sin, rows*cfg.Rope.Dims/2)
+	b.runM = grow(b.runM, rows*cfg.Heads)
+	b.runS = grow(b.runS, rows*cfg.Heads)
 }

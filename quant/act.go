@@ -47,9 +47,7 @@ func QuantizeActivations(t gguf.Type, x []float32, dst []byte) error {
 			actQ8_1(x[32*i:32*i+32], dst[36*i:36*i+36])
 		}
 	case gguf.TypeQ8_K:
-		for i := 0; i < len(x)/256; i++ {
-			actQ8_K(x[256*i:256*i+256], dst[292*i:292*i+292])
-		}
+		quantizeQ8K(x, dst, hasQ8KAsm)
 	case gguf.TypeF16:
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(dst[2*i:], halfBits(v))
@@ -109,6 +107,14 @@ func actQ8_1(x []float32, b []byte) {
 	binary.LittleEndian.PutUint16(b, halfBits(d))
 	sum := q8Round(x, id, b[4:36])
 	binary.LittleEndian.PutUint16(b[2:], halfBits(d*float32(sum)))
+}
+
+// quantizeQ8KGo is the pure Go q8_K quantizer, the reference for the
+// assembly one.
+func quantizeQ8KGo(x []float32, dst []byte) {
+	for i := 0; i < len(x)/256; i++ {
+		actQ8_K(x[256*i:256*i+256], dst[292*i:292*i+292])
+	}
 }
 
 // actQ8_K quantizes one block of 256 (ggml's quantize_row_q8_K_ref, which the

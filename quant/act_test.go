@@ -206,3 +206,54 @@ func TestQuantizeActivationsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeQ8KVariants checks the assembly q8_K quantizer (where this CPU
+// runs it) against the Go twin, byte for byte, on random rows and edge
+// blocks: all zero, ties for the largest magnitude with both signs, a single
+// outlier, halves that round to even, tiny and huge values.
+func TestQuantizeQ8KVariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	var rows [][]float32
+	for _, nb := range []int{1, 2, 5} {
+		x := make([]float32, 256*nb)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64()) * float32(math.Ldexp(1, rng.IntN(8)-4))
+		}
+		rows = append(rows, x)
+	}
+	edge := func(f func(x []float32)) {
+		x := make([]float32, 256)
+		f(x)
+		rows = append(rows, x)
+	}
+	edge(func(x []float32) {})                              // all zero
+	edge(func(x []float32) { x[7], x[200] = 3, -3 })        // tie, positive first
+	edge(func(x []float32) { x[7], x[200] = -3, 3 })        // tie, negative first
+	edge(func(x []float32) { x[255] = -1e30; x[0] = 1 })    // one huge outlier, last
+	edge(func(x []float32) { x[0] = 1e-40; x[1] = -2e-40 }) // subnormals only
+	edge(func(x []float32) {
+		for i := range x {
+			x[i] = float32(i%255-127) / 2 // halves: x·iscale hits .5 often
+		}
+	})
+	edge(func(x []float32) {
+		for i := range x {
+			x[i] = 5
+		}
+	})
+	for i, x := range rows {
+		want := make([]byte, len(x)/256*292)
+		got := make([]byte, len(want))
+		for j := range got {
+			got[j] = 0xcc
+		}
+		quantizeQ8KGo(x, want)
+		quantizeQ8K(x, got, hasQ8KAsm)
+		for j := range want {
+			if got[j] != want[j] {
+				t.Errorf("row %d (asm %v): byte %d (block %d offset %d) = %#x, Go twin %#x", i, hasQ8KAsm, j, j/292, j%292, got[j], want[j])
+				break
+			}
+		}
+	}
+}

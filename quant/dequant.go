@@ -181,7 +181,7 @@ func dequantQ2K(src []byte, dst []float32) {
 			h, p, off := s/8, (s%8)/2, (s%2)*16
 			q := b[q2KQS+32*h+off : q2KQS+32*h+off+16]
 			dl := d * float32(scales[s]&0xF)
-			ml := dmin * float32(scales[s]>>4)
+			ml := float32(dmin * float32(scales[s]>>4)) // rounded alone: never fused into the subtraction below
 			out := y[16*s : 16*s+16]
 			shift := uint(2 * p)
 			for l, v := range q {
@@ -202,15 +202,14 @@ func dequantQ3K(src []byte, dst []float32) {
 		for s := 0; s < 16; s++ {
 			h, p, off := s/8, (s%8)/2, (s%2)*16
 			q := b[q3KQS+32*h+off : q3KQS+32*h+off+16]
-			hbit := uint8(1) << uint(s/2) // bit (element/32) of hmask
+			hshift := uint(s / 2) // the high bit is bit element/32 of hmask
 			dl := d * float32(int(sc[s])-32)
 			out := y[16*s : 16*s+16]
+			h16 := hm[off : off+16]
 			shift := uint(2 * p)
 			for l, v := range q {
-				qv := int((v >> shift) & 3)
-				if hm[off+l]&hbit == 0 {
-					qv -= 4
-				}
+				// q - 4 if the high bit is clear, q if it is set (branch-free).
+				qv := int((v>>shift)&3) - 4 + 4*int((h16[l]>>hshift)&1)
 				out[l] = dl * float32(qv)
 			}
 		}
@@ -226,8 +225,8 @@ func dequantQ4K(src []byte, dst []float32) {
 		for c := 0; c < 4; c++ {
 			sc1, m1 := scaleMinK4(2*c, scales)
 			sc2, m2 := scaleMinK4(2*c+1, scales)
-			d1, mm1 := d*float32(sc1), dmin*float32(m1)
-			d2, mm2 := d*float32(sc2), dmin*float32(m2)
+			d1, mm1 := d*float32(sc1), float32(dmin*float32(m1))
+			d2, mm2 := d*float32(sc2), float32(dmin*float32(m2))
 			q := b[q4KQS+32*c : q4KQS+32*c+32]
 			lo, hi := y[64*c:64*c+32], y[64*c+32:64*c+64]
 			for l, v := range q {
@@ -244,23 +243,18 @@ func dequantQ5K(src []byte, dst []float32) {
 		y := dst[i*QKK : (i+1)*QKK]
 		d, dmin := f16(b[q5KD:]), f16(b[q5KDmin:])
 		scales := b[q5KScales : q5KScales+12]
-		qh := b[q5KQH : q5KQH+32]
+		qh := (*[32]byte)(b[q5KQH:])
 		for c := 0; c < 4; c++ {
 			sc1, m1 := scaleMinK4(2*c, scales)
 			sc2, m2 := scaleMinK4(2*c+1, scales)
-			d1, mm1 := d*float32(sc1), dmin*float32(m1)
-			d2, mm2 := d*float32(sc2), dmin*float32(m2)
-			u1, u2 := uint8(1)<<uint(2*c), uint8(2)<<uint(2*c)
-			q := b[q5KQS+32*c : q5KQS+32*c+32]
-			lo, hi := y[64*c:64*c+32], y[64*c+32:64*c+64]
+			d1, mm1 := d*float32(sc1), float32(dmin*float32(m1))
+			d2, mm2 := d*float32(sc2), float32(dmin*float32(m2))
+			s1, s2 := uint(2*c), uint(2*c+1) // fifth-bit positions in qh
+			q := (*[32]byte)(b[q5KQS+32*c:])
+			lo, hi := (*[32]float32)(y[64*c:]), (*[32]float32)(y[64*c+32:])
 			for l, v := range q {
-				a, h := v&0xF, v>>4
-				if qh[l]&u1 != 0 {
-					a += 16
-				}
-				if qh[l]&u2 != 0 {
-					h += 16
-				}
+				a := v&0xF | (qh[l]>>s1&1)<<4
+				h := v>>4 | (qh[l]>>s2&1)<<4
 				lo[l] = float32(d1*float32(a)) - mm1
 				hi[l] = float32(d2*float32(h)) - mm2
 			}

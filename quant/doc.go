@@ -65,7 +65,10 @@
 // # Dequantization
 //
 // Dequantize reproduces ggml's dequantize_row_* bit for bit: the float32
-// operations happen in ggml's order with no fused multiply-adds. The tests
+// operations happen in ggml's order with no fused multiply-adds (every
+// product that feeds a sum is wrapped in float32(), which Go guarantees
+// rounds it, so builds that fuse, GOAMD64=v3 or arm64, agree too; run the
+// tests with GOAMD64=v3 to check). The tests
 // compare SHA-256 digests of every tensor of llama.cpp's golden models, so
 // code built on Dequantize sees exactly the weights llama.cpp sees.
 //

@@ -4,52 +4,185 @@ package quant
 
 import "github.com/smolgo/smolgo/gguf"
 
-// Assembly kernels (dot_avx512_amd64.s, dot_avx2_amd64.s). Each takes whole
-// blocks: nb weight blocks in w and nb activation blocks in a. The Go
-// wrappers below check the slice lengths once, so the assembly never reads
-// outside them.
+// Assembly kernels (dot_avx512_amd64.s, dot_avx2_amd64.s). The mv kernels
+// multiply nrows consecutive weight rows of nb blocks each by one activation
+// row of nb blocks (out[r] = row r · a), keeping their constants in
+// registers across rows; the x4 kernels multiply one weight row by four
+// activation rows astride bytes apart. The Go wrappers below check the
+// slice lengths, so the assembly never reads or writes outside them, and
+// never call it with nb or nrows zero.
 
 //go:noescape
-func dotQ4KAVX512(w, a []byte, nb int) float32
+func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
-func dotQ6KAVX512(w, a []byte, nb int) float32
+func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
-func dotQ8_0AVX512(w, a []byte, nb int) float32
+func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
-func dotQ4KAVX2(w, a []byte, nb int) float32
+func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
-func dotQ6KAVX2(w, a []byte, nb int) float32
+func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32)
 
 //go:noescape
-func dotQ8_0AVX2(w, a []byte, nb int) float32
+func mvF16AVX512(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvQ5KAVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvF16AVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func mvBF16AVX2(w, a []byte, nb, nrows int, out []float32)
+
+//go:noescape
+func matQ4KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+
+//go:noescape
+func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+
+//go:noescape
+func matQ4KAVX2x4(w, a []byte, astride, nb int, res *[4]float32)
+
+type mvKernel func(w, a []byte, nb, nrows int, out []float32)
+
+type x4Kernel func(w, a []byte, astride, nb int, res *[4]float32)
 
 // addArchKernels installs the assembly kernels of level into k.
 func addArchKernels(k *kernelSet, level isaLevel) {
+	mv := map[gguf.Type]mvKernel{}
+	x4 := map[gguf.Type]x4Kernel{}
 	if level >= levelAVX2 {
-		k.dots[gguf.TypeQ4_K] = blockDot(gguf.TypeQ4_K, dotQ4KAVX2)
-		k.dots[gguf.TypeQ6_K] = blockDot(gguf.TypeQ6_K, dotQ6KAVX2)
-		k.dots[gguf.TypeQ8_0] = blockDot(gguf.TypeQ8_0, dotQ8_0AVX2)
+		mv[gguf.TypeQ4_K] = mvQ4KAVX2
+		mv[gguf.TypeQ6_K] = mvQ6KAVX2
+		mv[gguf.TypeQ8_0] = mvQ8_0AVX2
+		mv[gguf.TypeQ5_K] = mvQ5KAVX2
+		mv[gguf.TypeQ4_0] = mvQ4_0AVX2
+		mv[gguf.TypeF16] = mvF16AVX2
+		mv[gguf.TypeBF16] = mvBF16AVX2
+		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
 	}
 	if level >= levelAVX512 {
-		k.dots[gguf.TypeQ4_K] = blockDot(gguf.TypeQ4_K, dotQ4KAVX512)
-		k.dots[gguf.TypeQ6_K] = blockDot(gguf.TypeQ6_K, dotQ6KAVX512)
-		k.dots[gguf.TypeQ8_0] = blockDot(gguf.TypeQ8_0, dotQ8_0AVX512)
+		mv[gguf.TypeQ4_K] = mvQ4KAVX512
+		mv[gguf.TypeQ6_K] = mvQ6KAVX512
+		mv[gguf.TypeQ8_0] = mvQ8_0AVX512
+		mv[gguf.TypeQ5_K] = mvQ5KAVX512
+		mv[gguf.TypeQ4_0] = mvQ4_0AVX512
+		mv[gguf.TypeF16] = mvF16AVX512
+		mv[gguf.TypeBF16] = mvBF16AVX512
+		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
+		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
+	}
+	for t, kern := range mv {
+		k.dots[t] = asmDot(t, kern)
+		k.matVecs[t] = asmMatVec(t, kern)
+	}
+	for t, kern := range x4 {
+		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
 	}
 }
 
-// blockDot wraps an assembly kernel over whole blocks as a DotFunc.
-func blockDot(t gguf.Type, kernel func(w, a []byte, nb int) float32) DotFunc {
+// kernelBlock is the unit an mv kernel works in: the type's block, or 32
+// elements for the plain types f16 and bf16 (whose kernels then need n to be
+// a multiple of 32; other lengths use the Go twin).
+func kernelBlock(t gguf.Type) (bs, wb, ab int) {
 	vt, _ := VecDotType(t)
-	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	bs, wb, ab = t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	if bs == 1 {
+		bs, wb, ab = 32, 32*wb, 32*ab
+	}
+	return bs, wb, ab
+}
+
+// asmDot wraps an mv kernel as a DotFunc (one row).
+func asmDot(t gguf.Type, kernel mvKernel) DotFunc {
+	bs, wb, ab := kernelBlock(t)
+	twin := genericDots[t]
 	return func(n int, w, a []byte) float32 {
 		nb := n / bs
-		if nb <= 0 {
-			return 0
+		if nb <= 0 || n%bs != 0 {
+			return twin(n, w, a)
 		}
-		return kernel(w[:nb*wb], a[:nb*ab], nb)
+		var out [1]float32
+		kernel(w[:nb*wb], a[:nb*ab], nb, 1, out[:])
+		return out[0]
+	}
+}
+
+// asmMatVec wraps an mv kernel as a MatVecFunc.
+func asmMatVec(t gguf.Type, kernel mvKernel) MatVecFunc {
+	bs, wb, ab := kernelBlock(t)
+	slow := matVecByRows(t, genericDots[t])
+	return func(n int, w, a []byte, out []float32) {
+		nb := n / bs
+		if nb <= 0 || n%bs != 0 {
+			slow(n, w, a, out)
+			return
+		}
+		if len(out) == 0 {
+			return
+		}
+		kernel(w[:len(out)*nb*wb], a[:nb*ab], nb, len(out), out)
+	}
+}
+
+// matMulBy4 builds a MatMulFunc from a kernel that multiplies one weight row
+// by four activation rows, reusing each unpacked weight block four times.
+// Like matMulByRows it walks the weights in cache-sized panels; the last
+// ntok%4 tokens go through the MatVecFunc mv.
+func matMulBy4(t gguf.Type, kernel x4Kernel, mv MatVecFunc) MatMulFunc {
+	vt, _ := VecDotType(t)
+	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
+		nb := n / bs
+		if nrows <= 0 || ntok <= 0 {
+			return
+		}
+		if nb <= 0 {
+			for tok := 0; tok < ntok; tok++ {
+				clear(out[tok*ldo : tok*ldo+nrows])
+			}
+			return
+		}
+		rb, arb := nb*wb, nb*ab
+		_, _ = w[nrows*rb-1], a[ntok*arb-1]
+		panel := max(1, (128<<10)/rb)
+		var res [4]float32
+		for r0 := 0; r0 < nrows; r0 += panel {
+			r1 := min(r0+panel, nrows)
+			tok := 0
+			for ; tok+4 <= ntok; tok += 4 {
+				as := a[tok*arb : (tok+4)*arb]
+				for r := r0; r < r1; r++ {
+					kernel(w[r*rb:(r+1)*rb], as, arb, nb, &res)
+					out[tok*ldo+r] = res[0]
+					out[(tok+1)*ldo+r] = res[1]
+					out[(tok+2)*ldo+r] = res[2]
+					out[(tok+3)*ldo+r] = res[3]
+				}
+			}
+			for ; tok < ntok; tok++ {
+				mv(n, w[r0*rb:r1*rb], a[tok*arb:(tok+1)*arb], out[tok*ldo+r0:tok*ldo+r1])
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
@@ -18,7 +19,10 @@ import (
 // MatVec/<type>/<level> multiplies a 2048-wide matrix of about 8 MB (in the
 // L3 cache on most desktop CPUs) by one activation row; MatVecDRAM uses a
 // q4_K matrix of 64 MB, bigger than the caches, like a 3B model's decode;
+// MatVecL2 256 KB that stay in the L2 cache (the kernels' own speed);
 // MatMul/<type>/<level>/tok=N multiplies 64 rows by N tokens (prefill).
+// cpu-GB/s is the same rate per second of the benchmark thread's CPU time,
+// steadier than MB/s on a busy machine.
 
 const benchN = 2048
 
@@ -45,9 +49,31 @@ func BenchmarkMatVec(b *testing.B) {
 			out := make([]float32, rows)
 			b.Run(fmt.Sprintf("%v/%v", wt, level), func(b *testing.B) {
 				b.SetBytes(int64(len(w)))
+				done := cpuRate(b, int64(len(w)))
 				for b.Loop() {
 					mv(benchN, w, a, out)
 				}
+				done()
+			})
+		}
+	}
+}
+
+// BenchmarkMatVecL2 measures the kernels' own speed on 256 KB of weights
+// that stay in the L2 cache.
+func BenchmarkMatVecL2(b *testing.B) {
+	for _, wt := range benchTypes[:5] {
+		w, a, rows := benchMatrix(b, wt, 256<<10)
+		for _, level := range supportedLevels() {
+			mv, _ := newKernelSet(level).matVec(wt)
+			out := make([]float32, rows)
+			b.Run(fmt.Sprintf("%v/%v", wt, level), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				done := cpuRate(b, int64(len(w)))
+				for b.Loop() {
+					mv(benchN, w, a, out)
+				}
+				done()
 			})
 		}
 	}
@@ -60,9 +86,11 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 		out := make([]float32, rows)
 		b.Run(fmt.Sprintf("q4_K/%v", level), func(b *testing.B) {
 			b.SetBytes(int64(len(w)))
+			done := cpuRate(b, int64(len(w)))
 			for b.Loop() {
 				mv(benchN, w, a, out)
 			}
+			done()
 		})
 	}
 }
@@ -85,9 +113,11 @@ func BenchmarkMatMul(b *testing.B) {
 				mm, _ := newKernelSet(level).matMul(wt)
 				b.Run(fmt.Sprintf("%v/%v/tok=%d", wt, level, ntok), func(b *testing.B) {
 					b.SetBytes(int64(rows * rb * ntok)) // weight bytes as if streamed once per token
+					done := cpuRate(b, int64(rows*rb*ntok))
 					for b.Loop() {
 						mm(benchN, w, rows, a, ntok, out, rows)
 					}
+					done()
 				})
 			}
 		}
@@ -102,9 +132,26 @@ func BenchmarkMemoryRead(b *testing.B) {
 		buf[i] = byte(i%251) | 1
 	}
 	b.SetBytes(int64(len(buf)))
+	done := cpuRate(b, int64(len(buf)))
+	defer done()
 	for b.Loop() {
 		if bytes.IndexByte(buf, 0) >= 0 {
 			b.Fatal("found a zero")
+		}
+	}
+}
+
+// cpuRate reports "cpu-GB/s": bytes per op per second of this thread's CPU
+// time (threadCPU), steadier than wall-clock MB/s on a busy machine. Call
+// the returned function after the loop.
+func cpuRate(b *testing.B, bytes int64) func() {
+	runtime.LockOSThread()
+	start := threadCPU()
+	return func() {
+		d := threadCPU() - start
+		runtime.UnlockOSThread()
+		if d > 0 {
+			b.ReportMetric(float64(bytes)*float64(b.N)/d/1e9, "cpu-GB/s")
 		}
 	}
 }

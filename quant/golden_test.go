@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,31 @@ func openGolden(t *testing.T, name string) *gguf.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// goldenF32Source returns every tensor of the tinyq family's F32 source, by name.
+func goldenF32Source(t *testing.T) map[string][]float32 {
+	t.Helper()
+	src := openGolden(t, "smollm3-tinyq-F32.gguf")
+	ref := map[string][]float32{}
+	for i := range src.Tensors {
+		ti := &src.Tensors[i]
+		ref[ti.Name] = dequantTensor(t, src, ti)
+	}
+	return ref
+}
+
+// quantizedGoldenModels lists the tinyq models made by llama-quantize from
+// the F32 source, sorted.
+func quantizedGoldenModels(g goldenDequant) []string {
+	var models []string
+	for model := range g.Models {
+		if strings.HasPrefix(model, "smollm3-tinyq-") && !strings.HasSuffix(model, "-F32.gguf") {
+			models = append(models, model)
+		}
+	}
+	slices.Sort(models)
+	return models
 }
 
 func dequantTensor(t *testing.T, f *gguf.File, ti *gguf.TensorInfo) []float32 {
@@ -138,18 +164,9 @@ var maxRelRMS = map[gguf.Type]float64{
 // model with the same tensor of the F32 source and checks the relative RMS
 // error against the per-type bound in maxRelRMS.
 func TestGoldenQuantizationError(t *testing.T) {
-	g := readGoldenDequant(t)
-	src := openGolden(t, "smollm3-tinyq-F32.gguf")
-	ref := map[string][]float32{}
-	for i := range src.Tensors {
-		ti := &src.Tensors[i]
-		ref[ti.Name] = dequantTensor(t, src, ti)
-	}
+	ref := goldenF32Source(t)
 	worst := map[gguf.Type]float64{}
-	for model := range g.Models {
-		if !strings.HasPrefix(model, "smollm3-tinyq-") || strings.HasSuffix(model, "-F32.gguf") {
-			continue
-		}
+	for _, model := range quantizedGoldenModels(readGoldenDequant(t)) {
 		f := openGolden(t, model)
 		for i := range f.Tensors {
 			ti := &f.Tensors[i]

@@ -23,8 +23,11 @@ import (
 // garbage: a NaN or infinite element, or a block whose scale does not fit the
 // format's float16 (magnitudes beyond about 65504 × the format's largest
 // quant; for F16 and BF16, a value that rounds to infinity), is an error
-// naming the block and element. Blocks of tiny values
-// whose scale underflows float16 quantize to zeros (or nearly), as in ggml.
+// naming the block and element. At the other end, blocks whose largest
+// magnitude is below about 1e-4 (Q6_K) to 1e-5 (Q4_K, Q5_K, Q8_0) lose
+// precision because their float16 scales become subnormal, and blocks far
+// below that quantize to zeros; ggml writes the same bytes, and the error
+// stays under about 1e-4 in absolute terms.
 // On error the contents of dst are unspecified.
 //
 // Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K,
@@ -145,7 +148,9 @@ func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) 
 // It is exact for |f| < 2^22; outside that it returns what ggml's bit trick
 // returns, so degenerate blocks come out the same too.
 func nearestInt(f float32) int {
-	return int(math.Float32bits(f+12582912)&0x007fffff) - 0x00400000
+	// float32(f) forces the caller's product (nearestInt(a*b)) to be rounded
+	// before the addition, so the two are never fused.
+	return int(math.Float32bits(float32(f)+12582912)&0x007fffff) - 0x00400000
 }
 
 // cInt8 converts like C's (int8_t)f on x86-64: truncate toward zero to a

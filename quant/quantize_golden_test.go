@@ -3,7 +3,6 @@ package quant
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
@@ -14,18 +13,9 @@ import (
 // requires byte-identical blocks: llama-quantize ran ggml's reference
 // quantizers (no importance matrix), and so do we.
 func TestQuantizeGolden(t *testing.T) {
-	g := readGoldenDequant(t)
-	src := openGolden(t, "smollm3-tinyq-F32.gguf")
-	ref := map[string][]float32{}
-	for i := range src.Tensors {
-		ti := &src.Tensors[i]
-		ref[ti.Name] = dequantTensor(t, src, ti)
-	}
+	ref := goldenF32Source(t)
 	identical := map[gguf.Type]int{}
-	for model := range g.Models {
-		if !strings.HasPrefix(model, "smollm3-tinyq-") || strings.HasSuffix(model, "-F32.gguf") {
-			continue
-		}
+	for _, model := range quantizedGoldenModels(readGoldenDequant(t)) {
 		t.Run(model, func(t *testing.T) {
 			f := openGolden(t, model)
 			for i := range f.Tensors {

@@ -3,7 +3,10 @@ package quant
 import "math"
 
 // The K-quant reference quantizers. Each follows ggml's quantize_row_*_ref
-// step for step: first every sub-block gets a scale (and min) from a small
+// step for step (ggml's reference code is built without fused multiply-adds:
+// every product below that feeds a sum is wrapped in float32(), which Go
+// guarantees rounds it on its own, so GOAMD64=v3 or arm64 builds don't fuse
+// it either): first every sub-block gets a scale (and min) from a small
 // search that minimizes a weighted squared (or absolute) error, then the
 // sub-block scales are themselves quantized to 4, 6 or 8 bits against a
 // float16 super-scale, and finally every weight is re-quantized with the
@@ -35,8 +38,8 @@ func makeQXQuants(nmax int, x []float32, L []int8) float32 {
 		L[i] = int8(l + nmax)
 		w := v * v
 		fl := float32(l)
-		sumlx += float32(w*v) * fl
-		suml2 += float32(w*fl) * fl
+		sumlx += float32(float32(w*v) * fl)
+		suml2 += float32(float32(w*fl) * fl)
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -47,14 +50,14 @@ func makeQXQuants(nmax int, x []float32, L []int8) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -(fnmax + 0.1*float32(is)) / maxv
+		iscale = -(fnmax + float32(0.1*float32(is))) / maxv
 		sumlx, suml2 = 0, 0
 		for _, v := range x {
 			l := clampInt(nearestInt(iscale*v), -nmax, nmax-1)
 			w := v * v
 			fl := float32(l)
-			sumlx += float32(w*v) * fl
-			suml2 += float32(w*fl) * fl
+			sumlx += float32(float32(w*v) * fl)
+			suml2 += float32(float32(w*fl) * fl)
 		}
 		if suml2 > 0 && sumlx*sumlx > best*suml2 {
 			for i, v := range x {
@@ -83,22 +86,22 @@ func makeQ3Quants(nmax int, x []float32, L []int8) float32 {
 		L[i] = int8(l)
 		w := v * v
 		fl := float32(l)
-		sumlx += float32(w*v) * fl
-		suml2 += float32(w*fl) * fl
+		sumlx += float32(float32(w*v) * fl)
+		suml2 += float32(float32(w*fl) * fl)
 	}
 	for itry := 0; itry < 5; itry++ {
 		changed := 0
 		for i, v := range x {
 			w := v * v
 			fl := float32(L[i])
-			slx := sumlx - float32(w*v)*fl
+			slx := sumlx - float32(float32(w*v)*fl)
 			if slx > 0 {
-				sl2 := suml2 - float32(w*fl)*fl
+				sl2 := suml2 - float32(float32(w*fl)*fl)
 				nl := clampInt(nearestInt(float32(v*sl2)/slx), -nmax, nmax-1)
 				if nl != int(L[i]) {
 					fn := float32(nl)
-					slx += float32(w*v) * fn
-					sl2 += float32(w*fn) * fn
+					slx += float32(float32(w*v) * fn)
+					sl2 += float32(float32(w*fn) * fn)
 					if sl2 > 0 && float32(slx*slx)*suml2 > float32(sumlx*sumlx)*sl2 {
 						L[i] = int8(nl)
 						sumlx, suml2 = slx, sl2
@@ -138,7 +141,7 @@ func makeQKX2Quants(nmax int, x, w []float32, L, Laux []uint8, rmin, rdelta floa
 			hi = x[i]
 		}
 		sumW += w[i]
-		sumX += w[i] * x[i]
+		sumX += float32(w[i] * x[i])
 	}
 	if lo > 0 {
 		lo = 0
@@ -160,22 +163,22 @@ func makeQKX2Quants(nmax int, x, w []float32, L, Laux []uint8, rmin, rdelta floa
 		} else {
 			diff *= diff
 		}
-		bestErr += w[i] * diff
+		bestErr += float32(w[i] * diff)
 	}
 	if nstep < 1 {
 		return scale, -lo
 	}
 	for is := 0; is <= nstep; is++ {
-		iscale = (float32(rmin+rdelta*float32(is)) + fnmax) / (hi - lo)
+		iscale = (rmin + float32(rdelta*float32(is)) + fnmax) / (hi - lo)
 		var sumL, sumL2, sumXL float32
 		for i, v := range x {
 			l := clampInt(nearestInt(iscale*(v-lo)), 0, nmax)
 			Laux[i] = uint8(l)
 			fl := float32(l)
-			wl := w[i] * fl
+			wl := float32(w[i] * fl)
 			sumL += wl
-			sumL2 += wl * fl
-			sumXL += wl * v
+			sumL2 += float32(wl * fl)
+			sumXL += float32(wl * v)
 		}
 		D := float32(sumW*sumL2) - float32(sumL*sumL)
 		if D > 0 {
@@ -193,7 +196,7 @@ func makeQKX2Quants(nmax int, x, w []float32, L, Laux []uint8, rmin, rdelta floa
 				} else {
 					diff *= diff
 				}
-				cur += w[i] * diff
+				cur += float32(w[i] * diff)
 			}
 			if cur < bestErr {
 				copy(L, Laux[:len(L)])
@@ -203,6 +206,19 @@ func makeQKX2Quants(nmax int, x, w []float32, L, Laux []uint8, rmin, rdelta floa
 		}
 	}
 	return scale, -lo
+}
+
+// fitSubBlocks16 fits a symmetric scale to each of the 16 sub-blocks of 16
+// (quants into L) and returns the scales and the one of largest magnitude
+// (the first on ties), signed and absolute.
+func fitSubBlocks16(x []float32, L []int8, nmax int, fit func(nmax int, x []float32, L []int8) float32) (scales [16]float32, maxScale, maxAbsScale float32) {
+	for j := range scales {
+		scales[j] = fit(nmax, x[16*j:16*j+16], L[16*j:16*j+16])
+		if a := abs32(scales[j]); a > maxAbsScale {
+			maxAbsScale, maxScale = a, scales[j]
+		}
+	}
+	return scales, maxScale, maxAbsScale
 }
 
 func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
@@ -253,7 +269,7 @@ func quantQ2K(x []float32, b []byte) {
 		if dl == 0 {
 			continue
 		}
-		dm := dmin * float32(sc[j]>>4)
+		dm := float32(dmin * float32(sc[j]>>4))
 		for i, v := range x[16*j : 16*j+16] {
 			L[16*j+i] = uint8(clampInt(nearestInt((v+dm)/dl), 0, 3))
 		}
@@ -275,17 +291,8 @@ func packQ2Bits(L []uint8, qs []byte) {
 // quantQ3K: per sub-block of 16 a symmetric 3-bit fit (makeQ3Quants), the
 // 16 scales to signed 6 bits against d = max_scale/-32, then re-quantize.
 func quantQ3K(x []float32, b []byte) {
-	var (
-		L      [QKK]int8
-		scales [16]float32
-	)
-	var maxScale, amax float32
-	for j := 0; j < 16; j++ {
-		scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
-		if s := abs32(scales[j]); s > amax {
-			amax, maxScale = s, scales[j]
-		}
-	}
+	var L [QKK]int8
+	scales, maxScale, _ := fitSubBlocks16(x, L[:], 4, makeQ3Quants)
 	sc := b[q3KScales : q3KScales+12]
 	clear(sc)
 	if maxScale != 0 {
@@ -345,7 +352,7 @@ func kScalesMins(x []float32, b []byte, nmax int, L []uint8, rmin float32, nstep
 		xs := x[32*j : 32*j+32]
 		var sumX2 float32
 		for _, v := range xs {
-			sumX2 += v * v
+			sumX2 += float32(v * v)
 		}
 		av := sqrt32(sumX2 / 32)
 		for l, v := range xs {
@@ -389,7 +396,7 @@ func requantK(x []float32, b []byte, nmax int, L []uint8, offD, offDmin, offScal
 		if dl == 0 {
 			continue
 		}
-		dm := dmin * float32(m)
+		dm := float32(dmin * float32(m))
 		for i, v := range x[32*j : 32*j+32] {
 			L[32*j+i] = uint8(clampInt(nearestInt((v+dm)/dl), 0, nmax))
 		}
@@ -437,17 +444,8 @@ func quantQ5K(x []float32, b []byte) {
 // quantQ6K: per sub-block of 16 a symmetric 6-bit fit (makeQXQuants), the
 // 16 scales to signed 8 bits against d = max_scale/-128, then re-quantize.
 func quantQ6K(x []float32, b []byte) {
-	var (
-		L      [QKK]int8
-		scales [16]float32
-	)
-	var maxScale, maxAbsScale float32
-	for j := 0; j < 16; j++ {
-		scales[j] = makeQXQuants(32, x[16*j:16*j+16], L[16*j:16*j+16])
-		if a := abs32(scales[j]); a > maxAbsScale {
-			maxAbsScale, maxScale = a, scales[j]
-		}
-	}
+	var L [QKK]int8
+	scales, maxScale, maxAbsScale := fitSubBlocks16(x, L[:], 32, makeQXQuants)
 	if maxAbsScale < groupMaxEps {
 		clear(b[:q6KBytes])
 		return

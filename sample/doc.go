@@ -47,8 +47,10 @@
 // Sample allocates nothing after its first call and never sorts the whole
 // vocabulary in the common case: top-k keeps a k-entry heap in one pass,
 // top-p grows a sorted head (64, then 1024 tokens) until it holds the
-// nucleus, and min-p is a threshold on the logits. Normalizing still needs
-// e^x of every logit, computed with a polynomial that is accurate to 1e-8
-// relative. See BenchmarkSample for the per-token cost on SmolLM3's
-// 128,256-entry vocabulary.
+// nucleus, and min-p is a threshold on the logits. Top-p needs the total
+// probability mass only when bounds on it (the head's mass, plus the rest
+// at most as likely as the head's last token) leave the nucleus in doubt;
+// then, like plain temperature sampling, it computes e^x of every logit
+// with a polynomial accurate to 1e-8 relative. See BenchmarkSample for the
+// per-token cost on SmolLM3's 128,256-entry vocabulary.
 package sample

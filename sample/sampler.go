@@ -338,22 +338,45 @@ func nucleus(cands []candidate, maxv float32, target float64) []candidate {
 // best 64, then the best 1024, until their mass reaches p. A nearly flat
 // distribution falls through to nucleusSelect, which finds the nucleus
 // without sorting it.
+//
+// Often even the total mass (e^x of every logit, the costly part) is not
+// needed: with the best k tokens known, the total lies between their mass
+// and that plus (n-k) times the k-th token's weight. The nucleus only grows
+// with the total, so if both bounds give the same nucleus, it is the exact
+// one.
 func (s *Sampler) topPFull(work []float32, maxv, p float32) []candidate {
-	target := float64(p) * sumExp(work, maxv, 1)
+	total := -1.0 // not computed yet
 	for _, k := range [...]int{64, 1024} {
 		if k >= len(work) {
 			break
 		}
-		if kept := nucleus(s.selectTop(work, k), maxv, target); kept != nil {
+		top := s.selectTop(work, k)
+		mass := 0.0
+		for _, c := range top {
+			mass += expNeg(float64(c.logit - maxv))
+		}
+		tail := float64(len(work)-k) * expNeg(float64(top[k-1].logit-maxv))
+		lo := nucleus(top, maxv, float64(p)*mass)
+		hi := nucleus(top, maxv, float64(p)*(mass+tail))
+		if hi != nil && len(lo) == len(hi) {
+			return hi
+		}
+		if total < 0 {
+			total = sumExp(work, maxv, 1)
+		}
+		if kept := nucleus(top, maxv, float64(p)*total); kept != nil {
 			return kept
 		}
+	}
+	if total < 0 {
+		total = sumExp(work, maxv, 1)
 	}
 	all := s.cands[:0]
 	for i, l := range work {
 		all = append(all, candidate{int32(i), notNaN(l)})
 	}
 	s.cands = all
-	return nucleusSelect(all, maxv, target)
+	return nucleusSelect(all, maxv, float64(p)*total)
 }
 
 // nucleusSelect returns the same set as nucleus(sorted(cands)), as a prefix

@@ -333,11 +333,16 @@ func TestTopPFullMatchesSort(t *testing.T) {
 		{"flat, tiny p", 0.01, 0.001, 20000},
 		{"flat, p near 1", 0.01, 0.999, 20000},
 		{"small vocabulary", 1, 0.9, 40},
+		{"peaked like a model", -1, 0.95, 128256},
+		{"peaked, tiny p", -1, 0.01, 128256},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logits := make([]float32, tc.vocab)
 			for i := range logits {
 				logits[i] = float32(r.NormFloat64() * tc.sd)
+			}
+			if tc.sd < 0 {
+				logits = benchLogits(tc.vocab, 2)
 			}
 			s := New(Config{Temperature: 1, TopP: tc.p})
 			_, maxv := argmax(logits)

@@ -31,12 +31,28 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// Resources held for the generation (the named session, the slot) are
+	// released as soon as the engine is done, before the last bytes of the
+	// answer are written: a client that reads [DONE] and sends its next
+	// turn at once must find them free.
+	var held []func()
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
+		}
+		held = nil
+	}
+	defer release()
+
 	// A named session is this conversation's own KV cache; it is held for
-	// the whole request so that two generations never share it.
+	// the whole generation so that two generations never share it.
 	var sess Session
 	if req.SessionID != "" {
-		named, done, err := s.sessions.acquire(req.SessionID)
+		named, done, err := s.sessions.acquire(ctx, req.SessionID, s.cfg.SessionWait)
 		if err != nil {
+			if ctx.Err() != nil {
+				return // the client left while waiting
+			}
 			status, code := http.StatusNotFound, "session_not_found"
 			if errors.Is(err, errSessionBusy) {
 				status, code = http.StatusConflict, "session_busy"
@@ -44,7 +60,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &apiError{Status: status, Type: "invalid_request_error", Param: "session_id", Code: code, Message: err.Error()})
 			return
 		}
-		defer done()
+		held = append(held, done)
 		sess = named
 	}
 
@@ -59,7 +75,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return // otherwise the client left while waiting
 	}
-	defer s.sched.release(slot)
+	held = append(held, func() { s.sched.release(slot) })
 	queueWait := time.Since(queued)
 	if sess == nil {
 		sess = s.slotSession(slot)
@@ -74,7 +90,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	stopAfter := context.AfterFunc(s.stopGen, cancel)
 	defer stopAfter()
 
-	g := &generation{s: s, w: w, req: &req, id: newID("chatcmpl-"), created: time.Now().Unix(), queueWait: queueWait, start: time.Now()}
+	g := &generation{s: s, w: w, req: &req, release: release, id: newID("chatcmpl-"), created: time.Now().Unix(), queueWait: queueWait, start: time.Now()}
 	if req.Stream {
 		g.stream(genCtx, sess, msgs, opts)
 	} else {
@@ -129,6 +145,8 @@ type generation struct {
 	created   int64
 	queueWait time.Duration
 	start     time.Time
+
+	release func() // frees the session and slot once the engine is done
 
 	stats     Stats
 	reasoning int // reasoning tokens
@@ -203,6 +221,7 @@ func (g *generation) complete(ctx context.Context, sess Session, msgs []Message,
 			g.finish(ev.Stats)
 		}
 	}
+	g.release()
 	if g.stats.StopReason == "cancelled" {
 		if g.s.stopGen.Err() != nil {
 			writeError(g.w, g.engineError(ctx, context.Canceled))
@@ -312,6 +331,7 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 			return // the client is gone; leaving the loop stops the engine
 		}
 	}
+	g.release()
 	if !started {
 		begin()
 	}

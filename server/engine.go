@@ -66,8 +66,13 @@ type Options struct {
 	TopK        *int
 	MinP        *float64
 	Seed        *int64
-	Stop        []string // stop strings, not included in the output
-	Thinking    *bool    // nil = template default (SmolLM3: thinking on)
+	// Penalties as in OpenAI's API (presence, frequency: -2..2) and
+	// llama.cpp's repeat_penalty (1 = off).
+	PresencePenalty  *float64
+	FrequencyPenalty *float64
+	RepeatPenalty    *float64
+	Stop             []string // stop strings, not included in the output
+	Thinking         *bool    // nil = template default (SmolLM3: thinking on)
 }
 
 // EventKind says what an Event carries.

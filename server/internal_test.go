@@ -124,14 +124,14 @@ func TestSessionStoreEviction(t *testing.T) {
 				now = now.Add(tc.gap)
 			}
 			if tc.holdB {
-				_, done, err := st.acquire(ids["b"])
+				_, done, err := st.acquire(context.Background(), ids["b"], 0)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer done()
 			}
 			if tc.touchA {
-				_, done, err := st.acquire(ids["a"])
+				_, done, err := st.acquire(context.Background(), ids["a"], 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -159,7 +159,7 @@ func TestSessionStoreEviction(t *testing.T) {
 func TestSessionStoreFullOfBusySessions(t *testing.T) {
 	st := newSessionStore(sizedEngine{}, 1, 0, 0, time.Now)
 	id, _ := st.create()
-	_, done, _ := st.acquire(id)
+	_, done, _ := st.acquire(context.Background(), id, 0)
 	defer done()
 	if _, err := st.create(); !errors.Is(err, errTooManySessions) {
 		t.Fatalf("create with every session busy: %v", err)

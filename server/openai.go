@@ -25,6 +25,9 @@ type chatRequest struct {
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Seed                *int64          `json:"seed"`
+	PresencePenalty     *float64        `json:"presence_penalty"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+	RepeatPenalty       *float64        `json:"repeat_penalty"` // llama.cpp extension
 	Stop                json.RawMessage `json:"stop"`
 	N                   *int            `json:"n"`
 	Tools               json.RawMessage `json:"tools"`
@@ -156,9 +159,14 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 	for i, m := range req.Messages {
 		role := m.Role
 		switch role {
-		case "system", "user", "assistant":
-		case "developer":
+		case "system", "developer":
 			role = "system"
+			if i > 0 {
+				// SmolLM3's template (like most) takes one system
+				// prompt, before the conversation.
+				return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d]: a %s message is only allowed first", i, m.Role)
+			}
+		case "user", "assistant":
 		case "":
 			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is missing", i)
 		default:
@@ -194,6 +202,17 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 	if p := req.MinP; p != nil && (*p < 0 || *p > 1) {
 		return nil, opts, badRequest("min_p", "min_p %g is out of range [0, 1]", *p)
 	}
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{{"presence_penalty", req.PresencePenalty}, {"frequency_penalty", req.FrequencyPenalty}} {
+		if p.v != nil && (*p.v < -2 || *p.v > 2) {
+			return nil, opts, badRequest(p.name, "%s %g is out of range [-2, 2]", p.name, *p.v)
+		}
+	}
+	if p := req.RepeatPenalty; p != nil && (*p < 0 || *p > 10) {
+		return nil, opts, badRequest("repeat_penalty", "repeat_penalty %g is out of range [0, 10]", *p)
+	}
 	maxTok, param := req.MaxCompletionTokens, "max_completion_tokens"
 	if maxTok == nil {
 		maxTok, param = req.MaxTokens, "max_tokens"
@@ -215,6 +234,7 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 		return nil, opts, badRequest("stream_options", "stream_options is only allowed with stream: true")
 	}
 	opts.Temperature, opts.TopP, opts.TopK, opts.MinP, opts.Seed = req.Temperature, req.TopP, req.TopK, req.MinP, req.Seed
+	opts.PresencePenalty, opts.FrequencyPenalty, opts.RepeatPenalty = req.PresencePenalty, req.FrequencyPenalty, req.RepeatPenalty
 	opts.Stop = stop
 	opts.Thinking = req.ChatTemplateKwargs.EnableThinking
 	return msgs, opts, nil

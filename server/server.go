@@ -26,6 +26,10 @@
 //   - Serve shuts down gracefully when its context ends: it stops accepting,
 //     lets running streams finish for Config.ShutdownGrace, then cancels them
 //     (each gets an error event and [DONE]) and returns.
+//   - Browsers may not send state-changing requests from other sites: a POST
+//     or DELETE whose Origin header names another host gets 403, so a web page
+//     cannot make a visitor's browser use the model. (API clients and curl
+//     send no Origin.)
 //   - Every request is logged with log/slog: request id (also sent back as
 //     X-Request-Id), status, duration, and for completions the token counts,
 //     queue wait and speed.
@@ -38,6 +42,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +57,7 @@ type Config struct {
 	MaxSessions     int           // web-chat sessions kept [32]
 	MaxSessionBytes int64         // memory the kept sessions may hold, when they report it [0: no bound]
 	SessionIdle     time.Duration // a session idle this long is evicted [30m]
+	SessionWait     time.Duration // how long a request waits for its busy session before 409 [5s]
 	ShutdownGrace   time.Duration // how long Serve lets streams finish on shutdown [10s]
 	Logger          *slog.Logger  // [slog.Default()]
 	DisableUI       bool          // serve only the API, not the web page
@@ -79,6 +85,9 @@ func (c *Config) defaults() {
 	}
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = 30 * time.Minute
+	}
+	if c.SessionWait <= 0 {
+		c.SessionWait = 5 * time.Second
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 10 * time.Second
@@ -200,6 +209,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	sw := &statusWriter{ResponseWriter: w}
+	if crossSite(r) {
+		// A page on another site may not make this browser spend the
+		// model's time (or delete its sessions): browsers send Origin on
+		// such requests, API clients and curl do not.
+		writeError(sw, &apiError{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "cross_origin",
+			Message: "cross-origin " + r.Method + " from " + r.Header.Get("Origin") + " is not allowed"})
+		s.log.Warn("cross-origin request refused", "request_id", id, "origin", r.Header.Get("Origin"), "path", r.URL.Path)
+		return
+	}
 	r = r.WithContext(context.WithValue(r.Context(), reqIDKey, id))
 	defer func() {
 		if p := recover(); p != nil {
@@ -226,6 +244,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"path", r.URL.Path, "status", status, "bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 	}()
 	s.mux.ServeHTTP(sw, r)
+}
+
+// crossSite reports a state-changing request sent by a browser from a page
+// of another origin.
+func crossSite(r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host != r.Host
 }
 
 func requestID(ctx context.Context) string {

@@ -282,9 +282,11 @@ func TestBadRequests(t *testing.T) {
 		{"empty body", "POST", "/v1/chat/completions", ``, 400, "", ""},
 		{"wrong type", "POST", "/v1/chat/completions", `{` + msgs + `,"temperature":"hot"}`, 400, "temperature", ""},
 		{"no messages", "POST", "/v1/chat/completions", `{"messages":[]}`, 400, "messages", ""},
+		{"system not first", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"},{"role":"system","content":"y"}]}`, 400, "messages[1].role", ""},
 		{"bad role", "POST", "/v1/chat/completions", `{"messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", ""},
 		{"image part", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content[0].type", ""},
 		{"temperature range", "POST", "/v1/chat/completions", `{` + msgs + `,"temperature":3}`, 400, "temperature", ""},
+		{"presence_penalty range", "POST", "/v1/chat/completions", `{` + msgs + `,"presence_penalty":2.5}`, 400, "presence_penalty", ""},
 		{"top_p range", "POST", "/v1/chat/completions", `{` + msgs + `,"top_p":0}`, 400, "top_p", ""},
 		{"max_tokens zero", "POST", "/v1/chat/completions", `{` + msgs + `,"max_tokens":0}`, 400, "max_tokens", ""},
 		{"max_tokens over context", "POST", "/v1/chat/completions", `{` + msgs + `,"max_tokens":101}`, 400, "max_tokens", ""},
@@ -555,7 +557,7 @@ func TestSessions(t *testing.T) {
 
 func TestSessionBusy(t *testing.T) {
 	e := &servertest.Engine{TokenDelay: 5 * time.Millisecond}
-	ts := start(t, e, server.Config{Slots: 2})
+	ts := start(t, e, server.Config{Slots: 2, SessionWait: 50 * time.Millisecond})
 	var s struct{ ID string }
 	decode(t, post(t, ts.URL+"/api/sessions", ``).Body, &s)
 	_, stop := startStream(t, ts.URL, `{"stream":true,"session_id":"`+s.ID+`","messages":[{"role":"user","content":"count 100000"}]}`)
@@ -653,5 +655,65 @@ func TestWebPage(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("DisableUI: GET / is %d", resp.StatusCode)
+	}
+}
+
+// A conversation whose client hung up is usable again at once: the next
+// request waits for the old generation to wind down instead of failing.
+func TestSessionReuseRightAfterHangUp(t *testing.T) {
+	e := &servertest.Engine{TokenDelay: 5 * time.Millisecond}
+	ts := start(t, e, server.Config{})
+	var s struct{ ID string }
+	decode(t, post(t, ts.URL+"/api/sessions", ``).Body, &s)
+	for i := range 3 {
+		_, hangUp := startStream(t, ts.URL, `{"stream":true,"session_id":"`+s.ID+`","messages":[{"role":"user","content":"count 100000"}]}`)
+		hangUp()
+		resp := post(t, ts.URL+"/v1/chat/completions", `{"session_id":"`+s.ID+`","messages":[{"role":"user","content":"count 3"}]}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("round %d: request right after a hang-up: status %d", i, resp.StatusCode)
+		}
+	}
+	if c := e.Counters(); c.Cancelled != 3 || c.Overlaps != 0 {
+		t.Errorf("counters %+v", c)
+	}
+}
+
+func httpGet(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+func TestCrossOriginRequestsRefused(t *testing.T) {
+	e := &servertest.Engine{}
+	ts := start(t, e, server.Config{})
+	for _, tc := range []struct {
+		origin string
+		status int
+	}{
+		{"http://evil.example", 403},
+		{"null", 403},
+		{ts.URL, 200}, // the chat page itself
+		{"", 200},     // API clients send no Origin
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Content-Type", "text/plain")
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("Origin %q: status %d, want %d", tc.origin, resp.StatusCode, tc.status)
+		}
+	}
+	if c := e.Counters(); c.Calls != 2 {
+		t.Errorf("engine ran %d generations, want 2", c.Calls)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"container/list"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -37,6 +38,7 @@ type storedSession struct {
 	sess     Session
 	lastUsed time.Time
 	busy     bool
+	idle     chan struct{} // closed when a generation releases the session
 }
 
 func newSessionStore(e Engine, max int, maxBytes int64, idle time.Duration, now func() time.Time) *sessionStore {
@@ -65,29 +67,53 @@ func (st *sessionStore) create() (string, error) {
 }
 
 // acquire marks the conversation busy for one generation and returns its
-// engine session; done must be called when the generation ends.
-func (st *sessionStore) acquire(id string) (sess Session, done func(), err error) {
+// engine session; done must be called when the generation ends. If another
+// generation holds it (typically one whose client just hung up and that is
+// still winding down), acquire waits up to wait for it, then fails with
+// errSessionBusy.
+func (st *sessionStore) acquire(ctx context.Context, id string, wait time.Duration) (sess Session, done func(), err error) {
+	var timeout <-chan time.Time
+	for {
+		st.mu.Lock()
+		st.evictLocked(0)
+		el, ok := st.ids[id]
+		if !ok {
+			st.mu.Unlock()
+			return nil, nil, errSessionNotFound
+		}
+		s := el.Value.(*storedSession)
+		if !s.busy {
+			s.busy = true
+			s.idle = make(chan struct{})
+			s.lastUsed = st.now()
+			st.lru.MoveToFront(el)
+			st.mu.Unlock()
+			return s.sess, func() { st.release(s) }, nil
+		}
+		idle := s.idle
+		st.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-idle:
+		case <-timeout:
+			return nil, nil, errSessionBusy
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func (st *sessionStore) release(s *storedSession) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.evictLocked(0)
-	el, ok := st.ids[id]
-	if !ok {
-		return nil, nil, errSessionNotFound
-	}
-	s := el.Value.(*storedSession)
-	if s.busy {
-		return nil, nil, errSessionBusy
-	}
-	s.busy = true
+	s.busy = false
+	close(s.idle)
 	s.lastUsed = st.now()
-	st.lru.MoveToFront(el)
-	return s.sess, func() {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		s.busy = false
-		s.lastUsed = st.now()
-		st.evictLocked(0)
-	}, nil
+	st.evictLocked(0)
 }
 
 // remove deletes a conversation. It reports whether it existed; a busy one

@@ -15,9 +15,10 @@ import (
 // Multiplying it by float32 activations follows llama.cpp: each activation
 // row is first converted to the weight type's "vec dot type"
 // (quant.VecDotType: Q8_K for K-quants, Q8_0 for Q4_0/Q5_0/Q8_0, F16 for F16,
-// ...) and every output is one call of the block dot product chosen by
-// quant.Dot. Those two functions are the kernel boundary: this package never
-// looks inside a block.
+// ...) and the outputs come from quant's multi-row kernels (quant.MatVec for
+// one token, quant.MatMul for a batch), each thread taking a range of weight
+// rows. Those functions are the kernel boundary: this package never looks
+// inside a block.
 type Matrix struct {
 	Name       string
 	Type       gguf.Type
@@ -27,7 +28,8 @@ type Matrix struct {
 	rowBytes    int
 	act         gguf.Type
 	actRowBytes int
-	dot         quant.DotFunc
+	matVec      quant.MatVecFunc
+	matMul      quant.MatMulFunc
 }
 
 // NewMatrix wraps data (not copied) as a rows×cols matrix of type t. It
@@ -56,13 +58,17 @@ func NewMatrix(name string, t gguf.Type, rows, cols int, data []byte) (*Matrix, 
 	if err != nil {
 		return nil, fmt.Errorf("tensor %s: activations: %w", name, err)
 	}
-	dot, err := quant.Dot(t)
+	matVec, err := quant.MatVec(t)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", name, err)
+	}
+	matMul, err := quant.MatMul(t)
 	if err != nil {
 		return nil, fmt.Errorf("tensor %s: %w", name, err)
 	}
 	return &Matrix{
 		Name: name, Type: t, Rows: rows, Cols: cols, Data: data,
-		rowBytes: rb, act: act, actRowBytes: arb, dot: dot,
+		rowBytes: rb, act: act, actRowBytes: arb, matVec: matVec, matMul: matMul,
 	}, nil
 }
 
@@ -133,11 +139,10 @@ type mulJob struct {
 
 func (j *mulJob) Do(lo, hi int) {
 	m := j.m
-	rb, arb := m.rowBytes, m.actRowBytes
-	for r := lo; r < hi; r++ {
-		w := m.Data[r*rb : (r+1)*rb]
-		for t := range j.n {
-			j.dst[t*m.Rows+r] = m.dot(m.Cols, w, j.act[t*arb:(t+1)*arb])
-		}
+	w := m.Data[lo*m.rowBytes : hi*m.rowBytes]
+	if j.n == 1 {
+		m.matVec(m.Cols, w, j.act, j.dst[lo:hi])
+		return
 	}
+	m.matMul(m.Cols, w, hi-lo, j.act, j.n, j.dst[lo:], m.Rows)
 }

@@ -37,6 +37,19 @@ func Example() {
 	// "hi there"
 }
 
+// Loading SmolLM3's tokenizer from a model file and encoding a chat prompt
+// (compiled, not run: it needs a model file).
+func ExampleLoadGGUF() {
+	tok, err := tokenizer.LoadGGUF("SmolLM3-3B-Q4_K_M.gguf")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ids := tok.Encode("<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n", true)
+	fmt.Println(ids) // [128011 882 198 13347 0 128012 198 128011 78191 198]
+	eos, _ := tok.EOS()
+	fmt.Println(eos, tok.Token(eos)) // 128012 <|im_end|>
+}
+
 // A StreamDecoder prints generated tokens as they come, holding back a
 // character split across tokens.
 func ExampleStreamDecoder() {

@@ -6,17 +6,31 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
+// ggufCache keeps the tokenizers loaded without options, one per file, for
+// the tests of this binary (loading one takes a moment).
+var ggufCache sync.Map // path → *Tokenizer
+
 func loadGGUF(t *testing.T, rel string, opts ...Option) *Tokenizer {
 	t.Helper()
-	tok, err := LoadGGUF(sharedtest.Path(t, rel), opts...)
+	p := sharedtest.Path(t, rel)
+	if len(opts) == 0 {
+		if tok, ok := ggufCache.Load(p); ok {
+			return tok.(*Tokenizer)
+		}
+	}
+	tok, err := LoadGGUF(p, opts...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(opts) == 0 {
+		ggufCache.Store(p, tok)
 	}
 	return tok
 }

@@ -142,7 +142,7 @@ func matchAt(s string, i int) int {
 	}
 	// 2. [^\r\n\p{L}\p{N}]?\p{L}+
 	if c == clsLetter {
-		return i + w + letterRun(s, i+w) - i
+		return w + letterRun(s, i+w)
 	}
 	if c == clsOther || c == clsSpace {
 		if j := i + w; j < len(s) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -237,5 +238,34 @@ func TestDecodeLossyJSON(t *testing.T) {
 	}
 	if k, _ := tok.Kind(128002); k != UserDefined {
 		t.Errorf("<think> kind %v, want UserDefined", k)
+	}
+}
+
+// notes.md 7: each of the 126,648 vocabulary entries that is valid UTF-8
+// encodes to exactly its own id (ignore_merges, and one pre-token each).
+func TestVocabEntriesEncodeToThemselves(t *testing.T) {
+	tok := smolJSON(t)
+	n, bad := 0, 0
+	var got []int32
+	for id := range int32(tok.Len()) {
+		if k, _ := tok.Kind(id); k != Normal {
+			continue
+		}
+		b := tok.TokenBytes(id)
+		if !utf8.Valid(b) {
+			continue
+		}
+		n++
+		if got = tok.AppendEncode(got[:0], string(b), true); len(got) != 1 || got[0] != id {
+			if bad++; bad <= 5 {
+				t.Errorf("token %d %q encodes to %v", id, b, got)
+			}
+		}
+	}
+	if n != 126648 {
+		t.Errorf("%d UTF-8-valid vocabulary entries, want 126648", n)
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d entries do not encode to themselves", bad, n)
 	}
 }

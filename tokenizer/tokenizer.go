@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
@@ -37,6 +38,7 @@ type Tokenizer struct {
 	offs  []uint32 // id → bytes[offs[id]:offs[id+1]]
 
 	vocab        map[string]int32  // raw bytes of each Normal token → id
+	short        map[uint64]int32  // the same for tokens of at most 7 bytes, keyed by packShort
 	merges       map[uint64]uint64 // left<<32|right → rank<<32|merged id
 	byteID       [256]int32
 	ignoreMerges bool
@@ -48,6 +50,8 @@ type Tokenizer struct {
 	eog      []int32
 
 	cache wordCache
+	hot   sync.Pool    // of *hotWords, so each goroutine has its own
+	seed  maphash.Seed // for hotWords.longKeys
 }
 
 // spec is what a loader hands to build: the vocabulary in id order, with
@@ -80,12 +84,14 @@ func build(s spec) (*Tokenizer, error) {
 		kinds:        s.kinds,
 		offs:         make([]uint32, n+1),
 		vocab:        make(map[string]int32, n),
+		short:        make(map[uint64]int32),
 		merges:       make(map[uint64]uint64, len(s.merges)),
 		ignoreMerges: s.ignoreMerges,
 		pre:          s.pre,
 		bos:          s.bos,
 		eos:          s.eos,
 		addBOS:       s.addBOS,
+		seed:         maphash.MakeSeed(),
 	}
 	for i := range t.byteID {
 		t.byteID[i] = -1
@@ -102,6 +108,9 @@ func build(s spec) (*Tokenizer, error) {
 			if _, dup := byText[tok]; !dup {
 				byText[tok] = int32(id)
 				t.vocab[string(raw)] = int32(id)
+				if len(raw) <= 7 {
+					t.short[packShort(string(raw))] = int32(id)
+				}
 			}
 			if len(raw) == 1 && t.byteID[raw[0]] < 0 {
 				t.byteID[raw[0]] = int32(id)
@@ -193,9 +202,9 @@ func (t *Tokenizer) ID(s string) (int32, bool) {
 	if a, ok := t.added.byText[s]; ok {
 		return a.id, true
 	}
-	for id, tok := range t.text {
-		if tok == s {
-			return int32(id), true
+	if raw, ok := unmapBytes(s); ok {
+		if id, ok := t.vocab[string(raw)]; ok && t.text[id] == s {
+			return id, true
 		}
 	}
 	return -1, false
@@ -243,11 +252,16 @@ func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
 
 // AppendEncode is Encode that appends to dst.
 func (t *Tokenizer) AppendEncode(dst []int32, text string, parseSpecial bool) []int32 {
+	hot, _ := t.hot.Get().(*hotWords)
+	if hot == nil {
+		hot = new(hotWords)
+	}
+	defer t.hot.Put(hot)
 	for text != "" {
 		pos, n, id := t.added.find(text, parseSpecial)
 		for seg := text[:pos]; seg != ""; {
 			k := matchAt(seg, 0)
-			dst = t.appendWord(dst, seg[:k])
+			dst = t.appendWord(dst, seg[:k], hot)
 			seg = seg[k:]
 		}
 		if n == 0 {
@@ -260,13 +274,31 @@ func (t *Tokenizer) AppendEncode(dst []int32, text string, parseSpecial bool) []
 }
 
 // appendWord appends the ids of one pre-token.
-func (t *Tokenizer) appendWord(dst []int32, w string) []int32 {
+func (t *Tokenizer) appendWord(dst []int32, w string, hot *hotWords) []int32 {
 	if len(w) == 1 {
 		return append(dst, t.byteID[w[0]])
 	}
 	if t.ignoreMerges {
-		if id, ok := t.vocab[w]; ok {
-			return append(dst, id)
+		if len(w) <= 7 {
+			k := packShort(w)
+			h := (k * 0x9E3779B97F4A7C15) >> (64 - hotBits)
+			if hot.keys[h] == k {
+				return append(dst, hot.ids[h])
+			}
+			if id, ok := t.short[k]; ok {
+				hot.keys[h], hot.ids[h] = k, id
+				return append(dst, id)
+			}
+		} else {
+			k := maphash.String(t.seed, w)
+			h := k >> (64 - hotBits)
+			if id := hot.longIDs[h]; hot.longKeys[h] == k && t.tokenIs(id, w) {
+				return append(dst, id)
+			}
+			if id, ok := t.vocab[w]; ok {
+				hot.longKeys[h], hot.longIDs[h] = k, id
+				return append(dst, id)
+			}
 		}
 	}
 	if ids, ok := t.cache.get(w); ok {
@@ -276,6 +308,35 @@ func (t *Tokenizer) appendWord(dst []int32, w string) []int32 {
 	dst = t.merge(dst, w)
 	t.cache.put(w, dst[start:])
 	return dst
+}
+
+// hotWords is a small direct-mapped cache of short words seen recently and
+// their ids: prose repeats a few thousand words, and this table (48 KB)
+// stays in the CPU cache where the vocabulary maps do not.
+type hotWords struct {
+	keys [1 << hotBits]uint64 // packShort keys; 0 = empty
+	ids  [1 << hotBits]int32
+	// Longer words by their hash; a hit is confirmed against the token's bytes.
+	longKeys [1 << hotBits]uint64
+	longIDs  [1 << hotBits]int32
+}
+
+// tokenIs reports whether the bytes of token id are w.
+func (t *Tokenizer) tokenIs(id int32, w string) bool {
+	return string(t.bytes[t.offs[id]:t.offs[id+1]]) == w
+}
+
+const hotBits = 12
+
+// packShort packs a word of at most 7 bytes and its length into one
+// integer: most pre-tokens of prose are that short, and a map keyed by
+// integers is looked up without touching the key's bytes elsewhere in memory.
+func packShort(w string) uint64 {
+	k := uint64(len(w)) << 56
+	for i := 0; i < len(w); i++ {
+		k |= uint64(w[i]) << (8 * i)
+	}
+	return k
 }
 
 // mergeKey packs a pair of ids into a merges key.

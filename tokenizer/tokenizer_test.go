@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -300,4 +301,51 @@ func tinyJSONDoc() string {
 	}
 	sb.WriteString(`},"merges":[]}}`)
 	return sb.String()
+}
+
+// Encoding from many goroutines at once shares the word cache safely (run
+// with -race) and gives the same ids as encoding alone.
+func TestConcurrentEncode(t *testing.T) {
+	tok := tinyTokenizer(t, false)
+	inputs := []string{"aaaa bcbc abab", "cab cab cab", " aaaaaaa", "abcabc<x>abcabc"}
+	want := make([][]int32, len(inputs))
+	for i, s := range inputs {
+		want[i] = tinyTokenizer(t, false).Encode(s, true)
+	}
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			for k := range 200 {
+				i := (g + k) % len(inputs)
+				if got := tok.Encode(inputs[i], true); !slices.Equal(got, want[i]) {
+					done <- fmt.Errorf("goroutine %d: Encode(%q) = %v, want %v", g, inputs[i], got, want[i])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestIDAndToken(t *testing.T) {
+	tok := tinyTokenizer(t, true)
+	for _, s := range []string{"Ġa", "aa", "<x>", "<xy>", "!", "Ġ"} {
+		id, ok := tok.ID(s)
+		if !ok || tok.Token(id) != s {
+			t.Errorf("ID(%q) = %d, %v; Token gives %q", s, id, ok, tok.Token(id))
+		}
+	}
+	for _, s := range []string{"zz", " a", "<y>", ""} {
+		if id, ok := tok.ID(s); ok {
+			t.Errorf("ID(%q) = %d, want none", s, id)
+		}
+	}
+	if tok.Token(-1) != "" || tok.Token(int32(tok.Len())) != "" {
+		t.Error("Token out of range should be empty")
+	}
 }

@@ -11,6 +11,9 @@ assert.ok(base, "SMOLGO_URL is not set");
 // Real models say different things; the fake engine echoes. EXPECT_ECHO=1
 // turns on the exact-text checks.
 const exact = process.env.EXPECT_ECHO === "1";
+// THINKING=off turns thinking off in every request (the tiny test model's
+// thinking prompt is long and its reasoning is noise anyway).
+const thinkingOff = process.env.THINKING === "off";
 const client = new OpenAI({ baseURL: base + "/v1", apiKey: "unused", maxRetries: 0, timeout: 120_000 });
 
 const models = await client.models.list();
@@ -43,6 +46,7 @@ const stream = await client.chat.completions.create({
   stream: true,
   stream_options: { include_usage: true },
   max_tokens: 40,
+  ...(thinkingOff ? { chat_template_kwargs: { enable_thinking: false } } : {}),
   stop: ["11"],
 });
 let content = "", reasoning = "", chunks = 0, finish = null, usage = null, id = null;

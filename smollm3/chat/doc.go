@@ -25,10 +25,11 @@
 //     reasoning_content are not rendered.
 //
 // The rendered text is meant for tokenizer.Encode with special parsing on,
-// so that <|im_start|> and <|im_end|> become their ids. Never put untrusted
-// text through a path that parses specials unless it went through Render's
-// message structure on purpose: a user who types "<|im_end|>" can end their
-// own turn.
+// so that <|im_start|> and <|im_end|> become their ids. Like transformers,
+// this also turns special tokens that a user typed into their content into
+// control tokens (a user who writes "<|im_end|>" ends their own turn); that
+// is what the reference ids record. A server that must prevent it can
+// strip such strings from untrusted content before rendering.
 //
 // # Thinking
 //

@@ -1,0 +1,211 @@
+// Command bench measures smolgo's speed on a GGUF model and prints one JSON
+// line shaped like llama.cpp's (shared/tools/peer-bench/run.sh), so the two
+// can be compared line by line on the same file and machine:
+//
+//	go run ./examples/bench -model smollm3-3b-Q4_K_M.gguf -threads 2 -pp 512 -tg 64 -reps 3
+//
+// It loads the model -reps times (load_s is the median), warms up with one
+// prefill and one decode step, then measures, -reps times each: prefill of
+// -pp random tokens in one forward call from an empty cache (logits of the
+// last position only), and decode of -tg tokens one at a time after an
+// untimed -tg-prompt token prompt, each step computing its logits. Speeds are
+// medians; the *_all arrays hold every repetition. peak_rss_mb is the
+// process's maximum resident set (touched pages of the mapped file count).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/quant"
+	"github.com/smolgo/smolgo/smollm3"
+)
+
+type result struct {
+	Engine     string    `json:"engine"`
+	Model      string    `json:"model"`
+	ModelBytes int64     `json:"model_bytes"`
+	Threads    int       `json:"threads"`
+	Kernel     string    `json:"kernel"`
+	KV         string    `json:"kv_type"`
+	PP         int       `json:"pp"`
+	PPTps      float64   `json:"pp_tps"`
+	TG         int       `json:"tg"`
+	TGPrompt   int       `json:"tg_prompt"`
+	TGTps      float64   `json:"tg_tps"`
+	LoadS      float64   `json:"load_s"`
+	LoadFirstS float64   `json:"load_first_s"`
+	PeakRSSMB  float64   `json:"peak_rss_mb"`
+	Reps       int       `json:"reps"`
+	PPTpsAll   []float64 `json:"pp_tps_all"`
+	TGTpsAll   []float64 `json:"tg_tps_all"`
+	GoVersion  string    `json:"go_version"`
+}
+
+func main() {
+	var (
+		model    = flag.String("model", "", "GGUF model file (required)")
+		threads  = flag.Int("threads", runtime.NumCPU(), "threads per matrix product")
+		pp       = flag.Int("pp", 512, "prefill length in tokens (0 skips prefill)")
+		tg       = flag.Int("tg", 64, "decode length in tokens (0 skips decode)")
+		tgPrompt = flag.Int("tg-prompt", 16, "untimed prompt before decode")
+		reps     = flag.Int("reps", 3, "repetitions (medians are reported)")
+		kvType   = flag.String("kv", "f16", "KV cache type: f16 or f32")
+		seed     = flag.Uint64("seed", 1, "seed of the random prompt tokens")
+	)
+	flag.Parse()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(log, *model, *threads, *pp, *tg, *tgPrompt, *reps, *kvType, *seed); err != nil {
+		log.Error("bench failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(log *slog.Logger, path string, threads, pp, tg, tgPrompt, reps int, kvName string, seed uint64) error {
+	if path == "" {
+		return fmt.Errorf("-model is required")
+	}
+	if reps < 1 || pp < 0 || tg < 0 || tgPrompt < 1 || threads < 1 {
+		return fmt.Errorf("bad flags: -reps %d -pp %d -tg %d -tg-prompt %d -threads %d", reps, pp, tg, tgPrompt, threads)
+	}
+	kv := llama.KVF16
+	switch kvName {
+	case "f16":
+	case "f32":
+		kv = llama.KVF32
+	default:
+		return fmt.Errorf("-kv %q: want f16 or f32", kvName)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	need := max(pp, tgPrompt+tg) + 1
+	opts := []smollm3.Option{smollm3.WithThreads(threads), smollm3.WithKVType(kv), smollm3.WithContext(need), smollm3.WithLogger(log)}
+
+	// Load -reps times; keep the last model.
+	var m *smollm3.Model
+	var loads []float64
+	for i := range reps {
+		if m != nil {
+			m.Close()
+		}
+		t0 := time.Now()
+		m, err = smollm3.Load(path, opts...)
+		if err != nil {
+			return err
+		}
+		loads = append(loads, time.Since(t0).Seconds())
+		log.Info("loaded", "rep", i+1, "seconds", loads[i])
+	}
+	defer m.Close()
+	vocab := m.Config().Vocab
+
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	tokens := func(n int) []int32 {
+		t := make([]int32, n)
+		for i := range t {
+			t[i] = int32(rng.IntN(vocab))
+		}
+		return t
+	}
+	cache, err := m.NewCache()
+	if err != nil {
+		return err
+	}
+
+	// Warm-up: one prefill and one decode step (pages in the weights).
+	log.Info("warming up")
+	warm := tokens(min(max(pp, 1), 32))
+	if _, err := m.Forward(ctx, cache, warm, 0, false); err != nil {
+		return err
+	}
+	if _, err := m.Forward(ctx, cache, warm[:1], len(warm), false); err != nil {
+		return err
+	}
+
+	res := result{Engine: "smolgo", Model: filepath.Base(path), ModelBytes: st.Size(), Threads: threads,
+		Kernel: quant.Path(), KV: kv.String(), PP: pp, TG: tg, TGPrompt: tgPrompt, Reps: reps,
+		LoadFirstS: round(loads[0]), LoadS: round(median(loads)), GoVersion: runtime.Version()}
+
+	for i := range reps {
+		if pp > 0 {
+			cache.Reset()
+			prompt := tokens(pp)
+			t0 := time.Now()
+			if _, err := m.Forward(ctx, cache, prompt, 0, false); err != nil {
+				return err
+			}
+			tps := float64(pp) / time.Since(t0).Seconds()
+			res.PPTpsAll = append(res.PPTpsAll, tps)
+			log.Info("prefill", "rep", i+1, "tokens", pp, "tokens_per_s", round(tps))
+		}
+		if tg > 0 {
+			cache.Reset()
+			prompt := tokens(tgPrompt)
+			logits, err := m.Forward(ctx, cache, prompt, 0, false)
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			for j := range tg {
+				next := argmax(logits)
+				if logits, err = m.Forward(ctx, cache, []int32{next}, tgPrompt+j, false); err != nil {
+					return err
+				}
+			}
+			tps := float64(tg) / time.Since(t0).Seconds()
+			res.TGTpsAll = append(res.TGTpsAll, tps)
+			log.Info("decode", "rep", i+1, "tokens", tg, "tokens_per_s", round(tps))
+		}
+	}
+	res.PPTps, res.TGTps = median(res.PPTpsAll), median(res.TGTpsAll)
+	res.PeakRSSMB = peakRSSMB()
+	for i := range res.PPTpsAll {
+		res.PPTpsAll[i] = round(res.PPTpsAll[i])
+	}
+	for i := range res.TGTpsAll {
+		res.TGTpsAll[i] = round(res.TGTpsAll[i])
+	}
+	res.PPTps, res.TGTps = round(res.PPTps), round(res.TGTps)
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+func argmax(x []float32) int32 {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

@@ -1,0 +1,250 @@
+// Command logits prints, as JSON, the next-token logits a GGUF model gives
+// for a prompt of token ids, so that any engine's numbers can be compared
+// with smolgo's.
+//
+// Usage:
+//
+//	logits -model FILE -tokens 1,2,3 [-all] [-top K] [-decode N] [-threads N] [-kv f16|f32]
+//	logits -model FILE -tokens-file ids.txt ...
+//	logits -model FILE -text "Hello world" ...
+//	logits -model FILE -text "Hello world" -tokenize
+//
+// -text tokenizes the prompt with the model's own tokenizer (special tokens
+// such as <|im_start|> are recognised; the chat template is not applied, and
+// a BOS token is added only if the model asks for one). -tokenize prints the
+// ids as a JSON array, which -tokens-file reads back, and exits without
+// running the model.
+//
+// The prompt runs as one batch (prefill). By default only the last
+// position's logits are printed; -all prints every position. -top K prints
+// only the K largest (id, logit) pairs of each row (ids are exact up to 2^24). -decode N then greedily
+// decodes N more tokens (argmax, ties to the lowest id), printing each chosen
+// token with the logits after it. Output:
+//
+//	{"positions":[{"pos":0,"logits":[...]} or {"pos":0,"top":[[id,logit],...]}],
+//	 "decode":[{"token":id,"logits":[...]} or {"token":id,"top":[...]}]}
+//
+// A tokens file holds ids separated by commas, spaces or newlines (a JSON
+// array works too).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/smollm3"
+	"github.com/smolgo/smolgo/tokenizer"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil {
+		log.Error("logits failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+// Row is one output row: logits, or the top K pairs.
+type Row struct {
+	Pos    *int         `json:"pos,omitempty"`
+	Token  *int32       `json:"token,omitempty"`
+	Logits []float32    `json:"logits,omitempty"`
+	Top    [][2]float32 `json:"top,omitempty"`
+}
+
+// Output is the JSON document printed.
+type Output struct {
+	Positions []Row `json:"positions"`
+	Decode    []Row `json:"decode,omitempty"`
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("logits", flag.ContinueOnError)
+	model := fs.String("model", "", "GGUF model `file`")
+	tokensFlag := fs.String("tokens", "", "prompt token ids, comma-separated")
+	tokensFile := fs.String("tokens-file", "", "`file` of prompt token ids")
+	textFlag := fs.String("text", "", "prompt `text`, tokenized with the model's tokenizer")
+	tokenize := fs.Bool("tokenize", false, "with -text: print the token ids and exit")
+	all := fs.Bool("all", false, "print every position's logits, not only the last")
+	top := fs.Int("top", 0, "print only the top `K` (id, logit) pairs per row")
+	decode := fs.Int("decode", 0, "greedily decode `N` more tokens")
+	threads := fs.Int("threads", 0, "threads (0 = all cores)")
+	kv := fs.String("kv", "f16", "KV cache type: f16 or f32")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" {
+		return errors.New("-model is required")
+	}
+	given := 0
+	for _, f := range []string{*tokensFlag, *tokensFile, *textFlag} {
+		if f != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return errors.New("give exactly one of -tokens, -tokens-file and -text")
+	}
+	if *tokenize && *textFlag == "" {
+		return errors.New("-tokenize needs -text")
+	}
+	if *top < 0 || *decode < 0 {
+		return errors.New("-top and -decode must not be negative")
+	}
+	var tokens []int32
+	if *textFlag != "" {
+		tok, err := tokenizer.LoadGGUF(*model)
+		if err != nil {
+			return err
+		}
+		tokens = tok.Encode(*textFlag, true)
+		if bos, ok := tok.BOS(); ok && tok.AddBOS() && (len(tokens) == 0 || tokens[0] != bos) {
+			tokens = append([]int32{bos}, tokens...)
+		}
+		if *tokenize {
+			return json.NewEncoder(stdout).Encode(tokens)
+		}
+		if len(tokens) == 0 {
+			return errors.New("-text gives no tokens")
+		}
+		log.Info("tokenized", "tokens", len(tokens))
+	} else {
+		text := *tokensFlag
+		if *tokensFile != "" {
+			b, err := os.ReadFile(*tokensFile)
+			if err != nil {
+				return err
+			}
+			text = string(b)
+		}
+		var err error
+		if tokens, err = parseTokens(text); err != nil {
+			return err
+		}
+	}
+	var kvType llama.KVType
+	switch *kv {
+	case "f16":
+		kvType = llama.KVF16
+	case "f32":
+		kvType = llama.KVF32
+	default:
+		return fmt.Errorf("-kv %q: want f16 or f32", *kv)
+	}
+
+	m, err := smollm3.Load(*model, smollm3.WithThreads(*threads), smollm3.WithKVType(kvType), smollm3.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cfg := m.Config()
+	log.Info("model loaded", "file", *model, "arch", cfg.Arch, "layers", cfg.Layers, "vocab", cfg.Vocab, "threads", m.LLM().Threads())
+	cache, err := m.NewCache()
+	if err != nil {
+		return err
+	}
+	row := func(logits []float32) Row {
+		if *top > 0 {
+			return Row{Top: topK(logits, *top)}
+		}
+		return Row{Logits: append([]float32(nil), logits...)}
+	}
+
+	var out Output
+	start := time.Now()
+	logits, err := m.Forward(ctx, cache, tokens, 0, *all)
+	if err != nil {
+		return err
+	}
+	log.Info("prefill", "tokens", len(tokens), "seconds", time.Since(start).Seconds())
+	V := cfg.Vocab
+	first := len(tokens) - len(logits)/V
+	for i := 0; i*V < len(logits); i++ {
+		r := row(logits[i*V : (i+1)*V])
+		pos := first + i
+		r.Pos = &pos
+		out.Positions = append(out.Positions, r)
+	}
+	last := append([]float32(nil), logits[len(logits)-V:]...)
+	start = time.Now()
+	for k := range *decode {
+		tok := int32(argmax(last))
+		logits, err := m.Forward(ctx, cache, []int32{tok}, cache.Len(), false)
+		if err != nil {
+			return fmt.Errorf("decode step %d: %w", k, err)
+		}
+		r := row(logits)
+		r.Token = &tok
+		out.Decode = append(out.Decode, r)
+		copy(last, logits)
+		if (k+1)%64 == 0 {
+			log.Info("decoding", "steps", k+1, "of", *decode)
+		}
+	}
+	if *decode > 0 {
+		sec := time.Since(start).Seconds()
+		log.Info("decode", "tokens", *decode, "seconds", sec, "tokens_per_sec", float64(*decode)/sec)
+	}
+	enc := json.NewEncoder(stdout)
+	return enc.Encode(out)
+}
+
+// parseTokens reads ids separated by commas and/or white space, optionally
+// inside [ ].
+func parseTokens(s string) ([]int32, error) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+	if len(fields) == 0 {
+		return nil, errors.New("no tokens given")
+	}
+	ids := make([]int32, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("token %d (%q): not an integer id", i, f)
+		}
+		ids[i] = int32(v)
+	}
+	return ids, nil
+}
+
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// topK returns the k largest logits as (id, logit) pairs, largest first,
+// ties to the lower id.
+func topK(x []float32, k int) [][2]float32 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] > x[idx[b]] })
+	k = min(k, len(x))
+	out := make([][2]float32, k)
+	for i := range k {
+		out[i] = [2]float32{float32(idx[i]), x[idx[i]]}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+// Command webchat serves a chat page and an OpenAI-compatible API for a
+// SmolLM3 (or other llama-family) GGUF model, on this machine:
+//
+//	go run ./examples/webchat -model SmolLM3-3B-Q4_K_M.gguf
+//
+// then open http://127.0.0.1:8080. The same address answers OpenAI clients
+// at /v1 (POST /v1/chat/completions, GET /v1/models) and GET /health; see
+// package server.
+//
+// Without -model it runs the tiny random-weight demo model from the
+// repository's testdata/ if it is there (it produces gibberish, but shows
+// the whole app working), and otherwise explains where to get a real model.
+// -fake serves a deterministic echo engine instead of a model, for trying
+// the page and for load tests.
+//
+// Ctrl-C shuts down gracefully: running answers get a few seconds to finish.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/smolgo/smolgo/server"
+	"github.com/smolgo/smolgo/server/servertest"
+)
+
+// demoModel is the tiny random-weight SmolLM3 shipped in testdata/.
+const demoModel = "testdata/smollm3-tinyq-Q4_K_M.gguf"
+
+const getModel = `No model given. webchat needs a SmolLM3 GGUF file:
+
+  1. Download one, e.g. SmolLM3-3B-Q4_K_M.gguf (about 1.9 GB) from the
+     ggml-org/SmolLM3-3B-GGUF repository on Hugging Face:
+       https://huggingface.co/ggml-org/SmolLM3-3B-GGUF
+  2. Run:
+       go run ./examples/webchat -model SmolLM3-3B-Q4_K_M.gguf
+     and open http://127.0.0.1:8080
+
+To see the app work without a download, run it from the repository root,
+where it finds the tiny random-weight demo model in testdata/ (its answers
+are gibberish):
+       go run ./examples/webchat -model ` + demoModel + `
+or try the page with a fake echo engine:
+       go run ./examples/webchat -fake
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole program; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("webchat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "GGUF model `file` (default: the demo model in "+demoModel+" if present)")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (host:port; port 0 picks a free one)")
+	fake := fs.Bool("fake", false, "serve a fake echo engine instead of a model")
+	name := fs.String("name", "", "model id reported to clients (default: the file name without .gguf)")
+	ctxLen := fs.Int("ctx", 0, "context length in tokens (default: the model's, capped at 8192 to bound memory)")
+	threads := fs.Int("threads", runtime.NumCPU(), "threads per generation")
+	slots := fs.Int("slots", 1, "generations that run at once (1 is fastest on a CPU)")
+	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
+	sessions := fs.Int("sessions", 32, "web-chat conversations kept on the server (least recently used are evicted)")
+	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
+	verbose := fs.Bool("v", false, "debug logging")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: webchat [-model FILE] [-addr HOST:PORT] [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	var engine server.Engine
+	switch {
+	case *fake:
+		engine = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond}
+		fmt.Fprintln(stdout, "Serving the fake echo engine (no model): it echoes your messages.")
+	default:
+		path := *model
+		if path == "" {
+			if _, err := os.Stat(demoModel); err != nil {
+				fmt.Fprint(stderr, getModel)
+				return 2
+			}
+			path = demoModel
+			fmt.Fprintln(stdout, "Note: no -model given; running the tiny random-weight demo model "+demoModel+
+				".\nIts answers are gibberish; it shows the app working. See -h for getting a real model.")
+		}
+		id := *name
+		if id == "" {
+			id = filepath.Base(path)
+			id = id[:len(id)-len(filepath.Ext(id))]
+		}
+		e, closeModel, err := loadModel(ctx, log, path, id, *ctxLen, *threads)
+		if err != nil {
+			fmt.Fprintf(stderr, "webchat: %v\n", err)
+			return 1
+		}
+		defer closeModel()
+		engine = e
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "webchat: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
+		engine.ModelName(), ln.Addr(), ln.Addr())
+	srv := server.New(engine, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
+		MaxSessionBytes: *sessionMem, Logger: log})
+	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "webchat: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/smolgo/smolgo/internal/sharedtest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestNoModelExplainsWhereToGetOne(t *testing.T) {
+	// The package directory has no testdata/ demo model.
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), nil, &out, &errOut); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	for _, want := range []string{"ggml-org/SmolLM3-3B-GGUF", "-model", demoModel, "-fake"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("help does not mention %q:\n%s", want, errOut.String())
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-nope"}, 2, "flag provided but not defined"},
+		{[]string{"extra"}, 2, "usage"},
+		{[]string{"-model", "/does/not/exist.gguf"}, 1, "exist.gguf"},
+		{[]string{"-fake", "-addr", "256.0.0.1:99999"}, 1, "webchat:"},
+	}
+	for _, tc := range tests {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), tc.args, &out, &errOut); code != tc.code || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", tc.args, code, tc.code, errOut.String(), tc.want)
+		}
+	}
+}
+
+var listening = regexp.MustCompile(`at http://([0-9.:]+)/`)
+
+// serve runs webchat with args until the test ends and returns its URL.
+func serve(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, append(args, "-addr", "127.0.0.1:0"), &out, &errOut) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("webchat exited %d after Ctrl-C; stderr:\n%s", code, errOut.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("webchat did not shut down")
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := listening.FindStringSubmatch(out.String()); m != nil {
+			return "http://" + m[1]
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("webchat exited %d: %s %s", code, out.String(), errOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webchat did not start: %s %s", out.String(), errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func chat(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"Hello"}],"max_tokens":8,"chat_template_kwargs":{"enable_thinking":false}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"object":"chat.completion"`) {
+		t.Fatalf("chat: %d %s", resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+func TestFakeEngine(t *testing.T) {
+	url := serve(t, "-fake")
+	if body := chat(t, url); !strings.Contains(body, "You said: Hello") {
+		t.Errorf("fake engine answer: %s", body)
+	}
+	resp, err := http.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+func TestTinyModel(t *testing.T) {
+	path := "../../testdata/smollm3-tinyq-Q4_K_M.gguf"
+	if _, err := os.Stat(path); err != nil {
+		path = sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
+	}
+	url := serve(t, "-model", path, "-threads", "2")
+	body := chat(t, url)
+	if !strings.Contains(body, `"model":"smollm3-tinyq-Q4_K_M"`) || !strings.Contains(body, `"completion_tokens":8`) {
+		t.Errorf("tiny model answer: %s", body)
+	}
+}
+
+// The default model is the demo in testdata/, relative to the working
+// directory (the repository root for `go run ./examples/webchat`).
+func TestDefaultDemoModel(t *testing.T) {
+	src := "../../testdata/smollm3-tinyq-Q4_K_M.gguf"
+	if _, err := os.Stat(src); err != nil {
+		src = sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
+	}
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(dir+"/testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, dir+"/"+demoModel); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-threads", "1"}, &out, &errOut) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !listening.MatchString(out.String()) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "tiny random-weight demo model") {
+		t.Errorf("no demo note in output:\n%s", out.String())
+	}
+}

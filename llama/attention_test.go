@@ -1,0 +1,107 @@
+package llama
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/x448/float16"
+)
+
+func TestRoundF16(t *testing.T) {
+	check := func(x float32) {
+		want := float16.Fromfloat32(x).Float32()
+		got := roundF16(x)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("roundF16(%v = %#x) = %v, want %v", x, math.Float32bits(x), got, want)
+		}
+	}
+	for _, x := range []float32{0, float32(math.Copysign(0, -1)), 1, -1, 65504, 65519.99, 65520, -65520, 1e6,
+		6.1035156e-05, 6.1e-05, 5.96e-08, 1e-10, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		1.00048828125, 1.000732421875, 2049, 2051} {
+		check(x)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200000 {
+		check(math.Float32frombits(r.Uint32()))
+	}
+	for range 200000 {
+		check(float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20))))
+	}
+}
+
+func TestDotF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{16, 64, 128, 80} {
+		k := make([]uint16, n)
+		q := make([]float32, n)
+		var want float64
+		for i := range n {
+			k[i] = toF16(float32(r.NormFloat64()))
+			q[i] = roundF16(float32(r.NormFloat64()))
+			want += float64(fromF16(k[i])) * float64(q[i])
+		}
+		if got := dotF16(k, q); math.Abs(float64(got)-want) > 1e-5*float64(n) {
+			t.Errorf("n=%d: dotF16 = %v, want %v", n, got, want)
+		}
+	}
+}
+
+// BenchmarkAttentionDecode: one query head of 128 against 1024 cached f16
+// positions, llama.cpp's small-batch path (ns per position = ns/op / 1024).
+func BenchmarkAttentionDecode(b *testing.B) {
+	const hd, n = 128, 1024
+	r := rand.New(rand.NewPCG(1, 1))
+	k, v := make([]uint16, hd*n), make([]uint16, hd*n)
+	for i := range k {
+		k[i] = toF16(float32(r.NormFloat64()))
+		v[i] = toF16(float32(r.NormFloat64()))
+	}
+	q, out := make([]float32, hd), make([]float32, hd)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	for b.Loop() {
+		onlineF16(out, q, k, v, 0, hd, n, 0.088)
+	}
+}
+
+// The assembly kernels must equal their Go twins bit for bit.
+func TestF16KernelsMatchGo(t *testing.T) {
+	if !haveF16Kernels {
+		t.Skip("no AVX2/FMA/F16C kernels on this CPU or build (purego); the Go code is what runs")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{64, 128, 256} {
+		for trial := range 200 {
+			k := make([]uint16, n)
+			q := make([]float32, n)
+			scale := math.Pow(2, float64(r.IntN(30)-15))
+			for i := range n {
+				k[i] = toF16(float32(r.NormFloat64() * scale))
+				q[i] = roundF16(float32(r.NormFloat64()))
+			}
+			if got, want := dotF16x64(&k[0], &q[0], n), dotF16Go(k, q); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("n=%d trial %d: dotF16x64 = %v, Go %v", n, trial, got, want)
+			}
+			acc := make([]float32, n)
+			for i := range acc {
+				acc[i] = roundF16(float32(r.NormFloat64() * scale))
+			}
+			// Include overflow, subnormal and zero results.
+			acc[0], k[1], acc[2], k[2] = 60000, toF16(30000), 1e-7, toF16(-1e-7)
+			want := append([]float32(nil), acc...)
+			s := float32(r.Float64() * 2)
+			if trial == 0 {
+				s = 1
+			}
+			madF16Go(want, k, s)
+			madF16x8(&acc[0], &k[0], s, n)
+			for i := range acc {
+				if math.Float32bits(acc[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d trial %d: madF16x8[%d] = %v, Go %v", n, trial, i, acc[i], want[i])
+				}
+			}
+		}
+	}
+}

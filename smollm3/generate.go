@@ -1,0 +1,117 @@
+package smollm3
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/smolgo/smolgo/sample"
+	"github.com/smolgo/smolgo/smollm3/chat"
+)
+
+// Message is one turn of a conversation (see chat.Message): Role is
+// "system", "user", "assistant" or "tool".
+type Message = chat.Message
+
+// GenerateOptions controls one call of Session.Generate. The zero value
+// generates greedily until the model ends its turn or the context is full,
+// with thinking at the template's default (on).
+type GenerateOptions struct {
+	// MaxTokens caps the number of generated tokens (reasoning included).
+	// 0 means until the end of the turn or of the context.
+	MaxTokens int
+	// Sampler picks each token; its zero value is greedy decoding.
+	// sample.SmolLM3Defaults() is the model's recommended setting. The
+	// penalties' window starts with the last tokens of the prompt, so a
+	// repetition penalty also discourages echoing the question.
+	Sampler sample.Config
+	// Stop ends the answer at the first occurrence of any of these strings.
+	// The stop string itself is not returned. Stop strings are matched in
+	// the answer (content), not in the reasoning.
+	Stop []string
+	// Thinking turns SmolLM3's reasoning mode on or off for this request; nil
+	// leaves it to the template (on, unless a system prompt says /no_think).
+	Thinking *bool
+	// HideReasoning drops the reasoning events; the model still thinks.
+	HideReasoning bool
+	// PrefillProgress, if set, is called after each chunk of the prompt is
+	// computed, with the prompt tokens done so far (cached ones included)
+	// and the prompt's length, so that a program can show progress on a
+	// long prompt. It runs on the generating goroutine; keep it quick.
+	PrefillProgress func(done, total int)
+	// DropOldest lets Generate drop the oldest messages (after a leading
+	// system message) until the prompt fits the context, instead of failing
+	// with ErrContextFull. The last message is never dropped.
+	DropOldest bool
+}
+
+// EventKind says what an Event carries.
+type EventKind int
+
+const (
+	// EventReasoning is a piece of the model's reasoning (the text between
+	// <think> and </think>).
+	EventReasoning EventKind = iota
+	// EventContent is a piece of the answer.
+	EventContent
+	// EventDone is the last event of a generation; it carries Stats.
+	EventDone
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventReasoning:
+		return "reasoning"
+	case EventContent:
+		return "content"
+	case EventDone:
+		return "done"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one step of a streamed generation. Concatenating the Text of the
+// EventReasoning events gives the reasoning, of the EventContent events the
+// answer.
+type Event struct {
+	Kind EventKind
+	// Text is the new text: complete UTF-8 characters, never empty for
+	// reasoning and content events.
+	Text string
+	// Token is the id of the last token that contributed to Text.
+	Token int32
+	// Stats is set on EventDone only.
+	Stats *Stats
+}
+
+// Stop reasons reported in Stats.StopReason.
+const (
+	StopEndOfTurn = "stop"      // the model ended its turn, or a stop string matched
+	StopLength    = "length"    // MaxTokens reached, or the context is full
+	StopCancelled = "cancelled" // the context passed to Generate was cancelled
+)
+
+// Stats describes a finished generation.
+type Stats struct {
+	// PromptTokens is the length of the rendered prompt in tokens;
+	// CachedTokens of them were already in the session's KV cache and were
+	// not computed again.
+	PromptTokens, CachedTokens int
+	// GeneratedTokens counts the tokens the model produced, including the
+	// end-of-turn token and a token that completed a stop string.
+	GeneratedTokens int
+	// PrefillTokensPerSec is (PromptTokens-CachedTokens) over the prefill
+	// time; DecodeTokensPerSec is GeneratedTokens over the decode time.
+	PrefillTokensPerSec, DecodeTokensPerSec float64
+	// StopReason is StopEndOfTurn, StopLength or StopCancelled.
+	StopReason string
+}
+
+// String summarizes the stats on one line, for logs and status lines.
+func (s Stats) String() string {
+	return fmt.Sprintf("%d prompt tokens (%d cached) at %.1f tokens/s, %d generated at %.1f tokens/s, stop: %s",
+		s.PromptTokens, s.CachedTokens, s.PrefillTokensPerSec, s.GeneratedTokens, s.DecodeTokensPerSec, s.StopReason)
+}
+
+// ErrSessionBusy is returned when Generate is called on a session that is
+// still generating (a Session runs one generation at a time).
+var ErrSessionBusy = errors.New("smollm3: session is busy with another generation")

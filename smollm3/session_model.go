@@ -1,0 +1,130 @@
+package smollm3
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/smollm3/chat"
+	"github.com/smolgo/smolgo/tokenizer"
+)
+
+// NewSession starts a conversation with the model. The session gets its own
+// KV cache (allocated as it fills, up to the context chosen at Load) and the
+// model's tokenizer and chat template; see Session.Generate.
+func (m *Model) NewSession() *Session {
+	return newSession(&modelBackend{m: m})
+}
+
+// modelBackend connects a Session to a loaded Model.
+type modelBackend struct {
+	m   *Model
+	tok *tokenizer.Tokenizer
+	now func() time.Time // the template's date; nil means time.Now (tests set it)
+}
+
+func (b *modelBackend) newCache() (kvCache, error) {
+	tok, err := modelTokenizer(b.m)
+	if err != nil {
+		return nil, err
+	}
+	b.tok = tok
+	c, err := b.m.NewCache()
+	if err != nil {
+		return nil, err
+	}
+	return &modelCache{m: b.m, c: c}, nil
+}
+
+func (b *modelBackend) render(msgs []Message, thinking *bool) (string, error) {
+	return chat.Render(msgs, chat.Options{EnableThinking: thinking, AddGenerationPrompt: true, Now: b.now})
+}
+
+func (b *modelBackend) encode(text string) ([]int32, error) {
+	ids := b.tok.Encode(text, true)
+	if bos, ok := b.tok.BOS(); ok && b.tok.AddBOS() && (len(ids) == 0 || ids[0] != bos) {
+		ids = append([]int32{bos}, ids...)
+	}
+	return ids, nil
+}
+
+func (b *modelBackend) newDecoder() tokenDecoder { return b.tok.NewStreamDecoder(true) }
+
+func (b *modelBackend) endOfTurn(id int32) bool {
+	if b.tok.IsEndOfGeneration(id) {
+		return true
+	}
+	end, ok := b.tok.ID("<|im_end|>")
+	return ok && id == end
+}
+
+func (b *modelBackend) thinkTags() (open, close int32, ok bool) {
+	open, ok1 := b.tok.ID("<think>")
+	close, ok2 := b.tok.ID("</think>")
+	return open, close, ok1 && ok2
+}
+
+// modelCache is a session's llama.Cache.
+type modelCache struct {
+	m *Model
+	c *llama.Cache
+}
+
+func (c *modelCache) maxLen() int { return c.c.MaxLen() }
+
+func (c *modelCache) forward(ctx context.Context, tokens []int32, pos int) ([]float32, error) {
+	if c.c.Len() > pos {
+		if err := c.c.Truncate(pos); err != nil {
+			return nil, err
+		}
+	}
+	return c.m.Forward(ctx, c.c, tokens, pos, false)
+}
+
+// The tokenizer of a Model is built once, on its first session (reading
+// SmolLM3's 128K-token vocabulary takes a fraction of a second), and kept
+// for as long as the Model lives. The map is keyed by weak pointers, so it
+// does not keep closed models alive.
+//
+// TODO(generation): this belongs in Model itself (built by Load); move it
+// there once Model has a tokenizer field.
+var modelTokenizers struct {
+	sync.Mutex
+	m map[weak.Pointer[Model]]*tokenizerOnce
+}
+
+type tokenizerOnce struct {
+	once sync.Once
+	tok  *tokenizer.Tokenizer
+	err  error
+}
+
+func modelTokenizer(m *Model) (*tokenizer.Tokenizer, error) {
+	key := weak.Make(m)
+	modelTokenizers.Lock()
+	if modelTokenizers.m == nil {
+		modelTokenizers.m = map[weak.Pointer[Model]]*tokenizerOnce{}
+	}
+	e := modelTokenizers.m[key]
+	if e == nil {
+		e = &tokenizerOnce{}
+		modelTokenizers.m[key] = e
+		runtime.AddCleanup(m, func(k weak.Pointer[Model]) {
+			modelTokenizers.Lock()
+			delete(modelTokenizers.m, k)
+			modelTokenizers.Unlock()
+		}, key)
+	}
+	modelTokenizers.Unlock()
+	e.once.Do(func() {
+		e.tok, e.err = tokenizer.FromGGUF(m.File())
+		if e.err != nil {
+			e.err = fmt.Errorf("smollm3: loading the tokenizer: %w", e.err)
+		}
+	})
+	return e.tok, e.err
+}
