@@ -96,16 +96,13 @@ func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale 
 			mold := M
 			M = s
 			ms = expf(mold - M)
-			for i := range acc {
-				acc[i] = roundF16(acc[i] * ms)
+			for i, a := range acc {
+				acc[i] = roundF16(a * ms)
 			}
 		} else {
 			vs = expf(s - M)
 		}
-		vrow := vc[p*stride+off : p*stride+off+hd]
-		for i := range acc {
-			acc[i] = roundF16(fma32(fromF16(vrow[i]), vs, acc[i]))
-		}
+		madF16(acc, vc[p*stride+off:p*stride+off+hd], vs)
 		S = S*ms + vs
 	}
 	inv := float32(0)
@@ -215,6 +212,14 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 // accumulators are added pairwise, then the 16 lanes are reduced as
 // _mm512_reduce_add_ps does; leftover elements are added in float64.
 func dotF16(k []uint16, q []float32) float32 {
+	if n := len(q); haveF16Kernels && n > 0 && n%64 == 0 && len(k) >= n {
+		return dotF16x64(&k[0], &q[0], n)
+	}
+	return dotF16Go(k, q)
+}
+
+// dotF16Go is the reference (and fallback) of dotF16.
+func dotF16Go(k []uint16, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
 	np := n &^ 63
@@ -277,16 +282,47 @@ var f16Table = func() *[1 << 16]float32 {
 // zeros, subnormals, overflow and NaN go through the exact conversion.
 func roundF16(x float32) float32 {
 	b := math.Float32bits(x)
-	e := (b >> 23) & 0xff
-	if e >= 127-14 && e <= 127+15 {
+	if e := (b >> 23) & 0xff; e-(127-14) <= 29 { // e in [113, 142]: a normal float16
 		b += 0xfff + (b>>13)&1 // round to nearest even at bit 13
 		b &^= 0x1fff
 		if (b>>23)&0xff <= 127+15 {
 			return math.Float32frombits(b)
 		}
-		return float32(math.Inf(1 - 2*int(b>>31)))
 	}
-	if b<<1 == 0 {
+	return roundF16Slow(x)
+}
+
+// madF16 is ggml_vec_mad_f16 for an accumulator held as float16 values in
+// float32: acc[i] = float16(fma(v[i], s, acc[i])), the rounding of roundF16
+// written out so that the loop has no calls on its fast path.
+func madF16(acc []float32, v []uint16, s float32) {
+	if n := len(acc); haveF16Kernels && n > 0 && n%8 == 0 && len(v) >= n {
+		madF16x8(&acc[0], &v[0], s, n)
+		return
+	}
+	madF16Go(acc, v, s)
+}
+
+// madF16Go is the reference (and fallback) of madF16.
+func madF16Go(acc []float32, v []uint16, s float32) {
+	v = v[:len(acc)]
+	for i, a := range acc {
+		y := float32(math.FMA(float64(f16Table[v[i]]), float64(s), float64(a)))
+		b := math.Float32bits(y)
+		if e := (b >> 23) & 0xff; e-(127-14) <= 29 {
+			b += 0xfff + (b>>13)&1
+			b &^= 0x1fff
+			if (b>>23)&0xff <= 127+15 {
+				acc[i] = math.Float32frombits(b)
+				continue
+			}
+		}
+		acc[i] = roundF16Slow(y)
+	}
+}
+
+func roundF16Slow(x float32) float32 {
+	if math.Float32bits(x)<<1 == 0 {
 		return x // ±0
 	}
 	return fromF16(toF16(x))
