@@ -63,6 +63,9 @@ func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
 //go:noescape
 func matQ4KAVX2x4(w, a []byte, astride, nb int, res *[4]float32)
 
+//go:noescape
+func matQ6KAVX2x4(w, a []byte, astride, nb int, res *[4]float32)
+
 type mvKernel func(w, a []byte, nb, nrows int, out []float32)
 
 type x4Kernel func(w, a []byte, astride, nb int, res *[4]float32)
@@ -80,6 +83,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeF16] = mvF16AVX2
 		mv[gguf.TypeBF16] = mvBF16AVX2
 		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
+		x4[gguf.TypeQ6_K] = matQ6KAVX2x4
 	}
 	if level >= levelAVX512 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512

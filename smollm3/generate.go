@@ -106,6 +106,12 @@ type Stats struct {
 	StopReason string
 }
 
+// String summarizes the stats on one line, for logs and status lines.
+func (s Stats) String() string {
+	return fmt.Sprintf("%d prompt tokens (%d cached) at %.1f tokens/s, %d generated at %.1f tokens/s, stop: %s",
+		s.PromptTokens, s.CachedTokens, s.PrefillTokensPerSec, s.GeneratedTokens, s.DecodeTokensPerSec, s.StopReason)
+}
+
 // ErrSessionBusy is returned when Generate is called on a session that is
 // still generating (a Session runs one generation at a time).
 var ErrSessionBusy = errors.New("smollm3: session is busy with another generation")

@@ -146,6 +146,12 @@ type generation struct {
 
 func (g *generation) run(ctx context.Context, msgs []Message) error {
 	s, b := g.s, g.s.b
+	if g.opts.MaxTokens < 0 {
+		return fmt.Errorf("smollm3: GenerateOptions.MaxTokens is %d; use 0 for no limit", g.opts.MaxTokens)
+	}
+	if err := g.opts.Sampler.Validate(); err != nil {
+		return fmt.Errorf("smollm3: GenerateOptions.Sampler: %w", err)
+	}
 	if s.cache == nil {
 		c, err := b.newCache()
 		if err != nil {

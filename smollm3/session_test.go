@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smolgo/smolgo/sample"
 )
 
 // result is a whole generation, collected.
@@ -407,10 +409,23 @@ func TestBadInput(t *testing.T) {
 	if r := collect(newSession(f), context.Background(), nil, GenerateOptions{}); r.err == nil {
 		t.Error("no messages: no error")
 	}
+	for _, opts := range []GenerateOptions{{MaxTokens: -1}, {Sampler: sample.Config{TopP: 2}}} {
+		if r := collect(newSession(f), context.Background(), user("q"), opts); r.err == nil {
+			t.Errorf("%+v: no error", opts)
+		}
+	}
 	f.nan = true
 	r := collect(newSession(f), context.Background(), user("q"), GenerateOptions{})
 	if r.err == nil || !strings.Contains(r.err.Error(), "NaN") {
 		t.Errorf("NaN logits: %v", r.err)
+	}
+}
+
+func TestStatsString(t *testing.T) {
+	st := &Stats{PromptTokens: 10, CachedTokens: 4, GeneratedTokens: 3, PrefillTokensPerSec: 100, DecodeTokensPerSec: 12.25, StopReason: StopLength}
+	want := "10 prompt tokens (4 cached) at 100.0 tokens/s, 3 generated at 12.2 tokens/s, stop: length"
+	if got := fmt.Sprint(st); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
