@@ -164,11 +164,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 				tmax := float32(math.Inf(-1))
 				for p := k0; p < end; p++ {
 					k := kt[(p-k0)*hd : (p-k0+1)*hd]
-					var s float32
-					for d, kv := range k {
-						s = fma32(kv, q[d], s)
-					}
-					s *= scale
+					s := dotF32(k, q) * scale
 					sc[p-k0] = s
 					tmax = max(tmax, s)
 				}
@@ -182,10 +178,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 				for p := k0; p < end; p++ {
 					pv := tensor.Expf(sc[p-k0] - mnew)
 					S += pv
-					v := vt[(p-k0)*hd : (p-k0+1)*hd]
-					for i, vi := range v {
-						out[i] = fma32(vi, pv, out[i])
-					}
+					axpyF32(out, vt[(p-k0)*hd:(p-k0+1)*hd], pv)
 				}
 				j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = mnew, S
 			}
@@ -254,6 +247,59 @@ func dotF16Go(k []uint16, q []float32) float32 {
 		sum += float64(fromF16(k[i]) * q[i])
 	}
 	return float32(sum)
+}
+
+// dotF32 is the f32 dot product of the tiled path: eight FMA lanes (one
+// AVX register) reduced pairwise, then the tail.
+func dotF32(a, b []float32) float32 {
+	n8 := len(a) &^ 7
+	if haveF16Kernels && n8 > 0 && len(b) >= len(a) {
+		s := dotF32x8(&a[0], &b[0], n8)
+		for i := n8; i < len(a); i++ {
+			s = fma32(a[i], b[i], s)
+		}
+		return s
+	}
+	return dotF32Go(a, b)
+}
+
+// dotF32Go is the reference (and fallback) of dotF32.
+func dotF32Go(a, b []float32) float32 {
+	b = b[:len(a)]
+	n8 := len(a) &^ 7
+	var l [8]float32
+	for i := 0; i < n8; i += 8 {
+		for j := range 8 {
+			l[j] = fma32(a[i+j], b[i+j], l[j])
+		}
+	}
+	t0, t1, t2, t3 := l[0]+l[4], l[1]+l[5], l[2]+l[6], l[3]+l[7]
+	s := (t0 + t2) + (t1 + t3)
+	for i := n8; i < len(a); i++ {
+		s = fma32(a[i], b[i], s)
+	}
+	return s
+}
+
+// axpyF32 sets y[i] = fma(x[i], a, y[i]).
+func axpyF32(y, x []float32, a float32) {
+	n8 := len(y) &^ 7
+	if haveF16Kernels && n8 > 0 && len(x) >= len(y) {
+		axpyF32x8(&y[0], &x[0], a, n8)
+		for i := n8; i < len(y); i++ {
+			y[i] = fma32(x[i], a, y[i])
+		}
+		return
+	}
+	axpyF32Go(y, x, a)
+}
+
+// axpyF32Go is the reference (and fallback) of axpyF32.
+func axpyF32Go(y, x []float32, a float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] = fma32(x[i], a, y[i])
+	}
 }
 
 // expf is the C library's expf (correctly rounded for practical purposes).

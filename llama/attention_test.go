@@ -105,3 +105,33 @@ func TestF16KernelsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+func TestF32KernelsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 7, 8, 16, 64, 100, 128} {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range n {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		var want float64
+		for i := range n {
+			want += float64(a[i]) * float64(b[i])
+		}
+		got := dotF32(a, b)
+		if ref := dotF32Go(a, b); math.Float32bits(got) != math.Float32bits(ref) {
+			t.Errorf("n=%d: dotF32 = %v, Go twin %v", n, got, ref)
+		}
+		if math.Abs(float64(got)-want) > 1e-5*float64(n) {
+			t.Errorf("n=%d: dotF32 = %v, want %v", n, got, want)
+		}
+		y1 := append([]float32(nil), b...)
+		y2 := append([]float32(nil), b...)
+		axpyF32(y1, a, 0.37)
+		axpyF32Go(y2, a, 0.37)
+		for i := range y1 {
+			if math.Float32bits(y1[i]) != math.Float32bits(y2[i]) {
+				t.Fatalf("n=%d: axpyF32[%d] = %v, Go twin %v", n, i, y1[i], y2[i])
+			}
+		}
+	}
+}

@@ -21,3 +21,13 @@ func dotF16x64(k *uint16, q *float32, n int) float32
 //
 //go:noescape
 func madF16x8(acc *float32, v *uint16, s float32, n int)
+
+// dotF32x8 is dotF32Go for n a positive multiple of 8.
+//
+//go:noescape
+func dotF32x8(a, b *float32, n int) float32
+
+// axpyF32x8 is axpyF32Go for n a positive multiple of 8.
+//
+//go:noescape
+func axpyF32x8(y, x *float32, a float32, n int)

@@ -77,3 +77,45 @@ mad:
 	JNZ  mad
 	VZEROUPPER
 	RET
+
+// func dotF32x8(a, b *float32, n int) float32
+TEXT ·dotF32x8(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+
+dot32:
+	VMOVUPS (SI), Y1
+	VFMADD231PS (DI), Y1, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  dot32
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VPERMILPS $0x4E, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func axpyF32x8(y, x *float32, a float32, n int)
+TEXT ·axpyF32x8(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSS a+16(FP), Y15
+	MOVQ n+24(FP), CX
+
+axpy:
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  axpy
+	VZEROUPPER
+	RET

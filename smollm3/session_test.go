@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smolgo/smolgo/sample"
 )
 
 // result is a whole generation, collected.
@@ -406,6 +408,11 @@ func TestBadInput(t *testing.T) {
 	f := &fakeBackend{ctxLen: 100, answer: fixed("x")}
 	if r := collect(newSession(f), context.Background(), nil, GenerateOptions{}); r.err == nil {
 		t.Error("no messages: no error")
+	}
+	for _, opts := range []GenerateOptions{{MaxTokens: -1}, {Sampler: sample.Config{TopP: 2}}} {
+		if r := collect(newSession(f), context.Background(), user("q"), opts); r.err == nil {
+			t.Errorf("%+v: no error", opts)
+		}
 	}
 	f.nan = true
 	r := collect(newSession(f), context.Background(), user("q"), GenerateOptions{})
