@@ -302,8 +302,45 @@ func axpyF32Go(y, x []float32, a float32) {
 	}
 }
 
-// expf is the C library's expf (correctly rounded for practical purposes).
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+// expf is e^x rounded to float32, like the C library's expf (which is
+// correctly rounded in all but astronomically rare cases): the value is
+// computed in float64 to about 1e-16 relative error (Cody-Waite reduction
+// by ln 2, a degree-13 Taylor polynomial on |r| <= 0.35) and rounded once.
+// It is several times faster than float32(math.Exp(float64(x))) and returns
+// the same bits (TestExpf checks a million inputs).
+func expf(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x > 88.8:
+		return float32(math.Inf(1))
+	case x < -104:
+		return 0
+	}
+	const (
+		log2e = 1.4426950408889634
+		ln2hi = 6.93147180369123816490e-01
+		ln2lo = 1.90821492927058770002e-10
+	)
+	xf := float64(x)
+	k := math.Floor(xf*log2e + 0.5)
+	r := (xf - k*ln2hi) - k*ln2lo
+	p := 1 / 6227020800.0
+	p = p*r + 1/479001600.0
+	p = p*r + 1/39916800.0
+	p = p*r + 1/3628800.0
+	p = p*r + 1/362880.0
+	p = p*r + 1/40320.0
+	p = p*r + 1/5040.0
+	p = p*r + 1/720.0
+	p = p*r + 1/120.0
+	p = p*r + 1/24.0
+	p = p*r + 1/6.0
+	p = p*r + 0.5
+	p = p*r + 1
+	p = p*r + 1
+	return float32(p * math.Float64frombits(uint64(int64(k)+1023)<<52))
+}
 
 func fma32(a, b, c float32) float32 {
 	return float32(math.FMA(float64(a), float64(b), float64(c)))
