@@ -1,6 +1,7 @@
 package smollm3
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -31,6 +32,12 @@ type GenerateOptions struct {
 	// Thinking turns SmolLM3's reasoning mode on or off for this request; nil
 	// leaves it to the template (on, unless a system prompt says /no_think).
 	Thinking *bool
+	// Tools are function definitions in the OpenAI form ({"type":
+	// "function", "function": {...}}) that the chat template lists in the
+	// system turn (see chat.Options.Tools). The model calls them by writing
+	// <tool_call>{...}</tool_call> in its answer; parsing that is up to the
+	// caller.
+	Tools []json.RawMessage
 	// HideReasoning drops the reasoning events; the model still thinks.
 	HideReasoning bool
 	// PrefillProgress, if set, is called after each chunk of the prompt is

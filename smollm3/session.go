@@ -24,8 +24,9 @@ const prefillChunk = 512
 type backend interface {
 	// newCache returns an empty KV cache for one session.
 	newCache() (kvCache, error)
-	// render applies the chat template with the generation prompt.
-	render(msgs []Message, thinking *bool) (string, error)
+	// render applies the chat template with the generation prompt, the
+	// reasoning mode and the tools of opts.
+	render(msgs []Message, opts *GenerateOptions) (string, error)
 	// encode tokenizes a rendered prompt, special tokens included.
 	encode(text string) ([]int32, error)
 	// newDecoder returns a streaming detokenizer that leaves special tokens out.
@@ -58,6 +59,12 @@ type tokenDecoder interface {
 // tokens that are new. Pass the whole conversation each time (including the
 // model's previous answers); the session finds the longest prefix of the new
 // prompt that is already cached and prefills only the rest.
+//
+// The same prompt asked again reuses even the prompt's logits, so a seeded
+// request repeats its answer. A resumed conversation computes its new tokens
+// in other batches than a fresh session would, and batched and single-token
+// passes round differently (as in llama.cpp), so a resumed answer can differ
+// from a fresh one where two tokens are nearly tied.
 //
 // A Session runs one generation at a time; make one per concurrent
 // conversation. Sessions of one Model share its weights.
@@ -284,7 +291,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 		if dropped > 0 {
 			use = append(slices.Clip(msgs[:head]), msgs[head+dropped:]...)
 		}
-		text, err := b.render(use, g.opts.Thinking)
+		text, err := b.render(use, &g.opts)
 		if err != nil {
 			return nil, fmt.Errorf("smollm3: rendering the chat template: %w", err)
 		}

@@ -51,7 +51,7 @@ func TestModelGenerate(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	b := s.b.(*modelBackend)
-	text, err := b.render(shortChat("Hi"), opts.Thinking)
+	text, err := b.render(shortChat("Hi"), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +91,14 @@ func TestModelGenerate(t *testing.T) {
 	if again := collect(seededSession, context.Background(), shortChat("Hi"), seeded); again.content != a.content {
 		t.Fatalf("seeded rerun on the same session: %q, first %q", again.content, a.content)
 	}
+
+	t.Run("tools reach the template", func(t *testing.T) {
+		tool := json.RawMessage(`{"type":"function","function":{"name":"get_weather","parameters":{}}}`)
+		text, err := b.render(user("Hi"), &GenerateOptions{Tools: []json.RawMessage{tool}})
+		if err != nil || !strings.Contains(text, "get_weather") {
+			t.Fatalf("render with a tool: %v\n%s", err, text)
+		}
+	})
 
 	t.Run("stop string", func(t *testing.T) {
 		runes := []rune(r.content)
@@ -235,7 +243,7 @@ func TestRealvocabEndToEnd(t *testing.T) {
 			}
 			b := s.b.(*modelBackend)
 			b.now = func() time.Time { return date }
-			text, err := b.render(c.Messages, thinking)
+			text, err := b.render(c.Messages, &GenerateOptions{Thinking: thinking})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -106,6 +106,63 @@ try {
   assert.ok(text.includes("bad (javascript:window.__pwned=3)"), "unsafe link kept as text");
   assert.equal(await page.evaluate(() => window.__pwned), undefined, "no injected code ran");
 
+  step("the Markdown renderer only ever makes safe elements (fuzzed)");
+  const bad = await page.evaluate(() => {
+    const allowedTags = new Set(["P", "BR", "STRONG", "EM", "DEL", "CODE", "PRE", "A", "UL", "OL", "LI", "BLOCKQUOTE",
+      "H3", "H4", "H5", "H6", "HR", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "DIV"]);
+    const allowedAttrs = new Set(["href", "target", "rel", "class", "start", "data-lang"]);
+    const samples = [
+      "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))", "[x](JaVaScRiPt:alert(1))",
+      "[x]( javascript:alert(1))", "[x](data:text/html,<script>alert(1)</script>)", "[x](vbscript:msgbox)",
+      "![i](https://e.com/x.png)", "```\n</code></pre><script>alert(1)</script>\n```", "`<b>`", "**<i>x</i>**",
+      "| a | <b> |\n|---|---|\n| <script> | [l](javascript:x) |", "> <iframe src=x>", "- <svg onload=alert(1)>",
+      "https://example.com/<script>", "[x](https://e.com\" onmouseover=\"alert(1))", "<a href=javascript:alert(1)>x</a>",
+    ];
+    const alphabet = ["<", ">", "\"", "'", "[", "]", "(", ")", "*", "_", "`", "~", "|", "-", "#", ">", "!", "\n", " ", "a",
+      "javascript:", "https://x.y/", "mailto:a@b", "<script>", "onerror=", "<img ", "```", "1. ", "  "];
+    let seed = 12345;
+    const rnd = (n) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+    for (let i = 0; i < 1500; i++) {
+      let s = "";
+      for (let j = rnd(40); j >= 0; j--) s += alphabet[rnd(alphabet.length)];
+      samples.push(s);
+    }
+    const problems = [];
+    for (const text of samples) {
+      let frag;
+      try { frag = SafeMarkdown.render(text); } catch (e) { problems.push("threw on " + JSON.stringify(text) + ": " + e); continue; }
+      const box = document.createElement("div");
+      box.appendChild(frag);
+      for (const el of box.querySelectorAll("*")) {
+        if (!allowedTags.has(el.tagName)) problems.push(el.tagName + " from " + JSON.stringify(text));
+        for (const a of el.attributes) {
+          if (!allowedAttrs.has(a.name)) problems.push("attribute " + a.name + " from " + JSON.stringify(text));
+        }
+        if (el.tagName === "A" && !/^(https?:\/\/|mailto:)/.test(el.getAttribute("href"))) problems.push("href " + el.getAttribute("href"));
+      }
+      if (problems.length > 5) break;
+    }
+    return problems;
+  });
+  assert.deepEqual(bad, [], "unsafe Markdown output");
+  const rendered = await page.evaluate(() => {
+    const cases = ["see https://example.com/x.", "[https://a.example/](https://a.example/)", "**[b](https://b.example/) c**",
+      "1. one\n2. two\n   - nested", "snake_case_name and __init__", "# Title"];
+    return cases.map((c) => {
+      const box = document.createElement("div");
+      box.appendChild(SafeMarkdown.render(c));
+      return box.innerHTML; // reading our own DOM back as a string to compare; never written
+    });
+  });
+  assert.deepEqual(rendered, [
+    '<p>see <a href="https://example.com/x" target="_blank" rel="noopener noreferrer nofollow">https://example.com/x</a>.</p>',
+    '<p><a href="https://a.example/" target="_blank" rel="noopener noreferrer nofollow">https://a.example/</a></p>',
+    '<p><strong><a href="https://b.example/" target="_blank" rel="noopener noreferrer nofollow">b</a> c</strong></p>',
+    "<ol><li>one</li><li>two<ul><li>nested</li></ul></li></ol>",
+    "<p>snake_case_name and <strong>init</strong></p>", // as CommonMark
+    "<h3>Title</h3>",
+  ]);
+
   step("regenerate the last answer");
   const answers = await page.locator(".msg.assistant").count();
   await last().getByRole("button", { name: "Regenerate" }).click();
@@ -141,6 +198,19 @@ try {
   assert.equal(await page.isChecked("#thinking"), false, "the first conversation kept thinking off");
   await page.waitForTimeout(300); // let the switch's transition finish
   await page.screenshot({ path: shots + "/webchat.png" });
+
+  step("on a phone-sized screen the conversations open from the menu button");
+  await page.setViewportSize({ width: 390, height: 760 });
+  assert.equal(await page.isVisible("#sidebar"), false);
+  await page.click("#menu");
+  assert.equal(await page.isVisible("#sidebar"), true);
+  await page.screenshot({ path: shots + "/webchat-phone.png" });
+  await page.locator("#conversations .conv-title").filter({ hasText: "think 40" }).click();
+  assert.equal(await page.isVisible("#sidebar"), false, "choosing a conversation closes the menu");
+  await page.setViewportSize({ width: 1200, height: 800 });
+
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.screenshot({ path: shots + "/webchat-dark.png" });
 
   assert.deepEqual(problems, [], "no page errors");
   console.log("browser test passed; screenshots in " + shots);
