@@ -199,6 +199,19 @@ try {
   await page.waitForTimeout(300); // let the switch's transition finish
   await page.screenshot({ path: shots + "/webchat.png" });
 
+  step("on a phone-sized screen the conversations open from the menu button");
+  await page.setViewportSize({ width: 390, height: 760 });
+  assert.equal(await page.isVisible("#sidebar"), false);
+  await page.click("#menu");
+  assert.equal(await page.isVisible("#sidebar"), true);
+  await page.screenshot({ path: shots + "/webchat-phone.png" });
+  await page.locator("#conversations .conv-title").filter({ hasText: "think 40" }).click();
+  assert.equal(await page.isVisible("#sidebar"), false, "choosing a conversation closes the menu");
+  await page.setViewportSize({ width: 1200, height: 800 });
+
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.screenshot({ path: shots + "/webchat-dark.png" });
+
   assert.deepEqual(problems, [], "no page errors");
   console.log("browser test passed; screenshots in " + shots);
 } finally {
