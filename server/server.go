@@ -26,6 +26,10 @@
 //   - Serve shuts down gracefully when its context ends: it stops accepting,
 //     lets running streams finish for Config.ShutdownGrace, then cancels them
 //     (each gets an error event and [DONE]) and returns.
+//   - Browsers may not send state-changing requests from other sites: a POST
+//     or DELETE whose Origin header names another host gets 403, so a web page
+//     cannot make a visitor's browser use the model. (API clients and curl
+//     send no Origin.)
 //   - Every request is logged with log/slog: request id (also sent back as
 //     X-Request-Id), status, duration, and for completions the token counts,
 //     queue wait and speed.
