@@ -135,3 +135,33 @@ func TestF32KernelsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+func TestExpf(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	check := func(x float32) bool {
+		got, want := expf(x), float32(math.Exp(float64(x)))
+		return math.Float32bits(got) == math.Float32bits(want) || (got != got && want != want)
+	}
+	for _, x := range []float32{0, -0, 1, -1, 88.72, 88.73, 89, -87.3, -103.9, -104, -110, 1e-30,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		if !check(x) {
+			t.Errorf("expf(%v) = %v, want %v", x, expf(x), float32(math.Exp(float64(x))))
+		}
+	}
+	bad := 0
+	for range 1_000_000 {
+		x := float32(-r.Float64() * 30) // attention's range: s - M <= 0
+		if r.IntN(4) == 0 {
+			x = float32(r.Float64()*200 - 110)
+		}
+		if !check(x) {
+			bad++
+			if bad < 5 {
+				t.Logf("expf(%v) = %v, math.Exp gives %v", x, expf(x), float32(math.Exp(float64(x))))
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of a million inputs differ from float32(math.Exp)", bad)
+	}
+}

@@ -271,6 +271,26 @@ func TestTwoSessionsInterleaved(t *testing.T) {
 	for i, p := range prompts {
 		want[i] = decode(newCache(t, m, CacheOptions{}), p, 8)
 	}
+	// Alternating steps of the two sessions on one goroutine.
+	caches := [2]*Cache{newCache(t, m, CacheOptions{}), newCache(t, m, CacheOptions{})}
+	var logits [2][]float32
+	for i, p := range prompts {
+		logits[i] = forward(t, m, caches[i], p, false)
+	}
+	for k := range 8 {
+		for i := range prompts {
+			tok := int32(0)
+			for id, v := range logits[i] {
+				if v > logits[i][tok] {
+					tok = int32(id)
+				}
+			}
+			logits[i] = forward(t, m, caches[i], []int32{tok}, false)
+			if d := maxDiff(logits[i], want[i][k]); d != 0 {
+				t.Errorf("session %d step %d: alternating run differs by %g", i, k, d)
+			}
+		}
+	}
 	// The same two sessions at once, from two goroutines on one model.
 	var got [2][][]float32
 	var wg sync.WaitGroup

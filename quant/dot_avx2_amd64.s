@@ -73,7 +73,7 @@ DATA q6kByteShuf<>+0x70(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA q6kByteShuf<>+0x78(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 
-// func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -92,9 +92,14 @@ GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 //	}
 //	dy := q8KScale(y)
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
-TEXT ·mvQ4KAVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ4KAVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4KAVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4KAVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -194,9 +199,10 @@ q4k2done:
 	DECQ R12
 	JNZ q4k2row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -217,9 +223,14 @@ q4k2done:
 //
 // The quants are used unsigned (0..63) and the -32 is applied once per
 // block as -32·Σ scale_g·bsums_g.
-TEXT ·mvQ6KAVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ6KAVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ6KAVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ6KAVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -302,9 +313,10 @@ q6k2done:
 	DECQ R12
 	JNZ q6k2row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -317,9 +329,14 @@ q6k2done:
 //
 // VPMADDUBSW needs one unsigned operand: |w| times a with w's sign
 // (VPSIGNB), as ggml's mul_sum_i8_pairs.
-TEXT ·mvQ8_0AVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ8_0AVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ8_0AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ8_0AVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x00010001, AX
 	VMOVD AX, X15
@@ -365,6 +382,7 @@ q802done:
 	DECQ R12
 	JNZ q802row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
 DATA q5kFifth<>+0x00(SB)/8, $0x1010101010101010
@@ -373,7 +391,7 @@ DATA q5kFifth<>+0x10(SB)/8, $0x1010101010101010
 DATA q5kFifth<>+0x18(SB)/8, $0x1010101010101010
 GLOBL q5kFifth<>(SB), RODATA|NOPTR, $32
 
-// func mvQ5KAVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ5KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a. The q5_K · q8_K dot product, as
@@ -396,9 +414,14 @@ GLOBL q5kFifth<>(SB), RODATA|NOPTR, $32
 //
 // It is mvQ4KAVX2 with the fifth bits shifted to bit 4 and or-ed in (word
 // shifts cannot carry a bit into bit 4 of the other byte for these counts).
-TEXT ·mvQ5KAVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ5KAVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ5KAVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ5KAVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -570,9 +593,10 @@ q5k2done:
 	DECQ R12
 	JNZ q5k2row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvF16AVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb·32 f16 weights, out[r] is the dot product with nb·32
 // f16 activations, as the Go twin dotF16:
@@ -583,9 +607,14 @@ q5k2done:
 //
 // Widened exactly with VCVTPH2PS; products exact in float32, summed with FMA
 // in four accumulators.
-TEXT ·mvF16AVX2(SB), NOSPLIT, $0-88
+TEXT ·mvF16AVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvF16AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvF16AVX2OutOK:
 	MOVQ nrows+56(FP), R12
 
 f162row:
@@ -628,9 +657,10 @@ f162loop:
 	DECQ R12
 	JNZ f162row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvBF16AVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvBF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb·32 bf16 weights, out[r] is the dot product with
 // nb·32 bf16 activations, as the Go twin dotBF16:
@@ -640,9 +670,14 @@ f162loop:
 //		y := math.Float32frombits(uint32(binary.LittleEndian.Uint16(a[2*i:])) << 16)
 //		sum += x * y
 //	}
-TEXT ·mvBF16AVX2(SB), NOSPLIT, $0-88
+TEXT ·mvBF16AVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvBF16AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvBF16AVX2OutOK:
 	MOVQ nrows+56(FP), R12
 
 bf162row:
@@ -680,9 +715,10 @@ bf162loop:
 	DECQ R12
 	JNZ bf162row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb q4_0 blocks, out[r] is the dot product with nb q8_0
 // activation blocks, as the Go twin dotQ4_0:
@@ -695,9 +731,14 @@ bf162loop:
 //
 // The nibbles stay unsigned for VPMADDUBSW; the -8 is subtracted as
 // VPMADDUBSW of bytes of 8 with the activations.
-TEXT ·mvQ4_0AVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ4_0AVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4_0AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4_0AVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -751,15 +792,16 @@ q402loop:
 	DECQ R12
 	JNZ q402row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func matQ4KAVX2x4(w, a []byte, astride, nb int, res *[4]float32)
+// func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart): res[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
 // it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
 // four tokens, which makes a batched prefill cheaper per token than decode.
-TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-72
+TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -886,31 +928,33 @@ q4k2x4loop:
 	DECQ CX
 	JNZ q4k2x4loop
 
-	MOVQ res+64(FP), AX
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
 
-#define HSUM2_STORE(YACC, XACC, off) \
+#define HSUM2_STORE(YACC, XACC) \
 	VEXTRACTF128 $1, YACC, X1 \
 	VADDPS X1, XACC, X0 \
 	VMOVHLPS X0, X0, X1 \
 	VADDPS X1, X0, X0 \
 	VMOVSHDUP X0, X1 \
 	VADDSS X1, X0, X0 \
-	MOVSS X0, off(AX)
+	MOVSS X0, (AX) \
+	ADDQ BX, AX
 
-	HSUM2_STORE(Y4, X4, 0)
-	HSUM2_STORE(Y5, X5, 4)
-	HSUM2_STORE(Y6, X6, 8)
-	HSUM2_STORE(Y7, X7, 12)
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	HSUM2_STORE(Y6, X6)
+	HSUM2_STORE(Y7, X7)
 	VZEROUPPER
 	RET
 
-// func matQ6KAVX2x4(w, a []byte, astride, nb int, res *[4]float32)
+// func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q6_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart): res[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KAVX2 computes
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KAVX2 computes
 // it for one. Each chunk of 32 quants is unpacked once and meets the four
 // tokens.
-TEXT ·matQ6KAVX2x4(SB), NOSPLIT, $0-72
+TEXT ·matQ6KAVX2x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -1069,10 +1113,11 @@ q6k2x4loop:
 	DECQ CX
 	JNZ q6k2x4loop
 
-	MOVQ res+64(FP), AX
-	HSUM2_STORE(Y4, X4, 0)
-	HSUM2_STORE(Y5, X5, 4)
-	HSUM2_STORE(Y6, X6, 8)
-	HSUM2_STORE(Y7, X7, 12)
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	HSUM2_STORE(Y6, X6)
+	HSUM2_STORE(Y7, X7)
 	VZEROUPPER
 	RET

@@ -54,7 +54,7 @@ DATA q4kMinShuf<>+0x10(SB)/8, $0x8005800580048004
 DATA q4kMinShuf<>+0x18(SB)/8, $0x8007800780068006
 GLOBL q4kMinShuf<>(SB), RODATA|NOPTR, $32
 
-// func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -77,9 +77,14 @@ GLOBL q4kMinShuf<>(SB), RODATA|NOPTR, $32
 // One 32-byte chunk of qs holds sub-blocks 2j (low nibbles) and 2j+1 (high
 // nibbles); it is widened to 64 nibble bytes [low | high] that line up with
 // the 64 activation bytes of those two sub-blocks.
-TEXT ·mvQ4KAVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ4KAVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4KAVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4KAVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -204,6 +209,7 @@ q4kdone:
 	DECQ R12
 	JNZ q4krow
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
 // q6_K constants: 0x30 masks the two top bits in place; the shift counts
@@ -269,7 +275,7 @@ DATA q6kScaleIdx<>+0xf0(SB)/8, $0x0010000f0010000f
 DATA q6kScaleIdx<>+0xf8(SB)/8, $0x0010000f0010000f
 GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256
 
-// func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -290,9 +296,14 @@ GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256
 //
 // The quants are used unsigned (0..63) and the -32 is applied once per
 // block as -32·Σ scale_g·bsums_g.
-TEXT ·mvQ6KAVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ6KAVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ6KAVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ6KAVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -387,9 +398,10 @@ q6kdone:
 	DECQ R12
 	JNZ q6krow
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -402,9 +414,14 @@ q6kdone:
 //
 // VPDPBUSD needs one unsigned operand: |w| times a with w's sign
 // (VPSIGNB), as ggml's mul_sum_i8_pairs.
-TEXT ·mvQ8_0AVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ8_0AVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ8_0AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ8_0AVX512OutOK:
 	MOVQ nrows+56(FP), R12
 
 q80row:
@@ -490,16 +507,17 @@ q80done:
 	DECQ R12
 	JNZ q80row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func matQ4KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+// func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart): res[t] = dotQ4_K(w, a[t*astride:]). Each weight block is
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ4_K(w, a[t*astride:]). Each weight block is
 // unpacked once (nibbles, scales, mins, d, dmin) and then meets the four
 // tokens' blocks, which is what makes a batched prefill cheaper per token
 // than decode. Per token it computes what dotQ4KAVX512 does.
-TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $0-72
+TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -612,9 +630,10 @@ q4kx4loop:
 	JNZ q4kx4loop
 
 q4kx4done:
-	MOVQ res+64(FP), AX
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
 
-#define HSUM_STORE(ZACC, YACC, off) \
+#define HSUM_STORE(ZACC, YACC) \
 	VEXTRACTF64X4 $1, ZACC, Y0 \
 	VADDPS YACC, Y0, Y0 \
 	VEXTRACTF128 $1, Y0, X1 \
@@ -623,22 +642,23 @@ q4kx4done:
 	VADDPS X1, X0, X0 \
 	VMOVSHDUP X0, X1 \
 	VADDSS X1, X0, X0 \
-	MOVSS X0, off(AX)
+	MOVSS X0, (AX) \
+	ADDQ BX, AX
 
-	HSUM_STORE(Z25, Y25, 0)
-	HSUM_STORE(Z26, Y26, 4)
-	HSUM_STORE(Z27, Y27, 8)
-	HSUM_STORE(Z28, Y28, 12)
+	HSUM_STORE(Z25, Y25)
+	HSUM_STORE(Z26, Y26)
+	HSUM_STORE(Z27, Y27)
+	HSUM_STORE(Z28, Y28)
 	VZEROUPPER
 	RET
 
-// func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+// func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q6_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart): res[t] = dotQ6_K(w, a[t*astride:]). Each weight block is
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ6_K(w, a[t*astride:]). Each weight block is
 // unpacked once and meets the four tokens' blocks; per token it computes
 // what mvQ6KAVX512 does.
-TEXT ·matQ6KAVX512x4(SB), NOSPLIT, $0-72
+TEXT ·matQ6KAVX512x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -722,11 +742,12 @@ q6kx4loop:
 	DECQ CX
 	JNZ q6kx4loop
 
-	MOVQ res+64(FP), AX
-	HSUM_STORE(Z18, Y18, 0)
-	HSUM_STORE(Z19, Y19, 4)
-	HSUM_STORE(Z20, Y20, 8)
-	HSUM_STORE(Z21, Y21, 12)
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM_STORE(Z18, Y18)
+	HSUM_STORE(Z19, Y19)
+	HSUM_STORE(Z20, Y20)
+	HSUM_STORE(Z21, Y21)
 	VZEROUPPER
 	RET
 
@@ -766,7 +787,7 @@ DATA q5kBits<>+0xf0(SB)/8, $0x8080808080808080
 DATA q5kBits<>+0xf8(SB)/8, $0x8080808080808080
 GLOBL q5kBits<>(SB), RODATA|NOPTR, $256
 
-// func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a. The q5_K · q8_K dot product, as
@@ -789,9 +810,14 @@ GLOBL q5kBits<>(SB), RODATA|NOPTR, $256
 //
 // It is mvQ4KAVX512 with the fifth bits added: VPTESTMB picks the bytes of
 // qh whose bit s is set, and those quants get 16.
-TEXT ·mvQ5KAVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ5KAVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ5KAVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ5KAVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -931,9 +957,10 @@ q5kdone:
 	DECQ R12
 	JNZ q5krow
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvF16AVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb·32 f16 weights, out[r] is the dot product with nb·32
 // f16 activations, as the Go twin dotF16:
@@ -944,9 +971,14 @@ q5kdone:
 //
 // Both are widened exactly with VCVTPH2PS; every product is exact in
 // float32 and is summed with FMA in two accumulators of 16 lanes.
-TEXT ·mvF16AVX512(SB), NOSPLIT, $0-88
+TEXT ·mvF16AVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvF16AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvF16AVX512OutOK:
 	MOVQ nrows+56(FP), R12
 
 f16row:
@@ -981,9 +1013,10 @@ f16loop:
 	DECQ R12
 	JNZ f16row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb·32 bf16 weights, out[r] is the dot product with
 // nb·32 bf16 activations, as the Go twin dotBF16:
@@ -996,9 +1029,14 @@ f16loop:
 //
 // A bf16 widens to float32 by a 16-bit shift (VPMOVZXWD, VPSLLD); every
 // product is exact in float32 and is summed with FMA.
-TEXT ·mvBF16AVX512(SB), NOSPLIT, $0-88
+TEXT ·mvBF16AVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvBF16AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvBF16AVX512OutOK:
 	MOVQ nrows+56(FP), R12
 
 bf16row:
@@ -1037,9 +1075,10 @@ bf16loop:
 	DECQ R12
 	JNZ bf16row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb q4_0 blocks, out[r] is the dot product with nb q8_0
 // activation blocks, as the Go twin dotQ4_0:
@@ -1052,9 +1091,14 @@ bf16loop:
 //
 // The nibbles stay unsigned for VPDPBUSD; the -8 is a second VPDPBUSD of
 // the activations with bytes of 8, subtracted.
-TEXT ·mvQ4_0AVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ4_0AVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4_0AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4_0AVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Y15
@@ -1104,4 +1148,5 @@ q40loop:
 	DECQ R12
 	JNZ q40row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
