@@ -105,6 +105,7 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 }
 
 // Close stops the model's worker threads. It does not close the GGUF file.
+// Call it only after every Forward has returned.
 func (m *Model) Close() error {
 	m.pool.Close()
 	return nil
