@@ -31,7 +31,7 @@ const DefaultBatchSize = 512
 // types inside the GGUF file's memory mapping. It is safe for concurrent use
 // by several goroutines, each with its own Cache.
 type Model struct {
-	Config Config
+	Config Config // read-only after New
 
 	file    *gguf.File
 	pool    *tensor.Pool
@@ -105,6 +105,7 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 }
 
 // Close stops the model's worker threads. It does not close the GGUF file.
+// Call it only after every Forward has returned.
 func (m *Model) Close() error {
 	m.pool.Close()
 	return nil

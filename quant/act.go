@@ -39,9 +39,7 @@ func QuantizeActivations(t gguf.Type, x []float32, dst []byte) error {
 	}
 	switch t {
 	case gguf.TypeQ8_0:
-		for i := 0; i < len(x)/32; i++ {
-			actQ8_0(x[32*i:32*i+32], dst[34*i:34*i+34])
-		}
+		quantizeQ8_0(x, dst, q8KLevel)
 	case gguf.TypeQ8_1:
 		for i := 0; i < len(x)/32; i++ {
 			actQ8_1(x[32*i:32*i+32], dst[36*i:36*i+36])
@@ -93,6 +91,14 @@ func absMax(x []float32) float32 {
 		amax = max(amax, float32(math.Abs(float64(v))))
 	}
 	return amax
+}
+
+// quantizeQ8_0Go is the pure Go q8_0 quantizer, the reference for the
+// assembly ones.
+func quantizeQ8_0Go(x []float32, dst []byte) {
+	for i := 0; i < len(x)/32; i++ {
+		actQ8_0(x[32*i:32*i+32], dst[34*i:34*i+34])
+	}
 }
 
 // actQ8_0 quantizes one block of 32 (ggml's x86 quantize_row_q8_0).

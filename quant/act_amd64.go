@@ -12,7 +12,31 @@ func quantQ8KAVX512(x []float32, dst []byte, nb int)
 //go:noescape
 func quantQ8KAVX2(x []float32, dst []byte, nb int)
 
-// q8KLevel is the kernel level of the q8_K quantizer on this CPU (read once).
+// quantQ8_0AVX512 and quantQ8_0AVX2 quantize nb blocks of x to q8_0.
+//
+//go:noescape
+func quantQ8_0AVX512(x []float32, dst []byte, nb int)
+
+//go:noescape
+func quantQ8_0AVX2(x []float32, dst []byte, nb int)
+
+// quantizeQ8_0 fills dst with len(x)/32 q8_0 blocks with the quantizer of
+// level; the caller has checked the sizes.
+func quantizeQ8_0(x []float32, dst []byte, level isaLevel) {
+	nb := len(x) / 32
+	switch {
+	case nb == 0:
+	case level >= levelAVX512:
+		quantQ8_0AVX512(x[:nb*32], dst[:nb*34], nb)
+	case level >= levelAVX2:
+		quantQ8_0AVX2(x[:nb*32], dst[:nb*34], nb)
+	default:
+		quantizeQ8_0Go(x, dst)
+	}
+}
+
+// q8KLevel is the kernel level of the activation quantizers on this CPU
+// (read once).
 var q8KLevel = detectLevel()
 
 // quantizeQ8K fills dst with len(x)/256 q8_K blocks with the quantizer of

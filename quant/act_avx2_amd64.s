@@ -157,3 +157,64 @@ q8k2next:
 	JNZ q8k2loop
 	VZEROUPPER
 	RET
+
+// func quantQ8_0AVX2(x []float32, dst []byte, nb int)
+//
+// Quantizes nb blocks of 32 activations to q8_0, bit for bit as the Go twin
+// actQ8_0 (see quantQ8_0AVX512), the way ggml's AVX2 quantize_row_q8_0
+// does it: VCVTPS2DQ (half to even), then saturating packs and VPERMD.
+TEXT ·quantQ8_0AVX2(SB), NOSPLIT, $0-56
+	MOVQ x_base+0(FP), SI
+	MOVQ dst_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	MOVL $0x7fffffff, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x42fe0000, AX // 127.0
+	VMOVD AX, X14
+	VXORPS X13, X13, X13
+	VMOVDQU q8kPackPerm<>(SB), Y12
+
+q802qloop:
+	VANDPS 0(SI), Y15, Y0
+	VANDPS 32(SI), Y15, Y1
+	VANDPS 64(SI), Y15, Y2
+	VANDPS 96(SI), Y15, Y3
+	VMAXPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
+	VMAXPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VMAXSS X1, X0, X0   // amax
+	VDIVSS X14, X0, X2  // d = amax/127
+	VCVTPS2PH $0, X2, X2
+	VPEXTRW $0, X2, AX
+	MOVW AX, (DI)
+	VXORPS X3, X3, X3
+	VUCOMISS X13, X0
+	JEQ q802qzero
+	VDIVSS X0, X14, X3  // id = 127/amax
+q802qzero:
+	VBROADCASTSS X3, Y3
+	VMULPS 0(SI), Y3, Y4
+	VMULPS 32(SI), Y3, Y5
+	VMULPS 64(SI), Y3, Y6
+	VMULPS 96(SI), Y3, Y7
+	VCVTPS2DQ Y4, Y4
+	VCVTPS2DQ Y5, Y5
+	VCVTPS2DQ Y6, Y6
+	VCVTPS2DQ Y7, Y7
+	VPACKSSDW Y5, Y4, Y4
+	VPACKSSDW Y7, Y6, Y6
+	VPACKSSWB Y6, Y4, Y4
+	VPERMD Y4, Y12, Y4
+	VMOVDQU Y4, 2(DI)
+	ADDQ $128, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q802qloop
+	VZEROUPPER
+	RET

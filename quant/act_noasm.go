@@ -5,3 +5,5 @@ package quant
 const q8KLevel = levelGeneric
 
 func quantizeQ8K(x []float32, dst []byte, level isaLevel) { quantizeQ8KGo(x, dst) }
+
+func quantizeQ8_0(x []float32, dst []byte, level isaLevel) { quantizeQ8_0Go(x, dst) }

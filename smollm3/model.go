@@ -125,7 +125,9 @@ func New(f *gguf.File, opts ...Option) (*Model, error) {
 	return &Model{file: f, llm: llm, opts: o}, nil
 }
 
-// Close stops the model's threads and unmaps the file.
+// Close stops the model's threads and unmaps the file. Call it only after
+// every Forward (and every session's generation) has returned: the weights
+// live in the mapping.
 func (m *Model) Close() error {
 	m.llm.Close()
 	return m.file.Close()
