@@ -452,3 +452,26 @@ func TestMicroBatches(t *testing.T) {
 		t.Error("negative batch size: no error")
 	}
 }
+
+// Work is split by output rows and attention heads, never inside a sum, so
+// the thread count does not change a single bit.
+func TestThreadCountInvariance(t *testing.T) {
+	tokens := make([]int32, 70)
+	for i := range tokens {
+		tokens[i] = int32(i*13) % 337
+	}
+	var ref []float32
+	for _, threads := range []int{1, 2, 3} {
+		_, m := openModel(t, "smollm3-tinyq-Q4_K_M", Options{Threads: threads, NoPE: rope.EveryNth(8, 4)})
+		c := newCache(t, m, CacheOptions{})
+		got := forward(t, m, c, tokens, true)
+		got = append(got, forward(t, m, c, []int32{7}, false)...)
+		if ref == nil {
+			ref = got
+			continue
+		}
+		if d := maxDiff(got, ref); d != 0 {
+			t.Errorf("%d threads differ from 1 thread by %g", threads, d)
+		}
+	}
+}

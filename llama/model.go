@@ -31,7 +31,7 @@ const DefaultBatchSize = 512
 // types inside the GGUF file's memory mapping. It is safe for concurrent use
 // by several goroutines, each with its own Cache.
 type Model struct {
-	Config Config
+	Config Config // read-only after New
 
 	file    *gguf.File
 	pool    *tensor.Pool
