@@ -43,6 +43,9 @@ func mvF32AVX512(w, a []byte, nb, nrows int, out []float32) float32
 func mvF32AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ3KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -104,6 +107,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeF16] = mvF16AVX512
 		mv[gguf.TypeBF16] = mvBF16AVX512
 		mv[gguf.TypeF32] = mvF32AVX512
+		mv[gguf.TypeQ3_K] = mvQ3KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 	}
