@@ -970,7 +970,7 @@ q5kdone:
 //	}
 //
 // Both are widened exactly with VCVTPH2PS; every product is exact in
-// float32 and is summed with FMA in two accumulators of 16 lanes.
+// float32 and is summed with FMA in four accumulators of 16 lanes.
 TEXT ·mvF16AVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
@@ -986,6 +986,10 @@ f16row:
 	MOVQ nb+48(FP), CX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ f16tail
 
 f16loop:
 	VCVTPH2PS 0(SI), Z2
@@ -994,11 +998,32 @@ f16loop:
 	VCVTPH2PS 32(SI), Z4
 	VCVTPH2PS 32(DI), Z5
 	VFMADD231PS Z5, Z4, Z1
-	ADDQ $64, SI
-	ADDQ $64, DI
+	VCVTPH2PS 64(SI), Z2
+	VCVTPH2PS 64(DI), Z3
+	VFMADD231PS Z3, Z2, Z6
+	VCVTPH2PS 96(SI), Z4
+	VCVTPH2PS 96(DI), Z5
+	VFMADD231PS Z5, Z4, Z7
+	ADDQ $128, SI
+	ADDQ $128, DI
 	DECQ CX
 	JNZ f16loop
 
+f16tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ f16sum
+	VCVTPH2PS 0(SI), Z2
+	VCVTPH2PS 0(DI), Z3
+	VFMADD231PS Z3, Z2, Z0
+	VCVTPH2PS 32(SI), Z4
+	VCVTPH2PS 32(DI), Z5
+	VFMADD231PS Z5, Z4, Z1
+	ADDQ $64, SI
+
+f16sum:
+	VADDPS Z6, Z0, Z0
+	VADDPS Z7, Z1, Z1
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y1
 	VADDPS Y1, Y0, Y0
@@ -1044,23 +1069,39 @@ bf16row:
 	MOVQ nb+48(FP), CX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ bf16tail
+
+#define BF16_16(off, ACC) \
+	VPMOVZXWD off(SI), Z2 \
+	VPSLLD $16, Z2, Z2 \
+	VPMOVZXWD off(DI), Z3 \
+	VPSLLD $16, Z3, Z3 \
+	VFMADD231PS Z3, Z2, ACC
 
 bf16loop:
-	VPMOVZXWD 0(SI), Z2
-	VPSLLD $16, Z2, Z2
-	VPMOVZXWD 0(DI), Z3
-	VPSLLD $16, Z3, Z3
-	VFMADD231PS Z3, Z2, Z0
-	VPMOVZXWD 32(SI), Z4
-	VPSLLD $16, Z4, Z4
-	VPMOVZXWD 32(DI), Z5
-	VPSLLD $16, Z5, Z5
-	VFMADD231PS Z5, Z4, Z1
-	ADDQ $64, SI
-	ADDQ $64, DI
+	BF16_16(0, Z0)
+	BF16_16(32, Z1)
+	BF16_16(64, Z6)
+	BF16_16(96, Z7)
+	ADDQ $128, SI
+	ADDQ $128, DI
 	DECQ CX
 	JNZ bf16loop
 
+bf16tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ bf16sum
+	BF16_16(0, Z0)
+	BF16_16(32, Z1)
+	ADDQ $64, SI
+
+bf16sum:
+	VADDPS Z6, Z0, Z0
+	VADDPS Z7, Z1, Z1
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y1
 	VADDPS Y1, Y0, Y0
@@ -1147,6 +1188,59 @@ q40loop:
 	ADDQ $4, R13
 	DECQ R12
 	JNZ q40row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvF32AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 f32 weights, out[r] is the dot product with nb·32
+// f32 activations, as the Go twin dotF32:
+//
+//	for i := 0; i < n; i++ {
+//		sum += x[i] * y[i]
+//	}
+//
+// summed with FMA in two accumulators of 16 lanes.
+TEXT ·mvF32AVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ f32OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+f32OutOK:
+	MOVQ nrows+56(FP), R12
+
+f32row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+f32loop:
+	VMOVUPS 0(SI), Z2
+	VFMADD231PS 0(DI), Z2, Z0
+	VMOVUPS 64(SI), Z3
+	VFMADD231PS 64(DI), Z3, Z1
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f32loop
+
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f32row
 	VZEROUPPER
 	MOVSS X0, ret+88(FP) // the last row's result
 	RET
