@@ -152,7 +152,10 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 	att := b.att[:n*Q]
 	b.attn = attnJob{m: m, c: c, layer: l, pos: pos, n: n, q: q, out: att,
 		tiled: c.typ == KVF32 || n >= tileKV, runM: b.runM, runS: b.runS}
-	m.pool.Run(b.attn.units(), 1, &b.attn)
+	// Hand a thread at least ~64K multiply-adds of attention (decode over a
+	// short cache is less work than a wake-up is worth).
+	grain := max(1, (1<<16)/((pos+n)*cfg.HeadDim*2))
+	m.pool.Run(b.attn.units(), grain, &b.attn)
 	b.attn = attnJob{}
 	proj := b.proj[:n*E]
 	if err := w.o.Mul(m.pool, &b.mm, proj, att, n); err != nil {

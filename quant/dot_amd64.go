@@ -37,6 +37,15 @@ func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvF32AVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvF32AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ3KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -85,6 +94,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ4_0] = mvQ4_0AVX2
 		mv[gguf.TypeF16] = mvF16AVX2
 		mv[gguf.TypeBF16] = mvBF16AVX2
+		mv[gguf.TypeF32] = mvF32AVX2
 		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX2x4
 	}
@@ -96,6 +106,8 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ4_0] = mvQ4_0AVX512
 		mv[gguf.TypeF16] = mvF16AVX512
 		mv[gguf.TypeBF16] = mvBF16AVX512
+		mv[gguf.TypeF32] = mvF32AVX512
+		mv[gguf.TypeQ3_K] = mvQ3KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 	}
@@ -109,8 +121,8 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 }
 
 // kernelBlock is the unit an mv kernel works in: the type's block, or 32
-// elements for the plain types f16 and bf16 (whose kernels then need n to be
-// a multiple of 32; other lengths use the Go twin).
+// elements for the plain types f32, f16 and bf16 (whose kernels then need n
+// to be a multiple of 32; other lengths use the Go twin).
 func kernelBlock(t gguf.Type) (bs, wb, ab int) {
 	vt, _ := VecDotType(t)
 	bs, wb, ab = t.BlockSize(), t.BlockBytes(), vt.BlockBytes()

@@ -1121,3 +1121,62 @@ q6k2x4loop:
 	HSUM2_STORE(Y7, X7)
 	VZEROUPPER
 	RET
+
+// func mvF32AVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 f32 weights, out[r] is the dot product with nb·32
+// f32 activations, as the Go twin dotF32:
+//
+//	for i := 0; i < n; i++ {
+//		sum += x[i] * y[i]
+//	}
+//
+// summed with FMA in four accumulators of 8 lanes.
+TEXT ·mvF32AVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ f322OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+f322OutOK:
+	MOVQ nrows+56(FP), R12
+
+f322row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+f322loop:
+	VMOVUPS 0(SI), Y4
+	VFMADD231PS 0(DI), Y4, Y0
+	VMOVUPS 32(SI), Y5
+	VFMADD231PS 32(DI), Y5, Y1
+	VMOVUPS 64(SI), Y6
+	VFMADD231PS 64(DI), Y6, Y2
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f322loop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f322row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET

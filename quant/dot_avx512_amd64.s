@@ -970,7 +970,7 @@ q5kdone:
 //	}
 //
 // Both are widened exactly with VCVTPH2PS; every product is exact in
-// float32 and is summed with FMA in two accumulators of 16 lanes.
+// float32 and is summed with FMA in four accumulators of 16 lanes.
 TEXT ·mvF16AVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
@@ -986,6 +986,10 @@ f16row:
 	MOVQ nb+48(FP), CX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ f16tail
 
 f16loop:
 	VCVTPH2PS 0(SI), Z2
@@ -994,11 +998,32 @@ f16loop:
 	VCVTPH2PS 32(SI), Z4
 	VCVTPH2PS 32(DI), Z5
 	VFMADD231PS Z5, Z4, Z1
-	ADDQ $64, SI
-	ADDQ $64, DI
+	VCVTPH2PS 64(SI), Z2
+	VCVTPH2PS 64(DI), Z3
+	VFMADD231PS Z3, Z2, Z6
+	VCVTPH2PS 96(SI), Z4
+	VCVTPH2PS 96(DI), Z5
+	VFMADD231PS Z5, Z4, Z7
+	ADDQ $128, SI
+	ADDQ $128, DI
 	DECQ CX
 	JNZ f16loop
 
+f16tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ f16sum
+	VCVTPH2PS 0(SI), Z2
+	VCVTPH2PS 0(DI), Z3
+	VFMADD231PS Z3, Z2, Z0
+	VCVTPH2PS 32(SI), Z4
+	VCVTPH2PS 32(DI), Z5
+	VFMADD231PS Z5, Z4, Z1
+	ADDQ $64, SI
+
+f16sum:
+	VADDPS Z6, Z0, Z0
+	VADDPS Z7, Z1, Z1
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y1
 	VADDPS Y1, Y0, Y0
@@ -1044,23 +1069,39 @@ bf16row:
 	MOVQ nb+48(FP), CX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ bf16tail
+
+#define BF16_16(off, ACC) \
+	VPMOVZXWD off(SI), Z2 \
+	VPSLLD $16, Z2, Z2 \
+	VPMOVZXWD off(DI), Z3 \
+	VPSLLD $16, Z3, Z3 \
+	VFMADD231PS Z3, Z2, ACC
 
 bf16loop:
-	VPMOVZXWD 0(SI), Z2
-	VPSLLD $16, Z2, Z2
-	VPMOVZXWD 0(DI), Z3
-	VPSLLD $16, Z3, Z3
-	VFMADD231PS Z3, Z2, Z0
-	VPMOVZXWD 32(SI), Z4
-	VPSLLD $16, Z4, Z4
-	VPMOVZXWD 32(DI), Z5
-	VPSLLD $16, Z5, Z5
-	VFMADD231PS Z5, Z4, Z1
-	ADDQ $64, SI
-	ADDQ $64, DI
+	BF16_16(0, Z0)
+	BF16_16(32, Z1)
+	BF16_16(64, Z6)
+	BF16_16(96, Z7)
+	ADDQ $128, SI
+	ADDQ $128, DI
 	DECQ CX
 	JNZ bf16loop
 
+bf16tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ bf16sum
+	BF16_16(0, Z0)
+	BF16_16(32, Z1)
+	ADDQ $64, SI
+
+bf16sum:
+	VADDPS Z6, Z0, Z0
+	VADDPS Z7, Z1, Z1
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y1
 	VADDPS Y1, Y0, Y0
@@ -1147,6 +1188,251 @@ q40loop:
 	ADDQ $4, R13
 	DECQ R12
 	JNZ q40row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvF32AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 f32 weights, out[r] is the dot product with nb·32
+// f32 activations, as the Go twin dotF32:
+//
+//	for i := 0; i < n; i++ {
+//		sum += x[i] * y[i]
+//	}
+//
+// summed with FMA in two accumulators of 16 lanes.
+TEXT ·mvF32AVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ f32OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+f32OutOK:
+	MOVQ nrows+56(FP), R12
+
+f32row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+f32loop:
+	VMOVUPS 0(SI), Z2
+	VFMADD231PS 0(DI), Z2, Z0
+	VMOVUPS 64(SI), Z3
+	VFMADD231PS 64(DI), Z3, Z1
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f32loop
+
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f32row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// q3kShift: VPSRLVW counts that bring bits 2j..2j+1 of qs to bits 0-1, for
+// chunks j (left 32 bytes) and j+1 (right): j = 0 and j = 2.
+DATA q3kShift01<>+0x00(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x08(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x10(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x18(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x20(SB)/8, $0x0002000200020002
+DATA q3kShift01<>+0x28(SB)/8, $0x0002000200020002
+DATA q3kShift01<>+0x30(SB)/8, $0x0002000200020002
+DATA q3kShift01<>+0x38(SB)/8, $0x0002000200020002
+GLOBL q3kShift01<>(SB), RODATA|NOPTR, $64
+DATA q3kShift23<>+0x00(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x08(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x10(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x18(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x20(SB)/8, $0x0006000600060006
+DATA q3kShift23<>+0x28(SB)/8, $0x0006000600060006
+DATA q3kShift23<>+0x30(SB)/8, $0x0006000600060006
+DATA q3kShift23<>+0x38(SB)/8, $0x0006000600060006
+GLOBL q3kShift23<>(SB), RODATA|NOPTR, $64
+
+// func mvQ3KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q3_K · q8_K dot product, as
+// the Go twin dotQ3_K:
+//
+//	for e0 := 0; e0 < 256; e0 += 16 {
+//		k, j, h := e0/128, e0%128/32, e0%32/16
+//		q := x[32+32*k+16*h:]
+//		hm := x[16*h:]
+//		var s int32
+//		for l := 0; l < 16; l++ {
+//			v := int32(q[l] >> (2 * j) & 3)
+//			if hm[l]>>(4*k+j)&1 == 0 {
+//				v -= 4
+//			}
+//			s += v * int32(int8(y[4+e0+l]))
+//		}
+//		isum += (int32(sc[e0/16]) - 32) * s
+//	}
+//	sum += f16(x[108:]) * q8KScale(y) * float32(isum)
+//
+// The quants are used unsigned, v+4 in 0..7 (two bits of qs, plus 4 where
+// the hmask bit is set, found with VPTESTMB), and the -4 is applied once per
+// block as -4·Σ scale_g·bsums_g.
+TEXT ·mvQ3KAVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ q3kOutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+q3kOutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x04040404, AX
+	VPBROADCASTD AX, Z19
+	MOVL $0x00200020, AX
+	VPBROADCASTD AX, Y30 // 32 as words
+	VMOVDQU64 q3kShift01<>(SB), Z29
+	VMOVDQU64 q3kShift23<>(SB), Z24
+	VMOVDQU64 q5kBits<>+0x00(SB), Z25
+	VMOVDQU64 q5kBits<>+0x40(SB), Z26
+	VMOVDQU64 q5kBits<>+0x80(SB), Z27
+	VMOVDQU64 q5kBits<>+0xc0(SB), Z28
+	VMOVDQU64 q6kScaleIdx<>+0x00(SB), Z20
+	VMOVDQU64 q6kScaleIdx<>+0x40(SB), Z21
+	VMOVDQU64 q6kScaleIdx<>+0x80(SB), Z22
+	VMOVDQU64 q6kScaleIdx<>+0xc0(SB), Z23
+
+q3krow:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z18, Z18, Z18
+
+q3kloop:
+	// The 16 6-bit scales (ggml's kmask1/kmask2 unpacking), minus 32.
+	MOVL 96(SI), AX
+	MOVL 100(SI), BX
+	MOVL 104(SI), DX
+	MOVL AX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL DX, R9
+	SHRL $4, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8 // scales 8..11
+	MOVL BX, R10
+	SHRL $4, R10
+	ANDL $0x0f0f0f0f, R10
+	MOVL DX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R10 // scales 12..15
+	ANDL $0x0f0f0f0f, AX
+	MOVL DX, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, AX // scales 0..3
+	ANDL $0x0f0f0f0f, BX
+	MOVL DX, R9
+	SHRL $2, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, BX // scales 4..7
+	SHLQ $32, BX
+	ORQ BX, AX
+	SHLQ $32, R10
+	ORQ R10, R8
+	VMOVQ AX, X1
+	VPINSRQ $1, R8, X1, X1
+	VPMOVZXBW X1, Y1
+	VPSUBW Y30, Y1, Y1 // 16 signed scales as words; words 16..31 zero
+
+	VPMADDWD 260(DI), Y1, Y3
+	VPSLLD $2, Y3, Y3
+	VPXORD Z13, Z13, Z13
+	VPSUBD Z3, Z13, Z12 // start at -4·Σ scale·bsum
+
+	VBROADCASTI64X4 0(SI), Z9 // hmask in both halves
+
+	VBROADCASTI64X4 32(SI), Z8
+	VPSRLVW Z29, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z25, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 4(DI), Z8, Z10
+	VPERMW Z1, Z20, Z11
+	VPDPWSSD Z11, Z10, Z12
+	VBROADCASTI64X4 32(SI), Z8
+	VPSRLVW Z24, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z26, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 68(DI), Z8, Z10
+	VPERMW Z1, Z21, Z11
+	VPDPWSSD Z11, Z10, Z13
+	VBROADCASTI64X4 64(SI), Z8
+	VPSRLVW Z29, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z27, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 132(DI), Z8, Z10
+	VPERMW Z1, Z22, Z11
+	VPDPWSSD Z11, Z10, Z12
+	VBROADCASTI64X4 64(SI), Z8
+	VPSRLVW Z24, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z28, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 196(DI), Z8, Z10
+	VPERMW Z1, Z23, Z11
+	VPDPWSSD Z11, Z10, Z13
+
+	VPADDD Z13, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	MOVWLZX 108(SI), AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	VMULSS (DI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS Z4, Z12, Z18
+
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q3kloop
+
+	VEXTRACTF64X4 $1, Z18, Y0
+	VADDPS Y18, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q3krow
 	VZEROUPPER
 	MOVSS X0, ret+88(FP) // the last row's result
 	RET

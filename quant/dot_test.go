@@ -218,7 +218,7 @@ func testLengths(t gguf.Type) []int {
 	bs := t.BlockSize()
 	switch bs {
 	case 1:
-		return []int{1, 7, 64, 333, 1024}
+		return []int{1, 7, 64, 96, 333, 1024}
 	case 32:
 		return []int{32, 96, 256, 2048}
 	}
