@@ -38,7 +38,7 @@
 // [Write] streams a GGUF v3 file: metadata and tensor infos first, then each
 // tensor's bytes, taken from [WriterTensor.Data] or produced on demand by
 // [WriterTensor.Write], so a large model never has to be in memory at once.
-// Files written by Write are laid out the way llama.cpp writes them, and a
-// file read with Parse and written back with Write is byte-identical to a
-// file written by llama.cpp.
+// Files written by Write are laid out the way llama.cpp writes them: a file
+// that llama.cpp wrote, read with Parse and written back with Write, comes
+// out byte for byte the same (the tests check this on every golden model).
 package gguf

@@ -130,18 +130,22 @@ func describe(v any) string {
 	return t.String()
 }
 
-// String returns the string stored under key.
-func (f *File) String(key string) (string, error) {
+// typed returns the value under key if it has Go type T.
+func typed[T any](f *File, key, want string) (T, error) {
+	var zero T
 	v, err := f.lookup(key)
 	if err != nil {
-		return "", err
+		return zero, err
 	}
-	s, ok := v.(string)
+	x, ok := v.(T)
 	if !ok {
-		return "", typeError(key, v, "string")
+		return zero, typeError(key, v, want)
 	}
-	return s, nil
+	return x, nil
 }
+
+// String returns the string stored under key.
+func (f *File) String(key string) (string, error) { return typed[string](f, key, "string") }
 
 // asInt64 widens any integer value; ok is false for other types, and big
 // is true for a uint64 above MaxInt64.
@@ -221,30 +225,12 @@ func (f *File) Float32(key string) (float32, error) {
 }
 
 // Bool returns the bool stored under key.
-func (f *File) Bool(key string) (bool, error) {
-	v, err := f.lookup(key)
-	if err != nil {
-		return false, err
-	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, typeError(key, v, "bool")
-	}
-	return b, nil
-}
+func (f *File) Bool(key string) (bool, error) { return typed[bool](f, key, "bool") }
 
 // Strings returns the array of strings stored under key. The slice is the
 // File's own; do not modify it.
 func (f *File) Strings(key string) ([]string, error) {
-	v, err := f.lookup(key)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := v.([]string)
-	if !ok {
-		return nil, typeError(key, v, "array of string")
-	}
-	return s, nil
+	return typed[[]string](f, key, "array of string")
 }
 
 // Int32s returns the integer array stored under key as int32s. Arrays of

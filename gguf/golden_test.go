@@ -323,3 +323,32 @@ func BenchmarkOpenRealVocab(b *testing.B) {
 		f.Close()
 	}
 }
+
+// TestDemoModel opens the repository's own demo model (no ../shared needed),
+// checks its tensor types and writes it back byte for byte.
+func TestDemoModel(t *testing.T) {
+	const path = "../testdata/smollm3-tinyq-Q4_K_M.gguf"
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts := map[gguf.Type]int{}
+	for _, ti := range f.Tensors {
+		counts[ti.Type]++
+	}
+	if len(f.Tensors) != 74 || counts[gguf.TypeQ4_K] != 48 || counts[gguf.TypeQ6_K] != 9 || counts[gguf.TypeF32] != 17 {
+		t.Errorf("%d tensors: %v", len(f.Tensors), counts)
+	}
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, f.KV, writerTensors(f)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), orig) {
+		t.Error("written back, the demo model differs from the original")
+	}
+}

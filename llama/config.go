@@ -8,10 +8,10 @@ import (
 	"github.com/smolgo/smolgo/rope"
 )
 
-// Architectures lists the general.architecture values this package runs.
+// Architectures returns the general.architecture values this package runs.
 // Both are the same graph; smollm3 additionally skips RoPE in some layers,
 // which the caller supplies as a NoPE mask (package smollm3 does).
-var Architectures = []string{"llama", "smollm3"}
+func Architectures() []string { return []string{"llama", "smollm3"} }
 
 // Config holds a model's hyper-parameters, read from the `<arch>.*` keys of
 // a GGUF file by ConfigFromGGUF.
@@ -38,11 +38,11 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return Config{}, fmt.Errorf("llama: %w", err)
 	}
 	supported := false
-	for _, a := range Architectures {
+	for _, a := range Architectures() {
 		supported = supported || a == arch
 	}
 	if !supported {
-		return Config{}, fmt.Errorf("llama: unsupported architecture %q (this package runs %v)", arch, Architectures)
+		return Config{}, fmt.Errorf("llama: unsupported architecture %q (this package runs %v)", arch, Architectures())
 	}
 	c := Config{Arch: arch}
 	k := func(name string) string { return arch + "." + name }

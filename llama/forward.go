@@ -43,6 +43,36 @@ func (m *Model) Forward(ctx context.Context, c *Cache, tokens []int32, pos int, 
 		return nil, err
 	}
 	c.reserve(pos + n)
+	V := cfg.Vocab
+	if allLogits {
+		c.buf.logits = grow(c.buf.logits, n*V)
+	} else {
+		c.buf.logits = grow(c.buf.logits, V)
+	}
+	// Long prompts run in micro-batches of at most BatchSize tokens, like
+	// llama.cpp's n_ubatch, which bounds the work buffers.
+	for i := 0; i < n; i += m.batch {
+		j := min(n, i+m.batch)
+		var out []float32
+		switch {
+		case allLogits:
+			out = c.buf.logits[i*V : j*V]
+		case j == n:
+			out = c.buf.logits[:V]
+		}
+		if err := m.forward(ctx, c, tokens[i:j], pos+i, out); err != nil {
+			c.n = pos // forget the micro-batches already done
+			return nil, err
+		}
+	}
+	return c.buf.logits, nil
+}
+
+// forward runs one micro-batch and, if out is not nil, writes the logits of
+// its last len(out)/Vocab tokens there.
+func (m *Model) forward(ctx context.Context, c *Cache, tokens []int32, pos int, out []float32) error {
+	cfg := &m.Config
+	n := len(tokens)
 	b := &c.buf
 	b.ensure(cfg, n)
 	E := cfg.Embd
@@ -50,42 +80,39 @@ func (m *Model) Forward(ctx context.Context, c *Cache, tokens []int32, pos int, 
 	x := b.x[:n*E]
 	for t, tok := range tokens {
 		if err := m.embd.Row(int(tok), x[t*E:(t+1)*E]); err != nil {
-			return nil, fmt.Errorf("llama: embedding: %w", err)
+			return fmt.Errorf("llama: embedding: %w", err)
 		}
 	}
 	half := cfg.Rope.Dims / 2
 	for t := range n {
 		cfg.Rope.Angles(pos+t, b.cos[t*half:(t+1)*half], b.sin[t*half:(t+1)*half])
 	}
-
 	for l := range m.layers {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := m.layer(c, l, n, pos); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	c.n = pos + n
-
-	// Output: final norm and projection of the rows asked for.
-	first := n - 1
-	if allLogits {
-		first = 0
+	if out == nil {
+		return nil
 	}
-	rows := n - first
+	// Output: final norm and projection of the rows asked for.
+	rows := len(out) / cfg.Vocab
+	first := n - rows
 	xb := b.xb[:rows*E]
 	for t := range rows {
 		tensor.RMSNorm(xb[t*E:(t+1)*E], x[(first+t)*E:(first+t+1)*E], m.outNorm, cfg.RMSEps)
 	}
-	b.logits = grow(b.logits, rows*cfg.Vocab)
-	if err := m.output.Mul(m.pool, &b.mm, b.logits, xb, rows); err != nil {
-		return nil, fmt.Errorf("llama: output: %w", err)
+	if err := m.output.Mul(m.pool, &b.mm, out, xb, rows); err != nil {
+		return fmt.Errorf("llama: output: %w", err)
 	}
-	return b.logits, nil
+	return nil
 }
 
 // layer runs transformer block l on the n rows of c.buf.x.
@@ -125,7 +152,10 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 	att := b.att[:n*Q]
 	b.attn = attnJob{m: m, c: c, layer: l, pos: pos, n: n, q: q, out: att,
 		tiled: c.typ == KVF32 || n >= tileKV, runM: b.runM, runS: b.runS}
-	m.pool.Run(b.attn.units(), 1, &b.attn)
+	// Hand a thread at least ~64K multiply-adds of attention (decode over a
+	// short cache is less work than a wake-up is worth).
+	grain := max(1, (1<<16)/((pos+n)*cfg.HeadDim*2))
+	m.pool.Run(b.attn.units(), grain, &b.attn)
 	b.attn = attnJob{}
 	proj := b.proj[:n*E]
 	if err := w.o.Mul(m.pool, &b.mm, proj, att, n); err != nil {

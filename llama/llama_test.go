@@ -271,6 +271,26 @@ func TestTwoSessionsInterleaved(t *testing.T) {
 	for i, p := range prompts {
 		want[i] = decode(newCache(t, m, CacheOptions{}), p, 8)
 	}
+	// Alternating steps of the two sessions on one goroutine.
+	caches := [2]*Cache{newCache(t, m, CacheOptions{}), newCache(t, m, CacheOptions{})}
+	var logits [2][]float32
+	for i, p := range prompts {
+		logits[i] = forward(t, m, caches[i], p, false)
+	}
+	for k := range 8 {
+		for i := range prompts {
+			tok := int32(0)
+			for id, v := range logits[i] {
+				if v > logits[i][tok] {
+					tok = int32(id)
+				}
+			}
+			logits[i] = forward(t, m, caches[i], []int32{tok}, false)
+			if d := maxDiff(logits[i], want[i][k]); d != 0 {
+				t.Errorf("session %d step %d: alternating run differs by %g", i, k, d)
+			}
+		}
+	}
 	// The same two sessions at once, from two goroutines on one model.
 	var got [2][][]float32
 	var wg sync.WaitGroup
@@ -406,5 +426,52 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	})
 	if allocs > 0 {
 		t.Errorf("decode step allocates %v times", allocs)
+	}
+}
+
+// Micro-batching a long prompt (Options.BatchSize) gives the logits of one
+// big batch, to float noise, and the same rows in the same places.
+func TestMicroBatches(t *testing.T) {
+	_, whole := openModel(t, "llama-tiny-F32", Options{Threads: 2})
+	_, split := openModel(t, "llama-tiny-F32", Options{Threads: 2, BatchSize: 5})
+	want := forward(t, whole, newCache(t, whole, CacheOptions{}), prompt, true)
+	c := newCache(t, split, CacheOptions{})
+	got := forward(t, split, c, prompt, true)
+	if c.Len() != len(prompt) {
+		t.Fatalf("Len = %d after %d tokens", c.Len(), len(prompt))
+	}
+	if d := maxDiff(got, want); d > 1e-4 {
+		t.Errorf("micro-batches of 5 differ from one batch by %g", d)
+	}
+	last := forward(t, split, newCache(t, split, CacheOptions{}), prompt, false)
+	V := whole.Config.Vocab
+	if d := maxDiff(last, got[len(got)-V:]); d != 0 {
+		t.Errorf("last-row logits differ from the last of all rows by %g", d)
+	}
+	if _, err := New(whole.file, Options{BatchSize: -1}); err == nil {
+		t.Error("negative batch size: no error")
+	}
+}
+
+// Work is split by output rows and attention heads, never inside a sum, so
+// the thread count does not change a single bit.
+func TestThreadCountInvariance(t *testing.T) {
+	tokens := make([]int32, 70)
+	for i := range tokens {
+		tokens[i] = int32(i*13) % 337
+	}
+	var ref []float32
+	for _, threads := range []int{1, 2, 3} {
+		_, m := openModel(t, "smollm3-tinyq-Q4_K_M", Options{Threads: threads, NoPE: rope.EveryNth(8, 4)})
+		c := newCache(t, m, CacheOptions{})
+		got := forward(t, m, c, tokens, true)
+		got = append(got, forward(t, m, c, []int32{7}, false)...)
+		if ref == nil {
+			ref = got
+			continue
+		}
+		if d := maxDiff(got, ref); d != 0 {
+			t.Errorf("%d threads differ from 1 thread by %g", threads, d)
+		}
 	}
 }

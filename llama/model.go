@@ -18,16 +18,24 @@ type Options struct {
 	// NoPE marks layers that skip RoPE; nil rotates every layer (plain
 	// llama). Its length, if not nil, must equal the layer count.
 	NoPE rope.NoPE
+	// BatchSize is the most tokens one pass through the layers takes
+	// (llama.cpp's n_ubatch); longer prompts run in several passes, which
+	// bounds the work buffers. 0 means DefaultBatchSize.
+	BatchSize int
 }
+
+// DefaultBatchSize is the default micro-batch size, llama.cpp's n_ubatch.
+const DefaultBatchSize = 512
 
 // Model is a llama-family transformer whose weights stay in their stored
 // types inside the GGUF file's memory mapping. It is safe for concurrent use
 // by several goroutines, each with its own Cache.
 type Model struct {
-	Config Config
+	Config Config // read-only after New
 
 	file    *gguf.File
 	pool    *tensor.Pool
+	batch   int
 	nope    rope.NoPE
 	embd    *tensor.Matrix
 	output  *tensor.Matrix // output.weight, or token_embd.weight when tied
@@ -59,7 +67,13 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 	if _, ok := f.Tensor("rope_freqs.weight"); ok {
 		return nil, fmt.Errorf("llama: tensor rope_freqs.weight (per-frequency RoPE factors) is not supported")
 	}
-	m := &Model{Config: cfg, file: f, nope: opts.NoPE}
+	if opts.BatchSize < 0 {
+		return nil, fmt.Errorf("llama: negative batch size %d", opts.BatchSize)
+	}
+	m := &Model{Config: cfg, file: f, nope: opts.NoPE, batch: opts.BatchSize}
+	if m.batch == 0 {
+		m.batch = DefaultBatchSize
+	}
 	ld := loader{f: f}
 	m.embd = ld.matrix("token_embd.weight", cfg.Embd, cfg.Vocab)
 	if _, ok := f.Tensor("output.weight"); ok {
@@ -91,6 +105,7 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 }
 
 // Close stops the model's worker threads. It does not close the GGUF file.
+// Call it only after every Forward has returned.
 func (m *Model) Close() error {
 	m.pool.Close()
 	return nil

@@ -39,15 +39,13 @@ func QuantizeActivations(t gguf.Type, x []float32, dst []byte) error {
 	}
 	switch t {
 	case gguf.TypeQ8_0:
-		for i := 0; i < len(x)/32; i++ {
-			actQ8_0(x[32*i:32*i+32], dst[34*i:34*i+34])
-		}
+		quantizeQ8_0(x, dst, q8KLevel)
 	case gguf.TypeQ8_1:
 		for i := 0; i < len(x)/32; i++ {
 			actQ8_1(x[32*i:32*i+32], dst[36*i:36*i+36])
 		}
 	case gguf.TypeQ8_K:
-		quantizeQ8K(x, dst, hasQ8KAsm)
+		quantizeQ8K(x, dst, q8KLevel)
 	case gguf.TypeF16:
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(dst[2*i:], halfBits(v))
@@ -69,11 +67,22 @@ func QuantizeActivations(t gguf.Type, x []float32, dst []byte) error {
 func q8Round(x []float32, id float32, qs []byte) int32 {
 	var sum int32
 	for j, v := range x {
-		q := int32(math.RoundToEven(float64(v * id)))
-		qs[j] = byte(int8(q))
-		sum += q
+		q := cvtToInt8(math.RoundToEven(float64(float32(v * id))))
+		qs[j] = byte(q)
+		sum += int32(q)
 	}
 	return sum
+}
+
+// cvtToInt8 narrows a rounded value to int8 as ggml's AVX2 code does
+// (VCVTPS2DQ, then saturating packs): out-of-range and NaN values, which
+// only a block of tiny subnormals can produce (127/amax overflows), become
+// -128, the "integer indefinite" 0x80000000 saturated.
+func cvtToInt8(r float64) int8 {
+	if !(r >= math.MinInt32 && r <= math.MaxInt32) {
+		return -128
+	}
+	return int8(max(-128, min(127, r)))
 }
 
 func absMax(x []float32) float32 {
@@ -82,6 +91,14 @@ func absMax(x []float32) float32 {
 		amax = max(amax, float32(math.Abs(float64(v))))
 	}
 	return amax
+}
+
+// quantizeQ8_0Go is the pure Go q8_0 quantizer, the reference for the
+// assembly ones.
+func quantizeQ8_0Go(x []float32, dst []byte) {
+	for i := 0; i < len(x)/32; i++ {
+		actQ8_0(x[32*i:32*i+32], dst[34*i:34*i+34])
+	}
 }
 
 // actQ8_0 quantizes one block of 32 (ggml's x86 quantize_row_q8_0).
@@ -130,13 +147,16 @@ func actQ8_K(x []float32, b []byte) {
 		clear(b)
 		return
 	}
+	// iscale is ±Inf when |max| < 127/MaxFloat32; ggml then stores the low
+	// byte of nearest_int(±Inf or NaN), 0, and so do we (nearestInt is
+	// ggml's, with the same bit trick).
 	iscale := -127 / mx
 	for j := 0; j < 16; j++ {
 		var bsum int32
 		for l := 0; l < 16; l++ {
-			q := min(127, int32(math.RoundToEven(float64(iscale*x[16*j+l]))))
-			b[4+16*j+l] = byte(int8(q))
-			bsum += q
+			q := int8(min(127, nearestInt(float32(iscale*x[16*j+l]))))
+			b[4+16*j+l] = byte(q)
+			bsum += int32(q)
 		}
 		binary.LittleEndian.PutUint16(b[260+2*j:], uint16(int16(bsum)))
 	}

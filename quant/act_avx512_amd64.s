@@ -147,3 +147,60 @@ q8knext:
 	JNZ q8kloop
 	VZEROUPPER
 	RET
+
+// func quantQ8_0AVX512(x []float32, dst []byte, nb int)
+//
+// Quantizes nb blocks of 32 activations to q8_0, bit for bit as the Go twin
+// actQ8_0 (ggml's x86 quantize_row_q8_0):
+//
+//	amax := max |x|
+//	d := amax / 127 // stored as f16
+//	id := 127 / amax // 0 if amax == 0
+//	qs[j] = cvtToInt8(math.RoundToEven(float64(float32(x[j] * id))))
+//
+// VCVTPS2DQ rounds half to even; VPMOVSDB saturates, so an Inf or NaN
+// product (a block of tiny subnormals) gives -128 as ggml's packs do.
+TEXT ·quantQ8_0AVX512(SB), NOSPLIT, $0-56
+	MOVQ x_base+0(FP), SI
+	MOVQ dst_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x42fe0000, AX // 127.0
+	VMOVD AX, X30
+	VXORPS X29, X29, X29
+
+q80qloop:
+	VANDPS 0(SI), Z31, Z0
+	VANDPS 64(SI), Z31, Z1
+	VMAXPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VMAXSS X1, X0, X0   // amax
+	VDIVSS X30, X0, X2  // d = amax/127
+	VCVTPS2PH $0, X2, X2 // round to nearest even
+	VPEXTRW $0, X2, AX
+	MOVW AX, (DI)
+	VXORPS X3, X3, X3
+	VUCOMISS X29, X0
+	JEQ q80qzero
+	VDIVSS X0, X30, X3  // id = 127/amax
+q80qzero:
+	VBROADCASTSS X3, Z3
+	VMULPS 0(SI), Z3, Z4
+	VMULPS 64(SI), Z3, Z5
+	VCVTPS2DQ Z4, Z4
+	VCVTPS2DQ Z5, Z5
+	VPMOVSDB Z4, 2(DI)
+	VPMOVSDB Z5, 18(DI)
+	ADDQ $128, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q80qloop
+	VZEROUPPER
+	RET

@@ -2,6 +2,8 @@
 
 package quant
 
-const hasQ8KAsm = false
+const q8KLevel = levelGeneric
 
-func quantizeQ8K(x []float32, dst []byte, useAsm bool) { quantizeQ8KGo(x, dst) }
+func quantizeQ8K(x []float32, dst []byte, level isaLevel) { quantizeQ8KGo(x, dst) }
+
+func quantizeQ8_0(x []float32, dst []byte, level isaLevel) { quantizeQ8_0Go(x, dst) }

@@ -63,6 +63,18 @@ func TestQuantizeActivationsQ8_0(t *testing.T) {
 	if d, want := binary.LittleEndian.Uint16(b), halfBits(float32(3)/127); d != want {
 		t.Errorf("amax 3: d = %#x, want %#x", d, want)
 	}
+	// A block of tiny subnormals: 127/amax overflows to +Inf, and ggml's
+	// AVX2 code turns every Inf or NaN product into -128.
+	x = make([]float32, 32)
+	x[3] = 1e-45
+	if err := QuantizeActivations(gguf.TypeQ8_0, x, b); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range int8s(b[2:34]) {
+		if q != -128 {
+			t.Fatalf("subnormal block: q[%d] = %d, want -128", i, q)
+		}
+	}
 }
 
 // TestQuantizeActivationsQ8_K checks the signed maximum (first on ties),
@@ -241,18 +253,65 @@ func TestQuantizeQ8KVariants(t *testing.T) {
 			x[i] = 5
 		}
 	})
-	for i, x := range rows {
-		want := make([]byte, len(x)/256*292)
-		got := make([]byte, len(want))
-		for j := range got {
-			got[j] = 0xcc
+	for _, level := range supportedLevels() {
+		for i, x := range rows {
+			want := make([]byte, len(x)/256*292)
+			got := make([]byte, len(want))
+			for j := range got {
+				got[j] = 0xcc
+			}
+			quantizeQ8KGo(x, want)
+			quantizeQ8K(x, got, level)
+			for j := range want {
+				if got[j] != want[j] {
+					t.Errorf("%v row %d: byte %d (block %d offset %d) = %#x, Go twin %#x", level, i, j, j/292, j%292, got[j], want[j])
+					break
+				}
+			}
 		}
-		quantizeQ8KGo(x, want)
-		quantizeQ8K(x, got, hasQ8KAsm)
-		for j := range want {
-			if got[j] != want[j] {
-				t.Errorf("row %d (asm %v): byte %d (block %d offset %d) = %#x, Go twin %#x", i, hasQ8KAsm, j, j/292, j%292, got[j], want[j])
-				break
+	}
+}
+
+// TestQuantizeQ8_0Variants checks the assembly q8_0 quantizers against the
+// Go twin, byte for byte, on random rows and edge blocks.
+func TestQuantizeQ8_0Variants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	var rows [][]float32
+	for _, nb := range []int{1, 3, 64} {
+		x := make([]float32, 32*nb)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64()) * float32(math.Ldexp(1, rng.IntN(12)-6))
+		}
+		rows = append(rows, x)
+	}
+	edge := func(f func(x []float32)) {
+		x := make([]float32, 32)
+		f(x)
+		rows = append(rows, x)
+	}
+	edge(func(x []float32) {})                            // all zero
+	edge(func(x []float32) { x[3] = 1e-45 })              // 127/amax overflows: -128
+	edge(func(x []float32) { x[0], x[31] = -127, 126.5 }) // ties to even
+	edge(func(x []float32) { x[5] = 3e38; x[6] = -1 })    // huge
+	edge(func(x []float32) {
+		for i := range x {
+			x[i] = float32(i) - 15.5
+		}
+	})
+	for _, level := range supportedLevels() {
+		for i, x := range rows {
+			want := make([]byte, len(x)/32*34)
+			got := make([]byte, len(want))
+			for j := range got {
+				got[j] = 0xcc
+			}
+			quantizeQ8_0Go(x, want)
+			quantizeQ8_0(x, got, level)
+			for j := range want {
+				if got[j] != want[j] {
+					t.Errorf("%v row %d: byte %d (block %d offset %d) = %#x, Go twin %#x", level, i, j, j/34, j%34, got[j], want[j])
+					break
+				}
 			}
 		}
 	}

@@ -50,7 +50,7 @@ type DotFunc func(n int, w, a []byte) float32
 // Dot returns the dot-product kernel for weights of type w, the fastest one
 // this CPU supports (see Path). Pick it once per tensor and call it per row.
 //
-// Example: one output element of y = W·x for a q4_K matrix with rows of n:
+// For one output element of y = W·x with q4_K weights in rows of n:
 //
 //	at, _ := quant.VecDotType(gguf.TypeQ4_K) // Q8_K
 //	ab, _ := at.RowBytes(n)

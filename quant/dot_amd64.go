@@ -7,38 +7,80 @@ import "github.com/smolgo/smolgo/gguf"
 // Assembly kernels (dot_avx512_amd64.s, dot_avx2_amd64.s). The mv kernels
 // multiply nrows consecutive weight rows of nb blocks each by one activation
 // row of nb blocks (out[r] = row r · a), keeping their constants in
-// registers across rows; the x4 kernels multiply one weight row by four
-// activation rows astride bytes apart. The Go wrappers below check the
+// registers across rows, and return the last row's result (with out nil and
+// nrows 1 they compute one dot product and store nothing, so a DotFunc
+// allocates nothing); the x4 kernels multiply one weight row by four
+// activation rows astride bytes apart, storing the four results ostride
+// bytes apart from out. The Go wrappers below check the
 // slice lengths, so the assembly never reads or writes outside them, and
 // never call it with nb or nrows zero.
 
 //go:noescape
-func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32)
+func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32)
+func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32)
+func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32)
+func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32)
+func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32)
+func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func matQ4KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+func mvF32AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
-type mvKernel func(w, a []byte, nb, nrows int, out []float32)
+//go:noescape
+func mvF32AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
-type x4Kernel func(w, a []byte, astride, nb int, res *[4]float32)
+//go:noescape
+func mvQ3KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ5KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvBF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+type mvKernel func(w, a []byte, nb, nrows int, out []float32) float32
+
+type x4Kernel func(w, a []byte, astride, nb int, out *float32, ostride int)
 
 // addArchKernels installs the assembly kernels of level into k.
 func addArchKernels(k *kernelSet, level isaLevel) {
@@ -48,11 +90,24 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX2
 		mv[gguf.TypeQ6_K] = mvQ6KAVX2
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX2
+		mv[gguf.TypeQ5_K] = mvQ5KAVX2
+		mv[gguf.TypeQ4_0] = mvQ4_0AVX2
+		mv[gguf.TypeF16] = mvF16AVX2
+		mv[gguf.TypeBF16] = mvBF16AVX2
+		mv[gguf.TypeF32] = mvF32AVX2
+		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
+		x4[gguf.TypeQ6_K] = matQ6KAVX2x4
 	}
 	if level >= levelAVX512 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512
 		mv[gguf.TypeQ6_K] = mvQ6KAVX512
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX512
+		mv[gguf.TypeQ5_K] = mvQ5KAVX512
+		mv[gguf.TypeQ4_0] = mvQ4_0AVX512
+		mv[gguf.TypeF16] = mvF16AVX512
+		mv[gguf.TypeBF16] = mvBF16AVX512
+		mv[gguf.TypeF32] = mvF32AVX512
+		mv[gguf.TypeQ3_K] = mvQ3KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 	}
@@ -65,29 +120,39 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 	}
 }
 
+// kernelBlock is the unit an mv kernel works in: the type's block, or 32
+// elements for the plain types f32, f16 and bf16 (whose kernels then need n
+// to be a multiple of 32; other lengths use the Go twin).
+func kernelBlock(t gguf.Type) (bs, wb, ab int) {
+	vt, _ := VecDotType(t)
+	bs, wb, ab = t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	if bs == 1 {
+		bs, wb, ab = 32, 32*wb, 32*ab
+	}
+	return bs, wb, ab
+}
+
 // asmDot wraps an mv kernel as a DotFunc (one row).
 func asmDot(t gguf.Type, kernel mvKernel) DotFunc {
-	vt, _ := VecDotType(t)
-	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	bs, wb, ab := kernelBlock(t)
+	twin := genericDots[t]
 	return func(n int, w, a []byte) float32 {
 		nb := n / bs
-		if nb <= 0 {
-			return 0
+		if nb <= 0 || n%bs != 0 {
+			return twin(n, w, a)
 		}
-		var out [1]float32
-		kernel(w[:nb*wb], a[:nb*ab], nb, 1, out[:])
-		return out[0]
+		return kernel(w[:nb*wb], a[:nb*ab], nb, 1, nil)
 	}
 }
 
 // asmMatVec wraps an mv kernel as a MatVecFunc.
 func asmMatVec(t gguf.Type, kernel mvKernel) MatVecFunc {
-	vt, _ := VecDotType(t)
-	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	bs, wb, ab := kernelBlock(t)
+	slow := matVecByRows(t, genericDots[t])
 	return func(n int, w, a []byte, out []float32) {
 		nb := n / bs
-		if nb <= 0 {
-			clear(out)
+		if nb <= 0 || n%bs != 0 {
+			slow(n, w, a, out)
 			return
 		}
 		if len(out) == 0 {
@@ -118,18 +183,14 @@ func matMulBy4(t gguf.Type, kernel x4Kernel, mv MatVecFunc) MatMulFunc {
 		rb, arb := nb*wb, nb*ab
 		_, _ = w[nrows*rb-1], a[ntok*arb-1]
 		panel := max(1, (128<<10)/rb)
-		var res [4]float32
 		for r0 := 0; r0 < nrows; r0 += panel {
 			r1 := min(r0+panel, nrows)
 			tok := 0
 			for ; tok+4 <= ntok; tok += 4 {
 				as := a[tok*arb : (tok+4)*arb]
+				_ = out[(tok+3)*ldo+r1-1]
 				for r := r0; r < r1; r++ {
-					kernel(w[r*rb:(r+1)*rb], as, arb, nb, &res)
-					out[tok*ldo+r] = res[0]
-					out[(tok+1)*ldo+r] = res[1]
-					out[(tok+2)*ldo+r] = res[2]
-					out[(tok+3)*ldo+r] = res[3]
+					kernel(w[r*rb:(r+1)*rb], as, arb, nb, &out[tok*ldo+r], 4*ldo)
 				}
 			}
 			for ; tok < ntok; tok++ {

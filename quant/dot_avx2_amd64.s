@@ -73,7 +73,7 @@ DATA q6kByteShuf<>+0x70(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA q6kByteShuf<>+0x78(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 
-// func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -92,9 +92,14 @@ GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 //	}
 //	dy := q8KScale(y)
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
-TEXT ·mvQ4KAVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ4KAVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4KAVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4KAVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -194,9 +199,10 @@ q4k2done:
 	DECQ R12
 	JNZ q4k2row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ6KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -217,9 +223,14 @@ q4k2done:
 //
 // The quants are used unsigned (0..63) and the -32 is applied once per
 // block as -32·Σ scale_g·bsums_g.
-TEXT ·mvQ6KAVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ6KAVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ6KAVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ6KAVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -302,9 +313,10 @@ q6k2done:
 	DECQ R12
 	JNZ q6k2row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32)
+// func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -317,9 +329,14 @@ q6k2done:
 //
 // VPMADDUBSW needs one unsigned operand: |w| times a with w's sign
 // (VPSIGNB), as ggml's mul_sum_i8_pairs.
-TEXT ·mvQ8_0AVX2(SB), NOSPLIT, $0-88
+TEXT ·mvQ8_0AVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ8_0AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ8_0AVX2OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x00010001, AX
 	VMOVD AX, X15
@@ -365,4 +382,801 @@ q802done:
 	DECQ R12
 	JNZ q802row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+DATA q5kFifth<>+0x00(SB)/8, $0x1010101010101010
+DATA q5kFifth<>+0x08(SB)/8, $0x1010101010101010
+DATA q5kFifth<>+0x10(SB)/8, $0x1010101010101010
+DATA q5kFifth<>+0x18(SB)/8, $0x1010101010101010
+GLOBL q5kFifth<>(SB), RODATA|NOPTR, $32
+
+// func mvQ5KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q5_K · q8_K dot product, as
+// the Go twin dotQ5_K:
+//
+//	for s := 0; s < 8; s++ {
+//		sc, m := scaleMinK4(s, x[4:16])
+//		msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+//		q := x[48+32*(s/2):]
+//		shift := 4 * (s % 2)
+//		var d int32
+//		for l := 0; l < 32; l++ {
+//			v := int32(q[l]>>shift&0xf) | int32(x[16+l]>>s&1)<<4
+//			d += v * int32(int8(y[4+32*s+l]))
+//		}
+//		isum += int32(sc) * d
+//	}
+//	dy := q8KScale(y)
+//	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//
+// It is mvQ4KAVX2 with the fifth bits shifted to bit 4 and or-ed in (word
+// shifts cannot carry a bit into bit 4 of the other byte for these counts).
+TEXT ·mvQ5KAVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ5KAVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ5KAVX2OutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VMOVDQU q4kMinShuf2<>(SB), Y12
+
+q5k2row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXOR Y14, Y14, Y14 // Σ d·isum lanes
+	VPXOR Y13, Y13, Y13 // Σ dmin·msum lanes
+
+q5k2loop:
+	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10 // mins 0..3
+	MOVL DX, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R11          // scales 4..7
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, R11
+	ORQ R11, AX
+	SHLQ $32, R8
+	ORQ R8, R10
+	VMOVQ AX, X1
+	VPMOVZXBW X1, X1
+	VINSERTI128 $1, X1, Y1, Y1 // scales as words, in both lanes
+	VMOVQ R10, X2
+	VPBROADCASTQ X2, Y2
+
+	// Mins: 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
+	VPSHUFB Y12, Y2, Y2
+	VPMADDWD 260(DI), Y2, Y3
+	VCVTDQ2PS Y3, Y3
+	VCVTPH2PS (SI), X4
+	VBROADCASTSS (DI), X5
+	VMULPS X5, X4, X4
+	VBROADCASTSS X4, Y6
+	VMOVSHDUP X4, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS Y7, Y3, Y13
+
+	VPXOR Y10, Y10, Y10
+
+	VMOVDQU 16(SI), Y0 // qh: bit s of qh[l] is the fifth bit of element 32s+l
+
+#define Q5K_CHUNK0 \
+	VMOVDQU 48(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VPSLLW $4, Y0, Y2 \
+	VPAND q5kFifth<>(SB), Y2, Y2 \
+	VPSLLW $3, Y0, Y3 \
+	VPAND q5kFifth<>(SB), Y3, Y3 \
+	VPOR Y2, Y8, Y8 \
+	VPOR Y3, Y9, Y9 \
+	VPMADDUBSW 4(DI), Y8, Y8 \
+	VPMADDUBSW 36(DI), Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+0(SB), Y1, Y11 \
+	VPMADDWD Y11, Y8, Y8 \
+	VPSHUFB q4kWordShuf<>+32(SB), Y1, Y11 \
+	VPMADDWD Y11, Y9, Y9 \
+	VPADDD Y8, Y10, Y10 \
+	VPADDD Y9, Y10, Y10
+
+	Q5K_CHUNK0
+
+#define Q5K_CHUNK1 \
+	VMOVDQU 80(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VPSLLW $2, Y0, Y2 \
+	VPAND q5kFifth<>(SB), Y2, Y2 \
+	VPSLLW $1, Y0, Y3 \
+	VPAND q5kFifth<>(SB), Y3, Y3 \
+	VPOR Y2, Y8, Y8 \
+	VPOR Y3, Y9, Y9 \
+	VPMADDUBSW 68(DI), Y8, Y8 \
+	VPMADDUBSW 100(DI), Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+64(SB), Y1, Y11 \
+	VPMADDWD Y11, Y8, Y8 \
+	VPSHUFB q4kWordShuf<>+96(SB), Y1, Y11 \
+	VPMADDWD Y11, Y9, Y9 \
+	VPADDD Y8, Y10, Y10 \
+	VPADDD Y9, Y10, Y10
+
+	Q5K_CHUNK1
+
+#define Q5K_CHUNK2 \
+	VMOVDQU 112(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VMOVDQU Y0, Y2 \
+	VPAND q5kFifth<>(SB), Y2, Y2 \
+	VPSRLW $1, Y0, Y3 \
+	VPAND q5kFifth<>(SB), Y3, Y3 \
+	VPOR Y2, Y8, Y8 \
+	VPOR Y3, Y9, Y9 \
+	VPMADDUBSW 132(DI), Y8, Y8 \
+	VPMADDUBSW 164(DI), Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+128(SB), Y1, Y11 \
+	VPMADDWD Y11, Y8, Y8 \
+	VPSHUFB q4kWordShuf<>+160(SB), Y1, Y11 \
+	VPMADDWD Y11, Y9, Y9 \
+	VPADDD Y8, Y10, Y10 \
+	VPADDD Y9, Y10, Y10
+
+	Q5K_CHUNK2
+
+#define Q5K_CHUNK3 \
+	VMOVDQU 144(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VPSRLW $2, Y0, Y2 \
+	VPAND q5kFifth<>(SB), Y2, Y2 \
+	VPSRLW $3, Y0, Y3 \
+	VPAND q5kFifth<>(SB), Y3, Y3 \
+	VPOR Y2, Y8, Y8 \
+	VPOR Y3, Y9, Y9 \
+	VPMADDUBSW 196(DI), Y8, Y8 \
+	VPMADDUBSW 228(DI), Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+192(SB), Y1, Y11 \
+	VPMADDWD Y11, Y8, Y8 \
+	VPSHUFB q4kWordShuf<>+224(SB), Y1, Y11 \
+	VPMADDWD Y11, Y9, Y9 \
+	VPADDD Y8, Y10, Y10 \
+	VPADDD Y9, Y10, Y10
+
+	Q5K_CHUNK3
+
+
+	VCVTDQ2PS Y10, Y10
+	VFMADD231PS Y6, Y10, Y14
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q5k2loop
+
+q5k2done:
+	VSUBPS Y13, Y14, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q5k2row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 f16 weights, out[r] is the dot product with nb·32
+// f16 activations, as the Go twin dotF16:
+//
+//	for i := 0; i < n; i++ {
+//		sum += f16(w[2*i:]) * f16(a[2*i:])
+//	}
+//
+// Widened exactly with VCVTPH2PS; products exact in float32, summed with FMA
+// in four accumulators.
+TEXT ·mvF16AVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvF16AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvF16AVX2OutOK:
+	MOVQ nrows+56(FP), R12
+
+f162row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+f162loop:
+	VCVTPH2PS 0(SI), Y4
+	VCVTPH2PS 0(DI), Y5
+	VFMADD231PS Y5, Y4, Y0
+	VCVTPH2PS 16(SI), Y6
+	VCVTPH2PS 16(DI), Y7
+	VFMADD231PS Y7, Y6, Y1
+	VCVTPH2PS 32(SI), Y4
+	VCVTPH2PS 32(DI), Y5
+	VFMADD231PS Y5, Y4, Y2
+	VCVTPH2PS 48(SI), Y6
+	VCVTPH2PS 48(DI), Y7
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ f162loop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f162row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvBF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 bf16 weights, out[r] is the dot product with
+// nb·32 bf16 activations, as the Go twin dotBF16:
+//
+//	for i := 0; i < n; i++ {
+//		x := math.Float32frombits(uint32(binary.LittleEndian.Uint16(w[2*i:])) << 16)
+//		y := math.Float32frombits(uint32(binary.LittleEndian.Uint16(a[2*i:])) << 16)
+//		sum += x * y
+//	}
+TEXT ·mvBF16AVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvBF16AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvBF16AVX2OutOK:
+	MOVQ nrows+56(FP), R12
+
+bf162row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+#define BF16_8(off, ACC) \
+	VPMOVZXWD off(SI), Y4 \
+	VPSLLD $16, Y4, Y4 \
+	VPMOVZXWD off(DI), Y5 \
+	VPSLLD $16, Y5, Y5 \
+	VFMADD231PS Y5, Y4, ACC
+
+bf162loop:
+	BF16_8(0, Y0)
+	BF16_8(16, Y1)
+	BF16_8(32, Y0)
+	BF16_8(48, Y1)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ bf162loop
+
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ bf162row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb q4_0 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, as the Go twin dotQ4_0:
+//
+//	for j := 0; j < 16; j++ {
+//		s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
+//		s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
+//	}
+//	sum += f16(x) * f16(y) * float32(s)
+//
+// The nibbles stay unsigned for VPMADDUBSW; the -8 is subtracted as
+// VPMADDUBSW of bytes of 8 with the activations.
+TEXT ·mvQ4_0AVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4_0AVX2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4_0AVX2OutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x08080808, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x00010001, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+
+q402row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+
+q402loop:
+	VMOVDQU 2(SI), X1
+	VPSRLW $4, X1, X2
+	VINSERTI128 $1, X2, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQU 2(DI), Y2
+	VPMADDUBSW Y2, Y1, Y3
+	VPMADDUBSW Y2, Y14, Y4
+	VPSUBW Y4, Y3, Y3
+	VPMADDWD Y13, Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMOVSHDUP X5, X6
+	VMULSS X6, X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS Y5, Y3, Y0
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q402loop
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q402row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q4_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
+// it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
+// four tokens, which makes a batched prefill cheaper per token than decode.
+TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+#define Q4KX4_TOK(aoff, P, ACC) \
+	VPMADDUBSW aoff(P), Y8, Y12 \
+	VPMADDWD Y10, Y12, Y12 \
+	VPADDD Y12, ACC, ACC \
+	VPMADDUBSW (aoff+32)(P), Y9, Y13 \
+	VPMADDWD Y11, Y13, Y13 \
+	VPADDD Y13, ACC, ACC
+
+#define Q4KX4_SCALE(P, IACC, FACC) \
+	VCVTDQ2PS IACC, IACC \
+	VBROADCASTSS (P), X10 \
+	VMULPS X10, X9, X10 \
+	VBROADCASTSS X10, Y11 \
+	VFMADD231PS Y11, IACC, FACC \
+	VPMADDWD 260(P), Y8, Y12 \
+	VCVTDQ2PS Y12, Y12 \
+	VMOVSHDUP X10, X13 \
+	VBROADCASTSS X13, Y13 \
+	VFNMADD231PS Y13, Y12, FACC
+
+q4k2x4loop:
+	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, DX           // scales 4..7
+	ANDL $0x3f3f3f3f, BX // mins 0..3
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, DX
+	ORQ DX, AX
+	SHLQ $32, R8
+	ORQ R8, BX
+	VMOVQ AX, X14
+	VPMOVZXBW X14, X14
+	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+	VMOVDQU 16(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q4KX4_TOK(4, DI, Y0)
+	Q4KX4_TOK(4, R10, Y1)
+	Q4KX4_TOK(4, R11, Y2)
+	Q4KX4_TOK(4, R12, Y3)
+	VMOVDQU 48(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q4KX4_TOK(68, DI, Y0)
+	Q4KX4_TOK(68, R10, Y1)
+	Q4KX4_TOK(68, R11, Y2)
+	Q4KX4_TOK(68, R12, Y3)
+	VMOVDQU 80(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q4KX4_TOK(132, DI, Y0)
+	Q4KX4_TOK(132, R10, Y1)
+	Q4KX4_TOK(132, R11, Y2)
+	Q4KX4_TOK(132, R12, Y3)
+	VMOVDQU 112(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q4KX4_TOK(196, DI, Y0)
+	Q4KX4_TOK(196, R10, Y1)
+	Q4KX4_TOK(196, R11, Y2)
+	Q4KX4_TOK(196, R12, Y3)
+
+	VMOVQ BX, X8
+	VPBROADCASTQ X8, Y8
+	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
+	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX4_SCALE(DI, Y0, Y4)
+	Q4KX4_SCALE(R10, Y1, Y5)
+	Q4KX4_SCALE(R11, Y2, Y6)
+	Q4KX4_SCALE(R12, Y3, Y7)
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	ADDQ $292, R11
+	ADDQ $292, R12
+	DECQ CX
+	JNZ q4k2x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+
+#define HSUM2_STORE(YACC, XACC) \
+	VEXTRACTF128 $1, YACC, X1 \
+	VADDPS X1, XACC, X0 \
+	VMOVHLPS X0, X0, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS X1, X0, X0 \
+	MOVSS X0, (AX) \
+	ADDQ BX, AX
+
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	HSUM2_STORE(Y6, X6)
+	HSUM2_STORE(Y7, X7)
+	VZEROUPPER
+	RET
+
+// func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q6_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KAVX2 computes
+// it for one. Each chunk of 32 quants is unpacked once and meets the four
+// tokens.
+TEXT ·matQ6KAVX2x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+#define Q6KX4_TOK(aoff, P, ACC) \
+	VPMADDUBSW aoff(P), Y8, Y10 \
+	VPMADDWD Y9, Y10, Y10 \
+	VPADDD Y10, ACC, ACC
+
+#define Q6KX4_START(P, ACC) \
+	VPMADDWD 260(P), Y13, Y10 \
+	VPSLLD $5, Y10, Y10 \
+	VPXOR ACC, ACC, ACC \
+	VPSUBD Y10, ACC, ACC
+
+#define Q6KX4_SCALE(P, IACC, FACC) \
+	VCVTDQ2PS IACC, IACC \
+	VMULSS (P), X13, X10 \
+	VBROADCASTSS X10, Y10 \
+	VFMADD231PS Y10, IACC, FACC
+
+q6k2x4loop:
+	VMOVDQU 192(SI), X12 // 16 int8 scales
+	VPMOVSXBW X12, Y13
+	Q6KX4_START(DI, Y0)
+	Q6KX4_START(R10, Y1)
+	Q6KX4_START(R11, Y2)
+	Q6KX4_START(R12, Y3)
+
+	VMOVDQU 0(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPSLLW $4, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+0(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(4, DI, Y0)
+	Q6KX4_TOK(4, R10, Y1)
+	Q6KX4_TOK(4, R11, Y2)
+	Q6KX4_TOK(4, R12, Y3)
+	VMOVDQU 32(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPSLLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+16(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(36, DI, Y0)
+	Q6KX4_TOK(36, R10, Y1)
+	Q6KX4_TOK(36, R11, Y2)
+	Q6KX4_TOK(36, R12, Y3)
+	VMOVDQU 0(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+32(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(68, DI, Y0)
+	Q6KX4_TOK(68, R10, Y1)
+	Q6KX4_TOK(68, R11, Y2)
+	Q6KX4_TOK(68, R12, Y3)
+	VMOVDQU 32(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPSRLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+48(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(100, DI, Y0)
+	Q6KX4_TOK(100, R10, Y1)
+	Q6KX4_TOK(100, R11, Y2)
+	Q6KX4_TOK(100, R12, Y3)
+	VMOVDQU 64(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPSLLW $4, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+64(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(132, DI, Y0)
+	Q6KX4_TOK(132, R10, Y1)
+	Q6KX4_TOK(132, R11, Y2)
+	Q6KX4_TOK(132, R12, Y3)
+	VMOVDQU 96(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPSLLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+80(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(164, DI, Y0)
+	Q6KX4_TOK(164, R10, Y1)
+	Q6KX4_TOK(164, R11, Y2)
+	Q6KX4_TOK(164, R12, Y3)
+	VMOVDQU 64(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+96(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(196, DI, Y0)
+	Q6KX4_TOK(196, R10, Y1)
+	Q6KX4_TOK(196, R11, Y2)
+	Q6KX4_TOK(196, R12, Y3)
+	VMOVDQU 96(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPSRLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+112(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(228, DI, Y0)
+	Q6KX4_TOK(228, R10, Y1)
+	Q6KX4_TOK(228, R11, Y2)
+	Q6KX4_TOK(228, R12, Y3)
+
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X13
+	VCVTPH2PS X13, X13
+	Q6KX4_SCALE(DI, Y0, Y4)
+	Q6KX4_SCALE(R10, Y1, Y5)
+	Q6KX4_SCALE(R11, Y2, Y6)
+	Q6KX4_SCALE(R12, Y3, Y7)
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	ADDQ $292, R11
+	ADDQ $292, R12
+	DECQ CX
+	JNZ q6k2x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	HSUM2_STORE(Y6, X6)
+	HSUM2_STORE(Y7, X7)
+	VZEROUPPER
+	RET
+
+// func mvF32AVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 f32 weights, out[r] is the dot product with nb·32
+// f32 activations, as the Go twin dotF32:
+//
+//	for i := 0; i < n; i++ {
+//		sum += x[i] * y[i]
+//	}
+//
+// summed with FMA in four accumulators of 8 lanes.
+TEXT ·mvF32AVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ f322OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+f322OutOK:
+	MOVQ nrows+56(FP), R12
+
+f322row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+f322loop:
+	VMOVUPS 0(SI), Y4
+	VFMADD231PS 0(DI), Y4, Y0
+	VMOVUPS 32(SI), Y5
+	VFMADD231PS 32(DI), Y5, Y1
+	VMOVUPS 64(SI), Y6
+	VFMADD231PS 64(DI), Y6, Y2
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f322loop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f322row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET

@@ -54,7 +54,7 @@ DATA q4kMinShuf<>+0x10(SB)/8, $0x8005800580048004
 DATA q4kMinShuf<>+0x18(SB)/8, $0x8007800780068006
 GLOBL q4kMinShuf<>(SB), RODATA|NOPTR, $32
 
-// func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -77,9 +77,14 @@ GLOBL q4kMinShuf<>(SB), RODATA|NOPTR, $32
 // One 32-byte chunk of qs holds sub-blocks 2j (low nibbles) and 2j+1 (high
 // nibbles); it is widened to 64 nibble bytes [low | high] that line up with
 // the 64 activation bytes of those two sub-blocks.
-TEXT ·mvQ4KAVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ4KAVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4KAVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4KAVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -204,6 +209,7 @@ q4kdone:
 	DECQ R12
 	JNZ q4krow
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
 // q6_K constants: 0x30 masks the two top bits in place; the shift counts
@@ -269,7 +275,7 @@ DATA q6kScaleIdx<>+0xf0(SB)/8, $0x0010000f0010000f
 DATA q6kScaleIdx<>+0xf8(SB)/8, $0x0010000f0010000f
 GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256
 
-// func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -290,9 +296,14 @@ GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256
 //
 // The quants are used unsigned (0..63) and the -32 is applied once per
 // block as -32·Σ scale_g·bsums_g.
-TEXT ·mvQ6KAVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ6KAVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ6KAVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ6KAVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -387,9 +398,10 @@ q6kdone:
 	DECQ R12
 	JNZ q6krow
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32)
+// func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
 // product of row r with the activations a.
@@ -402,9 +414,14 @@ q6kdone:
 //
 // VPDPBUSD needs one unsigned operand: |w| times a with w's sign
 // (VPSIGNB), as ggml's mul_sum_i8_pairs.
-TEXT ·mvQ8_0AVX512(SB), NOSPLIT, $0-88
+TEXT ·mvQ8_0AVX512(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ8_0AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ8_0AVX512OutOK:
 	MOVQ nrows+56(FP), R12
 
 q80row:
@@ -490,16 +507,17 @@ q80done:
 	DECQ R12
 	JNZ q80row
 	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
-// func matQ4KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+// func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart): res[t] = dotQ4_K(w, a[t*astride:]). Each weight block is
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ4_K(w, a[t*astride:]). Each weight block is
 // unpacked once (nibbles, scales, mins, d, dmin) and then meets the four
 // tokens' blocks, which is what makes a batched prefill cheaper per token
 // than decode. Per token it computes what dotQ4KAVX512 does.
-TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $0-72
+TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -612,9 +630,10 @@ q4kx4loop:
 	JNZ q4kx4loop
 
 q4kx4done:
-	MOVQ res+64(FP), AX
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
 
-#define HSUM_STORE(ZACC, YACC, off) \
+#define HSUM_STORE(ZACC, YACC) \
 	VEXTRACTF64X4 $1, ZACC, Y0 \
 	VADDPS YACC, Y0, Y0 \
 	VEXTRACTF128 $1, Y0, X1 \
@@ -623,22 +642,23 @@ q4kx4done:
 	VADDPS X1, X0, X0 \
 	VMOVSHDUP X0, X1 \
 	VADDSS X1, X0, X0 \
-	MOVSS X0, off(AX)
+	MOVSS X0, (AX) \
+	ADDQ BX, AX
 
-	HSUM_STORE(Z25, Y25, 0)
-	HSUM_STORE(Z26, Y26, 4)
-	HSUM_STORE(Z27, Y27, 8)
-	HSUM_STORE(Z28, Y28, 12)
+	HSUM_STORE(Z25, Y25)
+	HSUM_STORE(Z26, Y26)
+	HSUM_STORE(Z27, Y27)
+	HSUM_STORE(Z28, Y28)
 	VZEROUPPER
 	RET
 
-// func matQ6KAVX512x4(w, a []byte, astride, nb int, res *[4]float32)
+// func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q6_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart): res[t] = dotQ6_K(w, a[t*astride:]). Each weight block is
+// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ6_K(w, a[t*astride:]). Each weight block is
 // unpacked once and meets the four tokens' blocks; per token it computes
 // what mvQ6KAVX512 does.
-TEXT ·matQ6KAVX512x4(SB), NOSPLIT, $0-72
+TEXT ·matQ6KAVX512x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -722,10 +742,697 @@ q6kx4loop:
 	DECQ CX
 	JNZ q6kx4loop
 
-	MOVQ res+64(FP), AX
-	HSUM_STORE(Z18, Y18, 0)
-	HSUM_STORE(Z19, Y19, 4)
-	HSUM_STORE(Z20, Y20, 8)
-	HSUM_STORE(Z21, Y21, 12)
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM_STORE(Z18, Y18)
+	HSUM_STORE(Z19, Y19)
+	HSUM_STORE(Z20, Y20)
+	HSUM_STORE(Z21, Y21)
 	VZEROUPPER
+	RET
+
+// q5kBits: for chunk c (64 bytes), bit 2c of qh in the lower 32 bytes and
+// bit 2c+1 in the upper 32 (the fifth bits of sub-blocks 2c and 2c+1).
+DATA q5kBits<>+0x00(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x08(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x10(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x18(SB)/8, $0x0101010101010101
+DATA q5kBits<>+0x20(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x28(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x30(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x38(SB)/8, $0x0202020202020202
+DATA q5kBits<>+0x40(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x48(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x50(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x58(SB)/8, $0x0404040404040404
+DATA q5kBits<>+0x60(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x68(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x70(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x78(SB)/8, $0x0808080808080808
+DATA q5kBits<>+0x80(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0x88(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0x90(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0x98(SB)/8, $0x1010101010101010
+DATA q5kBits<>+0xa0(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xa8(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xb0(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xb8(SB)/8, $0x2020202020202020
+DATA q5kBits<>+0xc0(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xc8(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xd0(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xd8(SB)/8, $0x4040404040404040
+DATA q5kBits<>+0xe0(SB)/8, $0x8080808080808080
+DATA q5kBits<>+0xe8(SB)/8, $0x8080808080808080
+DATA q5kBits<>+0xf0(SB)/8, $0x8080808080808080
+DATA q5kBits<>+0xf8(SB)/8, $0x8080808080808080
+GLOBL q5kBits<>(SB), RODATA|NOPTR, $256
+
+// func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q5_K · q8_K dot product, as
+// the Go twin dotQ5_K:
+//
+//	for s := 0; s < 8; s++ {
+//		sc, m := scaleMinK4(s, x[4:16])
+//		msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+//		q := x[48+32*(s/2):]
+//		shift := 4 * (s % 2)
+//		var d int32
+//		for l := 0; l < 32; l++ {
+//			v := int32(q[l]>>shift&0xf) | int32(x[16+l]>>s&1)<<4
+//			d += v * int32(int8(y[4+32*s+l]))
+//		}
+//		isum += int32(sc) * d
+//	}
+//	dy := q8KScale(y)
+//	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//
+// It is mvQ4KAVX512 with the fifth bits added: VPTESTMB picks the bytes of
+// qh whose bit s is set, and those quants get 16.
+TEXT ·mvQ5KAVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ5KAVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ5KAVX512OutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
+	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
+	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
+	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
+	VMOVDQU64 q4kMinShuf<>(SB), Y24
+	MOVL $0xffff0000, AX
+	KMOVD AX, K1 // the upper 16 words: the high nibbles
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z19 // the fifth bit
+	VMOVDQU64 q5kBits<>+0x00(SB), Z25
+	VMOVDQU64 q5kBits<>+0x40(SB), Z26
+	VMOVDQU64 q5kBits<>+0x80(SB), Z27
+	VMOVDQU64 q5kBits<>+0xc0(SB), Z28
+
+q5krow:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z30, Z30, Z30 // Σ d·isum lanes
+	VPXORD Z29, Z29, Z29 // Σ dmin·msum lanes (low 8)
+
+q5kloop:
+	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10 // mins 0..3
+	MOVL DX, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R11          // scales 4..7
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, R11
+	ORQ R11, AX
+	SHLQ $32, R8
+	ORQ R8, R10
+	VPBROADCASTQ AX, Z1
+	VPBROADCASTQ R10, Y2
+
+	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
+	VPSHUFB Y24, Y2, Y2
+	VPMADDWD 260(DI), Y2, Y3
+	VCVTDQ2PS Y3, Y3
+
+	// d·d_a and dmin·d_a.
+	VCVTPH2PS (SI), X4
+	VBROADCASTSS (DI), X5
+	VMULPS X5, X4, X4
+	VBROADCASTSS X4, Z6
+	VMOVSHDUP X4, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS Y7, Y3, Y29
+
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VBROADCASTI64X4 16(SI), Z9 // qh in both halves
+
+	// Chunk 0: sub-blocks 0, 1.
+	VBROADCASTI64X4 48(SI), Z8
+	VPSRLW $4, Z8, K1, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z25, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 4(DI), Z8, Z10
+	VPSHUFB Z20, Z1, Z11
+	VPDPWSSD Z11, Z10, Z12
+
+	// Chunk 1: sub-blocks 2, 3.
+	VBROADCASTI64X4 80(SI), Z14
+	VPSRLW $4, Z14, K1, Z14
+	VPANDD Z31, Z14, Z14
+	VPTESTMB Z26, Z9, K2
+	VPADDB Z19, Z14, K2, Z14
+	VPXORD Z16, Z16, Z16
+	VPDPBUSD 68(DI), Z14, Z16
+	VPSHUFB Z21, Z1, Z17
+	VPDPWSSD Z17, Z16, Z13
+
+	// Chunk 2: sub-blocks 4, 5.
+	VBROADCASTI64X4 112(SI), Z8
+	VPSRLW $4, Z8, K1, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z27, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 132(DI), Z8, Z10
+	VPSHUFB Z22, Z1, Z11
+	VPDPWSSD Z11, Z10, Z12
+
+	// Chunk 3: sub-blocks 6, 7.
+	VBROADCASTI64X4 144(SI), Z14
+	VPSRLW $4, Z14, K1, Z14
+	VPANDD Z31, Z14, Z14
+	VPTESTMB Z28, Z9, K2
+	VPADDB Z19, Z14, K2, Z14
+	VPXORD Z16, Z16, Z16
+	VPDPBUSD 196(DI), Z14, Z16
+	VPSHUFB Z23, Z1, Z17
+	VPDPWSSD Z17, Z16, Z13
+
+	VPADDD Z13, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VFMADD231PS Z6, Z12, Z30
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q5kloop
+
+q5kdone:
+	VEXTRACTF64X4 $1, Z30, Y0
+	VADDPS Y30, Y0, Y0
+	VSUBPS Y29, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q5krow
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 f16 weights, out[r] is the dot product with nb·32
+// f16 activations, as the Go twin dotF16:
+//
+//	for i := 0; i < n; i++ {
+//		sum += f16(w[2*i:]) * f16(a[2*i:])
+//	}
+//
+// Both are widened exactly with VCVTPH2PS; every product is exact in
+// float32 and is summed with FMA in four accumulators of 16 lanes.
+TEXT ·mvF16AVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvF16AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvF16AVX512OutOK:
+	MOVQ nrows+56(FP), R12
+
+f16row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ f16tail
+
+f16loop:
+	VCVTPH2PS 0(SI), Z2
+	VCVTPH2PS 0(DI), Z3
+	VFMADD231PS Z3, Z2, Z0
+	VCVTPH2PS 32(SI), Z4
+	VCVTPH2PS 32(DI), Z5
+	VFMADD231PS Z5, Z4, Z1
+	VCVTPH2PS 64(SI), Z2
+	VCVTPH2PS 64(DI), Z3
+	VFMADD231PS Z3, Z2, Z6
+	VCVTPH2PS 96(SI), Z4
+	VCVTPH2PS 96(DI), Z5
+	VFMADD231PS Z5, Z4, Z7
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f16loop
+
+f16tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ f16sum
+	VCVTPH2PS 0(SI), Z2
+	VCVTPH2PS 0(DI), Z3
+	VFMADD231PS Z3, Z2, Z0
+	VCVTPH2PS 32(SI), Z4
+	VCVTPH2PS 32(DI), Z5
+	VFMADD231PS Z5, Z4, Z1
+	ADDQ $64, SI
+
+f16sum:
+	VADDPS Z6, Z0, Z0
+	VADDPS Z7, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f16row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 bf16 weights, out[r] is the dot product with
+// nb·32 bf16 activations, as the Go twin dotBF16:
+//
+//	for i := 0; i < n; i++ {
+//		x := math.Float32frombits(uint32(binary.LittleEndian.Uint16(w[2*i:])) << 16)
+//		y := math.Float32frombits(uint32(binary.LittleEndian.Uint16(a[2*i:])) << 16)
+//		sum += x * y
+//	}
+//
+// A bf16 widens to float32 by a 16-bit shift (VPMOVZXWD, VPSLLD); every
+// product is exact in float32 and is summed with FMA.
+TEXT ·mvBF16AVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvBF16AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvBF16AVX512OutOK:
+	MOVQ nrows+56(FP), R12
+
+bf16row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ bf16tail
+
+#define BF16_16(off, ACC) \
+	VPMOVZXWD off(SI), Z2 \
+	VPSLLD $16, Z2, Z2 \
+	VPMOVZXWD off(DI), Z3 \
+	VPSLLD $16, Z3, Z3 \
+	VFMADD231PS Z3, Z2, ACC
+
+bf16loop:
+	BF16_16(0, Z0)
+	BF16_16(32, Z1)
+	BF16_16(64, Z6)
+	BF16_16(96, Z7)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ bf16loop
+
+bf16tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ bf16sum
+	BF16_16(0, Z0)
+	BF16_16(32, Z1)
+	ADDQ $64, SI
+
+bf16sum:
+	VADDPS Z6, Z0, Z0
+	VADDPS Z7, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ bf16row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb q4_0 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, as the Go twin dotQ4_0:
+//
+//	for j := 0; j < 16; j++ {
+//		s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
+//		s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
+//	}
+//	sum += f16(x) * f16(y) * float32(s)
+//
+// The nibbles stay unsigned for VPDPBUSD; the -8 is a second VPDPBUSD of
+// the activations with bytes of 8, subtracted.
+TEXT ·mvQ4_0AVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ mvQ4_0AVX512OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+mvQ4_0AVX512OutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Y14
+
+q40row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+
+q40loop:
+	VMOVDQU 2(SI), X1
+	VPSRLW $4, X1, X2
+	VINSERTI128 $1, X2, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQU 2(DI), Y2
+	VPXORD Y3, Y3, Y3
+	VPDPBUSD Y2, Y1, Y3
+	VPXORD Y4, Y4, Y4
+	VPDPBUSD Y2, Y14, Y4
+	VPSUBD Y4, Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMOVSHDUP X5, X6
+	VMULSS X6, X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS Y5, Y3, Y0
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q40loop
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q40row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvF32AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb·32 f32 weights, out[r] is the dot product with nb·32
+// f32 activations, as the Go twin dotF32:
+//
+//	for i := 0; i < n; i++ {
+//		sum += x[i] * y[i]
+//	}
+//
+// summed with FMA in two accumulators of 16 lanes.
+TEXT ·mvF32AVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ f32OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+f32OutOK:
+	MOVQ nrows+56(FP), R12
+
+f32row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+f32loop:
+	VMOVUPS 0(SI), Z2
+	VFMADD231PS 0(DI), Z2, Z0
+	VMOVUPS 64(SI), Z3
+	VFMADD231PS 64(DI), Z3, Z1
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f32loop
+
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ f32row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// q3kShift: VPSRLVW counts that bring bits 2j..2j+1 of qs to bits 0-1, for
+// chunks j (left 32 bytes) and j+1 (right): j = 0 and j = 2.
+DATA q3kShift01<>+0x00(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x08(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x10(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x18(SB)/8, $0x0000000000000000
+DATA q3kShift01<>+0x20(SB)/8, $0x0002000200020002
+DATA q3kShift01<>+0x28(SB)/8, $0x0002000200020002
+DATA q3kShift01<>+0x30(SB)/8, $0x0002000200020002
+DATA q3kShift01<>+0x38(SB)/8, $0x0002000200020002
+GLOBL q3kShift01<>(SB), RODATA|NOPTR, $64
+DATA q3kShift23<>+0x00(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x08(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x10(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x18(SB)/8, $0x0004000400040004
+DATA q3kShift23<>+0x20(SB)/8, $0x0006000600060006
+DATA q3kShift23<>+0x28(SB)/8, $0x0006000600060006
+DATA q3kShift23<>+0x30(SB)/8, $0x0006000600060006
+DATA q3kShift23<>+0x38(SB)/8, $0x0006000600060006
+GLOBL q3kShift23<>(SB), RODATA|NOPTR, $64
+
+// func mvQ3KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q3_K · q8_K dot product, as
+// the Go twin dotQ3_K:
+//
+//	for e0 := 0; e0 < 256; e0 += 16 {
+//		k, j, h := e0/128, e0%128/32, e0%32/16
+//		q := x[32+32*k+16*h:]
+//		hm := x[16*h:]
+//		var s int32
+//		for l := 0; l < 16; l++ {
+//			v := int32(q[l] >> (2 * j) & 3)
+//			if hm[l]>>(4*k+j)&1 == 0 {
+//				v -= 4
+//			}
+//			s += v * int32(int8(y[4+e0+l]))
+//		}
+//		isum += (int32(sc[e0/16]) - 32) * s
+//	}
+//	sum += f16(x[108:]) * q8KScale(y) * float32(isum)
+//
+// The quants are used unsigned, v+4 in 0..7 (two bits of qs, plus 4 where
+// the hmask bit is set, found with VPTESTMB), and the -4 is applied once per
+// block as -4·Σ scale_g·bsums_g.
+TEXT ·mvQ3KAVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ q3kOutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+q3kOutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x04040404, AX
+	VPBROADCASTD AX, Z19
+	MOVL $0x00200020, AX
+	VPBROADCASTD AX, Y30 // 32 as words
+	VMOVDQU64 q3kShift01<>(SB), Z29
+	VMOVDQU64 q3kShift23<>(SB), Z24
+	VMOVDQU64 q5kBits<>+0x00(SB), Z25
+	VMOVDQU64 q5kBits<>+0x40(SB), Z26
+	VMOVDQU64 q5kBits<>+0x80(SB), Z27
+	VMOVDQU64 q5kBits<>+0xc0(SB), Z28
+	VMOVDQU64 q6kScaleIdx<>+0x00(SB), Z20
+	VMOVDQU64 q6kScaleIdx<>+0x40(SB), Z21
+	VMOVDQU64 q6kScaleIdx<>+0x80(SB), Z22
+	VMOVDQU64 q6kScaleIdx<>+0xc0(SB), Z23
+
+q3krow:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z18, Z18, Z18
+
+q3kloop:
+	// The 16 6-bit scales (ggml's kmask1/kmask2 unpacking), minus 32.
+	MOVL 96(SI), AX
+	MOVL 100(SI), BX
+	MOVL 104(SI), DX
+	MOVL AX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL DX, R9
+	SHRL $4, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8 // scales 8..11
+	MOVL BX, R10
+	SHRL $4, R10
+	ANDL $0x0f0f0f0f, R10
+	MOVL DX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R10 // scales 12..15
+	ANDL $0x0f0f0f0f, AX
+	MOVL DX, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, AX // scales 0..3
+	ANDL $0x0f0f0f0f, BX
+	MOVL DX, R9
+	SHRL $2, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, BX // scales 4..7
+	SHLQ $32, BX
+	ORQ BX, AX
+	SHLQ $32, R10
+	ORQ R10, R8
+	VMOVQ AX, X1
+	VPINSRQ $1, R8, X1, X1
+	VPMOVZXBW X1, Y1
+	VPSUBW Y30, Y1, Y1 // 16 signed scales as words; words 16..31 zero
+
+	VPMADDWD 260(DI), Y1, Y3
+	VPSLLD $2, Y3, Y3
+	VPXORD Z13, Z13, Z13
+	VPSUBD Z3, Z13, Z12 // start at -4·Σ scale·bsum
+
+	VBROADCASTI64X4 0(SI), Z9 // hmask in both halves
+
+	VBROADCASTI64X4 32(SI), Z8
+	VPSRLVW Z29, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z25, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 4(DI), Z8, Z10
+	VPERMW Z1, Z20, Z11
+	VPDPWSSD Z11, Z10, Z12
+	VBROADCASTI64X4 32(SI), Z8
+	VPSRLVW Z24, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z26, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 68(DI), Z8, Z10
+	VPERMW Z1, Z21, Z11
+	VPDPWSSD Z11, Z10, Z13
+	VBROADCASTI64X4 64(SI), Z8
+	VPSRLVW Z29, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z27, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 132(DI), Z8, Z10
+	VPERMW Z1, Z22, Z11
+	VPDPWSSD Z11, Z10, Z12
+	VBROADCASTI64X4 64(SI), Z8
+	VPSRLVW Z24, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB Z28, Z9, K2
+	VPADDB Z19, Z8, K2, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 196(DI), Z8, Z10
+	VPERMW Z1, Z23, Z11
+	VPDPWSSD Z11, Z10, Z13
+
+	VPADDD Z13, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	MOVWLZX 108(SI), AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	VMULSS (DI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS Z4, Z12, Z18
+
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q3kloop
+
+	VEXTRACTF64X4 $1, Z18, Y0
+	VADDPS Y18, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q3krow
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
 	RET

@@ -218,7 +218,7 @@ func testLengths(t gguf.Type) []int {
 	bs := t.BlockSize()
 	switch bs {
 	case 1:
-		return []int{1, 7, 64, 333, 1024}
+		return []int{1, 7, 64, 96, 333, 1024}
 	case 32:
 		return []int{32, 96, 256, 2048}
 	}
@@ -369,6 +369,41 @@ func TestVecDotType(t *testing.T) {
 		}
 		if _, err := Dot(w); err == nil {
 			t.Errorf("Dot(%v): no error", w)
+		}
+	}
+}
+
+// TestNoAllocs: the kernels run in the decode loop, where nothing may
+// allocate.
+func TestNoAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, level := range supportedLevels() {
+		ks := newKernelSet(level)
+		for _, wt := range dotTypes {
+			vt, _ := VecDotType(wt)
+			n := testLengths(wt)[1]
+			const nrows, ntok = 6, 5
+			w := makeWeights(rng, wt, n*nrows, fillRandom)
+			x := make([]float32, n*ntok)
+			ab, _ := vt.RowBytes(n)
+			a := make([]byte, ab*ntok)
+			out := make([]float32, nrows*ntok)
+			dot, _ := ks.dot(wt)
+			mv, _ := ks.matVec(wt)
+			mm, _ := ks.matMul(wt)
+			allocs := testing.AllocsPerRun(10, func() {
+				for tok := range ntok {
+					if err := QuantizeActivations(vt, x[tok*n:(tok+1)*n], a[tok*ab:(tok+1)*ab]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				out[0] = dot(n, w, a)
+				mv(n, w, a, out[:nrows])
+				mm(n, w, nrows, a, ntok, out, nrows)
+			})
+			if allocs != 0 {
+				t.Errorf("%v %v: %v allocations per run, want 0", level, wt, allocs)
+			}
 		}
 	}
 }

@@ -63,3 +63,18 @@ func BenchmarkSampleFlat(b *testing.B) {
 		s.Sample(logits)
 	}
 }
+
+// BenchmarkSampleWide has a nucleus of thousands of tokens, like a model
+// unsure how to go on (the start of a story): top-p needs every weight.
+func BenchmarkSampleWide(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	logits := make([]float32, 128256)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64())
+	}
+	s := New(SmolLM3Defaults())
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Sample(logits)
+	}
+}

@@ -51,6 +51,8 @@
 // probability mass only when bounds on it (the head's mass, plus the rest
 // at most as likely as the head's last token) leave the nucleus in doubt;
 // then, like plain temperature sampling, it computes e^x of every logit
-// with a polynomial accurate to 1e-8 relative. See BenchmarkSample for the
+// with a polynomial accurate to 1e-8 relative, and a wide nucleus is found
+// with a histogram of the logits, sorting only the bucket where it ends.
+// See BenchmarkSample, BenchmarkSampleWide and BenchmarkSampleFlat for the
 // per-token cost on SmolLM3's 128,256-entry vocabulary.
 package sample

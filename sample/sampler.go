@@ -25,10 +25,12 @@ type Sampler struct {
 
 	work    []float32   // the logits after penalties
 	cands   []candidate // explicit survivors of the truncating samplers
-	window  []int32     // ring buffer of the last cfg.PenaltyWindow accepted tokens
-	wpos    int         // next write position in window
-	wlen    int         // number of valid entries in window
-	scratch []int32     // sorted copy of the window, for counting
+	edge    []candidate // topPHistogram's boundary bucket
+	hist    *[histBuckets]float64
+	window  []int32 // ring buffer of the last cfg.PenaltyWindow accepted tokens
+	wpos    int     // next write position in window
+	wlen    int     // number of valid entries in window
+	scratch []int32 // sorted copy of the window, for counting
 }
 
 // candidate is a token that survived truncation so far.
@@ -335,17 +337,13 @@ func nucleus(cands []candidate, maxv float32, target float64) []candidate {
 
 // topPFull is top-p over the whole vocabulary. The nucleus of a real model is
 // usually a handful of tokens, so instead of sorting 128K logits it takes the
-// best 64, then the best 1024, until their mass reaches p. A nearly flat
-// distribution falls through to nucleusSelect, which finds the nucleus
-// without sorting it.
-//
-// Often even the total mass (e^x of every logit, the costly part) is not
-// needed: with the best k tokens known, the total lies between their mass
-// and that plus (n-k) times the k-th token's weight. The nucleus only grows
-// with the total, so if both bounds give the same nucleus, it is the exact
-// one.
+// best 64, then the best 1024, and checks whether they hold the nucleus.
+// That check usually does not even need the total mass (e^x of every logit,
+// the costly part): with the best k tokens known, the total lies between
+// their mass and that plus (n-k) times the k-th token's weight. The nucleus
+// only grows with the total, so if both bounds give the same nucleus, it is
+// the exact one. A wide nucleus goes to topPHistogram.
 func (s *Sampler) topPFull(work []float32, maxv, p float32) []candidate {
-	total := -1.0 // not computed yet
 	for _, k := range [...]int{64, 1024} {
 		if k >= len(work) {
 			break
@@ -361,73 +359,73 @@ func (s *Sampler) topPFull(work []float32, maxv, p float32) []candidate {
 		if hi != nil && len(lo) == len(hi) {
 			return hi
 		}
-		if total < 0 {
-			total = sumExp(work, maxv, 1)
-		}
-		if kept := nucleus(top, maxv, float64(p)*total); kept != nil {
-			return kept
-		}
 	}
-	if total < 0 {
-		total = sumExp(work, maxv, 1)
-	}
-	all := s.cands[:0]
-	for i, l := range work {
-		all = append(all, candidate{int32(i), notNaN(l)})
-	}
-	s.cands = all
-	return nucleusSelect(all, maxv, float64(p)*total)
+	return s.topPHistogram(work, maxv, p)
 }
 
-// nucleusSelect returns the same set as nucleus(sorted(cands)), as a prefix
-// of cands in no particular order, in expected linear time: like quickselect,
-// it partitions around a pivot and continues only into the side that holds
-// the boundary.
-func nucleusSelect(cands []candidate, maxv float32, target float64) []candidate {
-	lo, hi := 0, len(cands) // the boundary lies in cands[lo:hi]; cands[:lo] is kept
-	need := target
-	for hi-lo > 32 {
-		// Median of three as pivot, moved to the end.
-		a, b, c := lo, lo+(hi-lo)/2, hi-1
-		if better(cands[b], cands[a]) {
-			a, b = b, a
+// histBuckets is the resolution of topPHistogram.
+const histBuckets = 4096
+
+// topPHistogram finds a nucleus of any size in three passes and no full
+// sort: it buckets the tokens by logit (over the range of logits that have
+// weight, so a nearly flat distribution is spread over all buckets too) and
+// sums each bucket's mass; the bucket where the running mass from the top
+// crosses p holds the boundary. The buckets above it are kept whole, and
+// only the boundary bucket's tokens are sorted to place the cut exactly.
+// The kept tokens come back in no particular order.
+func (s *Sampler) topPHistogram(work []float32, maxv, p float32) []candidate {
+	cut := maxv + minExp // lighter tokens have weight 0 (see expNeg)
+	lowest := maxv
+	for _, l := range work {
+		if l >= cut && l < lowest {
+			lowest = l
 		}
-		if better(cands[c], cands[b]) {
-			b = c
-			if better(cands[b], cands[a]) {
-				b = a
+	}
+	span := maxv - lowest
+	if span <= 0 { // every weighted token ties with the top one
+		span = 1
+	}
+	scale := float32(histBuckets) / span
+	bucket := func(l float32) int { return min(int((maxv-l)*scale), histBuckets-1) }
+
+	if s.hist == nil {
+		s.hist = new([histBuckets]float64)
+	}
+	mass := s.hist
+	*mass = [histBuckets]float64{}
+	total := 0.0
+	for _, l := range work {
+		if l >= cut {
+			w := expNeg(float64(l - maxv))
+			mass[bucket(l)] += w
+			total += w
+		}
+	}
+	target := float64(p) * total
+	b, above := 0, 0.0
+	for b < histBuckets-1 && above+mass[b] < target {
+		above += mass[b]
+		b++
+	}
+
+	kept, edge := s.cands[:0], s.edge[:0]
+	for i, l := range work {
+		if l >= cut {
+			switch bi := bucket(l); {
+			case bi < b:
+				kept = append(kept, candidate{int32(i), l})
+			case bi == b:
+				edge = append(edge, candidate{int32(i), l})
 			}
 		}
-		cands[b], cands[hi-1] = cands[hi-1], cands[b]
-		pivot := cands[hi-1]
-		// Partition: the candidates better than the pivot go first.
-		m, mass := lo, 0.0
-		for i := lo; i < hi-1; i++ {
-			if better(cands[i], pivot) {
-				mass += expNeg(float64(cands[i].logit - maxv))
-				cands[i], cands[m] = cands[m], cands[i]
-				m++
-			}
-		}
-		cands[m], cands[hi-1] = cands[hi-1], cands[m]
-		if mass >= need {
-			hi = m // the boundary is among the candidates better than the pivot
-			continue
-		}
-		need -= mass
-		if w := expNeg(float64(pivot.logit - maxv)); w >= need {
-			return cands[:m+1]
-		} else {
-			need -= w
-		}
-		lo = m + 1
 	}
-	rest := cands[lo:hi]
-	slices.SortFunc(rest, byRank)
-	if kept := nucleus(rest, maxv, need); kept != nil {
-		return cands[:lo+len(kept)]
+	slices.SortFunc(edge, byRank)
+	if n := nucleus(edge, maxv, target-above); n != nil {
+		edge = n // else rounding kept the sum just short of p: keep the bucket
 	}
-	return cands[:hi] // rounding kept the sum just short of p: keep all
+	kept = append(kept, edge...)
+	s.cands, s.edge = kept, edge[:0]
+	return kept
 }
 
 // drawCandidates draws one of cands with probability proportional to

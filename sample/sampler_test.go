@@ -334,6 +334,9 @@ func TestTopPFullMatchesSort(t *testing.T) {
 		{"flat, p near 1", 0.01, 0.999, 20000},
 		{"small vocabulary", 1, 0.9, 40},
 		{"peaked like a model", -1, 0.95, 128256},
+		{"wide nucleus, real vocabulary", 1, 0.95, 128256},
+		{"wide nucleus, small p", 1, 0.2, 128256},
+		{"two values", -2, 0.5, 5000},
 		{"peaked, tiny p", -1, 0.01, 128256},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -341,8 +344,13 @@ func TestTopPFullMatchesSort(t *testing.T) {
 			for i := range logits {
 				logits[i] = float32(r.NormFloat64() * tc.sd)
 			}
-			if tc.sd < 0 {
+			switch tc.sd {
+			case -1:
 				logits = benchLogits(tc.vocab, 2)
+			case -2:
+				for i := range logits {
+					logits[i] = float32(i % 2)
+				}
 			}
 			s := New(Config{Temperature: 1, TopP: tc.p})
 			_, maxv := argmax(logits)

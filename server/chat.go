@@ -100,7 +100,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("chat completion", "request_id", reqID, "stream", req.Stream, "session", req.SessionID,
 		"slot", slot, "queue_wait", queueWait.Round(time.Microsecond), "duration", time.Since(g.start).Round(time.Microsecond),
 		"prompt_tokens", st.PromptTokens, "cached_tokens", st.CachedTokens, "generated_tokens", st.GeneratedTokens,
-		"decode_tok_s", round1(st.DecodeTokensPerSec), "stop", st.StopReason, "error", g.errText)
+		"prefill_tok_s", round1(st.PrefillTokensPerSec), "decode_tok_s", round1(st.DecodeTokensPerSec), "stop", st.StopReason, "error", g.errText)
 }
 
 func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }

@@ -26,6 +26,13 @@
 //   - Serve shuts down gracefully when its context ends: it stops accepting,
 //     lets running streams finish for Config.ShutdownGrace, then cancels them
 //     (each gets an error event and [DONE]) and returns.
+//   - Browsers may not send state-changing requests from other sites: a POST
+//     or DELETE whose Origin header names another host gets 403, so a web page
+//     cannot make a visitor's browser use the model. (API clients and curl
+//     send no Origin.)
+//   - Serve on a loopback address answers only requests whose Host is
+//     localhost or a loopback IP (403 otherwise), which defeats DNS
+//     rebinding: a web page cannot reach the server under its own name.
 //   - Every request is logged with log/slog: request id (also sent back as
 //     X-Request-Id), status, duration, and for completions the token counts,
 //     queue wait and speed.
@@ -39,6 +46,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,7 +117,8 @@ type Server struct {
 	slotMu       sync.Mutex
 	slotSessions []Session // one engine session per slot, made on first use
 
-	draining atomic.Bool
+	draining     atomic.Bool
+	loopbackOnly atomic.Bool // Serve listens on a loopback address only
 	// stopGen is cancelled when running generations must stop (shutdown
 	// grace expired); every generation's context is tied to it.
 	stopGen    context.Context
@@ -205,6 +214,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	sw := &statusWriter{ResponseWriter: w}
+	if s.loopbackOnly.Load() && !loopbackHost(r.Host) {
+		// Served on loopback, the server answers only to loopback names,
+		// so a web page cannot reach it through DNS rebinding.
+		writeError(sw, &apiError{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "host_not_allowed",
+			Message: "host " + r.Host + " is not allowed: this server listens on loopback; use localhost or 127.0.0.1"})
+		s.log.Warn("request for a non-loopback host refused", "request_id", id, "host", r.Host)
+		return
+	}
 	if crossSite(r) {
 		// A page on another site may not make this browser spend the
 		// model's time (or delete its sessions): browsers send Origin on
@@ -240,6 +257,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"path", r.URL.Path, "status", status, "bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 	}()
 	s.mux.ServeHTTP(sw, r)
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback
+// interface: localhost or a loopback IP, with or without a port.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // crossSite reports a state-changing request sent by a browser from a page
@@ -357,6 +389,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Info("serving", "addr", ln.Addr().String(), "model", s.engine.ModelName(),
 		"context", s.engine.ContextLength(), "slots", s.cfg.Slots, "max_queue", s.cfg.MaxQueue)
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		s.loopbackOnly.Store(true)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	tick := time.NewTicker(time.Minute)

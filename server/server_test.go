@@ -717,3 +717,38 @@ func TestCrossOriginRequestsRefused(t *testing.T) {
 		t.Errorf("engine ran %d generations, want 2", c.Calls)
 	}
 }
+
+func TestLoopbackServerRefusesOtherHosts(t *testing.T) {
+	srv := server.New(&servertest.Engine{}, server.Config{Logger: quietLogger()})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	for _, tc := range []struct {
+		host   string
+		status int
+	}{
+		{"127.0.0.1:" + port, 200},
+		{"localhost:" + port, 200},
+		{"localhost", 200},
+		{"[::1]:" + port, 200},
+		{"evil.example:" + port, 403},
+		{"192.168.1.10:" + port, 403},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/health", nil)
+		req.Host = tc.host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("Host %q: status %d, want %d", tc.host, resp.StatusCode, tc.status)
+		}
+	}
+}

@@ -24,4 +24,7 @@
 //	logits, err := m.Forward(ctx, cache, promptIDs, 0, false)
 //	next := argmax(logits)
 //	logits, err = m.Forward(ctx, cache, []int32{next}, cache.Len(), false)
+//
+// For chat, NewSession and Session.Generate render the chat template,
+// tokenize, reuse the cached prefix between turns, sample and stream text.
 package smollm3

@@ -1,6 +1,7 @@
 package smollm3
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -31,8 +32,19 @@ type GenerateOptions struct {
 	// Thinking turns SmolLM3's reasoning mode on or off for this request; nil
 	// leaves it to the template (on, unless a system prompt says /no_think).
 	Thinking *bool
+	// Tools are function definitions in the OpenAI form ({"type":
+	// "function", "function": {...}}) that the chat template lists in the
+	// system turn (see chat.Options.Tools). The model calls them by writing
+	// <tool_call>{...}</tool_call> in its answer; parsing that is up to the
+	// caller.
+	Tools []json.RawMessage
 	// HideReasoning drops the reasoning events; the model still thinks.
 	HideReasoning bool
+	// PrefillProgress, if set, is called after each chunk of the prompt is
+	// computed, with the prompt tokens done so far (cached ones included)
+	// and the prompt's length, so that a program can show progress on a
+	// long prompt. It runs on the generating goroutine; keep it quick.
+	PrefillProgress func(done, total int)
 	// DropOldest lets Generate drop the oldest messages (after a leading
 	// system message) until the prompt fits the context, instead of failing
 	// with ErrContextFull. The last message is never dropped.
@@ -99,6 +111,12 @@ type Stats struct {
 	PrefillTokensPerSec, DecodeTokensPerSec float64
 	// StopReason is StopEndOfTurn, StopLength or StopCancelled.
 	StopReason string
+}
+
+// String summarizes the stats on one line, for logs and status lines.
+func (s Stats) String() string {
+	return fmt.Sprintf("%d prompt tokens (%d cached) at %.1f tokens/s, %d generated at %.1f tokens/s, stop: %s",
+		s.PromptTokens, s.CachedTokens, s.PrefillTokensPerSec, s.GeneratedTokens, s.DecodeTokensPerSec, s.StopReason)
 }
 
 // ErrSessionBusy is returned when Generate is called on a session that is

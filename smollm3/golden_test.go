@@ -152,7 +152,8 @@ func TestGoldenLogits(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tol := goldenTolerance(t, name)
 			g := loadGolden(t, name)
-			m, err := Load(goldenModelPath(t, name), WithThreads(2))
+			// Like the reference run: the whole prompt in one batch.
+			m, err := Load(goldenModelPath(t, name), WithThreads(2), WithBatchSize(1024))
 			if err != nil {
 				t.Fatal(err)
 			}

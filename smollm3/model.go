@@ -35,6 +35,7 @@ type options struct {
 	threads int
 	kvType  llama.KVType
 	context int
+	batch   int
 	nope    rope.NoPE
 	nopeSet bool
 	logger  *slog.Logger
@@ -60,6 +61,11 @@ func WithContext(n int) Option { return func(o *options) { o.context = n } }
 func WithNoPE(mask rope.NoPE) Option {
 	return func(o *options) { o.nope, o.nopeSet = mask, true }
 }
+
+// WithBatchSize sets the most tokens one pass through the layers takes
+// (llama.cpp's n_ubatch, default llama.DefaultBatchSize = 512); longer
+// prompts run in several passes.
+func WithBatchSize(n int) Option { return func(o *options) { o.batch = n } }
 
 // WithLogger sets the logger for load-time messages (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
@@ -109,7 +115,7 @@ func New(f *gguf.File, opts ...Option) (*Model, error) {
 	if !o.nopeSet && cfg.Arch == "smollm3" {
 		nope = NoPEMask(cfg.Layers)
 	}
-	llm, err := llama.New(f, llama.Options{Threads: o.threads, NoPE: nope})
+	llm, err := llama.New(f, llama.Options{Threads: o.threads, NoPE: nope, BatchSize: o.batch})
 	if err != nil {
 		return nil, fmt.Errorf("smollm3: %w", err)
 	}
@@ -119,7 +125,9 @@ func New(f *gguf.File, opts ...Option) (*Model, error) {
 	return &Model{file: f, llm: llm, opts: o}, nil
 }
 
-// Close stops the model's threads and unmaps the file.
+// Close stops the model's threads and unmaps the file. Call it only after
+// every Forward (and every session's generation) has returned: the weights
+// live in the mapping.
 func (m *Model) Close() error {
 	m.llm.Close()
 	return m.file.Close()

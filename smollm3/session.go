@@ -13,18 +13,20 @@ import (
 	"github.com/smolgo/smolgo/smollm3/chat"
 )
 
-// prefillChunk is how many prompt tokens one forward call processes: small
-// enough that cancellation is noticed quickly, large enough that batching
-// pays off.
-const prefillChunk = 256
+// prefillChunk is how many prompt tokens one forward call processes, like
+// llama.cpp's default micro-batch (n_ubatch 512), so that long prompts are
+// computed in the same batches. Cancellation does not wait for a chunk: the
+// forward pass checks its context between layers.
+const prefillChunk = 512
 
 // backend is what a Session needs from a loaded model. *Model provides it
 // (session_model.go); tests use fakes.
 type backend interface {
 	// newCache returns an empty KV cache for one session.
 	newCache() (kvCache, error)
-	// render applies the chat template with the generation prompt.
-	render(msgs []Message, thinking *bool) (string, error)
+	// render applies the chat template with the generation prompt, the
+	// reasoning mode and the tools of opts.
+	render(msgs []Message, opts *GenerateOptions) (string, error)
 	// encode tokenizes a rendered prompt, special tokens included.
 	encode(text string) ([]int32, error)
 	// newDecoder returns a streaming detokenizer that leaves special tokens out.
@@ -58,6 +60,12 @@ type tokenDecoder interface {
 // model's previous answers); the session finds the longest prefix of the new
 // prompt that is already cached and prefills only the rest.
 //
+// The same prompt asked again reuses even the prompt's logits, so a seeded
+// request repeats its answer. A resumed conversation computes its new tokens
+// in other batches than a fresh session would, and batched and single-token
+// passes round differently (as in llama.cpp), so a resumed answer can differ
+// from a fresh one where two tokens are nearly tied.
+//
 // A Session runs one generation at a time; make one per concurrent
 // conversation. Sessions of one Model share its weights.
 type Session struct {
@@ -69,10 +77,19 @@ type Session struct {
 	tokens []int32
 	// sampled are the tokens the last generation sampled (for tests).
 	sampled []int32
+	// promptLogits are the logits after the last prompt's prefill, the
+	// prediction for position promptEnd; promptEnd is -1 when there are none
+	// or tokens[:promptEnd] has changed since. Asking the same prompt again
+	// reuses them: recomputing the last prompt token alone would give
+	// slightly different numbers than the batched prefill did (batch and
+	// single-token kernels round differently), and a seeded request would
+	// not repeat its answer.
+	promptLogits []float32
+	promptEnd    int
 }
 
 func newSession(b backend) *Session {
-	return &Session{b: b}
+	return &Session{b: b, promptEnd: -1}
 }
 
 // Reset empties the session's KV cache; the next Generate starts from
@@ -81,6 +98,7 @@ func (s *Session) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens = s.tokens[:0]
+	s.promptEnd = -1
 }
 
 // CachedTokens returns how many tokens the session's KV cache holds.
@@ -135,6 +153,12 @@ type generation struct {
 
 func (g *generation) run(ctx context.Context, msgs []Message) error {
 	s, b := g.s, g.s.b
+	if g.opts.MaxTokens < 0 {
+		return fmt.Errorf("smollm3: GenerateOptions.MaxTokens is %d; use 0 for no limit", g.opts.MaxTokens)
+	}
+	if err := g.opts.Sampler.Validate(); err != nil {
+		return fmt.Errorf("smollm3: GenerateOptions.Sampler: %w", err)
+	}
 	if s.cache == nil {
 		c, err := b.newCache()
 		if err != nil {
@@ -153,13 +177,20 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	for common < len(s.tokens) && common < len(prompt) && s.tokens[common] == prompt[common] {
 		common++
 	}
-	common = min(common, len(prompt)-1)
+	var logits []float32
+	if common == len(prompt) && s.promptEnd == len(prompt) {
+		logits = s.promptLogits // the same prompt again: reuse its logits
+	} else {
+		common = min(common, len(prompt)-1)
+	}
 	s.tokens = s.tokens[:common]
+	if s.promptEnd > common {
+		s.promptEnd = -1
+	}
 	s.sampled = s.sampled[:0]
 	g.stats.PromptTokens = len(prompt)
 	g.stats.CachedTokens = common
 
-	var logits []float32
 	start := time.Now()
 	for pos := common; pos < len(prompt); pos += prefillChunk {
 		if ctx.Err() != nil {
@@ -174,10 +205,17 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 			return fmt.Errorf("smollm3: prefill of prompt tokens %d..%d: %w", pos, pos+len(chunk)-1, err)
 		}
 		s.tokens = append(s.tokens, chunk...)
+		if g.opts.PrefillProgress != nil {
+			g.opts.PrefillProgress(len(s.tokens), len(prompt))
+		}
 	}
 	g.prefilled = time.Now()
-	if d := g.prefilled.Sub(start).Seconds(); d > 0 {
+	if d := g.prefilled.Sub(start).Seconds(); d > 0 && common < len(prompt) {
 		g.stats.PrefillTokensPerSec = float64(len(prompt)-common) / d
+	}
+	if common < len(prompt) {
+		s.promptLogits = append(s.promptLogits[:0], logits...)
+		s.promptEnd = len(prompt)
 	}
 
 	sampler := sample.New(g.opts.Sampler)
@@ -253,7 +291,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 		if dropped > 0 {
 			use = append(slices.Clip(msgs[:head]), msgs[head+dropped:]...)
 		}
-		text, err := b.render(use, g.opts.Thinking)
+		text, err := b.render(use, &g.opts)
 		if err != nil {
 			return nil, fmt.Errorf("smollm3: rendering the chat template: %w", err)
 		}

@@ -62,7 +62,8 @@ func (f *fakeBackend) newDecoder() tokenDecoder        { return &fakeDecoder{} }
 func (f *fakeBackend) endOfTurn(id int32) bool         { return id == fakeImEnd }
 func (f *fakeBackend) thinkTags() (int32, int32, bool) { return fakeThink, fakeThinkEnd, true }
 
-func (f *fakeBackend) render(msgs []Message, thinking *bool) (string, error) {
+func (f *fakeBackend) render(msgs []Message, opts *GenerateOptions) (string, error) {
+	thinking := opts.Thinking
 	var b strings.Builder
 	for _, m := range msgs {
 		think := ""

@@ -40,8 +40,8 @@ func (b *modelBackend) newCache() (kvCache, error) {
 	return &modelCache{m: b.m, c: c}, nil
 }
 
-func (b *modelBackend) render(msgs []Message, thinking *bool) (string, error) {
-	return chat.Render(msgs, chat.Options{EnableThinking: thinking, AddGenerationPrompt: true, Now: b.now})
+func (b *modelBackend) render(msgs []Message, opts *GenerateOptions) (string, error) {
+	return chat.Render(msgs, chat.Options{EnableThinking: opts.Thinking, Tools: opts.Tools, AddGenerationPrompt: true, Now: b.now})
 }
 
 func (b *modelBackend) encode(text string) ([]int32, error) {

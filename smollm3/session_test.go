@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smolgo/smolgo/sample"
 )
 
 // result is a whole generation, collected.
@@ -229,10 +232,15 @@ func TestPrefixReuse(t *testing.T) {
 			if fresh.stats.CachedTokens != 0 || fresh.stats.PromptTokens != r2.stats.PromptTokens {
 				t.Fatalf("fresh stats %+v vs resumed %+v", fresh.stats, r2.stats)
 			}
-			// The same request again recomputes only the last prompt token.
+			// The same request again computes nothing before its first token:
+			// the prompt's logits are kept.
+			calls := f.calls
 			r3 := collect(s, context.Background(), msgs, opts)
-			if r3.content != r2.content || r3.stats.CachedTokens != r3.stats.PromptTokens-1 {
+			if r3.content != r2.content || r3.stats.CachedTokens != r3.stats.PromptTokens {
 				t.Fatalf("repeat: content %q, stats %+v", r3.content, r3.stats)
+			}
+			if f.calls-calls != r3.stats.GeneratedTokens-1 {
+				t.Fatalf("repeat: %d forward calls for %d generated tokens", f.calls-calls, r3.stats.GeneratedTokens)
 			}
 			// An edited earlier message reuses only what precedes the edit.
 			edited := append([]Message{}, msgs...)
@@ -255,7 +263,7 @@ func TestPrefixReuse(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
-	f := &fakeBackend{ctxLen: 1000, answer: fixed("a long answer that takes a while"), delay: 5 * time.Millisecond}
+	f := &fakeBackend{ctxLen: 4000, answer: fixed("a long answer that takes a while"), delay: 5 * time.Millisecond}
 	s := newSession(f)
 	ctx, cancel := context.WithCancel(context.Background())
 	var r result
@@ -287,8 +295,18 @@ func TestCancellation(t *testing.T) {
 		t.Fatalf("after cancel: err %v content %q stats %+v", r2.err, r2.content, r2.stats)
 	}
 
+	// Progress of a long prefill: one call per chunk, ending at the total.
+	var progress [][2]int
+	long := strings.Repeat("x", 2*prefillChunk)
+	r5 := collect(newSession(f), context.Background(), user(long), GenerateOptions{MaxTokens: 1,
+		PrefillProgress: func(done, total int) { progress = append(progress, [2]int{done, total}) }})
+	want := [][2]int{{prefillChunk, r5.stats.PromptTokens}, {2 * prefillChunk, r5.stats.PromptTokens}, {r5.stats.PromptTokens, r5.stats.PromptTokens}}
+	if r5.err != nil || !slices.Equal(progress, want) {
+		t.Fatalf("progress %v, want %v (%v)", progress, want, r5.err)
+	}
+
 	// Cancelled during the prefill: a long prompt, cancelled before it ends.
-	long := strings.Repeat("x", 3*prefillChunk)
+	long = strings.Repeat("x", 3*prefillChunk)
 	ctx, cancel = context.WithCancel(context.Background())
 	f.delay = 50 * time.Millisecond
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
@@ -391,10 +409,23 @@ func TestBadInput(t *testing.T) {
 	if r := collect(newSession(f), context.Background(), nil, GenerateOptions{}); r.err == nil {
 		t.Error("no messages: no error")
 	}
+	for _, opts := range []GenerateOptions{{MaxTokens: -1}, {Sampler: sample.Config{TopP: 2}}} {
+		if r := collect(newSession(f), context.Background(), user("q"), opts); r.err == nil {
+			t.Errorf("%+v: no error", opts)
+		}
+	}
 	f.nan = true
 	r := collect(newSession(f), context.Background(), user("q"), GenerateOptions{})
 	if r.err == nil || !strings.Contains(r.err.Error(), "NaN") {
 		t.Errorf("NaN logits: %v", r.err)
+	}
+}
+
+func TestStatsString(t *testing.T) {
+	st := &Stats{PromptTokens: 10, CachedTokens: 4, GeneratedTokens: 3, PrefillTokensPerSec: 100, DecodeTokensPerSec: 12.25, StopReason: StopLength}
+	want := "10 prompt tokens (4 cached) at 100.0 tokens/s, 3 generated at 12.2 tokens/s, stop: length"
+	if got := fmt.Sprint(st); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

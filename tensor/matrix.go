@@ -124,11 +124,16 @@ func (m *Matrix) Mul(p *Pool, s *Scratch, dst, x []float32, n int) error {
 	}
 	s.job = mulJob{m: m, dst: dst, act: act, n: n}
 	// Rows are handed out in groups so that each thread streams a contiguous
-	// slice of the weights.
-	p.Run(m.Rows, 16, &s.job)
+	// slice of the weights, and a group is at least minWork weights (times
+	// tokens): handing a thread less costs more in wake-up than it saves.
+	grain := max(16, minWork/(m.Cols*n))
+	p.Run(m.Rows, grain, &s.job)
 	s.job = mulJob{}
 	return nil
 }
+
+// minWork is the fewest multiply-adds worth handing to another thread.
+const minWork = 1 << 16
 
 type mulJob struct {
 	m   *Matrix

@@ -132,7 +132,7 @@ func f32bytes(x []float32) []byte {
 }
 
 func TestMatrixMul(t *testing.T) {
-	const rows, cols, n = 37, 64, 5
+	const rows, cols, n = 1100, 64, 5 // enough rows to be split among threads
 	r := rand.New(rand.NewPCG(3, 4))
 	w := make([]float32, rows*cols)
 	for i := range w {

@@ -145,6 +145,24 @@ func (c *chat) options(interactive bool) smollm3.GenerateOptions {
 	return smollm3.GenerateOptions{
 		MaxTokens: c.cfg.n, Sampler: c.cfg.sampler, Thinking: &think,
 		HideReasoning: c.cfg.hideReasoning, DropOldest: interactive,
+		PrefillProgress: c.progress(),
+	}
+}
+
+// progress shows how far a long prompt's prefill is, on a terminal.
+func (c *chat) progress() func(done, total int) {
+	if !isTerminal(c.stderr) {
+		return nil
+	}
+	shown := false
+	return func(done, total int) {
+		switch {
+		case done < total:
+			fmt.Fprintf(c.stderr, "\r[reading the prompt: %d of %d tokens]", done, total)
+			shown = true
+		case shown:
+			fmt.Fprint(c.stderr, "\r\x1b[K")
+		}
 	}
 }
 

@@ -117,3 +117,16 @@ func TestLongStringCutOnRune(t *testing.T) {
 		t.Errorf("formatValue = %q", got)
 	}
 }
+
+// TestDemoModel runs on the repository's own demo model, without ../shared.
+func TestDemoModel(t *testing.T) {
+	code, out, errOut := runInfo(t, "-tensors=false", "../../testdata/smollm3-tinyq-Q4_K_M.gguf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{`TENSOR TYPES \(74 tensors\)`, `\nq4_K +48 tensors`, `\nq6_K +9 tensors`, `\nf32 +17 tensors`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("output does not match %s", want)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	logits -model FILE -tokens 1,2,3 [-all] [-top K] [-decode N] [-threads N] [-kv f16|f32]
+//	logits -model FILE -tokens 1,2,3 [-all] [-top K] [-decode N] [-threads N] [-kv f16|f32] [-batch N]
 //	logits -model FILE -tokens-file ids.txt ...
 //	logits -model FILE -text "Hello world" ...
 //	logits -model FILE -text "Hello world" -tokenize
@@ -15,7 +15,8 @@
 // ids as a JSON array, which -tokens-file reads back, and exits without
 // running the model.
 //
-// The prompt runs as one batch (prefill). By default only the last
+// The prompt runs as one batch (prefill; -batch N splits it into
+// micro-batches of N tokens, llama.cpp's n_ubatch). By default only the last
 // position's logits are printed; -all prints every position. -top K prints
 // only the K largest (id, logit) pairs of each row (ids are exact up to 2^24). -decode N then greedily
 // decodes N more tokens (argmax, ties to the lowest id), printing each chosen
@@ -36,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"sort"
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	top := fs.Int("top", 0, "print only the top `K` (id, logit) pairs per row")
 	decode := fs.Int("decode", 0, "greedily decode `N` more tokens")
 	threads := fs.Int("threads", 0, "threads (0 = all cores)")
+	batch := fs.Int("batch", 0, "prefill in micro-batches of `N` tokens (0 = the whole prompt at once, like the golden reference runs)")
 	kv := fs.String("kv", "f16", "KV cache type: f16 or f32")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -146,7 +149,14 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 		return fmt.Errorf("-kv %q: want f16 or f32", *kv)
 	}
 
-	m, err := smollm3.Load(*model, smollm3.WithThreads(*threads), smollm3.WithKVType(kvType), smollm3.WithLogger(log))
+	if *batch < 0 {
+		return errors.New("-batch must not be negative")
+	}
+	if *batch == 0 {
+		*batch = math.MaxInt32 // one pass for the whole prompt
+	}
+	m, err := smollm3.Load(*model, smollm3.WithThreads(*threads), smollm3.WithKVType(kvType),
+		smollm3.WithBatchSize(*batch), smollm3.WithLogger(log))
 	if err != nil {
 		return err
 	}

@@ -296,3 +296,15 @@ func TestRealTokenizer(t *testing.T) {
 		t.Error("shape vocab 337 with a 128256-token tokenizer accepted")
 	}
 }
+
+// TestDemoModel checks that the repository's demo model is this package's
+// tinyq preset in the Q4_K_M mix (and so llama.cpp's golden file).
+func TestDemoModel(t *testing.T) {
+	want, err := os.ReadFile("../../testdata/smollm3-tinyq-Q4_K_M.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := write(t, "tinyq", synth.MixQ4_K_M); !bytes.Equal(got, want) {
+		describeDiff(t, got, want)
+	}
+}

@@ -84,7 +84,8 @@ func (e *Engine) NewSession() server.Session {
 
 // Echo is the default reply: a short reasoning and the last user message
 // echoed back. A message "count N" is answered with the numbers 1..N, which
-// makes long, predictable streams for stop-button and load tests.
+// makes long, predictable streams for stop-button and load tests, and
+// "think N" reasons in N steps before a short answer.
 func Echo(msgs []server.Message) (reasoning, content string) {
 	last := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
@@ -95,6 +96,15 @@ func Echo(msgs []server.Message) (reasoning, content string) {
 	}
 	words := len(strings.Fields(last))
 	reasoning = fmt.Sprintf("The user wrote %d words. I will echo them back.", words)
+	if n, ok := strings.CutPrefix(last, "think "); ok {
+		if k, err := strconv.Atoi(strings.TrimSpace(n)); err == nil && k > 0 && k <= 100000 {
+			var b strings.Builder
+			for i := 1; i <= k; i++ {
+				fmt.Fprintf(&b, "Step %d: consider the question again.\n", i)
+			}
+			return b.String(), fmt.Sprintf("I thought in %d steps.", k)
+		}
+	}
 	if n, ok := strings.CutPrefix(last, "count "); ok {
 		if k, err := strconv.Atoi(strings.TrimSpace(n)); err == nil && k > 0 && k <= 100000 {
 			var b strings.Builder

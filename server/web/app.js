@@ -92,7 +92,7 @@
       title.className = "conv-title";
       title.textContent = c.title;
       title.title = c.title;
-      title.addEventListener("click", () => { state.current = c.id; save(); renderAll(); });
+      title.addEventListener("click", () => { state.current = c.id; save(); closeMenu(); renderAll(); });
       const del = document.createElement("button");
       del.type = "button";
       del.className = "conv-delete";
@@ -361,6 +361,11 @@
   }
 
   // ---------- wiring ----------
+  function closeMenu() {
+    $("app").classList.remove("menu-open");
+    $("menu").setAttribute("aria-expanded", "false");
+  }
+
   function autosize() {
     const t = $("input");
     t.style.height = "auto";
@@ -385,9 +390,14 @@
     });
     $("input").addEventListener("input", autosize);
     $("stop").addEventListener("click", stop);
+    $("menu").addEventListener("click", () => {
+      const open = $("app").classList.toggle("menu-open");
+      $("menu").setAttribute("aria-expanded", String(open));
+    });
     $("new-chat").addEventListener("click", () => {
       const c = current();
       if (!c || c.messages.length) newConversation();
+      closeMenu();
       renderAll();
       $("input").focus();
     });

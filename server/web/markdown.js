@@ -58,7 +58,7 @@
     a.href = safe;
     a.target = "_blank";
     a.rel = "noopener noreferrer nofollow";
-    inline(text, a);
+    inline(text, a, true);
     parent.appendChild(a);
   }
 
@@ -77,8 +77,9 @@
     "(https?:\\/\\/[^\\s<>()\\[\\]]*[^\\s<>()\\[\\].,;:!?'\"])",
   ].join("|"), "g");
 
-  // inline renders text with inline Markdown into parent.
-  function inline(text, parent) {
+  // inline renders text with inline Markdown into parent. Inside a link
+  // (noLinks) links and bare URLs stay text: no links within links.
+  function inline(text, parent, noLinks) {
     let pos = 0;
     const re = new RegExp(INLINE.source, "g");
     let m;
@@ -89,27 +90,29 @@
         c.textContent = m[2].length > 2 && m[2][0] === " " && m[2][m[2].length - 1] === " " ? m[2].slice(1, -1) : m[2];
         parent.appendChild(c);
       } else if (m[4] !== undefined) {
-        link(parent, m[4], m[5]);
+        if (noLinks) inline(m[4], parent, true);
+        else link(parent, m[4], m[5]);
       } else if (m[6] !== undefined || m[8] !== undefined) {
         if (m[7]) addText(parent, m[7]);
         const b = el("strong");
-        inline(m[6] !== undefined ? m[6] : m[8], b);
+        inline(m[6] !== undefined ? m[6] : m[8], b, noLinks);
         parent.appendChild(b);
       } else if (m[9] !== undefined) {
         const s = el("del");
-        inline(m[9], s);
+        inline(m[9], s, noLinks);
         parent.appendChild(s);
       } else if (m[10] !== undefined) {
         const i = el("em");
-        inline(m[10], i);
+        inline(m[10], i, noLinks);
         parent.appendChild(i);
       } else if (m[12] !== undefined) {
         if (m[11]) addText(parent, m[11]);
         const i = el("em");
-        inline(m[12], i);
+        inline(m[12], i, noLinks);
         parent.appendChild(i);
       } else if (m[13] !== undefined) {
-        link(parent, m[13], m[13]);
+        if (noLinks) addText(parent, m[13]);
+        else link(parent, m[13], m[13]);
       }
       pos = re.lastIndex;
     }

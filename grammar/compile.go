@@ -1,0 +1,340 @@
+package grammar
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// A Grammar is compiled to a flat byte-level program, in the manner of
+// llama.cpp's: every rule is a list of alternatives, every alternative a run
+// of symbols ended by symEnd. A symbol matches one byte from a set or calls a
+// rule. Repetitions, groups and multi-byte character classes become hidden
+// rules, so the recognizer only knows bytes and calls.
+
+type symKind uint8
+
+const (
+	symEnd   symKind = iota // end of an alternative: return to the caller
+	symBytes                // one byte out of sets[arg]
+	symRule                 // call rule arg
+)
+
+type sym struct {
+	kind symKind
+	arg  int32
+}
+
+// byteSet is a set of bytes, one bit each.
+type byteSet [4]uint64
+
+func (s *byteSet) add(lo, hi byte) {
+	for c := int(lo); c <= int(hi); c++ {
+		s[c>>6] |= 1 << (c & 63)
+	}
+}
+
+func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
+
+// Grammar is a compiled grammar. It is immutable and safe for concurrent
+// use; each generation matches it with its own Matcher or Constraint.
+type Grammar struct {
+	prog   []sym
+	sets   []byteSet
+	alts   [][]int32 // per rule: the program position of each alternative
+	names  []string  // per rule: its name ("" for hidden rules)
+	root   int32
+	remain []int32 // per position: fewest bytes that finish its alternative
+	source string
+}
+
+// String returns the grammar's GBNF source (for grammars made from a JSON
+// schema, the generated text).
+func (g *Grammar) String() string { return g.source }
+
+// Parse compiles grammar text in GBNF notation (see the package
+// documentation). The rule named root is the start symbol.
+func Parse(src string) (*Grammar, error) {
+	defs, err := parseGBNF(src)
+	if err != nil {
+		return nil, err
+	}
+	g, err := lower(defs)
+	if err != nil {
+		return nil, err
+	}
+	g.source = src
+	return g, nil
+}
+
+// MustParse is Parse for grammars known to be valid; it panics on error.
+func MustParse(src string) *Grammar {
+	g, err := Parse(src)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// tsym is a symbol before rule names are resolved.
+type tsym struct {
+	kind symKind
+	set  byteSet
+	rule int32
+}
+
+type lowerer struct {
+	byName map[string]int32
+	names  []string
+	rules  [][][]tsym // per rule, per alternative
+	err    error
+}
+
+func (l *lowerer) newRule(name string) int32 {
+	l.names = append(l.names, name)
+	l.rules = append(l.rules, nil)
+	return int32(len(l.rules) - 1)
+}
+
+func lower(defs []ruleDef) (*Grammar, error) {
+	l := &lowerer{byName: map[string]int32{}}
+	for _, d := range defs {
+		l.byName[d.name] = l.newRule(d.name)
+	}
+	root, ok := l.byName["root"]
+	if !ok {
+		return nil, fmt.Errorf("grammar: no rule named root")
+	}
+	for _, d := range defs {
+		id := l.byName[d.name]
+		l.rules[id] = l.alternatives(d.body)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	g := &Grammar{root: root, names: l.names}
+	setIndex := map[byteSet]int32{}
+	for _, alts := range l.rules {
+		var starts []int32
+		for _, alt := range alts {
+			starts = append(starts, int32(len(g.prog)))
+			for _, s := range alt {
+				switch s.kind {
+				case symBytes:
+					i, ok := setIndex[s.set]
+					if !ok {
+						i = int32(len(g.sets))
+						g.sets = append(g.sets, s.set)
+						setIndex[s.set] = i
+					}
+					g.prog = append(g.prog, sym{symBytes, i})
+				case symRule:
+					g.prog = append(g.prog, sym{symRule, s.rule})
+				}
+			}
+			g.prog = append(g.prog, sym{kind: symEnd})
+		}
+		g.alts = append(g.alts, starts)
+	}
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (l *lowerer) alternatives(e *expr) [][]tsym {
+	if e.kind == exAlt {
+		out := make([][]tsym, len(e.subs))
+		for i, s := range e.subs {
+			out[i] = l.seq(s, nil)
+		}
+		return out
+	}
+	return [][]tsym{l.seq(e, nil)}
+}
+
+func single(lo, hi byte) tsym {
+	s := tsym{kind: symBytes}
+	s.set.add(lo, hi)
+	return s
+}
+
+// seq appends the symbols of e to out.
+func (l *lowerer) seq(e *expr, out []tsym) []tsym {
+	switch e.kind {
+	case exLit:
+		for _, c := range e.lit {
+			out = append(out, single(c, c))
+		}
+	case exClass:
+		return append(out, l.class(e.ranges))
+	case exRef:
+		id, ok := l.byName[e.ref]
+		if !ok {
+			if l.err == nil {
+				l.err = fmt.Errorf("grammar: line %d: undefined rule %q", e.line, e.ref)
+			}
+			return out
+		}
+		out = append(out, tsym{kind: symRule, rule: id})
+	case exSeq:
+		for _, s := range e.subs {
+			out = l.seq(s, out)
+		}
+	case exAlt:
+		id := l.newRule("")
+		l.rules[id] = l.alternatives(e)
+		out = append(out, tsym{kind: symRule, rule: id})
+	case exRep:
+		x := l.seq(e.subs[0], nil)
+		if len(x) != 1 {
+			id := l.newRule("")
+			l.rules[id] = [][]tsym{x}
+			x = []tsym{{kind: symRule, rule: id}}
+		}
+		for range e.min {
+			out = append(out, x[0])
+		}
+		switch {
+		case e.max < 0: // star ::= x star | ε
+			id := l.newRule("")
+			l.rules[id] = [][]tsym{{x[0], {kind: symRule, rule: id}}, {}}
+			out = append(out, tsym{kind: symRule, rule: id})
+		case e.max > e.min: // nested optionals: (x (x (x)?)?)?
+			var prev int32 = -1
+			for range e.max - e.min {
+				id := l.newRule("")
+				alt := []tsym{x[0]}
+				if prev >= 0 {
+					alt = append(alt, tsym{kind: symRule, rule: prev})
+				}
+				l.rules[id] = [][]tsym{alt, {}}
+				prev = id
+			}
+			out = append(out, tsym{kind: symRule, rule: prev})
+		}
+	}
+	return out
+}
+
+// class lowers a set of code points to one byte symbol when all of them are
+// single bytes, else to a hidden rule of UTF-8 byte sequences.
+func (l *lowerer) class(rs []runeRange) tsym {
+	var ascii byteSet
+	hasASCII := false
+	var multi [][]tsym
+	for _, r := range rs {
+		utf8Sequences(r.lo, r.hi, func(seq []byteRange) {
+			if len(seq) == 1 {
+				ascii.add(seq[0].lo, seq[0].hi)
+				hasASCII = true
+				return
+			}
+			alt := make([]tsym, len(seq))
+			for i, b := range seq {
+				alt[i] = single(b.lo, b.hi)
+			}
+			multi = append(multi, alt)
+		})
+	}
+	if len(multi) == 0 {
+		return tsym{kind: symBytes, set: ascii}
+	}
+	if hasASCII {
+		multi = append([][]tsym{{{kind: symBytes, set: ascii}}}, multi...)
+	}
+	id := l.newRule("")
+	l.rules[id] = multi
+	return tsym{kind: symRule, rule: id}
+}
+
+func (g *Grammar) ruleName(r int32) string {
+	if g.names[r] != "" {
+		return strconv.Quote(g.names[r])
+	}
+	return fmt.Sprintf("#%d (hidden, inside an expression)", r)
+}
+
+// check rejects grammars the recognizer cannot run: rules that can never
+// finish and left recursion (a rule that can call itself before consuming a
+// byte would expand forever). It also computes remain.
+func (g *Grammar) check() error {
+	n := len(g.alts)
+	// Fewest bytes each rule can match, by fixed-point iteration.
+	const inf = math.MaxInt32
+	minLen := make([]int64, n)
+	for i := range minLen {
+		minLen[i] = inf
+	}
+	for changed := true; changed; {
+		changed = false
+		for r, starts := range g.alts {
+			for _, p := range starts {
+				var sum int64
+				for ; g.prog[p].kind != symEnd && sum < inf; p++ {
+					if g.prog[p].kind == symBytes {
+						sum++
+					} else {
+						sum += minLen[g.prog[p].arg]
+					}
+				}
+				if sum < minLen[r] {
+					minLen[r] = sum
+					changed = true
+				}
+			}
+		}
+	}
+	for r := range n {
+		if minLen[r] >= inf {
+			return fmt.Errorf("grammar: rule %s can never finish (every alternative recurses)", g.ruleName(int32(r)))
+		}
+	}
+	// Left corners: rule r calls s before any byte when the symbols before s
+	// in an alternative of r can all be empty.
+	corners := make([][]int32, n)
+	for r, starts := range g.alts {
+		for _, p := range starts {
+			for ; g.prog[p].kind == symRule; p++ {
+				corners[r] = append(corners[r], g.prog[p].arg)
+				if minLen[g.prog[p].arg] > 0 {
+					break
+				}
+			}
+		}
+	}
+	state := make([]uint8, n) // 0 new, 1 on the path, 2 done
+	var visit func(r int32) error
+	visit = func(r int32) error {
+		state[r] = 1
+		for _, s := range corners[r] {
+			switch state[s] {
+			case 1:
+				return fmt.Errorf("grammar: rule %s is left-recursive (it can reach itself without consuming input); rewrite it with repetition", g.ruleName(s))
+			case 0:
+				if err := visit(s); err != nil {
+					return err
+				}
+			}
+		}
+		state[r] = 2
+		return nil
+	}
+	for r := range n {
+		if state[r] == 0 {
+			if err := visit(int32(r)); err != nil {
+				return err
+			}
+		}
+	}
+	g.remain = make([]int32, len(g.prog))
+	for p := len(g.prog) - 1; p >= 0; p-- {
+		switch g.prog[p].kind {
+		case symBytes:
+			g.remain[p] = 1 + g.remain[p+1]
+		case symRule:
+			g.remain[p] = int32(min(minLen[g.prog[p].arg]+int64(g.remain[p+1]), inf/2))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package grammar
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrEnded is returned by Constraint.Accept after an end-of-generation token.
+var ErrEnded = errors.New("grammar: the output has already ended")
+
+// maxCachedMasks bounds the masks a Constraint keeps (one per state; about
+// 128 KB each for a 128K vocabulary).
+const maxCachedMasks = 32
+
+// Constraint applies a Grammar to one generation, token by token. Before
+// each sampling step, Allow says which tokens may come next; after it,
+// Accept records the token that was picked. A Constraint is not safe for
+// concurrent use; make one per generation (they are cheap: the compiled
+// Grammar and the Vocab are shared).
+//
+// Allow walks the vocabulary trie together with the grammar's automaton,
+// cutting every subtree whose prefix the grammar rejects, and remembers the
+// resulting mask per automaton state: inside a JSON string, for instance,
+// every content token leads back to the same state, so the mask is computed
+// once per string.
+type Constraint struct {
+	v     *Vocab
+	m     *machine
+	start int32
+	state int32
+	ended bool
+	n     int // bytes accepted so far
+
+	walk  []int32
+	cache map[int32][]bool
+	order []int32 // cached states, oldest first
+}
+
+// NewConstraint returns a Constraint that matches g over the tokens of v.
+func (g *Grammar) NewConstraint(v *Vocab) *Constraint {
+	c := &Constraint{v: v, m: newMachine(g), walk: make([]int32, v.maxDepth+1), cache: map[int32][]bool{}}
+	c.start = c.m.start()
+	c.state = c.start
+	return c
+}
+
+// Reset starts the constraint over, for a new generation with the same
+// grammar (cached masks are kept).
+func (c *Constraint) Reset() {
+	c.state, c.ended, c.n = c.start, false, 0
+}
+
+// Allow sets mask[id] to whether token id may come next: its bytes keep
+// the output a valid prefix of the grammar's language, or it is an
+// end-of-generation token and the output is complete. mask must have
+// Vocab.Len() entries (extra entries are set to false; a shorter mask
+// receives only its part). After an end-of-generation token nothing is
+// allowed.
+func (c *Constraint) Allow(mask []bool) {
+	if c.ended {
+		clear(mask)
+		return
+	}
+	if c.m.full() {
+		c.state = c.m.rebase(c.state)
+		c.start = c.m.start()
+		c.cache = map[int32][]bool{}
+		c.order = c.order[:0]
+	}
+	if m, ok := c.cache[c.state]; ok {
+		n := copy(mask, m)
+		clear(mask[n:])
+		return
+	}
+	var m []bool
+	if len(c.order) >= maxCachedMasks {
+		old := c.order[0]
+		c.order = append(c.order[:0], c.order[1:]...)
+		m = c.cache[old]
+		delete(c.cache, old)
+		clear(m)
+	} else {
+		m = make([]bool, c.v.size)
+	}
+	c.fill(m)
+	c.cache[c.state] = m
+	c.order = append(c.order, c.state)
+	n := copy(mask, m)
+	clear(mask[n:])
+}
+
+// fill computes the mask of the current state into m (all false on entry).
+func (c *Constraint) fill(m []bool) {
+	v, mc := c.v, c.m
+	walk := c.walk
+	walk[0] = c.state
+	label, depth, next, first, ids := v.label, v.depth, v.next, v.first, v.ids
+	for i := 0; i < len(label); {
+		s := walk[depth[i]-1]
+		// The memoized transition, inlined: one lookup per trie node.
+		var t int32 = -1
+		if tab := mc.trans[s]; tab != nil {
+			t = tab[label[i]]
+		}
+		if t < 0 {
+			t = mc.step(s, label[i])
+		}
+		if t == deadState {
+			i = int(next[i])
+			continue
+		}
+		walk[depth[i]] = t
+		for _, id := range ids[first[i]:first[i+1]] {
+			m[id] = true
+		}
+		i++
+	}
+	if mc.complete(c.state) {
+		for _, id := range v.eog {
+			m[id] = true
+		}
+	}
+}
+
+// Accept records token id as the next one of the output. It returns an
+// error, and leaves the constraint unchanged, when the token is not
+// allowed (Allow would have said false).
+func (c *Constraint) Accept(id int32) error {
+	if c.ended {
+		return ErrEnded
+	}
+	if id < 0 || int(id) >= c.v.size {
+		return fmt.Errorf("grammar: token id %d is outside the vocabulary of %d tokens", id, c.v.size)
+	}
+	if c.v.isEOG(id) {
+		if !c.m.complete(c.state) {
+			return fmt.Errorf("grammar: end-of-generation token %d after %d bytes, but the output is not complete (at least %d more bytes needed)", id, c.n, c.m.remaining(c.state))
+		}
+		c.ended = true
+		return nil
+	}
+	b := c.v.tokens[id]
+	if len(b) == 0 {
+		return fmt.Errorf("grammar: token %d has no text and is not allowed in constrained output", id)
+	}
+	s := c.state
+	for i, ch := range b {
+		if s = c.m.step(s, ch); s == deadState {
+			return fmt.Errorf("grammar: token %d %q does not fit at byte %d of the output (byte %q is not allowed there)", id, b, c.n+i, ch)
+		}
+	}
+	c.state = s
+	c.n += len(b)
+	return nil
+}
+
+// Done reports whether the output so far is complete: an end-of-generation
+// token is allowed now (or was accepted).
+func (c *Constraint) Done() bool { return c.ended || c.m.complete(c.state) }
+
+// Finished reports whether the output is complete and nothing can follow
+// it: only an end-of-generation token is allowed. A generation loop may stop
+// here without sampling.
+func (c *Constraint) Finished() bool {
+	st := c.m.states[c.state]
+	return c.ended || len(st) == 1 && st[0] == emptyNode
+}
+
+// Remaining returns the fewest bytes that complete the output (0 when Done).
+// A generation loop that runs out of tokens can use it to steer towards the
+// shortest completion.
+func (c *Constraint) Remaining() int {
+	if c.ended {
+		return 0
+	}
+	return c.m.remaining(c.state)
+}
+
+// Match reports whether text is a prefix of a string in g's language
+// (prefix) and whether it is one (complete). It is the byte-level check that
+// Constraint applies per token, useful to validate text after the fact.
+func (g *Grammar) Match(text []byte) (prefix, complete bool) {
+	m := newMachine(g)
+	s := m.start()
+	for _, ch := range text {
+		if s = m.step(s, ch); s == deadState {
+			return false, false
+		}
+	}
+	return true, m.complete(s)
+}

@@ -1,0 +1,208 @@
+package grammar
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// machine runs a Grammar as a pushdown automaton over bytes, determinized
+// lazily.
+//
+// A stack is a linked list of program positions: the top is the symbol to
+// match next (always a byte symbol after expansion), the rest are the places
+// to return to when rules end. Stacks are interned as nodes (pos, parent),
+// so stacks with the same tail share it and compare by id; node 0 is the
+// empty stack: the root rule has ended, the input is complete.
+//
+// A state is the sorted set of stacks the input so far can be in (grammars
+// may be ambiguous). States are interned too, and each state's transitions
+// are memoized per byte as they are first needed. After a short warm-up a
+// byte costs one table lookup, which is what makes walking the whole
+// vocabulary per token cheap. State 0 is the dead state (no stacks).
+type machine struct {
+	g        *Grammar
+	nodes    []stackNode
+	nodeIdx  map[stackNode]int32
+	states   [][]int32
+	stateIdx map[string]int32
+	trans    []*[256]int32 // per state, -1 = not computed yet
+	out      []int32
+	seen     map[stackNode]struct{}
+	key      []byte
+}
+
+type stackNode struct{ pos, parent int32 }
+
+const (
+	deadState = 0
+	emptyNode = 0
+	// Interned nodes and states grow with nesting depth and with each
+	// distinct place in the grammar visited; past these bounds the machine
+	// starts over from the current state (see rebase).
+	maxNodes  = 1 << 20
+	maxStates = 1 << 14
+)
+
+func newMachine(g *Grammar) *machine {
+	m := &machine{g: g}
+	m.clear()
+	return m
+}
+
+func (m *machine) clear() {
+	m.nodes = append(m.nodes[:0], stackNode{pos: -1, parent: -1})
+	m.nodeIdx = map[stackNode]int32{}
+	m.states = append(m.states[:0], nil)
+	m.stateIdx = map[string]int32{"": deadState}
+	m.trans = append(m.trans[:0], nil)
+	m.seen = map[stackNode]struct{}{}
+}
+
+func (m *machine) node(pos, parent int32) int32 {
+	k := stackNode{pos, parent}
+	if id, ok := m.nodeIdx[k]; ok {
+		return id
+	}
+	id := int32(len(m.nodes))
+	m.nodes = append(m.nodes, k)
+	m.nodeIdx[k] = id
+	return id
+}
+
+// expand adds to m.out the stacks that start at pos with the given parent,
+// after calling rules and returning from ended ones, so that every added
+// stack has a byte symbol on top (or is the empty stack).
+func (m *machine) expand(pos, parent int32) {
+	k := stackNode{pos, parent}
+	if _, ok := m.seen[k]; ok {
+		return
+	}
+	m.seen[k] = struct{}{}
+	s := m.g.prog[pos]
+	switch s.kind {
+	case symEnd:
+		if parent == emptyNode {
+			m.out = append(m.out, emptyNode)
+			return
+		}
+		n := m.nodes[parent]
+		m.expand(n.pos, n.parent)
+	case symBytes:
+		m.out = append(m.out, m.node(pos, parent))
+	case symRule:
+		// A call in tail position returns straight to the caller's caller,
+		// so that right recursion (how repetition is lowered) keeps the
+		// stack from growing.
+		cont := parent
+		if m.g.prog[pos+1].kind != symEnd {
+			cont = m.node(pos+1, parent)
+		}
+		for _, a := range m.g.alts[s.arg] {
+			m.expand(a, cont)
+		}
+	}
+}
+
+// intern returns the state for the stacks in m.out.
+func (m *machine) intern() int32 {
+	slices.Sort(m.out)
+	m.out = slices.Compact(m.out)
+	m.key = m.key[:0]
+	for _, s := range m.out {
+		m.key = binary.LittleEndian.AppendUint32(m.key, uint32(s))
+	}
+	if id, ok := m.stateIdx[string(m.key)]; ok {
+		return id
+	}
+	id := int32(len(m.states))
+	m.states = append(m.states, slices.Clone(m.out))
+	m.stateIdx[string(m.key)] = id
+	m.trans = append(m.trans, nil)
+	return id
+}
+
+// start returns the state before any input.
+func (m *machine) start() int32 {
+	m.out = m.out[:0]
+	clear(m.seen)
+	for _, a := range m.g.alts[m.g.root] {
+		m.expand(a, emptyNode)
+	}
+	return m.intern()
+}
+
+// step returns the state after byte c (deadState if c is not allowed).
+func (m *machine) step(s int32, c byte) int32 {
+	t := m.trans[s]
+	if t == nil {
+		t = new([256]int32)
+		for i := range t {
+			t[i] = -1
+		}
+		m.trans[s] = t
+	}
+	if n := t[c]; n >= 0 {
+		return n
+	}
+	m.out = m.out[:0]
+	clear(m.seen)
+	for _, st := range m.states[s] {
+		if st == emptyNode {
+			continue
+		}
+		n := m.nodes[st]
+		if m.g.sets[m.g.prog[n.pos].arg].has(c) {
+			m.expand(n.pos+1, n.parent)
+		}
+	}
+	n := m.intern()
+	t[c] = n
+	return n
+}
+
+// complete reports whether state s may end here.
+func (m *machine) complete(s int32) bool {
+	st := m.states[s]
+	return len(st) > 0 && st[0] == emptyNode
+}
+
+// remaining returns the fewest bytes that complete state s.
+func (m *machine) remaining(s int32) int {
+	best := math.MaxInt
+	for _, st := range m.states[s] {
+		c := 0
+		for n := st; n != emptyNode; n = m.nodes[n].parent {
+			c += int(m.g.remain[m.nodes[n].pos])
+		}
+		best = min(best, c)
+	}
+	return best
+}
+
+// full reports whether the machine has outgrown its bounds.
+func (m *machine) full() bool {
+	return len(m.nodes) > maxNodes || len(m.states) > maxStates
+}
+
+// rebase forgets everything but state s and returns its new id.
+func (m *machine) rebase(s int32) int32 {
+	var stacks [][]int32
+	for _, st := range m.states[s] {
+		var pos []int32
+		for n := st; n != emptyNode; n = m.nodes[n].parent {
+			pos = append(pos, m.nodes[n].pos)
+		}
+		stacks = append(stacks, pos)
+	}
+	m.clear()
+	m.out = m.out[:0]
+	for _, pos := range stacks {
+		n := int32(emptyNode)
+		for i := len(pos) - 1; i >= 0; i-- {
+			n = m.node(pos[i], n)
+		}
+		m.out = append(m.out, n)
+	}
+	return m.intern()
+}

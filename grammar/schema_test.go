@@ -1,0 +1,148 @@
+package grammar
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSchemaMatch(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		cases        []matchCase
+	}{
+		{"nested arrays", `{"type":"array","items":{"type":"array","items":{"type":"number"},"maxItems":3},"minItems":1}`, []matchCase{
+			{`[[1,2],[3e2,-0.5E-3],[]]`, true, true},
+			{`[ [ 1 , 2 ] ]`, true, true},
+			{"[\n  [1],\n  [2]\n]", true, true},
+			{`[]`, false, false}, // minItems 1
+			{`[[1,2,3,4]]`, false, false},
+			{`[[1,2],[3]`, true, false},
+			{`[[1,2]]]`, false, false},
+			{`[["a"]]`, false, false},
+		}},
+		{"escaped strings", `{"type":"object","properties":{"s":{"type":"string"}},"required":["s"]}`, []matchCase{
+			{`{"s":"plain"}`, true, true},
+			{`{"s":"quote \" backslash \\ slash \/ controls \b\f\n\r\t"}`, true, true},
+			{`{"s":"unicode \u00e9\uD83D\uDE00 and raw é😀"}`, true, true},
+			{`{"s":"bad \x escape"}`, false, false},
+			{`{"s":"short \u12G4"}`, false, false},
+			{"{\"s\":\"raw\nnewline\"}", false, false},
+			{"{\"s\":\"raw\ttab\"}", false, false},
+			{"{\"s\":\"bad utf-8 \xff\"}", false, false},
+			{`{"s":"unfinished \`, true, false},
+			{`{"s":"x","t":1}`, false, false}, // no additional properties are generated
+		}},
+		{"numbers with exponents", `{"type":"array","items":{"type":"number"}}`, []matchCase{
+			{`[0,-0,1.5,1e5,1E+5,-2.5e-10,123456789]`, true, true},
+			{`[01]`, false, false}, {`[1.]`, false, false}, {`[.5]`, false, false},
+			{`[1e]`, false, false}, {`[+1]`, false, false}, {`[1e+]`, false, false},
+			{`[1e999]`, false, false}, // exponents have at most two digits (float64 range)
+			{`[1e99]`, true, true},
+		}},
+		{"integers", `{"type":"integer"}`, []matchCase{
+			{`42`, true, true}, {`-7`, true, true}, {`0`, true, true},
+			{`1.0`, false, false}, {`1e3`, false, false}, {`007`, false, false}, {`-`, true, false},
+		}},
+		{"enum and const", `{"type":"object","properties":{"c":{"enum":["red","gr\"een",3,null,{"k":[1]}]},"v":{"const":"fixed"}},"required":["c","v"]}`, []matchCase{
+			{`{"c":"red","v":"fixed"}`, true, true},
+			{`{"c":"gr\"een","v":"fixed"}`, true, true},
+			{`{"c":3,"v":"fixed"}`, true, true},
+			{`{"c":null,"v":"fixed"}`, true, true},
+			{`{"c":{"k":[1]},"v":"fixed"}`, true, true},
+			{`{"c":"blue"`, false, false},
+			{`{"c":"red","v":"other"}`, false, false},
+			{`{"v":"fixed","c":"red"}`, false, false}, // schema order
+		}},
+		{"optional properties", `{"properties":{"a":{"type":"integer"},"b":{"type":"boolean"},"c":{"type":"null"}},"required":["b"]}`, []matchCase{
+			{`{"b":true}`, true, true},
+			{`{"a":1,"b":false}`, true, true},
+			{`{"b":true,"c":null}`, true, true},
+			{`{"a":1,"b":true,"c":null}`, true, true},
+			{`{"a":1}`, false, false},
+			{`{"a":1,"c":null}`, false, false},
+			{`{}`, false, false},
+			{`{"b":true,}`, false, false},
+		}},
+		{"all optional", `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`, []matchCase{
+			{`{}`, true, true}, {`{"a":""}`, true, true}, {`{ }`, true, true},
+		}},
+		{"type lists and anyOf", `{"type":"array","items":{"anyOf":[{"type":["string","null"]},{"type":"boolean"}]}}`, []matchCase{
+			{`["x",null,true]`, true, true}, {`[1]`, false, false},
+		}},
+		{"string and array bounds", `{"type":"array","items":{"type":"string","minLength":2,"maxLength":3},"minItems":2,"maxItems":2}`, []matchCase{
+			{`["ab","c\"d"]`, true, true}, {`["a","bc"]`, false, false}, {`["abcd","bc"]`, false, false},
+			{`["ab"]`, false, false}, {`["ab","cd","ef"]`, false, false},
+		}},
+		{"map", `{"type":"object","additionalProperties":{"type":"integer"}}`, []matchCase{
+			{`{"x":1,"y":-2}`, true, true}, {`{}`, true, true}, {`{"x":"1"}`, false, false},
+		}},
+		{"any value", `{}`, []matchCase{
+			{`{"a":[1,{"b":null}],"c":"d"}`, true, true}, {`"s"`, true, true}, {`[true,false]`, true, true}, {`tru`, true, false},
+		}},
+		{"property names are escaped", `{"properties":{"we\"ird\\key":{"type":"boolean"}},"required":["we\"ird\\key"]}`, []matchCase{
+			{`{"we\"ird\\key":true}`, true, true},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := FromJSONSchema([]byte(tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMatches(t, g, tt.cases)
+		})
+	}
+}
+
+func TestSchemaUnsupported(t *testing.T) {
+	tests := []struct {
+		schema, want string
+	}{
+		{`{"type":"string","pattern":"^a"}`, `at /: keyword "pattern" is not supported`},
+		{`{"type":"string","format":"date-time"}`, `keyword "format"`},
+		{`{"type":"integer","minimum":0}`, `keyword "minimum"`},
+		{`{"properties":{"n":{"type":"number","multipleOf":2}}}`, `at /properties/n: keyword "multipleOf"`},
+		{`{"oneOf":[{"type":"string"}]}`, `keyword "oneOf"`},
+		{`{"allOf":[{"type":"string"}]}`, `keyword "allOf"`},
+		{`{"$ref":"#/$defs/x"}`, `keyword "$ref"`},
+		{`{"type":"array","items":{"not":{}}}`, `at /items: keyword "not"`},
+		{`{"prefixItems":[{"type":"string"}]}`, `keyword "prefixItems"`},
+		{`{"type":"array","uniqueItems":true}`, `keyword "uniqueItems"`},
+		{`{"type":"object","patternProperties":{}}`, `keyword "patternProperties"`},
+		{`{"type":"date"}`, `at /type: unknown type "date"`},
+		{`{"required":["a"],"properties":{"b":{}}}`, `required property "a" is not in properties`},
+		{`{"type":"array","minItems":3,"maxItems":2}`, `maxItems 2 is below minItems 3`},
+		{`{"type":"string","maxLength":-1}`, `maxLength: must be an integer`},
+		{`{"enum":[]}`, `enum: must be a non-empty array`},
+		{`false`, `the schema false matches nothing`},
+		{`[1]`, `not a schema object`},
+		{`{"anyOf":[{"type":"string"}],"type":"string"}`, `keyword "type" beside anyOf`},
+		{`{"properties":{"a/b":{"properties":{"c":{"minimum":1}}}}}`, `at /properties/a~1b/properties/c: keyword "minimum"`},
+		{strings.Repeat(`{"items":`, 70) + `{}` + strings.Repeat(`}`, 70), `nested deeper than 64`},
+	}
+	for _, tt := range tests {
+		_, err := FromJSONSchema([]byte(tt.schema))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("FromJSONSchema(%.60s) error = %v, want one containing %q", tt.schema, err, tt.want)
+		}
+	}
+}
+
+// TestSchemaGBNF pins the translation of a small schema, so that changes to
+// the generated grammar are deliberate.
+func TestSchemaGBNF(t *testing.T) {
+	src, err := JSONSchemaGBNF([]byte(`{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `root ::= s4
+s0 ::= "\"age\"" ws ":" ws integer ws "}" | "}"
+s1 ::= "," ws "\"age\"" ws ":" ws integer ws "}" | "}"
+s2 ::= "\"name\"" ws ":" ws string ws s1
+s3 ::= "," ws "\"name\"" ws ":" ws string ws s1
+s4 ::= "{" ws s2
+`
+	if !strings.HasPrefix(src, want) {
+		t.Fatalf("JSONSchemaGBNF =\n%s\nwant it to start with\n%s", src, want)
+	}
+}

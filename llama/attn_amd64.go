@@ -1,0 +1,33 @@
+//go:build !purego
+
+package llama
+
+import "golang.org/x/sys/cpu"
+
+// haveF16Kernels is read once at start-up: the AVX2 + FMA + F16C attention
+// kernels of attn_amd64.s need all three (GODEBUG=cpu.avx2=off turns them off;
+// the purego build tag leaves only the Go code).
+var haveF16Kernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+
+// dotF16x64 is dotF16Go for n a positive multiple of 64, in AVX2: eight
+// 8-lane accumulators stand for the 64 lanes of ggml's AVX-512 kernel and
+// are reduced in its order.
+//
+//go:noescape
+func dotF16x64(k *uint16, q *float32, n int) float32
+
+// madF16x8 is madF16Go for n a positive multiple of 8: FMA in f32, then
+// VCVTPS2PH (round to nearest even) and back.
+//
+//go:noescape
+func madF16x8(acc *float32, v *uint16, s float32, n int)
+
+// dotF32x8 is dotF32Go for n a positive multiple of 8.
+//
+//go:noescape
+func dotF32x8(a, b *float32, n int) float32
+
+// axpyF32x8 is axpyF32Go for n a positive multiple of 8.
+//
+//go:noescape
+func axpyF32x8(y, x *float32, a float32, n int)

@@ -1,0 +1,11 @@
+//go:build purego || !amd64
+
+package llama
+
+const haveF16Kernels = false
+
+func dotF16x64(k *uint16, q *float32, n int) float32     { panic("llama: no f16 kernels") }
+func madF16x8(acc *float32, v *uint16, s float32, n int) { panic("llama: no f16 kernels") }
+
+func dotF32x8(a, b *float32, n int) float32     { panic("llama: no f32 kernels") }
+func axpyF32x8(y, x *float32, a float32, n int) { panic("llama: no f32 kernels") }
