@@ -46,6 +46,9 @@ func mvF32AVX2(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ3KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ2KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -108,6 +111,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeBF16] = mvBF16AVX512
 		mv[gguf.TypeF32] = mvF32AVX512
 		mv[gguf.TypeQ3_K] = mvQ3KAVX512
+		mv[gguf.TypeQ2_K] = mvQ2KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 	}

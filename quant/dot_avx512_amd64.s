@@ -1436,3 +1436,120 @@ q3kloop:
 	VZEROUPPER
 	MOVSS X0, ret+88(FP) // the last row's result
 	RET
+
+// func mvQ2KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q2_K · q8_K dot product, as
+// the Go twin dotQ2_K:
+//
+//	for g := 0; g < 16; g++ {
+//		msum += int32(x[g]>>4) * q8KBsum(y, g)
+//	}
+//	for e0 := 0; e0 < 256; e0 += 16 {
+//		k, j, h := e0/128, e0%128/32, e0%32/16
+//		q := x[16+32*k+16*h:]
+//		var s int32
+//		for l := 0; l < 16; l++ {
+//			s += int32(q[l]>>(2*j)&3) * int32(int8(y[4+e0+l]))
+//		}
+//		isum += int32(x[e0/16]&0xf) * s
+//	}
+//	dy := q8KScale(y)
+//	sum += dy*f16(x[80:])*float32(isum) - dy*f16(x[82:])*float32(msum)
+TEXT ·mvQ2KAVX512(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ q2kOutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+q2kOutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x000f000f, AX
+	VPBROADCASTD AX, Y30
+	VMOVDQU64 q3kShift01<>(SB), Z29
+	VMOVDQU64 q3kShift23<>(SB), Z24
+	VMOVDQU64 q6kScaleIdx<>+0x00(SB), Z20
+	VMOVDQU64 q6kScaleIdx<>+0x40(SB), Z21
+	VMOVDQU64 q6kScaleIdx<>+0x80(SB), Z22
+	VMOVDQU64 q6kScaleIdx<>+0xc0(SB), Z23
+
+q2krow:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z18, Z18, Z18 // Σ d·isum lanes
+	VPXORD Z17, Z17, Z17 // Σ dmin·msum lanes (low 8)
+
+q2kloop:
+	VPMOVZXBW 0(SI), Y2
+	VPANDD Y30, Y2, Y1 // 16 scales as words; words 16..31 zero
+	VPSRLW $4, Y2, Y2 // 16 mins as words
+	VPMADDWD 260(DI), Y2, Y3
+	VCVTDQ2PS Y3, Y3
+	VCVTPH2PS 80(SI), X4 // d, dmin
+	VBROADCASTSS (DI), X5
+	VMULPS X5, X4, X4
+	VBROADCASTSS X4, Z6
+	VMOVSHDUP X4, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS Y7, Y3, Y17
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+
+	VBROADCASTI64X4 16(SI), Z8
+	VPSRLVW Z29, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 4(DI), Z8, Z10
+	VPERMW Z1, Z20, Z11
+	VPDPWSSD Z11, Z10, Z12
+	VBROADCASTI64X4 16(SI), Z8
+	VPSRLVW Z24, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 68(DI), Z8, Z10
+	VPERMW Z1, Z21, Z11
+	VPDPWSSD Z11, Z10, Z13
+	VBROADCASTI64X4 48(SI), Z8
+	VPSRLVW Z29, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 132(DI), Z8, Z10
+	VPERMW Z1, Z22, Z11
+	VPDPWSSD Z11, Z10, Z12
+	VBROADCASTI64X4 48(SI), Z8
+	VPSRLVW Z24, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 196(DI), Z8, Z10
+	VPERMW Z1, Z23, Z11
+	VPDPWSSD Z11, Z10, Z13
+
+	VPADDD Z13, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VFMADD231PS Z6, Z12, Z18
+
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q2kloop
+
+	VEXTRACTF64X4 $1, Z18, Y0
+	VADDPS Y18, Y0, Y0
+	VSUBPS Y17, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q2krow
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
