@@ -92,26 +92,29 @@ func (c *Constraint) Allow(mask []bool) {
 // fill computes the mask of the current state into m (all false on entry).
 func (c *Constraint) fill(m []bool) {
 	v, mc := c.v, c.m
+	// walk[d] is the transition row (state*256) after the first d bytes of
+	// the current trie path.
 	walk := c.walk
-	walk[0] = c.state
-	label, depth, next, first, ids := v.label, v.depth, v.next, v.first, v.ids
-	for i := 0; i < len(label); {
-		s := walk[depth[i]-1]
+	walk[0] = c.state << 8
+	node, next, first, ids := v.node, v.next, v.first, v.ids
+	for i := 0; i < len(node); {
+		nd := node[i]
+		d := nd >> nodeDepthShift
+		row := walk[d-1]
 		// The memoized transition, inlined: one lookup per trie node.
-		var t int32 = -1
-		if tab := mc.trans[s]; tab != nil {
-			t = tab[label[i]]
-		}
+		t := mc.trans[row+int32(nd&0xFF)]
 		if t < 0 {
-			t = mc.step(s, label[i])
+			t = mc.step(row>>8, byte(nd))
 		}
 		if t == deadState {
 			i = int(next[i])
 			continue
 		}
-		walk[depth[i]] = t
-		for _, id := range ids[first[i]:first[i+1]] {
-			m[id] = true
+		walk[d] = t << 8
+		if nd&nodeHasTokens != 0 {
+			for _, id := range ids[first[i]:first[i+1]] {
+				m[id] = true
+			}
 		}
 		i++
 	}

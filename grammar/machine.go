@@ -26,7 +26,7 @@ type machine struct {
 	nodeIdx  map[stackNode]int32
 	states   [][]int32
 	stateIdx map[string]int32
-	trans    []*[256]int32 // per state, -1 = not computed yet
+	trans    []int32 // state*256 + byte → next state; -1 = not computed yet
 	out      []int32
 	seen     map[stackNode]struct{}
 	key      []byte
@@ -55,7 +55,8 @@ func (m *machine) clear() {
 	m.nodeIdx = map[stackNode]int32{}
 	m.states = append(m.states[:0], nil)
 	m.stateIdx = map[string]int32{"": deadState}
-	m.trans = append(m.trans[:0], nil)
+	m.trans = m.trans[:0]
+	m.addRow()
 	m.seen = map[stackNode]struct{}{}
 }
 
@@ -118,8 +119,17 @@ func (m *machine) intern() int32 {
 	id := int32(len(m.states))
 	m.states = append(m.states, slices.Clone(m.out))
 	m.stateIdx[string(m.key)] = id
-	m.trans = append(m.trans, nil)
+	m.addRow()
 	return id
+}
+
+// addRow adds the transition row of a new state.
+func (m *machine) addRow() {
+	n := len(m.trans)
+	m.trans = slices.Grow(m.trans, 256)[:n+256]
+	for i := n; i < n+256; i++ {
+		m.trans[i] = -1
+	}
 }
 
 // start returns the state before any input.
@@ -134,15 +144,7 @@ func (m *machine) start() int32 {
 
 // step returns the state after byte c (deadState if c is not allowed).
 func (m *machine) step(s int32, c byte) int32 {
-	t := m.trans[s]
-	if t == nil {
-		t = new([256]int32)
-		for i := range t {
-			t[i] = -1
-		}
-		m.trans[s] = t
-	}
-	if n := t[c]; n >= 0 {
+	if n := m.trans[int(s)<<8|int(c)]; n >= 0 {
 		return n
 	}
 	m.out = m.out[:0]
@@ -157,7 +159,7 @@ func (m *machine) step(s int32, c byte) int32 {
 		}
 	}
 	n := m.intern()
-	t[c] = n
+	m.trans[int(s)<<8|int(c)] = n
 	return n
 }
 

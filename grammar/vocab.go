@@ -15,11 +15,11 @@ type Vocab struct {
 	eog    []int32
 	tokens [][]byte
 
-	// Trie node i (preorder) is reached by byte label[i] from its parent at
-	// depth depth[i]-1; its subtree ends before node next[i]. The tokens
-	// whose bytes end exactly at node i are ids[first[i]:first[i+1]].
-	label    []byte
-	depth    []uint16
+	// Trie node i (preorder) is reached by byte node[i]&0xFF from its
+	// parent, at depth node[i]>>nodeDepthShift; its subtree ends before node
+	// next[i]. The tokens whose bytes end exactly at node i are
+	// ids[first[i]:first[i+1]]; node[i]&nodeHasTokens says if there are any.
+	node     []uint32
 	next     []int32
 	first    []int32
 	ids      []int32
@@ -28,6 +28,11 @@ type Vocab struct {
 
 // maxTokenBytes bounds the length of one token's byte string.
 const maxTokenBytes = 1 << 12
+
+const (
+	nodeHasTokens  = 1 << 8
+	nodeDepthShift = 9
+)
 
 // NewVocab prepares a vocabulary. tokens[i] is the byte string that token
 // id i stands for; a nil or empty entry is a token that constrained output
@@ -67,24 +72,24 @@ func NewVocab(tokens [][]byte, eog []int32) (*Vocab, error) {
 			lcp++
 		}
 		for len(path) > lcp {
-			v.next[path[len(path)-1]] = int32(len(v.label))
+			v.next[path[len(path)-1]] = int32(len(v.node))
 			path = path[:len(path)-1]
 		}
 		for d := lcp; d < len(b); d++ {
-			path = append(path, int32(len(v.label)))
-			v.label = append(v.label, b[d])
-			v.depth = append(v.depth, uint16(d+1))
+			path = append(path, int32(len(v.node)))
+			v.node = append(v.node, uint32(d+1)<<nodeDepthShift|uint32(b[d]))
 			v.next = append(v.next, 0)
 		}
 		v.ids = append(v.ids, id)
 		owner = append(owner, path[len(b)-1])
+		v.node[path[len(b)-1]] |= nodeHasTokens
 		v.maxDepth = max(v.maxDepth, len(b))
 		prev = b
 	}
 	for _, n := range path {
-		v.next[n] = int32(len(v.label))
+		v.next[n] = int32(len(v.node))
 	}
-	v.first = make([]int32, len(v.label)+1)
+	v.first = make([]int32, len(v.node)+1)
 	for _, n := range owner {
 		v.first[n+1]++
 	}
@@ -107,4 +112,4 @@ func (v *Vocab) isEOG(id int32) bool {
 
 // Nodes returns the number of trie nodes: the most byte steps one mask can
 // take.
-func (v *Vocab) Nodes() int { return len(v.label) }
+func (v *Vocab) Nodes() int { return len(v.node) }

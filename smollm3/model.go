@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/rope"
+	"github.com/smolgo/smolgo/tokenizer"
 )
 
 // ErrContextFull is wrapped by errors for a sequence longer than the
@@ -29,6 +31,24 @@ type Model struct {
 	file *gguf.File
 	llm  *llama.Model
 	opts options
+
+	// The tokenizer is built on first use (reading SmolLM3's 128K-token
+	// vocabulary takes a fraction of a second; Load stays fast).
+	tokOnce sync.Once
+	tok     *tokenizer.Tokenizer
+	tokErr  error
+}
+
+// Tokenizer returns the model's tokenizer, read from the GGUF file's
+// tokenizer.* keys on the first call and shared by every session.
+func (m *Model) Tokenizer() (*tokenizer.Tokenizer, error) {
+	m.tokOnce.Do(func() {
+		m.tok, m.tokErr = tokenizer.FromGGUF(m.file)
+		if m.tokErr != nil {
+			m.tokErr = fmt.Errorf("smollm3: loading the tokenizer: %w", m.tokErr)
+		}
+	})
+	return m.tok, m.tokErr
 }
 
 type options struct {

@@ -2,11 +2,7 @@ package smollm3
 
 import (
 	"context"
-	"fmt"
-	"runtime"
-	"sync"
 	"time"
-	"weak"
 
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/smollm3/chat"
@@ -28,7 +24,7 @@ type modelBackend struct {
 }
 
 func (b *modelBackend) newCache() (kvCache, error) {
-	tok, err := modelTokenizer(b.m)
+	tok, err := b.m.Tokenizer()
 	if err != nil {
 		return nil, err
 	}
@@ -83,48 +79,4 @@ func (c *modelCache) forward(ctx context.Context, tokens []int32, pos int) ([]fl
 		}
 	}
 	return c.m.Forward(ctx, c.c, tokens, pos, false)
-}
-
-// The tokenizer of a Model is built once, on its first session (reading
-// SmolLM3's 128K-token vocabulary takes a fraction of a second), and kept
-// for as long as the Model lives. The map is keyed by weak pointers, so it
-// does not keep closed models alive.
-//
-// TODO(generation): this belongs in Model itself (built by Load); move it
-// there once Model has a tokenizer field.
-var modelTokenizers struct {
-	sync.Mutex
-	m map[weak.Pointer[Model]]*tokenizerOnce
-}
-
-type tokenizerOnce struct {
-	once sync.Once
-	tok  *tokenizer.Tokenizer
-	err  error
-}
-
-func modelTokenizer(m *Model) (*tokenizer.Tokenizer, error) {
-	key := weak.Make(m)
-	modelTokenizers.Lock()
-	if modelTokenizers.m == nil {
-		modelTokenizers.m = map[weak.Pointer[Model]]*tokenizerOnce{}
-	}
-	e := modelTokenizers.m[key]
-	if e == nil {
-		e = &tokenizerOnce{}
-		modelTokenizers.m[key] = e
-		runtime.AddCleanup(m, func(k weak.Pointer[Model]) {
-			modelTokenizers.Lock()
-			delete(modelTokenizers.m, k)
-			modelTokenizers.Unlock()
-		}, key)
-	}
-	modelTokenizers.Unlock()
-	e.once.Do(func() {
-		e.tok, e.err = tokenizer.FromGGUF(m.File())
-		if e.err != nil {
-			e.err = fmt.Errorf("smollm3: loading the tokenizer: %w", e.err)
-		}
-	})
-	return e.tok, e.err
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs llama.cpp (../shared/tools/peer-bench/run.sh) and smolgo (examples/bench)
+# on the same GGUF file with the same settings, alternating, and prints both JSON
+# lines per round plus a summary of the medians and ratios. Run it on an idle
+# machine: numbers taken at different times are not comparable here.
+#
+#   examples/bench/compare.sh MODEL.gguf [-threads 2] [-pp 512] [-tg 64] [-reps 3] [-rounds 1]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+model=${1:?usage: compare.sh MODEL.gguf [-threads N] [-pp N] [-tg N] [-reps N] [-rounds N]}
+shift
+threads=2 pp=512 tg=64 reps=3 rounds=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -threads) threads=$2 ;; -pp) pp=$2 ;; -tg) tg=$2 ;; -reps) reps=$2 ;; -rounds) rounds=$2 ;;
+    *) echo "compare.sh: unknown flag $1" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+peer=${PEER_BENCH:-../shared/tools/peer-bench/run.sh}
+[ -x "$peer" ] || [ -f "$peer" ] || { echo "compare.sh: $peer not found (set PEER_BENCH)" >&2; exit 1; }
+go build -o /tmp/smolgo-bench ./examples/bench
+out=$(mktemp)
+for r in $(seq "$rounds"); do
+  echo "round $r: llama.cpp" >&2
+  bash "$peer" --model "$model" --threads "$threads" --pp "$pp" --tg "$tg" --reps "$reps" | tail -1 | tee -a "$out"
+  echo "round $r: smolgo" >&2
+  /tmp/smolgo-bench -model "$model" -threads "$threads" -pp "$pp" -tg "$tg" -reps "$reps" 2>/dev/null | tee -a "$out"
+done
+python3 - "$out" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+by = {}
+for r in rows:
+    by.setdefault(r["engine"], []).append(r)
+def med(e, k):
+    return statistics.median(x for r in by.get(e, []) for x in r.get(k + "_all", [r.get(k)]))
+l, s = "llama.cpp", "smolgo"
+print(f"{'':10} {'pp t/s':>8} {'tg t/s':>8} {'load s':>7} {'RSS MB':>7}")
+for e in (l, s):
+    rs = by.get(e, [])
+    print(f"{e:10} {med(e,'pp_tps'):8.2f} {med(e,'tg_tps'):8.2f} {statistics.median(r['load_s'] for r in rs):7.2f} {max(r['peak_rss_mb'] for r in rs):7.0f}")
+print(f"{'ratio':10} {med(s,'pp_tps')/med(l,'pp_tps'):8.2f}x {med(s,'tg_tps')/med(l,'tg_tps'):7.2f}x")
+PY
