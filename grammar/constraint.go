@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrEnded is returned by Constraint.Accept after an end-of-generation token.
@@ -32,6 +33,7 @@ type Constraint struct {
 	n     int // bytes accepted so far
 
 	walk  []int32
+	mask  []bool // Apply's buffer
 	cache map[int32][]bool
 	order []int32 // cached states, oldest first
 }
@@ -87,6 +89,22 @@ func (c *Constraint) Allow(mask []bool) {
 	c.order = append(c.order, c.state)
 	n := copy(mask, m)
 	clear(mask[n:])
+}
+
+// Apply sets the logits of the tokens that may not come next to -Inf, so
+// that any sampler picks an allowed token: Allow and the masking in one
+// call, for generation loops. len(logits) must be Vocab.Len().
+func (c *Constraint) Apply(logits []float32) {
+	if len(c.mask) != len(logits) {
+		c.mask = make([]bool, len(logits))
+	}
+	c.Allow(c.mask)
+	negInf := float32(math.Inf(-1))
+	for i, ok := range c.mask {
+		if !ok {
+			logits[i] = negInf
+		}
+	}
 }
 
 // fill computes the mask of the current state into m (all false on entry).
