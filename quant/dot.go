@@ -88,7 +88,20 @@ type MatMulFunc func(n int, w []byte, nrows int, a []byte, ntok int, out []float
 // MatMul returns the batched kernel for weights of type w.
 func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 
-// Path names the kernel set in use on this CPU: "avx512" (AVX-512 with VNNI
-// and BF16 where present), "avx2" or "generic" (the pure Go reference).
-// Tools such as examples/bench print it.
+// Path names the kernel set in use on this CPU: "avx512" (AVX-512 F, BW and
+// VL with VNNI), "avx2" (AVX2 with FMA and F16C) or "generic" (the pure Go
+// reference, which the purego build tag forces and other architectures use).
+// The CPU's features are read once, at start-up, with golang.org/x/sys/cpu,
+// which honours GODEBUG: GODEBUG=cpu.avx512f=off selects the AVX2 kernels,
+// cpu.avx2=off the pure Go ones. Tools such as examples/bench print it.
+//
+// Assembly kernels exist for these weight types (the others run the pure Go
+// code on every path):
+//
+//	q4_K, q6_K                          MatVec/Dot, and MatMul four tokens at a time
+//	q2_K, q3_K, q5_K, q4_0, q8_0,
+//	f16, bf16, f32                      MatVec/Dot (f16/bf16/f32 rows of a multiple of 32)
+//	q4_1, q5_0, q5_1, iq4_nl            none: pure Go
+//
+// and for QuantizeActivations to q8_K and q8_0.
 func Path() string { return best.name }

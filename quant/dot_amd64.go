@@ -70,6 +70,12 @@ func mvF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
 func mvBF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ2KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ3KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -98,6 +104,8 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeF16] = mvF16AVX2
 		mv[gguf.TypeBF16] = mvBF16AVX2
 		mv[gguf.TypeF32] = mvF32AVX2
+		mv[gguf.TypeQ2_K] = mvQ2KAVX2
+		mv[gguf.TypeQ3_K] = mvQ3KAVX2
 		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX2x4
 	}

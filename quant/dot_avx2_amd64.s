@@ -1180,3 +1180,354 @@ f322loop:
 	VZEROUPPER
 	MOVSS X0, ret+88(FP) // the last row's result
 	RET
+
+DATA q3kThirtyTwo<>+0x00(SB)/8, $0x2020202020202020
+DATA q3kThirtyTwo<>+0x08(SB)/8, $0x2020202020202020
+GLOBL q3kThirtyTwo<>(SB), RODATA|NOPTR, $16
+
+// func mvQ2KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q2_K · q8_K dot product, as
+// the Go twin dotQ2_K:
+//
+//	for g := 0; g < 16; g++ {
+//		msum += int32(x[g]>>4) * q8KBsum(y, g)
+//	}
+//	for e0 := 0; e0 < 256; e0 += 16 {
+//		k, j, h := e0/128, e0%128/32, e0%32/16
+//		q := x[16+32*k+16*h:]
+//		var s int32
+//		for l := 0; l < 16; l++ {
+//			s += int32(q[l]>>(2*j)&3) * int32(int8(y[4+e0+l]))
+//		}
+//		isum += int32(x[e0/16]&0xf) * s
+//	}
+//	dy := q8KScale(y)
+//	sum += dy*f16(x[80:])*float32(isum) - dy*f16(x[82:])*float32(msum)
+TEXT ·mvQ2KAVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ q2k2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+q2k2OutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x03030303, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+
+q2k2row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y11, Y11, Y11 // Σ d·isum lanes
+	VXORPS Y12, Y12, Y12 // Σ dmin·msum lanes
+
+q2k2loop:
+	VMOVDQU 0(SI), X2
+	VPAND X14, X2, X1 // 16 scales
+	VPSRLW $4, X2, X2
+	VPAND X14, X2, X2 // 16 mins
+	VPMOVZXBW X2, Y2
+	VPMADDWD 260(DI), Y2, Y3
+	VCVTDQ2PS Y3, Y3
+	VCVTPH2PS 80(SI), X4 // d, dmin
+	VBROADCASTSS (DI), X5
+	VMULPS X5, X4, X4
+	VBROADCASTSS X4, Y6
+	VMOVSHDUP X4, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS Y7, Y3, Y12
+	VPXOR Y10, Y10, Y10
+
+	VMOVDQU 16(SI), Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 4(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+0(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 16(SI), Y8
+	VPSRLW $2, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 36(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+16(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 16(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 68(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+32(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 16(SI), Y8
+	VPSRLW $6, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 100(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+48(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 48(SI), Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 132(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+64(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 48(SI), Y8
+	VPSRLW $2, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 164(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+80(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 48(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 196(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+96(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 48(SI), Y8
+	VPSRLW $6, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VPMADDUBSW 228(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+112(SB), X1, X9
+	VPMOVZXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+
+	VCVTDQ2PS Y10, Y10
+	VFMADD231PS Y6, Y10, Y11
+
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q2k2loop
+
+	VSUBPS Y12, Y11, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q2k2row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func mvQ3KAVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a. The q3_K · q8_K dot product, as
+// the Go twin dotQ3_K (quoted at mvQ3KAVX512): the quants are used
+// unsigned, v+4 in 0..7, and the -4 is applied once per block as
+// -4·Σ scale_g·bsums_g.
+TEXT ·mvQ3KAVX2(SB), NOSPLIT, $8-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ q3k2OutOK
+	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
+q3k2OutOK:
+	MOVQ nrows+56(FP), R12
+	MOVL $0x03030303, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x01010101, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+
+q3k2row:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y11, Y11, Y11
+
+q3k2loop:
+	// The 16 6-bit scales (ggml's kmask1/kmask2 unpacking), minus 32.
+	MOVL 96(SI), AX
+	MOVL 100(SI), BX
+	MOVL 104(SI), DX
+	MOVL AX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL DX, R9
+	SHRL $4, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8 // scales 8..11
+	MOVL BX, R10
+	SHRL $4, R10
+	ANDL $0x0f0f0f0f, R10
+	MOVL DX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R10 // scales 12..15
+	ANDL $0x0f0f0f0f, AX
+	MOVL DX, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, AX // scales 0..3
+	ANDL $0x0f0f0f0f, BX
+	MOVL DX, R9
+	SHRL $2, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, BX // scales 4..7
+	SHLQ $32, BX
+	ORQ BX, AX
+	SHLQ $32, R10
+	ORQ R10, R8
+	VMOVQ AX, X12
+	VPINSRQ $1, R8, X12, X12
+	VPSUBB q3kThirtyTwo<>(SB), X12, X12 // 16 signed scales
+	VPMOVSXBW X12, Y13
+	VPMADDWD 260(DI), Y13, Y3
+	VPSLLD $2, Y3, Y3
+	VPXOR Y10, Y10, Y10
+	VPSUBD Y3, Y10, Y10 // start at -4·Σ scale·bsum
+
+	VMOVDQU 32(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 4(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+0(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 32(SI), Y8
+	VPSRLW $2, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPSRLW $1, Y7, Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 36(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+16(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 32(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPSRLW $2, Y7, Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 68(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+32(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 32(SI), Y8
+	VPSRLW $6, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPSRLW $3, Y7, Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 100(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+48(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 64(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPSRLW $4, Y7, Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 132(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+64(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 64(SI), Y8
+	VPSRLW $2, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPSRLW $5, Y7, Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 164(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+80(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 64(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPSRLW $6, Y7, Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 196(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+96(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+	VMOVDQU 64(SI), Y8
+	VPSRLW $6, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 0(SI), Y7
+	VPSRLW $7, Y7, Y7
+	VPAND Y14, Y7, Y7
+	VPSLLW $2, Y7, Y7
+	VPOR Y7, Y8, Y8
+	VPMADDUBSW 228(DI), Y8, Y8
+	VPSHUFB q6kByteShuf<>+112(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	VPMADDWD Y9, Y8, Y8
+	VPADDD Y8, Y10, Y10
+
+	VCVTDQ2PS Y10, Y10
+	MOVWLZX 108(SI), AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	VMULSS (DI), X4, X4
+	VBROADCASTSS X4, Y4
+	VFMADD231PS Y4, Y10, Y11
+
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q3k2loop
+
+	VEXTRACTF128 $1, Y11, X1
+	VADDPS X1, X11, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q3k2row
+	VZEROUPPER
+	MOVSS X0, ret+88(FP) // the last row's result
+	RET
