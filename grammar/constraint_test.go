@@ -239,6 +239,8 @@ func TestRandomWalksRealVocab(t *testing.T) {
 		  "v":{"anyOf":[{"type":"null"},{"type":"number"}]},"k":{"const":"fixed"}},"required":["color","ok","v","k"],"additionalProperties":false}`,
 		`{"type":"object","additionalProperties":{"type":"integer"}}`,
 		`{"type":"object"}`,
+		`{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"},"maxItems":2}},"required":["v"]}},
+		  "$ref":"#/$defs/node"}`,
 	}
 	walks := 100
 	if os.Getenv("SMOLGO_HEAVY") != "" {
@@ -295,15 +297,22 @@ func TestRandomWalksRealVocab(t *testing.T) {
 		if err := dec.Decode(&val); err != nil || dec.More() {
 			t.Fatalf("schema %d seed %d: output does not parse (%v): %q", si, seed, err, out)
 		}
-		if err := validate(schema, val, ""); err != nil {
+		if err := validate(schema, schema, val, ""); err != nil {
 			t.Fatalf("schema %d seed %d: %v in %q", si, seed, err, out)
 		}
 	}
 }
 
 // validate checks v against the supported schema subset.
-func validate(schema, v any, where string) error {
+func validate(root, schema, v any, where string) error {
 	s, _ := schema.(map[string]any)
+	if ref, ok := s["$ref"].(string); ok {
+		target := root
+		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			target = target.(map[string]any)[part]
+		}
+		return validate(root, target, v, where)
+	}
 	if c, ok := s["const"]; ok {
 		if !jsonEqual(c, v) {
 			return fmt.Errorf("%s: %v is not the const %v", where, v, c)
@@ -320,7 +329,7 @@ func validate(schema, v any, where string) error {
 	}
 	if a, ok := s["anyOf"]; ok {
 		for _, sub := range a.([]any) {
-			if validate(sub, v, where) == nil {
+			if validate(root, sub, v, where) == nil {
 				return nil
 			}
 		}
@@ -340,7 +349,7 @@ func validate(schema, v any, where string) error {
 	}
 	var errs []string
 	for _, t := range types {
-		err := validateType(t, s, v, where)
+		err := validateType(root, t, s, v, where)
 		if err == nil {
 			return nil
 		}
@@ -349,7 +358,7 @@ func validate(schema, v any, where string) error {
 	return fmt.Errorf("%s", strings.Join(errs, "; "))
 }
 
-func validateType(t string, s map[string]any, v any, where string) error {
+func validateType(root any, t string, s map[string]any, v any, where string) error {
 	count := func(k string) (int, bool) {
 		f, ok := s[k].(float64)
 		return int(f), ok
@@ -400,7 +409,7 @@ func validateType(t string, s map[string]any, v any, where string) error {
 			return fmt.Errorf("%s: more than %d items", where, m)
 		}
 		for i, x := range a {
-			if err := validate(s["items"], x, fmt.Sprintf("%s/%d", where, i)); err != nil {
+			if err := validate(root, s["items"], x, fmt.Sprintf("%s/%d", where, i)); err != nil {
 				return err
 			}
 		}
@@ -424,7 +433,7 @@ func validateType(t string, s map[string]any, v any, where string) error {
 				}
 				sub = s["additionalProperties"]
 			}
-			if err := validate(sub, x, where+"/"+k); err != nil {
+			if err := validate(root, sub, x, where+"/"+k); err != nil {
 				return err
 			}
 		}
@@ -440,4 +449,39 @@ func jsonEqual(a, b any) bool {
 		jb, _ = json.Marshal(f)
 	}
 	return bytes.Equal(ja, jb)
+}
+
+// TestValidator makes sure the random walks' validator can fail.
+func TestValidator(t *testing.T) {
+	schema := `{"$defs":{"n":{"type":"object","properties":{"v":{"type":"integer"},"k":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":1}},"required":["v"],"additionalProperties":false}},
+		"type":"object","properties":{"t":{"$ref":"#/$defs/n"},"s":{"type":"string","maxLength":2},"e":{"enum":["a",1]},"c":{"const":"x"},"u":{"anyOf":[{"type":"null"},{"type":"boolean"}]}},"required":["t"]}`
+	var root any
+	if err := json.Unmarshal([]byte(schema), &root); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"t":{"v":1,"k":[{"v":2}]},"s":"ab","e":1,"c":"x","u":null}`, true},
+		{`{"t":{"v":1.5}}`, false},
+		{`{"t":{"v":1,"k":[{"v":2},{"v":3}]}}`, false},
+		{`{"t":{"v":1,"k":[{"w":2}]}}`, false},
+		{`{"t":{"v":1,"x":0}}`, false},
+		{`{"s":"ab"}`, false},
+		{`{"t":{"v":1},"s":"abc"}`, false},
+		{`{"t":{"v":1},"e":"b"}`, false},
+		{`{"t":{"v":1},"c":"y"}`, false},
+		{`{"t":{"v":1},"u":0}`, false},
+	} {
+		dec := json.NewDecoder(strings.NewReader(tc.doc))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		if err := validate(root, root, v, ""); (err == nil) != tc.ok {
+			t.Errorf("validate(%s) = %v, want ok=%v", tc.doc, err, tc.ok)
+		}
+	}
 }

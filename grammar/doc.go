@@ -51,10 +51,12 @@
 //     without properties, a schema for the values of a map);
 //   - items, minItems, maxItems; minLength, maxLength (in characters);
 //   - enum, const (any JSON values), anyOf;
+//   - $ref to a place inside the schema ("#/$defs/Item", "#"), as
+//     Pydantic writes nested models; recursive schemas (trees) work;
 //   - annotations (title, description, default, examples, $schema, …) are
 //     ignored; true is any value, {} too.
 //
-// Any other keyword (pattern, format, minimum, oneOf, allOf, $ref, …) is an
+// Any other keyword (pattern, format, minimum, oneOf, allOf, not, …) is an
 // error that names it and where it is, rather than output that silently
 // ignores it. Whitespace between tokens is limited (a space, or a newline
 // and up to 20 spaces or tabs) so that a model cannot spend its budget on

@@ -50,7 +50,7 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 // JSONSchemaGBNF translates a JSON schema to GBNF text (what FromJSONSchema
 // compiles), for inspection or for editing by hand.
 func JSONSchemaGBNF(schema []byte) (string, error) {
-	sc := &schemaCompiler{byBody: map[string]string{}}
+	sc := &schemaCompiler{byBody: map[string]string{}, root: schema, refs: map[string]string{}}
 	root, err := sc.compile(json.RawMessage(schema), "", 0)
 	if err != nil {
 		return "", err
@@ -70,6 +70,8 @@ const maxSchemaDepth = 64
 type schemaCompiler struct {
 	rules  []string
 	byBody map[string]string
+	root   []byte            // the whole schema, for $ref
+	refs   map[string]string // $ref → its rule
 }
 
 // rule names body as a rule (once per distinct body) and returns the name.
@@ -84,9 +86,10 @@ func (sc *schemaCompiler) rule(body string) string {
 }
 
 // Keywords that only annotate and are ignored.
-var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
+	"$defs", "definitions"} // definitions are compiled when a $ref uses them
 
-var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf"}
+var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf", "$ref"}
 
 type schemaError struct {
 	where string
@@ -124,6 +127,14 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		if !slices.Contains(schemaKeywords, k) && !slices.Contains(schemaAnnotations, k) {
 			return "", errAt(where, "keyword %q is not supported (supported: %s)", k, strings.Join(schemaKeywords, ", "))
 		}
+	}
+	if v, ok := s["$ref"]; ok {
+		for k := range s {
+			if k != "$ref" && slices.Contains(schemaKeywords, k) {
+				return "", errAt(where, "keyword %q beside $ref is not supported", k)
+			}
+		}
+		return sc.ref(v, where, depth)
 	}
 	if v, ok := s["const"]; ok {
 		return literal(v, where+"/const")
@@ -209,6 +220,47 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		return alts[0], nil
 	}
 	return sc.rule(strings.Join(alts, " | ")), nil
+}
+
+// ref compiles a local reference ("#/$defs/name", "#") to a rule of its
+// own, once, so that recursive schemas become recursive rules.
+func (sc *schemaCompiler) ref(v json.RawMessage, where string, depth int) (string, error) {
+	var ref string
+	if err := json.Unmarshal(v, &ref); err != nil {
+		return "", errAt(where+"/$ref", "must be a string")
+	}
+	if name, ok := sc.refs[ref]; ok {
+		return name, nil
+	}
+	if ref != "#" && !strings.HasPrefix(ref, "#/") {
+		return "", errAt(where+"/$ref", "%q: only references inside the schema (#/...) are supported", ref)
+	}
+	target := json.RawMessage(sc.root)
+	if ref != "#" {
+		for _, part := range strings.Split(ref[2:], "/") {
+			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(target, &obj); err != nil {
+				return "", errAt(where+"/$ref", "%q: %q is not inside an object", ref, part)
+			}
+			next, ok := obj[part]
+			if !ok {
+				return "", errAt(where+"/$ref", "%q: no %q", ref, part)
+			}
+			target = next
+		}
+	}
+	// Name the rule before compiling its body, which may refer back to it.
+	name := "r" + strconv.Itoa(len(sc.refs))
+	sc.refs[ref] = name
+	i := len(sc.rules)
+	sc.rules = append(sc.rules, "")
+	body, err := sc.compile(target, ref[1:], depth+1)
+	if err != nil {
+		return "", err
+	}
+	sc.rules[i] = name + " ::= " + body
+	return name, nil
 }
 
 // count reads a non-negative integer keyword; ok is false when absent.

@@ -79,6 +79,18 @@ func TestSchemaMatch(t *testing.T) {
 		{"any value", `{}`, []matchCase{
 			{`{"a":[1,{"b":null}],"c":"d"}`, true, true}, {`"s"`, true, true}, {`[true,false]`, true, true}, {`tru`, true, false},
 		}},
+		{"references and recursion", `{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["v"]},
+		  "pair":{"type":"array","items":{"$ref":"#/definitions/x~1y"},"minItems":2,"maxItems":2}},
+		  "definitions":{"x/y":{"type":"boolean"}},
+		  "type":"object","properties":{"tree":{"$ref":"#/$defs/node"},"pair":{"$ref":"#/$defs/pair"},"again":{"$ref":"#/$defs/node"}},"required":["tree","pair"]}`, []matchCase{
+			{`{"tree":{"v":1,"kids":[{"v":2},{"v":3,"kids":[{"v":4,"kids":[]}]}]},"pair":[true,false]}`, true, true},
+			{`{"tree":{"v":1},"pair":[true,false],"again":{"v":0}}`, true, true},
+			{`{"tree":{"v":1,"kids":[{"kids":[]}]}`, false, false},
+			{`{"tree":{"v":1},"pair":[true]}`, false, false},
+		}},
+		{"root reference", `{"type":"array","items":{"$ref":"#"},"maxItems":2}`, []matchCase{
+			{`[[],[[],[[]]]]`, true, true}, {`[[],[],[]]`, false, false}, {`[1]`, false, false},
+		}},
 		{"property names are escaped", `{"properties":{"we\"ird\\key":{"type":"boolean"}},"required":["we\"ird\\key"]}`, []matchCase{
 			{`{"we\"ird\\key":true}`, true, true},
 		}},
@@ -104,7 +116,13 @@ func TestSchemaUnsupported(t *testing.T) {
 		{`{"properties":{"n":{"type":"number","multipleOf":2}}}`, `at /properties/n: keyword "multipleOf"`},
 		{`{"oneOf":[{"type":"string"}]}`, `keyword "oneOf"`},
 		{`{"allOf":[{"type":"string"}]}`, `keyword "allOf"`},
-		{`{"$ref":"#/$defs/x"}`, `keyword "$ref"`},
+		{`{"$ref":"#/$defs/x"}`, `at /$ref: "#/$defs/x": no "$defs"`},
+		{`{"$ref":"other.json#/a"}`, `only references inside the schema`},
+		{`{"$ref":"#/a","type":"string","a":{}}`, `keyword "a" is not supported`},
+		{`{"$defs":{"a":{}},"$ref":"#/$defs/a","type":"string"}`, `keyword "type" beside $ref`},
+		{`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `can never finish`},
+		{`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"$ref":"#/$defs/a"}`, `left-recursive`},
+		{`{"$defs":{"a":{"properties":{"b":{"$ref":"#/$defs/a"}},"required":["b"]}},"$ref":"#/$defs/a"}`, `can never finish`},
 		{`{"type":"array","items":{"not":{}}}`, `at /items: keyword "not"`},
 		{`{"prefixItems":[{"type":"string"}]}`, `keyword "prefixItems"`},
 		{`{"type":"array","uniqueItems":true}`, `keyword "uniqueItems"`},
