@@ -79,6 +79,9 @@ func mvQ3KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
+func matQ5KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
 func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -122,6 +125,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ2_K] = mvQ2KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
+		x4[gguf.TypeQ5_K] = matQ5KAVX512x4
 	}
 	for t, kern := range mv {
 		k.dots[t] = asmDot(t, kern)

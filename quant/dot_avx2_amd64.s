@@ -798,7 +798,8 @@ q402loop:
 // func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
 // it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
 // four tokens, which makes a batched prefill cheaper per token than decode.
 TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
@@ -951,7 +952,8 @@ q4k2x4loop:
 // func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q6_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KAVX2 computes
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KAVX2 computes
 // it for one. Each chunk of 32 quants is unpacked once and meets the four
 // tokens.
 TEXT ·matQ6KAVX2x4(SB), NOSPLIT, $0-80
