@@ -1144,20 +1144,67 @@ TEXT ·mvQ4_0AVX512(SB), NOSPLIT, $8-92
 mvQ4_0AVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Y15
+	VPBROADCASTD AX, Z15
 	MOVL $0x08080808, AX
-	VPBROADCASTD AX, Y14
+	VPBROADCASTD AX, Z14
 
 q40row:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VPXORD Z0, Z0, Z0
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ q40tail
 
 q40loop:
+	// Two blocks per iteration: the 128-bit lanes hold block 0's low and
+	// high nibbles, then block 1's, next to their 64 activation bytes.
+	VMOVDQU 2(SI), X1
+	VINSERTI128 $1, 20(SI), Y1, Y1
+	VPSRLW $4, Y1, Y2
+	VINSERTI64X4 $1, Y2, Z1, Z1
+	VSHUFI64X2 $0xd8, Z1, Z1, Z1
+	VPANDD Z15, Z1, Z1
+	VMOVDQU 2(DI), Y2
+	VINSERTI64X4 $1, 36(DI), Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPDPBUSD Z2, Z1, Z3
+	VPXORD Z4, Z4, Z4
+	VPDPBUSD Z2, Z14, Z4
+	VPSUBD Z4, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX 18(SI), BX
+	MOVWLZX 34(DI), DX
+	SHLL $16, DX
+	ORL DX, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VMOVQ AX, X5
+	VCVTPH2PS X5, X5        // dw0 da0 dw1 da1
+	VMOVSHDUP X5, X6
+	VMULPS X6, X5, X5       // lane 0: dw0·da0, lane 2: dw1·da1
+	VBROADCASTSS X5, Y6
+	VPERMILPS $0xaa, X5, X5
+	VBROADCASTSS X5, Y5
+	VINSERTF64X4 $1, Y5, Z6, Z6
+	VFMADD231PS Z6, Z3, Z0
+	ADDQ $36, SI
+	ADDQ $68, DI
+	DECQ CX
+	JNZ q40loop
+
+q40tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ q40done
 	VMOVDQU 2(SI), X1
 	VPSRLW $4, X1, X2
 	VINSERTI128 $1, X2, Y1, Y1
-	VPAND Y15, Y1, Y1
+	VPANDD Y15, Y1, Y1
 	VMOVDQU 2(DI), Y2
 	VPXORD Y3, Y3, Y3
 	VPDPBUSD Y2, Y1, Y3
@@ -1174,12 +1221,13 @@ q40loop:
 	VMOVSHDUP X5, X6
 	VMULSS X6, X5, X5
 	VBROADCASTSS X5, Y5
-	VFMADD231PS Y5, Y3, Y0
+	VFMADD231PS Y5, Y3, Y7
 	ADDQ $18, SI
-	ADDQ $34, DI
-	DECQ CX
-	JNZ q40loop
 
+q40done:
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VADDPS Y7, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
 	VMOVHLPS X0, X0, X1
@@ -1666,6 +1714,88 @@ q5kx4done:
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 
+	HSUM_STORE(Z25, Y25)
+	HSUM_STORE(Z26, Y26)
+	HSUM_STORE(Z27, Y27)
+	HSUM_STORE(Z28, Y28)
+	VZEROUPPER
+	RET
+
+// q80x4Perm spreads the two float32 at lanes 0 and 1 of a register over the
+// lower and upper eight lanes of a zmm (VPERMPS indexes).
+DATA q80x4Perm<>+0x00(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x08(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x10(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x18(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x20(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x28(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x30(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x38(SB)/8, $0x0000000100000001
+GLOBL q80x4Perm<>(SB), RODATA|NOPTR, $64
+
+// func matQ8_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q8_0 weight row of nb blocks (nb even) times four q8_0 activation rows
+// (astride bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ8_0(w, a[t*astride:]). Two weight blocks at a time are
+// loaded, split into |w| and sign once, and meet the four tokens' blocks;
+// per token it computes what mvQ8_0AVX512 does.
+TEXT ·matQ8_0AVX512x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	SHRQ $1, CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	VMOVDQU64 q80x4Perm<>(SB), Z31
+	VPXORD Z30, Z30, Z30 // zero
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+
+#define Q80_SCALES(P, Q, ZOUT) \
+	MOVWLZX P, AX \
+	MOVWLZX Q, BX \
+	SHLL $16, BX \
+	ORL BX, AX \
+	VMOVD AX, X0 \
+	VCVTPH2PS X0, X0 \
+	VPERMPS Z0, Z31, ZOUT
+
+#define Q80_TOKEN(A, ACC) \
+	VMOVDQU 2(A), Y2 \
+	VINSERTI64X4 $1, 36(A), Z2, Z2 \
+	VPSUBB Z2, Z30, K1, Z2 \
+	VPXORD Z4, Z4, Z4 \
+	VPDPBUSD Z2, Z3, Z4 \
+	VCVTDQ2PS Z4, Z4 \
+	Q80_SCALES((A), 34(A), Z5) \
+	VMULPS Z5, Z6, Z5 \
+	VFMADD231PS Z5, Z4, ACC
+
+q80x4loop:
+	VMOVDQU 2(SI), Y1
+	VINSERTI64X4 $1, 36(SI), Z1, Z1
+	VPABSB Z1, Z3
+	VPMOVB2M Z1, K1 // where w < 0, the activations are negated
+	Q80_SCALES((SI), 34(SI), Z6)
+	Q80_TOKEN(DI, Z25)
+	Q80_TOKEN(R10, Z26)
+	Q80_TOKEN(R11, Z27)
+	Q80_TOKEN(R12, Z28)
+	ADDQ $68, SI
+	ADDQ $68, DI
+	ADDQ $68, R10
+	ADDQ $68, R11
+	ADDQ $68, R12
+	DECQ CX
+	JNZ q80x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
 	HSUM_STORE(Z25, Y25)
 	HSUM_STORE(Z26, Y26)
 	HSUM_STORE(Z27, Y27)

@@ -69,7 +69,10 @@ type Option func(*options)
 func WithThreads(n int) Option { return func(o *options) { o.threads = n } }
 
 // WithKVType sets the KV cache element type of caches made by NewCache
-// (default llama.KVF16, like llama.cpp).
+// (default llama.KVF16, like llama.cpp). llama.KVQ8_0 halves the cache's
+// memory (llama.cpp's -ctk q8_0 -ctv q8_0) for long contexts, at the cost of
+// logits that move about as much as a quantized model's do (see
+// llama.KVQ8_0).
 func WithKVType(t llama.KVType) Option { return func(o *options) { o.kvType = t } }
 
 // WithContext bounds the caches made by NewCache to n positions (default:
@@ -161,6 +164,9 @@ func (m *Model) File() *gguf.File { return m.file }
 
 // LLM returns the generic llama-family model underneath.
 func (m *Model) LLM() *llama.Model { return m.llm }
+
+// KVType returns the element type of the caches NewCache makes (WithKVType).
+func (m *Model) KVType() llama.KVType { return m.opts.kvType }
 
 // NewCache returns an empty KV cache for one sequence, with the KV type and
 // length chosen at Load.
