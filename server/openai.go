@@ -205,13 +205,19 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 	if req.N != nil && *req.N != 1 {
 		return nil, opts, badRequest("n", "n=%d is not supported; only one choice per request", *req.N)
 	}
-	tools, err := parseTools(req.Tools, req.ToolChoice)
+	tools, forceCall, err := parseTools(req.Tools, req.ToolChoice)
 	if err != nil {
 		return nil, opts, err
 	}
 	format, err := responseFormat(req.ResponseFormat, req.Grammar)
 	if err != nil {
 		return nil, opts, err
+	}
+	if forceCall != nil {
+		if format != nil {
+			return nil, opts, badRequest("tool_choice", "a forced tool call (tool_choice %s) and a response_format or grammar cannot be combined", req.ToolChoice)
+		}
+		format = forceCall
 	}
 	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
 		return nil, opts, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/smolgo/smolgo/grammar"
@@ -74,7 +75,8 @@ func responseFormat(raw json.RawMessage, gbnf string) (*grammar.Grammar, error) 
 type functionTool struct {
 	Type     string `json:"type"`
 	Function struct {
-		Name string `json:"name"`
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
 	} `json:"function"`
 }
 
@@ -82,38 +84,66 @@ type functionTool struct {
 const maxTools = 128
 
 // parseTools checks "tools" and "tool_choice" and returns the tool
-// definitions to show the model (none when tool_choice is "none").
-func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, error) {
+// definitions to show the model (none when tool_choice is "none") and, when
+// tool_choice asks for a call ("required", or a named function), the grammar
+// that forces one.
+func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, *grammar.Grammar, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+		if len(choice) > 0 && string(choice) != "null" && string(choice) != `"none"` && string(choice) != `"auto"` {
+			return nil, nil, badRequest("tool_choice", "tool_choice %s needs tools", choice)
+		}
+		return nil, nil, nil
 	}
 	var tools []json.RawMessage
 	if err := json.Unmarshal(raw, &tools); err != nil {
-		return nil, badRequest("tools", "tools must be an array of tool objects")
+		return nil, nil, badRequest("tools", "tools must be an array of tool objects")
 	}
 	if len(tools) > maxTools {
-		return nil, badRequest("tools", "tools has %d entries; at most %d are allowed", len(tools), maxTools)
+		return nil, nil, badRequest("tools", "tools has %d entries; at most %d are allowed", len(tools), maxTools)
 	}
+	funcs := make([]grammar.Function, len(tools))
 	for i, t := range tools {
 		var ft functionTool
 		if err := json.Unmarshal(t, &ft); err != nil || ft.Type != "function" || ft.Function.Name == "" {
-			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d] must be {\"type\": \"function\", \"function\": {\"name\": …, \"parameters\": …}}", i)
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d] must be {\"type\": \"function\", \"function\": {\"name\": …, \"parameters\": …}}", i)
 		}
+		funcs[i] = grammar.Function{Name: ft.Function.Name, Parameters: ft.Function.Parameters}
 	}
-	if len(choice) > 0 && string(choice) != "null" {
-		var s string
-		if err := json.Unmarshal(choice, &s); err != nil {
-			return nil, badRequest("tool_choice", "tool_choice %s is not supported (use \"auto\" or \"none\")", choice)
-		}
+	if len(choice) == 0 || string(choice) == "null" {
+		return tools, nil, nil
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(choice, &s) == nil:
 		switch s {
 		case "none":
-			return nil, nil
+			return nil, nil, nil
 		case "auto":
+			return tools, nil, nil
+		case "required":
 		default:
-			return nil, badRequest("tool_choice", "tool_choice %q is not supported (use \"auto\" or \"none\")", s)
+			return nil, nil, badRequest("tool_choice", "tool_choice %q is not supported (use \"auto\", \"none\", \"required\" or a function)", s)
 		}
+	case json.Unmarshal(choice, &named) == nil && named.Type == "function" && named.Function.Name != "":
+		i := slices.IndexFunc(funcs, func(f grammar.Function) bool { return f.Name == named.Function.Name })
+		if i < 0 {
+			return nil, nil, badRequest("tool_choice", "tool_choice names function %q, which is not in tools", named.Function.Name)
+		}
+		funcs = funcs[i : i+1]
+	default:
+		return nil, nil, badRequest("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}")
 	}
-	return tools, nil
+	g, err := grammar.ToolCalls(funcs)
+	if err != nil {
+		return nil, nil, badRequest("tools", "tool_choice needs a grammar for the tools' parameters: %v", err)
+	}
+	return tools, g, nil
 }
 
 // wireToolCall is a call in OpenAI's format (responses, stream deltas and

@@ -180,8 +180,12 @@ func TestToolAndFormatBadRequests(t *testing.T) {
 	}{
 		{"tools not an array", `{` + msgs + `,"tools":{}}`, "tools", "must be an array"},
 		{"tool without name", `{` + msgs + `,"tools":[{"type":"function","function":{}}]}`, "tools[0]", "must be"},
-		{"tool_choice required", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":"required"}`, "tool_choice", `"required" is not supported`},
-		{"tool_choice object", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":{"type":"function","function":{"name":"get_weather"}}}`, "tool_choice", "not supported"},
+		{"tool_choice unknown", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":"always"}`, "tool_choice", `"always" is not supported`},
+		{"tool_choice bad object", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":{"type":"function"}}`, "tool_choice", "must be"},
+		{"tool_choice unknown function", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":{"type":"function","function":{"name":"f"}}}`, "tool_choice", `function "f", which is not in tools`},
+		{"tool_choice without tools", `{` + msgs + `,"tool_choice":"required"}`, "tool_choice", "needs tools"},
+		{"forced call and format", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":"required","response_format":{"type":"json_object"}}`, "tool_choice", "cannot be combined"},
+		{"forced call with bad parameters", `{` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string","format":"email"}}}],"tool_choice":"required"}`, "tools", `keyword "format"`},
 		{"tool_calls on a user message", `{"messages":[{"role":"user","content":"x","tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}]}`, "messages[0].tool_calls", "only assistant"},
 		{"bad tool call arguments", `{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":"{bad"}}]}]}`, "messages[1].tool_calls[0]", "not valid JSON"},
 		{"unknown response_format", `{` + msgs + `,"response_format":{"type":"yaml"}}`, "response_format.type", `"yaml" is not supported`},
@@ -278,6 +282,44 @@ func TestResponseFormat(t *testing.T) {
 						t.Fatalf("%s: %q", body, content)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestForcedToolCall: with tool_choice "required" (or a named function)
+// even the random-weight model can only answer with calls whose arguments
+// fit the tool's parameters.
+func TestForcedToolCall(t *testing.T) {
+	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), smollm3.WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	e, err := server.FromSmolLM3(m, server.SmolLM3Options{Name: "tiny-realvocab", Sampler: sample.SmolLM3Defaults()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, e, server.Config{})
+	tools := `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"enum":["Paris","Oslo"]}},"required":["city"],"additionalProperties":false}}},
+		{"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{"utc":{"type":"boolean"}},"required":["utc"],"additionalProperties":false}}}]`
+	for seed, choice := range []string{`"required"`, `"required"`, `{"type":"function","function":{"name":"get_time"}}`} {
+		resp := post(t, ts.URL+"/v1/chat/completions", fmt.Sprintf(`{"messages":[{"role":"user","content":"Weather?"}],"tools":%s,"tool_choice":%s,"seed":%d,"max_tokens":300}`, tools, choice, seed))
+		var c toolCompletion
+		decode(t, resp.Body, &c)
+		if resp.StatusCode != 200 || len(c.Choices) != 1 || c.Choices[0].FinishReason != "tool_calls" || len(c.Choices[0].Message.ToolCalls) == 0 {
+			t.Fatalf("tool_choice %s: status %d: %+v", choice, resp.StatusCode, c)
+		}
+		for _, call := range c.Choices[0].Message.ToolCalls {
+			var args map[string]any
+			if err := json.Unmarshal([]byte(call.Function.Arguments), &args); err != nil {
+				t.Fatalf("arguments %q: %v", call.Function.Arguments, err)
+			}
+			switch {
+			case call.Function.Name == "get_time" && len(args) == 1 && args["utc"] != nil:
+			case call.Function.Name == "get_weather" && choice == `"required"` && (args["city"] == "Paris" || args["city"] == "Oslo"):
+			default:
+				t.Fatalf("tool_choice %s: call %s(%s)", choice, call.Function.Name, call.Function.Arguments)
 			}
 		}
 	}
