@@ -64,6 +64,11 @@
 // that they always fit a float64. JSONObject is OpenAI's {"type":
 // "json_object"}: any JSON object.
 //
+// ToolCalls builds the grammar of SmolLM3-style tool calls
+// (<tool_call>{"name": …, "arguments": …}</tool_call>) for a list of
+// functions, each call's arguments checked against the function's parameters
+// schema: a server uses it to force a call (OpenAI's tool_choice "required").
+//
 // # Grammar notation
 //
 // Parse reads rules in the notation of llama.cpp's GBNF:

@@ -3,6 +3,7 @@ package grammar
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -72,6 +73,7 @@ type schemaCompiler struct {
 	byBody map[string]string
 	root   []byte            // the whole schema, for $ref
 	refs   map[string]string // $ref → its rule
+	nrefs  int               // rules made for $ref (of every root)
 }
 
 // rule names body as a rule (once per distinct body) and returns the name.
@@ -251,7 +253,8 @@ func (sc *schemaCompiler) ref(v json.RawMessage, where string, depth int) (strin
 		}
 	}
 	// Name the rule before compiling its body, which may refer back to it.
-	name := "r" + strconv.Itoa(len(sc.refs))
+	name := "r" + strconv.Itoa(sc.nrefs)
+	sc.nrefs++
 	sc.refs[ref] = name
 	i := len(sc.rules)
 	sc.rules = append(sc.rules, "")
@@ -489,4 +492,50 @@ func gbnfLiteral(b []byte) string {
 
 func jsonPointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// Function is a tool a model may call: its name and the JSON schema of its
+// arguments (nil: any object).
+type Function struct {
+	Name       string
+	Parameters json.RawMessage
+}
+
+// ToolCalls returns a grammar for one or more calls of funcs in the form
+// SmolLM3 (and Hermes-style models) write them:
+//
+//	<tool_call>
+//	{"name": "get_weather", "arguments": {"city": "Paris"}}
+//	</tool_call>
+//
+// with the name one of funcs and the arguments valid under its
+// parameters schema. It is how a server honours tool_choice "required" or a
+// named function: the model can only call.
+func ToolCalls(funcs []Function) (*Grammar, error) {
+	if len(funcs) == 0 {
+		return nil, errors.New("grammar: ToolCalls needs at least one function")
+	}
+	sc := &schemaCompiler{byBody: map[string]string{}}
+	var alts []string
+	for _, f := range funcs {
+		params := bytes.TrimSpace(f.Parameters)
+		if len(params) == 0 || string(params) == "null" {
+			params = []byte(`{"type":"object"}`)
+		}
+		sc.root, sc.refs = params, map[string]string{}
+		args, err := sc.compile(params, "", 0)
+		if err != nil {
+			return nil, fmt.Errorf("grammar: function %q: %w", f.Name, err)
+		}
+		name, _ := marshalNoEscape(f.Name)
+		alts = append(alts, gbnfLiteral([]byte(`{"name": `+string(name)+`, "arguments": `))+" "+args+` "}"`)
+	}
+	var b strings.Builder
+	b.WriteString("root ::= call (\"\\n\" call)*\n")
+	b.WriteString("call ::= \"<tool_call>\\n\" ( " + strings.Join(alts, " | ") + " ) \"\\n</tool_call>\"\n")
+	for _, r := range sc.rules {
+		b.WriteString(r + "\n")
+	}
+	b.WriteString(jsonPrimitives)
+	return Parse(b.String())
 }

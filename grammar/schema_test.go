@@ -164,3 +164,29 @@ s4 ::= "{" ws s2
 		t.Fatalf("JSONSchemaGBNF =\n%s\nwant it to start with\n%s", src, want)
 	}
 }
+
+func TestToolCalls(t *testing.T) {
+	g, err := ToolCalls([]Function{
+		{Name: "get_weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
+		{Name: "now"},
+		{Name: "tree", Parameters: []byte(`{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}},"$ref":"#/$defs/n"}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, g, []matchCase{
+		{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>", true, true},
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"tree\", \"arguments\": [[],[[]]]}\n</tool_call>", true, true},
+		{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>", false, false},
+		{"<tool_call>\n{\"name\": \"other\"", false, false},
+		{"Sure, <tool_call>", false, false},
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n", true, false},
+	})
+	if _, err := ToolCalls(nil); err == nil {
+		t.Fatal("no functions: want an error")
+	}
+	_, err = ToolCalls([]Function{{Name: "f", Parameters: []byte(`{"type":"string","format":"email"}`)}})
+	if err == nil || !strings.Contains(err.Error(), `function "f"`) || !strings.Contains(err.Error(), `keyword "format"`) {
+		t.Fatalf("error %v", err)
+	}
+}

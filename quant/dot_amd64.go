@@ -82,6 +82,9 @@ func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 func matQ5KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
+func matQ8_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
 func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -133,6 +136,18 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 	}
 	for t, kern := range x4 {
 		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
+	}
+	if level >= levelAVX512 {
+		// The q8_0 kernel takes two blocks at a time: rows of an odd
+		// number of blocks go row by row.
+		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, k.matVecs[gguf.TypeQ8_0]), matMulByRows(gguf.TypeQ8_0, k.matVecs[gguf.TypeQ8_0])
+		k.matMuls[gguf.TypeQ8_0] = func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
+			if n%64 != 0 {
+				rows(n, w, nrows, a, ntok, out, ldo)
+				return
+			}
+			four(n, w, nrows, a, ntok, out, ldo)
+		}
 	}
 }
 

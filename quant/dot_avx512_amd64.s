@@ -1720,3 +1720,85 @@ q5kx4done:
 	HSUM_STORE(Z28, Y28)
 	VZEROUPPER
 	RET
+
+// q80x4Perm spreads the two float32 at lanes 0 and 1 of a register over the
+// lower and upper eight lanes of a zmm (VPERMPS indexes).
+DATA q80x4Perm<>+0x00(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x08(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x10(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x18(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x20(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x28(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x30(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x38(SB)/8, $0x0000000100000001
+GLOBL q80x4Perm<>(SB), RODATA|NOPTR, $64
+
+// func matQ8_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q8_0 weight row of nb blocks (nb even) times four q8_0 activation rows
+// (astride bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ8_0(w, a[t*astride:]). Two weight blocks at a time are
+// loaded, split into |w| and sign once, and meet the four tokens' blocks;
+// per token it computes what mvQ8_0AVX512 does.
+TEXT ·matQ8_0AVX512x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	SHRQ $1, CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	VMOVDQU64 q80x4Perm<>(SB), Z31
+	VPXORD Z30, Z30, Z30 // zero
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+
+#define Q80_SCALES(P, Q, ZOUT) \
+	MOVWLZX P, AX \
+	MOVWLZX Q, BX \
+	SHLL $16, BX \
+	ORL BX, AX \
+	VMOVD AX, X0 \
+	VCVTPH2PS X0, X0 \
+	VPERMPS Z0, Z31, ZOUT
+
+#define Q80_TOKEN(A, ACC) \
+	VMOVDQU 2(A), Y2 \
+	VINSERTI64X4 $1, 36(A), Z2, Z2 \
+	VPSUBB Z2, Z30, K1, Z2 \
+	VPXORD Z4, Z4, Z4 \
+	VPDPBUSD Z2, Z3, Z4 \
+	VCVTDQ2PS Z4, Z4 \
+	Q80_SCALES((A), 34(A), Z5) \
+	VMULPS Z5, Z6, Z5 \
+	VFMADD231PS Z5, Z4, ACC
+
+q80x4loop:
+	VMOVDQU 2(SI), Y1
+	VINSERTI64X4 $1, 36(SI), Z1, Z1
+	VPABSB Z1, Z3
+	VPMOVB2M Z1, K1 // where w < 0, the activations are negated
+	Q80_SCALES((SI), 34(SI), Z6)
+	Q80_TOKEN(DI, Z25)
+	Q80_TOKEN(R10, Z26)
+	Q80_TOKEN(R11, Z27)
+	Q80_TOKEN(R12, Z28)
+	ADDQ $68, SI
+	ADDQ $68, DI
+	ADDQ $68, R10
+	ADDQ $68, R11
+	ADDQ $68, R12
+	DECQ CX
+	JNZ q80x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM_STORE(Z25, Y25)
+	HSUM_STORE(Z26, Y26)
+	HSUM_STORE(Z27, Y27)
+	HSUM_STORE(Z28, Y28)
+	VZEROUPPER
+	RET
