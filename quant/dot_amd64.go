@@ -93,6 +93,9 @@ func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
+//go:noescape
+func matQ5KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
 type mvKernel func(w, a []byte, nb, nrows int, out []float32) float32
 
 type x4Kernel func(w, a []byte, astride, nb int, out *float32, ostride int)
@@ -114,6 +117,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ3_K] = mvQ3KAVX2
 		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX2x4
+		x4[gguf.TypeQ5_K] = matQ5KAVX2x4
 	}
 	if level >= levelAVX512 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512
