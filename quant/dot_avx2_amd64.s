@@ -1689,3 +1689,65 @@ q5k2x4loop:
 	HSUM2_STORE(Y7, X7)
 	VZEROUPPER
 	RET
+
+// func matQ8_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q8_0 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ8_0(w, a[t*astride:]), as mvQ8_0AVX2 computes it for one.
+// Each weight block's |w| and scale are prepared once for the four tokens.
+TEXT ·matQ8_0AVX2x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x00010001, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+#define Q802X4_TOKEN(P, ACC) \
+	VMOVDQU 2(P), Y2 \
+	VPSIGNB Y1, Y2, Y2 \
+	VPMADDUBSW Y2, Y3, Y4 \
+	VPMADDWD Y15, Y4, Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	MOVWLZX (P), AX \
+	VMOVD AX, X5 \
+	VCVTPH2PS X5, X5 \
+	VMULSS X6, X5, X5 \
+	VBROADCASTSS X5, Y5 \
+	VFMADD231PS Y5, Y4, ACC
+
+q802x4loop:
+	VMOVDQU 2(SI), Y1
+	VPABSB Y1, Y3
+	MOVWLZX (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6 // d_w
+	Q802X4_TOKEN(DI, Y8)
+	Q802X4_TOKEN(R10, Y9)
+	Q802X4_TOKEN(R11, Y10)
+	Q802X4_TOKEN(R12, Y11)
+	ADDQ $34, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	DECQ CX
+	JNZ q802x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM2_STORE(Y8, X8)
+	HSUM2_STORE(Y9, X9)
+	HSUM2_STORE(Y10, X10)
+	HSUM2_STORE(Y11, X11)
+	VZEROUPPER
+	RET
