@@ -147,6 +147,7 @@ type generation struct {
 	lastTok   int32     // the last token that produced text
 	hitStop   bool      // a stop string ended the answer
 	stop      *stopMatcher
+	dropped   int // messages prompt dropped to fit the context
 	dec       tokenDecoder
 	parser    *chat.Parser // splits reasoning from content
 }
@@ -172,6 +173,12 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	prompt, err := g.prompt(msgs)
 	if err != nil {
 		return err
+	}
+
+	if g.dropped > 0 && g.opts.ShiftContext {
+		if err := g.shift(prompt); err != nil {
+			return err
+		}
 	}
 
 	// Reuse the longest common prefix; at least one token must be computed
@@ -321,6 +328,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 			return nil, errors.New("smollm3: the rendered prompt is empty")
 		}
 		if len(ids) < ctxLen {
+			g.dropped = dropped
 			return ids, nil
 		}
 		if !g.opts.DropOldest || len(use)-head <= 1 {
