@@ -36,26 +36,40 @@ type constrained struct {
 	logits []float32
 }
 
+// applier is implemented by constraints that mask logits themselves, faster
+// than through Allow (grammar.Constraint writes only the shorter of the
+// allowed and disallowed lists); Apply returns how many tokens are allowed.
+type applier interface {
+	Apply(logits []float32) int
+}
+
 // apply returns a copy of logits with the disallowed tokens at -Inf, or an
 // error when no token at all is allowed (a grammar this vocabulary cannot
 // spell).
 func (k *constrained) apply(logits []float32) ([]float32, error) {
-	if len(k.mask) != len(logits) {
-		k.mask = make([]bool, len(logits))
+	if len(k.logits) != len(logits) {
 		k.logits = make([]float32, len(logits))
 	}
-	k.c.Allow(k.mask)
-	negInf := float32(math.Inf(-1))
-	allowed := false
-	for i, ok := range k.mask {
-		if ok {
-			k.logits[i] = logits[i]
-			allowed = true
-		} else {
-			k.logits[i] = negInf
+	allowed := 0
+	if a, ok := k.c.(applier); ok {
+		copy(k.logits, logits)
+		allowed = a.Apply(k.logits)
+	} else {
+		if len(k.mask) != len(logits) {
+			k.mask = make([]bool, len(logits))
+		}
+		k.c.Allow(k.mask)
+		negInf := float32(math.Inf(-1))
+		for i, ok := range k.mask {
+			if ok {
+				k.logits[i] = logits[i]
+				allowed++
+			} else {
+				k.logits[i] = negInf
+			}
 		}
 	}
-	if !allowed {
+	if allowed == 0 {
 		return nil, fmt.Errorf("smollm3: the constraint allows no token of the vocabulary (complete so far: %v)", k.c.Done())
 	}
 	return k.logits, nil
