@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -74,6 +75,19 @@ func TestAllowMatchesBruteForce(t *testing.T) {
 					}
 					if want {
 						allowed = append(allowed, int32(id))
+					}
+				}
+				// Apply agrees with the mask and leaves allowed logits alone.
+				logits := make([]float32, v.Len())
+				for i := range logits {
+					logits[i] = float32(i)
+				}
+				if n := c.Apply(logits); n != len(allowed) {
+					t.Fatalf("after %q: Apply says %d allowed, mask %d", out, n, len(allowed))
+				}
+				for i, l := range logits {
+					if mask[i] && l != float32(i) || !mask[i] && !math.IsInf(float64(l), -1) {
+						t.Fatalf("after %q: Apply left logit %d = %v (allowed %v)", out, i, l, mask[i])
 					}
 				}
 				if c.Done() != complete {
