@@ -199,3 +199,18 @@ func TestKVMemory3B(t *testing.T) {
 		t.Errorf("3B with a 64K q8_0 context needs %d bytes, more than 24 GB", total)
 	}
 }
+
+// BenchmarkKVMemory reports the KV cache memory per 1,000 tokens of
+// SmolLM3-3B's shape for each cache type (arithmetic: no time is measured).
+func BenchmarkKVMemory(b *testing.B) {
+	cfg := Config{Layers: 36, KVHeads: 4, HeadDim: 128}
+	for _, typ := range []KVType{KVF32, KVF16, KVQ8_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			for range b.N {
+				_ = cfg.KVBytes(typ, 1000)
+			}
+			b.ReportMetric(float64(cfg.KVBytes(typ, 1000))/1e6, "MB/1Ktok-3B")
+			b.ReportMetric(float64(cfg.KVBytes(typ, 65536))/1e9, "GB/64Ktok-3B")
+		})
+	}
+}

@@ -99,6 +99,9 @@ func matQ5KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func matQ8_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
+//go:noescape
+func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
 type mvKernel func(w, a []byte, nb, nrows int, out []float32) float32
 
 type x4Kernel func(w, a []byte, astride, nb int, out *float32, ostride int)
@@ -136,6 +139,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ2_K] = mvQ2KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
+		x4[gguf.TypeQ4_0] = matQ4_0AVX512x4
 		x4[gguf.TypeQ5_K] = matQ5KAVX512x4
 	}
 	for t, kern := range mv {

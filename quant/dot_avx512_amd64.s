@@ -1802,3 +1802,82 @@ q80x4loop:
 	HSUM_STORE(Z28, Y28)
 	VZEROUPPER
 	RET
+
+// func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q4_0 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ4_0(w, a[t*astride:]), as mvQ4_0AVX512 computes it for one.
+// Each weight block's nibbles and scale are unpacked once for the four
+// tokens.
+TEXT ·matQ4_0AVX512x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Y14
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+#define Q40X4_TOKEN(P, ACC) \
+	VMOVDQU 2(P), Y2 \
+	VPXORD Y3, Y3, Y3 \
+	VPDPBUSD Y2, Y1, Y3 \
+	VPXORD Y4, Y4, Y4 \
+	VPDPBUSD Y2, Y14, Y4 \
+	VPSUBD Y4, Y3, Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	MOVWLZX (P), AX \
+	VMOVD AX, X5 \
+	VCVTPH2PS X5, X5 \
+	VMULSS X6, X5, X5 \
+	VBROADCASTSS X5, Y5 \
+	VFMADD231PS Y5, Y3, ACC
+
+q40x4loop:
+	VMOVDQU 2(SI), X1
+	VPSRLW $4, X1, X2
+	VINSERTI128 $1, X2, Y1, Y1
+	VPANDD Y15, Y1, Y1
+	MOVWLZX (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6 // d_w
+	Q40X4_TOKEN(DI, Y8)
+	Q40X4_TOKEN(R10, Y9)
+	Q40X4_TOKEN(R11, Y10)
+	Q40X4_TOKEN(R12, Y11)
+	ADDQ $18, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	DECQ CX
+	JNZ q40x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+
+#define HSUM3_STORE(YACC, XACC) \
+	VEXTRACTF128 $1, YACC, X1 \
+	VADDPS X1, XACC, X0 \
+	VMOVHLPS X0, X0, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS X1, X0, X0 \
+	MOVSS X0, (AX) \
+	ADDQ BX, AX
+
+	HSUM3_STORE(Y8, X8)
+	HSUM3_STORE(Y9, X9)
+	HSUM3_STORE(Y10, X10)
+	HSUM3_STORE(Y11, X11)
+	VZEROUPPER
+	RET

@@ -84,7 +84,7 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 }
 
 func BenchmarkMatMul(b *testing.B) {
-	for _, wt := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0} {
+	for _, wt := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0} {
 		rb, _ := wt.RowBytes(benchN)
 		const rows = 64
 		rng := rand.New(rand.NewPCG(13, 14))

@@ -121,6 +121,10 @@ type Stats struct {
 	// ShiftedTokens is the number of cached positions dropped by a context
 	// shift (GenerateOptions.ShiftContext) before the prompt was reused.
 	ShiftedTokens int
+	// SharedCachedTokens is the part of CachedTokens that came from the
+	// model's PromptCache (computed by another session or an earlier
+	// conversation) rather than from this session's own cache.
+	SharedCachedTokens int
 	// GeneratedTokens counts the tokens the model produced, including the
 	// end-of-turn token and a token that completed a stop string.
 	GeneratedTokens int

@@ -31,6 +31,7 @@ type Model struct {
 	file *gguf.File
 	llm  *llama.Model
 	opts options
+	pc   *PromptCache // shared by the sessions; nil without WithPromptCache
 
 	// The tokenizer is built on first use (reading SmolLM3's 128K-token
 	// vocabulary takes a fraction of a second; Load stays fast).
@@ -59,6 +60,8 @@ type options struct {
 	nope    rope.NoPE
 	nopeSet bool
 	logger  *slog.Logger
+	// promptCache bounds the shared prompt cache (bytes); 0: none.
+	promptCache int64
 }
 
 // An Option changes how Load builds a Model.
@@ -145,7 +148,11 @@ func New(f *gguf.File, opts ...Option) (*Model, error) {
 	o.logger.Debug("smollm3: model loaded", "arch", cfg.Arch, "layers", cfg.Layers, "embd", cfg.Embd,
 		"heads", cfg.Heads, "kv_heads", cfg.KVHeads, "vocab", cfg.Vocab, "context", cfg.Context,
 		"tied", llm.TiedEmbeddings(), "threads", llm.Threads())
-	return &Model{file: f, llm: llm, opts: o}, nil
+	m := &Model{file: f, llm: llm, opts: o}
+	if o.promptCache > 0 {
+		m.pc = newPromptCache(o.promptCache)
+	}
+	return m, nil
 }
 
 // Close stops the model's threads and unmaps the file. Call it only after

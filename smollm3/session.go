@@ -187,6 +187,11 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	for common < len(s.tokens) && common < len(prompt) && s.tokens[common] == prompt[common] {
 		common++
 	}
+	if ps, ok := s.cache.(prefixStore); ok {
+		if common, err = g.restorePrefix(ps, prompt, common); err != nil {
+			return err
+		}
+	}
 	var logits []float32
 	if common == len(prompt) && s.promptEnd == len(prompt) {
 		logits = s.promptLogits // the same prompt again: reuse its logits
@@ -226,6 +231,11 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	if common < len(prompt) {
 		s.promptLogits = append(s.promptLogits[:0], logits...)
 		s.promptEnd = len(prompt)
+		if ps, ok := s.cache.(prefixStore); ok {
+			if err := ps.save(prompt, logits); err != nil {
+				return fmt.Errorf("smollm3: saving the prompt in the prompt cache: %w", err)
+			}
+		}
 	}
 
 	sampler := sample.New(g.opts.Sampler)
