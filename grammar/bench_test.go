@@ -26,6 +26,8 @@ const (
 //     transitions memoized but the mask cache emptied every time.
 //   - cached: a mask for a state already seen (the usual case inside a
 //     string, where every content token returns to the same state).
+//   - apply: Apply in such a state: the mask and its -Inf written into the
+//     logits.
 func BenchmarkMask(b *testing.B) {
 	v, tok := realVocab(b)
 	g, err := FromJSONSchema([]byte(personSchema))
@@ -73,6 +75,16 @@ func BenchmarkMask(b *testing.B) {
 		c.Allow(mask)
 		for b.Loop() {
 			c.Allow(mask)
+		}
+	})
+	// apply: Apply on a cached state, the mask written into the logits as
+	// -Inf (what a generation loop pays per token on top of Allow).
+	b.Run("apply", func(b *testing.B) {
+		c := inString()
+		logits := make([]float32, v.Len())
+		c.Apply(logits)
+		for b.Loop() {
+			c.Apply(logits)
 		}
 	})
 }

@@ -9,8 +9,9 @@ import (
 // ErrEnded is returned by Constraint.Accept after an end-of-generation token.
 var ErrEnded = errors.New("grammar: the output has already ended")
 
-// maxCachedMasks bounds the masks a Constraint keeps (one per state; about
-// 128 KB each for a 128K vocabulary).
+// maxCachedMasks bounds the masks a Constraint keeps, one per state: for a
+// 128K vocabulary 128 KB each plus at most 256 KB of ids (so at most 12 MB,
+// usually far less).
 const maxCachedMasks = 32
 
 // Constraint applies a Grammar to one generation, token by token. Before
@@ -33,14 +34,37 @@ type Constraint struct {
 	n     int // bytes accepted so far
 
 	walk  []int32
-	mask  []bool // Apply's buffer
-	cache map[int32][]bool
+	saved []float32 // Apply's buffer
+	cache map[int32]*maskEntry
 	order []int32 // cached states, oldest first
+}
+
+// maskEntry is the cached answer of Allow for one state, in two forms: the
+// mask, and the shorter of the lists of allowed and disallowed ids (what
+// Apply writes).
+type maskEntry struct {
+	allowed []bool
+	listed  bool // ids and few are set (by the first Apply)
+	ids     []int32
+	few     bool // ids lists the allowed tokens, else the disallowed ones
+	count   int  // allowed tokens
+}
+
+// list fills ids and few.
+func (e *maskEntry) list() {
+	e.few = e.count <= len(e.allowed)/2
+	e.ids = e.ids[:0]
+	for id, ok := range e.allowed {
+		if ok == e.few {
+			e.ids = append(e.ids, int32(id))
+		}
+	}
+	e.listed = true
 }
 
 // NewConstraint returns a Constraint that matches g over the tokens of v.
 func (g *Grammar) NewConstraint(v *Vocab) *Constraint {
-	c := &Constraint{v: v, m: newMachine(g), walk: make([]int32, v.maxDepth+1), cache: map[int32][]bool{}}
+	c := &Constraint{v: v, m: newMachine(g), walk: make([]int32, v.maxDepth+1), cache: map[int32]*maskEntry{}}
 	c.start = c.m.start()
 	c.state = c.start
 	return c
@@ -63,52 +87,78 @@ func (c *Constraint) Allow(mask []bool) {
 		clear(mask)
 		return
 	}
-	if c.m.full() {
-		c.state = c.m.rebase(c.state)
-		c.start = c.m.start()
-		c.cache = map[int32][]bool{}
-		c.order = c.order[:0]
-	}
-	if m, ok := c.cache[c.state]; ok {
-		n := copy(mask, m)
-		clear(mask[n:])
-		return
-	}
-	var m []bool
-	if len(c.order) >= maxCachedMasks {
-		old := c.order[0]
-		c.order = append(c.order[:0], c.order[1:]...)
-		m = c.cache[old]
-		delete(c.cache, old)
-		clear(m)
-	} else {
-		m = make([]bool, c.v.size)
-	}
-	c.fill(m)
-	c.cache[c.state] = m
-	c.order = append(c.order, c.state)
-	n := copy(mask, m)
+	n := copy(mask, c.entry().allowed)
 	clear(mask[n:])
 }
 
 // Apply sets the logits of the tokens that may not come next to -Inf, so
-// that any sampler picks an allowed token: Allow and the masking in one
-// call, for generation loops. len(logits) must be Vocab.Len().
-func (c *Constraint) Apply(logits []float32) {
-	if len(c.mask) != len(logits) {
-		c.mask = make([]bool, len(logits))
-	}
-	c.Allow(c.mask)
+// that any sampler picks an allowed token, and returns how many are
+// allowed: Allow and the masking in one call, for generation loops. It
+// writes only the shorter of the allowed and disallowed lists, so it costs
+// little more than Allow. len(logits) must be Vocab.Len().
+func (c *Constraint) Apply(logits []float32) int {
 	negInf := float32(math.Inf(-1))
-	for i, ok := range c.mask {
-		if !ok {
+	if c.ended {
+		for i := range logits {
 			logits[i] = negInf
 		}
+		return 0
 	}
+	e := c.entry()
+	if !e.listed {
+		e.list()
+	}
+	if !e.few {
+		for _, id := range e.ids {
+			logits[id] = negInf
+		}
+		return e.count
+	}
+	c.saved = c.saved[:0]
+	for _, id := range e.ids {
+		c.saved = append(c.saved, logits[id])
+	}
+	for i := range logits {
+		logits[i] = negInf
+	}
+	for i, id := range e.ids {
+		logits[id] = c.saved[i]
+	}
+	return e.count
 }
 
-// fill computes the mask of the current state into m (all false on entry).
-func (c *Constraint) fill(m []bool) {
+// entry returns the mask of the current state, computing it if needed.
+func (c *Constraint) entry() *maskEntry {
+	if c.m.full() {
+		c.state = c.m.rebase(c.state)
+		c.start = c.m.start()
+		clear(c.cache)
+		c.order = c.order[:0]
+	}
+	if e, ok := c.cache[c.state]; ok {
+		return e
+	}
+	var e *maskEntry
+	if len(c.order) >= maxCachedMasks {
+		old := c.order[0]
+		c.order = append(c.order[:0], c.order[1:]...)
+		e = c.cache[old]
+		delete(c.cache, old)
+		clear(e.allowed)
+	} else {
+		e = &maskEntry{allowed: make([]bool, c.v.size)}
+	}
+	e.count = c.fill(e.allowed)
+	e.listed = false
+	c.cache[c.state] = e
+	c.order = append(c.order, c.state)
+	return e
+}
+
+// fill computes the mask of the current state into m (all false on entry)
+// and returns the number of allowed tokens.
+func (c *Constraint) fill(m []bool) int {
+	count := 0
 	v, mc := c.v, c.m
 	// walk[d] is the transition row (state*256) after the first d bytes of
 	// the current trie path.
@@ -130,9 +180,11 @@ func (c *Constraint) fill(m []bool) {
 		}
 		walk[d] = t << 8
 		if nd&nodeHasTokens != 0 {
-			for _, id := range ids[first[i]:first[i+1]] {
+			here := ids[first[i]:first[i+1]]
+			for _, id := range here {
 				m[id] = true
 			}
+			count += len(here)
 		}
 		i++
 	}
@@ -140,7 +192,9 @@ func (c *Constraint) fill(m []bool) {
 		for _, id := range v.eog {
 			m[id] = true
 		}
+		count += len(v.eog)
 	}
+	return count
 }
 
 // Accept records token id as the next one of the output. It returns an

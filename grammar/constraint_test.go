@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -74,6 +75,19 @@ func TestAllowMatchesBruteForce(t *testing.T) {
 					}
 					if want {
 						allowed = append(allowed, int32(id))
+					}
+				}
+				// Apply agrees with the mask and leaves allowed logits alone.
+				logits := make([]float32, v.Len())
+				for i := range logits {
+					logits[i] = float32(i)
+				}
+				if n := c.Apply(logits); n != len(allowed) {
+					t.Fatalf("after %q: Apply says %d allowed, mask %d", out, n, len(allowed))
+				}
+				for i, l := range logits {
+					if mask[i] && l != float32(i) || !mask[i] && !math.IsInf(float64(l), -1) {
+						t.Fatalf("after %q: Apply left logit %d = %v (allowed %v)", out, i, l, mask[i])
 					}
 				}
 				if c.Done() != complete {
@@ -230,7 +244,7 @@ func TestRebase(t *testing.T) {
 func TestRandomWalksRealVocab(t *testing.T) {
 	v, tok := realVocab(t)
 	schemas := []string{
-		`{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},"email":{"type":"string","maxLength":20},
+		`{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0,"maximum":150},"email":{"type":"string","maxLength":20},
 		  "tags":{"type":"array","items":{"type":"string"},"maxItems":3},
 		  "address":{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":["string","null"]}},"required":["city"]}},
 		 "required":["name","age"]}`,
@@ -239,6 +253,8 @@ func TestRandomWalksRealVocab(t *testing.T) {
 		  "v":{"anyOf":[{"type":"null"},{"type":"number"}]},"k":{"const":"fixed"}},"required":["color","ok","v","k"],"additionalProperties":false}`,
 		`{"type":"object","additionalProperties":{"type":"integer"}}`,
 		`{"type":"object"}`,
+		`{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"},"maxItems":2}},"required":["v"]}},
+		  "$ref":"#/$defs/node"}`,
 	}
 	walks := 100
 	if os.Getenv("SMOLGO_HEAVY") != "" {
@@ -295,15 +311,22 @@ func TestRandomWalksRealVocab(t *testing.T) {
 		if err := dec.Decode(&val); err != nil || dec.More() {
 			t.Fatalf("schema %d seed %d: output does not parse (%v): %q", si, seed, err, out)
 		}
-		if err := validate(schema, val, ""); err != nil {
+		if err := validate(schema, schema, val, ""); err != nil {
 			t.Fatalf("schema %d seed %d: %v in %q", si, seed, err, out)
 		}
 	}
 }
 
 // validate checks v against the supported schema subset.
-func validate(schema, v any, where string) error {
+func validate(root, schema, v any, where string) error {
 	s, _ := schema.(map[string]any)
+	if ref, ok := s["$ref"].(string); ok {
+		target := root
+		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			target = target.(map[string]any)[part]
+		}
+		return validate(root, target, v, where)
+	}
 	if c, ok := s["const"]; ok {
 		if !jsonEqual(c, v) {
 			return fmt.Errorf("%s: %v is not the const %v", where, v, c)
@@ -320,7 +343,7 @@ func validate(schema, v any, where string) error {
 	}
 	if a, ok := s["anyOf"]; ok {
 		for _, sub := range a.([]any) {
-			if validate(sub, v, where) == nil {
+			if validate(root, sub, v, where) == nil {
 				return nil
 			}
 		}
@@ -340,7 +363,7 @@ func validate(schema, v any, where string) error {
 	}
 	var errs []string
 	for _, t := range types {
-		err := validateType(t, s, v, where)
+		err := validateType(root, t, s, v, where)
 		if err == nil {
 			return nil
 		}
@@ -349,7 +372,7 @@ func validate(schema, v any, where string) error {
 	return fmt.Errorf("%s", strings.Join(errs, "; "))
 }
 
-func validateType(t string, s map[string]any, v any, where string) error {
+func validateType(root any, t string, s map[string]any, v any, where string) error {
 	count := func(k string) (int, bool) {
 		f, ok := s[k].(float64)
 		return int(f), ok
@@ -372,8 +395,15 @@ func validateType(t string, s map[string]any, v any, where string) error {
 			return fmt.Errorf("%s: %v", where, err)
 		}
 		if t == "integer" {
-			if _, err := n.Int64(); err != nil {
+			i, err := n.Int64()
+			if err != nil {
 				return fmt.Errorf("%s: %v is not an integer", where, v)
+			}
+			if m, ok := count("minimum"); ok && i < int64(m) {
+				return fmt.Errorf("%s: %d is below the minimum %d", where, i, m)
+			}
+			if m, ok := count("maximum"); ok && i > int64(m) {
+				return fmt.Errorf("%s: %d is above the maximum %d", where, i, m)
 			}
 		}
 	case "string":
@@ -400,7 +430,7 @@ func validateType(t string, s map[string]any, v any, where string) error {
 			return fmt.Errorf("%s: more than %d items", where, m)
 		}
 		for i, x := range a {
-			if err := validate(s["items"], x, fmt.Sprintf("%s/%d", where, i)); err != nil {
+			if err := validate(root, s["items"], x, fmt.Sprintf("%s/%d", where, i)); err != nil {
 				return err
 			}
 		}
@@ -424,7 +454,7 @@ func validateType(t string, s map[string]any, v any, where string) error {
 				}
 				sub = s["additionalProperties"]
 			}
-			if err := validate(sub, x, where+"/"+k); err != nil {
+			if err := validate(root, sub, x, where+"/"+k); err != nil {
 				return err
 			}
 		}
@@ -440,4 +470,41 @@ func jsonEqual(a, b any) bool {
 		jb, _ = json.Marshal(f)
 	}
 	return bytes.Equal(ja, jb)
+}
+
+// TestValidator makes sure the random walks' validator can fail.
+func TestValidator(t *testing.T) {
+	schema := `{"$defs":{"n":{"type":"object","properties":{"v":{"type":"integer","minimum":0,"maximum":100},"k":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":1}},"required":["v"],"additionalProperties":false}},
+		"type":"object","properties":{"t":{"$ref":"#/$defs/n"},"s":{"type":"string","maxLength":2},"e":{"enum":["a",1]},"c":{"const":"x"},"u":{"anyOf":[{"type":"null"},{"type":"boolean"}]}},"required":["t"]}`
+	var root any
+	if err := json.Unmarshal([]byte(schema), &root); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"t":{"v":1,"k":[{"v":2}]},"s":"ab","e":1,"c":"x","u":null}`, true},
+		{`{"t":{"v":1.5}}`, false},
+		{`{"t":{"v":1,"k":[{"v":2},{"v":3}]}}`, false},
+		{`{"t":{"v":1,"k":[{"w":2}]}}`, false},
+		{`{"t":{"v":1,"x":0}}`, false},
+		{`{"s":"ab"}`, false},
+		{`{"t":{"v":1},"s":"abc"}`, false},
+		{`{"t":{"v":1},"e":"b"}`, false},
+		{`{"t":{"v":1},"c":"y"}`, false},
+		{`{"t":{"v":1},"u":0}`, false},
+		{`{"t":{"v":-1}}`, false},
+		{`{"t":{"v":101}}`, false},
+	} {
+		dec := json.NewDecoder(strings.NewReader(tc.doc))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		if err := validate(root, root, v, ""); (err == nil) != tc.ok {
+			t.Errorf("validate(%s) = %v, want ok=%v", tc.doc, err, tc.ok)
+		}
+	}
 }

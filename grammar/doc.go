@@ -50,17 +50,28 @@
 //     may be left out), additionalProperties (false; or, for an object
 //     without properties, a schema for the values of a map);
 //   - items, minItems, maxItems; minLength, maxLength (in characters);
+//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum on integers
+//     (written digit by digit: 15..255 is 1[5-9] | [2-9][0-9] | 1[0-9][0-9]
+//     | 2[0-4][0-9] | 25[0-5]);
 //   - enum, const (any JSON values), anyOf;
+//   - $ref to a place inside the schema ("#/$defs/Item", "#"), as
+//     Pydantic writes nested models; recursive schemas (trees) work;
 //   - annotations (title, description, default, examples, $schema, …) are
 //     ignored; true is any value, {} too.
 //
-// Any other keyword (pattern, format, minimum, oneOf, allOf, $ref, …) is an
+// Any other keyword (pattern, format, bounds on non-integer numbers, oneOf,
+// allOf, not, …) is an
 // error that names it and where it is, rather than output that silently
 // ignores it. Whitespace between tokens is limited (a space, or a newline
 // and up to 20 spaces or tabs) so that a model cannot spend its budget on
 // it; numbers have at most 16 digits per part and two exponent digits, so
 // that they always fit a float64. JSONObject is OpenAI's {"type":
 // "json_object"}: any JSON object.
+//
+// ToolCalls builds the grammar of SmolLM3-style tool calls
+// (<tool_call>{"name": …, "arguments": …}</tool_call>) for a list of
+// functions, each call's arguments checked against the function's parameters
+// schema: a server uses it to force a call (OpenAI's tool_choice "required").
 //
 // # Grammar notation
 //

@@ -3,7 +3,9 @@ package grammar
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +52,7 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 // JSONSchemaGBNF translates a JSON schema to GBNF text (what FromJSONSchema
 // compiles), for inspection or for editing by hand.
 func JSONSchemaGBNF(schema []byte) (string, error) {
-	sc := &schemaCompiler{byBody: map[string]string{}}
+	sc := &schemaCompiler{byBody: map[string]string{}, root: schema, refs: map[string]string{}}
 	root, err := sc.compile(json.RawMessage(schema), "", 0)
 	if err != nil {
 		return "", err
@@ -70,6 +72,9 @@ const maxSchemaDepth = 64
 type schemaCompiler struct {
 	rules  []string
 	byBody map[string]string
+	root   []byte            // the whole schema, for $ref
+	refs   map[string]string // $ref → its rule
+	nrefs  int               // rules made for $ref (of every root)
 }
 
 // rule names body as a rule (once per distinct body) and returns the name.
@@ -84,9 +89,14 @@ func (sc *schemaCompiler) rule(body string) string {
 }
 
 // Keywords that only annotate and are ignored.
-var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
+	"$defs", "definitions"} // definitions are compiled when a $ref uses them
 
-var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf"}
+var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf", "$ref",
+	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+
+// numberBounds are the keywords that bound numbers (integers only here).
+var numberBounds = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 
 type schemaError struct {
 	where string
@@ -124,6 +134,14 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		if !slices.Contains(schemaKeywords, k) && !slices.Contains(schemaAnnotations, k) {
 			return "", errAt(where, "keyword %q is not supported (supported: %s)", k, strings.Join(schemaKeywords, ", "))
 		}
+	}
+	if v, ok := s["$ref"]; ok {
+		for k := range s {
+			if k != "$ref" && slices.Contains(schemaKeywords, k) {
+				return "", errAt(where, "keyword %q beside $ref is not supported", k)
+			}
+		}
+		return sc.ref(v, where, depth)
 	}
 	if v, ok := s["const"]; ok {
 		return literal(v, where+"/const")
@@ -191,7 +209,16 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		switch t {
 		case "string":
 			r, err = sc.str(s, where)
-		case "number", "integer", "boolean", "null":
+		case "integer":
+			r, err = sc.integer(s, where)
+		case "number":
+			for _, k := range numberBounds {
+				if _, ok := s[k]; ok {
+					err = errAt(where, "keyword %q is only supported on integers, not on numbers", k)
+				}
+			}
+			r = t
+		case "boolean", "null":
 			r = t
 		case "object":
 			r, err = sc.object(s, where, depth)
@@ -209,6 +236,48 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		return alts[0], nil
 	}
 	return sc.rule(strings.Join(alts, " | ")), nil
+}
+
+// ref compiles a local reference ("#/$defs/name", "#") to a rule of its
+// own, once, so that recursive schemas become recursive rules.
+func (sc *schemaCompiler) ref(v json.RawMessage, where string, depth int) (string, error) {
+	var ref string
+	if err := json.Unmarshal(v, &ref); err != nil {
+		return "", errAt(where+"/$ref", "must be a string")
+	}
+	if name, ok := sc.refs[ref]; ok {
+		return name, nil
+	}
+	if ref != "#" && !strings.HasPrefix(ref, "#/") {
+		return "", errAt(where+"/$ref", "%q: only references inside the schema (#/...) are supported", ref)
+	}
+	target := json.RawMessage(sc.root)
+	if ref != "#" {
+		for _, part := range strings.Split(ref[2:], "/") {
+			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(target, &obj); err != nil {
+				return "", errAt(where+"/$ref", "%q: %q is not inside an object", ref, part)
+			}
+			next, ok := obj[part]
+			if !ok {
+				return "", errAt(where+"/$ref", "%q: no %q", ref, part)
+			}
+			target = next
+		}
+	}
+	// Name the rule before compiling its body, which may refer back to it.
+	name := "r" + strconv.Itoa(sc.nrefs)
+	sc.nrefs++
+	sc.refs[ref] = name
+	i := len(sc.rules)
+	sc.rules = append(sc.rules, "")
+	body, err := sc.compile(target, ref[1:], depth+1)
+	if err != nil {
+		return "", err
+	}
+	sc.rules[i] = name + " ::= " + body
+	return name, nil
 }
 
 // count reads a non-negative integer keyword; ok is false when absent.
@@ -437,4 +506,94 @@ func gbnfLiteral(b []byte) string {
 
 func jsonPointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// Function is a tool a model may call: its name and the JSON schema of its
+// arguments (nil: any object).
+type Function struct {
+	Name       string
+	Parameters json.RawMessage
+}
+
+// ToolCalls returns a grammar for one or more calls of funcs in the form
+// SmolLM3 (and Hermes-style models) write them:
+//
+//	<tool_call>
+//	{"name": "get_weather", "arguments": {"city": "Paris"}}
+//	</tool_call>
+//
+// with the name one of funcs and the arguments valid under its
+// parameters schema. It is how a server honours tool_choice "required" or a
+// named function: the model can only call.
+func ToolCalls(funcs []Function) (*Grammar, error) {
+	if len(funcs) == 0 {
+		return nil, errors.New("grammar: ToolCalls needs at least one function")
+	}
+	sc := &schemaCompiler{byBody: map[string]string{}}
+	var alts []string
+	for _, f := range funcs {
+		params := bytes.TrimSpace(f.Parameters)
+		if len(params) == 0 || string(params) == "null" {
+			params = []byte(`{"type":"object"}`)
+		}
+		sc.root, sc.refs = params, map[string]string{}
+		args, err := sc.compile(params, "", 0)
+		if err != nil {
+			return nil, fmt.Errorf("grammar: function %q: %w", f.Name, err)
+		}
+		name, _ := marshalNoEscape(f.Name)
+		alts = append(alts, gbnfLiteral([]byte(`{"name": `+string(name)+`, "arguments": `))+" "+args+` "}"`)
+	}
+	var b strings.Builder
+	b.WriteString("root ::= call (\"\\n\" call)*\n")
+	b.WriteString("call ::= \"<tool_call>\\n\" ( " + strings.Join(alts, " | ") + " ) \"\\n</tool_call>\"\n")
+	for _, r := range sc.rules {
+		b.WriteString(r + "\n")
+	}
+	b.WriteString(jsonPrimitives)
+	return Parse(b.String())
+}
+
+// integer compiles an integer type with its bounds.
+func (sc *schemaCompiler) integer(s map[string]json.RawMessage, where string) (string, error) {
+	var lo, hi int64
+	hasLo, hasHi := false, false
+	for _, k := range numberBounds {
+		v, ok := s[k]
+		if !ok {
+			continue
+		}
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil {
+			return "", errAt(where+"/"+k, "must be a number")
+		}
+		if math.Abs(f) > 1e16 {
+			return "", errAt(where+"/"+k, "%v is beyond the 16-digit integers this grammar writes", f)
+		}
+		switch k {
+		case "minimum", "exclusiveMinimum":
+			b := int64(math.Ceil(f))
+			if k == "exclusiveMinimum" && float64(b) == f {
+				b++
+			}
+			if !hasLo || b > lo {
+				lo, hasLo = b, true
+			}
+		default:
+			b := int64(math.Floor(f))
+			if k == "exclusiveMaximum" && float64(b) == f {
+				b--
+			}
+			if !hasHi || b < hi {
+				hi, hasHi = b, true
+			}
+		}
+	}
+	if !hasLo && !hasHi {
+		return "integer", nil
+	}
+	if hasLo && hasHi && lo > hi {
+		return "", errAt(where, "no integer lies between the bounds (from %d to %d)", lo, hi)
+	}
+	return sc.rule(intRangeGBNF(lo, hi, hasLo, hasHi)), nil
 }

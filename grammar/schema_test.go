@@ -79,6 +79,18 @@ func TestSchemaMatch(t *testing.T) {
 		{"any value", `{}`, []matchCase{
 			{`{"a":[1,{"b":null}],"c":"d"}`, true, true}, {`"s"`, true, true}, {`[true,false]`, true, true}, {`tru`, true, false},
 		}},
+		{"references and recursion", `{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["v"]},
+		  "pair":{"type":"array","items":{"$ref":"#/definitions/x~1y"},"minItems":2,"maxItems":2}},
+		  "definitions":{"x/y":{"type":"boolean"}},
+		  "type":"object","properties":{"tree":{"$ref":"#/$defs/node"},"pair":{"$ref":"#/$defs/pair"},"again":{"$ref":"#/$defs/node"}},"required":["tree","pair"]}`, []matchCase{
+			{`{"tree":{"v":1,"kids":[{"v":2},{"v":3,"kids":[{"v":4,"kids":[]}]}]},"pair":[true,false]}`, true, true},
+			{`{"tree":{"v":1},"pair":[true,false],"again":{"v":0}}`, true, true},
+			{`{"tree":{"v":1,"kids":[{"kids":[]}]}`, false, false},
+			{`{"tree":{"v":1},"pair":[true]}`, false, false},
+		}},
+		{"root reference", `{"type":"array","items":{"$ref":"#"},"maxItems":2}`, []matchCase{
+			{`[[],[[],[[]]]]`, true, true}, {`[[],[],[]]`, false, false}, {`[1]`, false, false},
+		}},
 		{"property names are escaped", `{"properties":{"we\"ird\\key":{"type":"boolean"}},"required":["we\"ird\\key"]}`, []matchCase{
 			{`{"we\"ird\\key":true}`, true, true},
 		}},
@@ -100,11 +112,17 @@ func TestSchemaUnsupported(t *testing.T) {
 	}{
 		{`{"type":"string","pattern":"^a"}`, `at /: keyword "pattern" is not supported`},
 		{`{"type":"string","format":"date-time"}`, `keyword "format"`},
-		{`{"type":"integer","minimum":0}`, `keyword "minimum"`},
+		{`{"type":"number","minimum":0}`, `keyword "minimum" is only supported on integers`},
 		{`{"properties":{"n":{"type":"number","multipleOf":2}}}`, `at /properties/n: keyword "multipleOf"`},
 		{`{"oneOf":[{"type":"string"}]}`, `keyword "oneOf"`},
 		{`{"allOf":[{"type":"string"}]}`, `keyword "allOf"`},
-		{`{"$ref":"#/$defs/x"}`, `keyword "$ref"`},
+		{`{"$ref":"#/$defs/x"}`, `at /$ref: "#/$defs/x": no "$defs"`},
+		{`{"$ref":"other.json#/a"}`, `only references inside the schema`},
+		{`{"$ref":"#/a","type":"string","a":{}}`, `keyword "a" is not supported`},
+		{`{"$defs":{"a":{}},"$ref":"#/$defs/a","type":"string"}`, `keyword "type" beside $ref`},
+		{`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `can never finish`},
+		{`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"$ref":"#/$defs/a"}`, `left-recursive`},
+		{`{"$defs":{"a":{"properties":{"b":{"$ref":"#/$defs/a"}},"required":["b"]}},"$ref":"#/$defs/a"}`, `can never finish`},
 		{`{"type":"array","items":{"not":{}}}`, `at /items: keyword "not"`},
 		{`{"prefixItems":[{"type":"string"}]}`, `keyword "prefixItems"`},
 		{`{"type":"array","uniqueItems":true}`, `keyword "uniqueItems"`},
@@ -117,7 +135,7 @@ func TestSchemaUnsupported(t *testing.T) {
 		{`false`, `the schema false matches nothing`},
 		{`[1]`, `not a schema object`},
 		{`{"anyOf":[{"type":"string"}],"type":"string"}`, `keyword "type" beside anyOf`},
-		{`{"properties":{"a/b":{"properties":{"c":{"minimum":1}}}}}`, `at /properties/a~1b/properties/c: keyword "minimum"`},
+		{`{"properties":{"a/b":{"properties":{"c":{"pattern":"x"}}}}}`, `at /properties/a~1b/properties/c: keyword "pattern"`},
 		{strings.Repeat(`{"items":`, 70) + `{}` + strings.Repeat(`}`, 70), `nested deeper than 64`},
 	}
 	for _, tt := range tests {
@@ -144,5 +162,31 @@ s4 ::= "{" ws s2
 `
 	if !strings.HasPrefix(src, want) {
 		t.Fatalf("JSONSchemaGBNF =\n%s\nwant it to start with\n%s", src, want)
+	}
+}
+
+func TestToolCalls(t *testing.T) {
+	g, err := ToolCalls([]Function{
+		{Name: "get_weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
+		{Name: "now"},
+		{Name: "tree", Parameters: []byte(`{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}},"$ref":"#/$defs/n"}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, g, []matchCase{
+		{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>", true, true},
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"tree\", \"arguments\": [[],[[]]]}\n</tool_call>", true, true},
+		{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>", false, false},
+		{"<tool_call>\n{\"name\": \"other\"", false, false},
+		{"Sure, <tool_call>", false, false},
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n", true, false},
+	})
+	if _, err := ToolCalls(nil); err == nil {
+		t.Fatal("no functions: want an error")
+	}
+	_, err = ToolCalls([]Function{{Name: "f", Parameters: []byte(`{"type":"string","format":"email"}`)}})
+	if err == nil || !strings.Contains(err.Error(), `function "f"`) || !strings.Contains(err.Error(), `keyword "format"`) {
+		t.Fatalf("error %v", err)
 	}
 }

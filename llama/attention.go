@@ -67,6 +67,10 @@ func (j *attnJob) Do(lo, hi int) {
 		out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
 		off := (h / group) * hd
 		kvLen := j.pos + t + 1 // causal: positions 0..pos+t
+		if j.c.typ == KVQ8_0 {
+			j.c.onlineQ8(out, q, j.layer, h/group, kvLen, scale)
+			continue
+		}
 		onlineF16(out, q, j.c.k16[j.layer], j.c.v16[j.layer], off, KV, kvLen, scale)
 	}
 }
@@ -142,7 +146,11 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 		k1 := min(k0+tileKV, kvEnd)
 		for p := k0; p < k1; p++ {
 			i, d := p*KV+off, (p-k0)*hd
-			if j.c.typ == KVF32 {
+			switch j.c.typ {
+			case KVQ8_0:
+				j.c.widenQ8(j.layer, p, kvh, kt[d:d+hd], vt[d:d+hd])
+				continue
+			case KVF32:
 				copy(kt[d:d+hd], j.c.k32[j.layer][i:i+hd])
 				copy(vt[d:d+hd], j.c.v32[j.layer][i:i+hd])
 				continue

@@ -30,6 +30,13 @@
 //	logits, err := m.Forward(ctx, c, prompt, 0, false)   // prefill
 //	logits, err = m.Forward(ctx, c, []int32{next}, c.Len(), false) // decode
 //
+// The cache type is a memory/precision trade (CacheOptions.Type): KVF16 is
+// llama.cpp's default, KVF32 twice its size, and KVQ8_0 (llama.cpp's -ctk
+// q8_0 -ctv q8_0) 17/32 of it: 34 bytes per 32 values. Config.KVBytes gives
+// the memory for a number of positions and Cache.Bytes what a cache holds;
+// for SmolLM3-3B a token costs 73,728 bytes in f16 and 39,168 in q8_0, so a
+// 65,536-token context takes 2.6 GB of q8_0 cache.
+//
 // Truncate rewinds a cache to a prefix so that a conversation can resume
 // from shared history; a sequence past the cache's length fails with an
 // error wrapping ErrContextFull. The context is checked between layers.
@@ -45,5 +52,10 @@
 // it: for batches under 64 tokens the query rounded to f16 and the weighted
 // sum of V kept in f16 (rounded after every position), for larger batches
 // f32 tiles of 64 positions. Measured against llama.cpp's golden logits this
-// lands 4 to 20 times closer than an all-f32 attention.
+// lands 4 to 20 times closer than an all-f32 attention. A q8_0 cache rounds
+// the query to Q8_0 and scores it with the integer Q8_0 dot product, then
+// sums dequantized values in f32 (llama.cpp's path for quantized caches);
+// its logits stay within the tolerance of a quantized model of the f16
+// cache's (measured on the golden models: max 0.2 for F32 weights, 0.52
+// for Q4_K_M).
 package llama

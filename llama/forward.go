@@ -178,7 +178,11 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 func (c *Cache) store(l, pos, n int) {
 	kv := c.model.Config.KVDim()
 	k, v := c.buf.k[:n*kv], c.buf.v[:n*kv]
-	if c.typ == KVF32 {
+	switch c.typ {
+	case KVQ8_0:
+		c.storeQ8(l, pos, k, v)
+		return
+	case KVF32:
 		copy(c.k32[l][pos*kv:], k)
 		copy(c.v32[l][pos*kv:], v)
 		return

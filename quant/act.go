@@ -101,26 +101,27 @@ func quantizeQ8_0Go(x []float32, dst []byte) {
 	}
 }
 
-// actQ8_0 quantizes one block of 32 (ggml's x86 quantize_row_q8_0).
-func actQ8_0(x []float32, b []byte) {
+// q8Scales returns d = amax/127 and the multiplier id = 127/amax (0 for an
+// all-zero block) of a block of 32, as ggml's x86 code computes them.
+func q8Scales(x []float32) (d, id float32) {
 	amax := absMax(x)
-	d := amax / 127
-	var id float32
 	if amax != 0 {
 		id = 127 / amax
 	}
+	return amax / 127, id
+}
+
+// actQ8_0 quantizes one block of 32 (ggml's x86 quantize_row_q8_0).
+func actQ8_0(x []float32, b []byte) {
+	d, id := q8Scales(x)
 	binary.LittleEndian.PutUint16(b, halfBits(d))
 	q8Round(x, id, b[2:34])
 }
 
-// actQ8_1 quantizes one block of 32 (ggml's x86 quantize_row_q8_1).
+// actQ8_1 quantizes one block of 32 (ggml's x86 quantize_row_q8_1): as
+// q8_0, plus s = d·Σq with the float32 d.
 func actQ8_1(x []float32, b []byte) {
-	amax := absMax(x)
-	d := amax / 127
-	var id float32
-	if amax != 0 {
-		id = 127 / amax
-	}
+	d, id := q8Scales(x)
 	binary.LittleEndian.PutUint16(b, halfBits(d))
 	sum := q8Round(x, id, b[4:36])
 	binary.LittleEndian.PutUint16(b[2:], halfBits(d*float32(sum)))

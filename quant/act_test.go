@@ -253,23 +253,7 @@ func TestQuantizeQ8KVariants(t *testing.T) {
 			x[i] = 5
 		}
 	})
-	for _, level := range supportedLevels() {
-		for i, x := range rows {
-			want := make([]byte, len(x)/256*292)
-			got := make([]byte, len(want))
-			for j := range got {
-				got[j] = 0xcc
-			}
-			quantizeQ8KGo(x, want)
-			quantizeQ8K(x, got, level)
-			for j := range want {
-				if got[j] != want[j] {
-					t.Errorf("%v row %d: byte %d (block %d offset %d) = %#x, Go twin %#x", level, i, j, j/292, j%292, got[j], want[j])
-					break
-				}
-			}
-		}
-	}
+	checkQuantizerLevels(t, rows, 292, 256, quantizeQ8KGo, quantizeQ8K)
 }
 
 // TestQuantizeQ8_0Variants checks the assembly q8_0 quantizers against the
@@ -298,18 +282,25 @@ func TestQuantizeQ8_0Variants(t *testing.T) {
 			x[i] = float32(i) - 15.5
 		}
 	})
+	checkQuantizerLevels(t, rows, 34, 32, quantizeQ8_0Go, quantizeQ8_0)
+}
+
+// checkQuantizerLevels compares quantizer q at every dispatch level with its
+// Go twin, byte for byte, on rows of blocks of bs values (bb bytes).
+func checkQuantizerLevels(t *testing.T, rows [][]float32, bb, bs int, twin func(x []float32, dst []byte), q func(x []float32, dst []byte, level isaLevel)) {
+	t.Helper()
 	for _, level := range supportedLevels() {
 		for i, x := range rows {
-			want := make([]byte, len(x)/32*34)
+			want := make([]byte, len(x)/bs*bb)
 			got := make([]byte, len(want))
 			for j := range got {
 				got[j] = 0xcc
 			}
-			quantizeQ8_0Go(x, want)
-			quantizeQ8_0(x, got, level)
+			twin(x, want)
+			q(x, got, level)
 			for j := range want {
 				if got[j] != want[j] {
-					t.Errorf("%v row %d: byte %d (block %d offset %d) = %#x, Go twin %#x", level, i, j, j/34, j%34, got[j], want[j])
+					t.Errorf("%v row %d: byte %d (block %d offset %d) = %#x, Go twin %#x", level, i, j, j/bb, j%bb, got[j], want[j])
 					break
 				}
 			}

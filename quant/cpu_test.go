@@ -29,7 +29,13 @@ func TestGODEBUGSelectsLevel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestGODEBUGSelectsLevel$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "GODEBUG="+tt.godebug, "SMOLGO_QUANT_WANT_PATH="+tt.want.String())
+		// The child keeps this process's GODEBUG (which may already
+		// switch features off) and adds the setting under test.
+		godebug := tt.godebug
+		if parent := os.Getenv("GODEBUG"); parent != "" {
+			godebug = parent + "," + godebug
+		}
+		cmd.Env = append(os.Environ(), "GODEBUG="+godebug, "SMOLGO_QUANT_WANT_PATH="+tt.want.String())
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("GODEBUG=%q: %v\n%s", tt.godebug, err, out)
 		}

@@ -98,9 +98,9 @@ func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 // Assembly kernels exist for these weight types (the others run the pure Go
 // code on every path):
 //
-//	q4_K, q6_K                          MatVec/Dot, and MatMul four tokens at a time
-//	q2_K, q3_K, q5_K, q4_0, q8_0,
-//	f16, bf16, f32                      MatVec/Dot (f16/bf16/f32 rows of a multiple of 32)
+//	q4_K, q5_K, q6_K, q8_0              MatVec/Dot, and MatMul four tokens at a time
+//	q4_0                                the same, MatMul only with AVX-512
+//	q2_K, q3_K, f16, bf16, f32          MatVec/Dot (f16/bf16/f32 rows of a multiple of 32)
 //	q4_1, q5_0, q5_1, iq4_nl            none: pure Go
 //
 // and for QuantizeActivations to q8_K and q8_0.

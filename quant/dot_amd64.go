@@ -79,6 +79,12 @@ func mvQ3KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
+func matQ5KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ8_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
 func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -86,6 +92,15 @@ func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
 func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ8_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 type mvKernel func(w, a []byte, nb, nrows int, out []float32) float32
 
@@ -108,6 +123,8 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ3_K] = mvQ3KAVX2
 		x4[gguf.TypeQ4_K] = matQ4KAVX2x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX2x4
+		x4[gguf.TypeQ5_K] = matQ5KAVX2x4
+		x4[gguf.TypeQ8_0] = matQ8_0AVX2x4
 	}
 	if level >= levelAVX512 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512
@@ -122,6 +139,8 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ2_K] = mvQ2KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
+		x4[gguf.TypeQ4_0] = matQ4_0AVX512x4
+		x4[gguf.TypeQ5_K] = matQ5KAVX512x4
 	}
 	for t, kern := range mv {
 		k.dots[t] = asmDot(t, kern)
@@ -129,6 +148,18 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 	}
 	for t, kern := range x4 {
 		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
+	}
+	if level >= levelAVX512 {
+		// The AVX-512 q8_0 kernel takes two blocks at a time: rows of an
+		// odd number of blocks use the AVX2 one.
+		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, k.matVecs[gguf.TypeQ8_0]), k.matMuls[gguf.TypeQ8_0]
+		k.matMuls[gguf.TypeQ8_0] = func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
+			if n%64 != 0 {
+				rows(n, w, nrows, a, ntok, out, ldo)
+				return
+			}
+			four(n, w, nrows, a, ntok, out, ldo)
+		}
 	}
 }
 

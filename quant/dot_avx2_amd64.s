@@ -798,7 +798,8 @@ q402loop:
 // func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
 // it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
 // four tokens, which makes a batched prefill cheaper per token than decode.
 TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
@@ -951,7 +952,8 @@ q4k2x4loop:
 // func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q6_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KAVX2 computes
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KAVX2 computes
 // it for one. Each chunk of 32 quants is unpacked once and meets the four
 // tokens.
 TEXT ·matQ6KAVX2x4(SB), NOSPLIT, $0-80
@@ -1530,4 +1532,222 @@ q3k2loop:
 	JNZ q3k2row
 	VZEROUPPER
 	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+
+// func matQ5KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q5_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ5_K(w, a[t*astride:]), as mvQ5KAVX2 computes
+// it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
+// four tokens, which makes a batched prefill cheaper per token than decode.
+TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+q5k2x4loop:
+	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, DX           // scales 4..7
+	ANDL $0x3f3f3f3f, BX // mins 0..3
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, DX
+	ORQ DX, AX
+	SHLQ $32, R8
+	ORQ R8, BX
+	VMOVQ AX, X14
+	VPMOVZXBW X14, X14
+	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+	VMOVDQU 48(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPSLLW $4, Y12, Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSLLW $3, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q4KX4_TOK(4, DI, Y0)
+	Q4KX4_TOK(4, R10, Y1)
+	Q4KX4_TOK(4, R11, Y2)
+	Q4KX4_TOK(4, R12, Y3)
+	VMOVDQU 80(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPSLLW $2, Y12, Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSLLW $1, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q4KX4_TOK(68, DI, Y0)
+	Q4KX4_TOK(68, R10, Y1)
+	Q4KX4_TOK(68, R11, Y2)
+	Q4KX4_TOK(68, R12, Y3)
+	VMOVDQU 112(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSRLW $1, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q4KX4_TOK(132, DI, Y0)
+	Q4KX4_TOK(132, R10, Y1)
+	Q4KX4_TOK(132, R11, Y2)
+	Q4KX4_TOK(132, R12, Y3)
+	VMOVDQU 144(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPSRLW $2, Y12, Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSRLW $3, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q4KX4_TOK(196, DI, Y0)
+	Q4KX4_TOK(196, R10, Y1)
+	Q4KX4_TOK(196, R11, Y2)
+	Q4KX4_TOK(196, R12, Y3)
+
+	VMOVQ BX, X8
+	VPBROADCASTQ X8, Y8
+	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
+	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX4_SCALE(DI, Y0, Y4)
+	Q4KX4_SCALE(R10, Y1, Y5)
+	Q4KX4_SCALE(R11, Y2, Y6)
+	Q4KX4_SCALE(R12, Y3, Y7)
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	ADDQ $292, R11
+	ADDQ $292, R12
+	DECQ CX
+	JNZ q5k2x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	HSUM2_STORE(Y6, X6)
+	HSUM2_STORE(Y7, X7)
+	VZEROUPPER
+	RET
+
+// func matQ8_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q8_0 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ8_0(w, a[t*astride:]), as mvQ8_0AVX2 computes it for one.
+// Each weight block's |w| and scale are prepared once for the four tokens.
+TEXT ·matQ8_0AVX2x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x00010001, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+#define Q802X4_TOKEN(P, ACC) \
+	VMOVDQU 2(P), Y2 \
+	VPSIGNB Y1, Y2, Y2 \
+	VPMADDUBSW Y2, Y3, Y4 \
+	VPMADDWD Y15, Y4, Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	MOVWLZX (P), AX \
+	VMOVD AX, X5 \
+	VCVTPH2PS X5, X5 \
+	VMULSS X6, X5, X5 \
+	VBROADCASTSS X5, Y5 \
+	VFMADD231PS Y5, Y4, ACC
+
+q802x4loop:
+	VMOVDQU 2(SI), Y1
+	VPABSB Y1, Y3
+	MOVWLZX (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6 // d_w
+	Q802X4_TOKEN(DI, Y8)
+	Q802X4_TOKEN(R10, Y9)
+	Q802X4_TOKEN(R11, Y10)
+	Q802X4_TOKEN(R12, Y11)
+	ADDQ $34, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	DECQ CX
+	JNZ q802x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM2_STORE(Y8, X8)
+	HSUM2_STORE(Y9, X9)
+	HSUM2_STORE(Y10, X10)
+	HSUM2_STORE(Y11, X11)
+	VZEROUPPER
 	RET

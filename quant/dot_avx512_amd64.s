@@ -513,7 +513,8 @@ q80done:
 // func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ4_K(w, a[t*astride:]). Each weight block is
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ4_K(w, a[t*astride:]). Each weight block is
 // unpacked once (nibbles, scales, mins, d, dmin) and then meets the four
 // tokens' blocks, which is what makes a batched prefill cheaper per token
 // than decode. Per token it computes what dotQ4KAVX512 does.
@@ -655,7 +656,8 @@ q4kx4done:
 // func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q6_K weight row of nb blocks times four q8_K activation rows (astride
-// bytes apart) into four floats ostride bytes apart from out: out[t] = dotQ6_K(w, a[t*astride:]). Each weight block is
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ6_K(w, a[t*astride:]). Each weight block is
 // unpacked once and meets the four tokens' blocks; per token it computes
 // what mvQ6KAVX512 does.
 TEXT ·matQ6KAVX512x4(SB), NOSPLIT, $0-80
@@ -1142,20 +1144,67 @@ TEXT ·mvQ4_0AVX512(SB), NOSPLIT, $8-92
 mvQ4_0AVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Y15
+	VPBROADCASTD AX, Z15
 	MOVL $0x08080808, AX
-	VPBROADCASTD AX, Y14
+	VPBROADCASTD AX, Z14
 
 q40row:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VPXORD Z0, Z0, Z0
+	VPXORD Z7, Z7, Z7
+	SHRQ $1, CX
+	JEQ q40tail
 
 q40loop:
+	// Two blocks per iteration: the 128-bit lanes hold block 0's low and
+	// high nibbles, then block 1's, next to their 64 activation bytes.
+	VMOVDQU 2(SI), X1
+	VINSERTI128 $1, 20(SI), Y1, Y1
+	VPSRLW $4, Y1, Y2
+	VINSERTI64X4 $1, Y2, Z1, Z1
+	VSHUFI64X2 $0xd8, Z1, Z1, Z1
+	VPANDD Z15, Z1, Z1
+	VMOVDQU 2(DI), Y2
+	VINSERTI64X4 $1, 36(DI), Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPDPBUSD Z2, Z1, Z3
+	VPXORD Z4, Z4, Z4
+	VPDPBUSD Z2, Z14, Z4
+	VPSUBD Z4, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	MOVWLZX (SI), AX
+	MOVWLZX (DI), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX 18(SI), BX
+	MOVWLZX 34(DI), DX
+	SHLL $16, DX
+	ORL DX, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VMOVQ AX, X5
+	VCVTPH2PS X5, X5        // dw0 da0 dw1 da1
+	VMOVSHDUP X5, X6
+	VMULPS X6, X5, X5       // lane 0: dw0·da0, lane 2: dw1·da1
+	VBROADCASTSS X5, Y6
+	VPERMILPS $0xaa, X5, X5
+	VBROADCASTSS X5, Y5
+	VINSERTF64X4 $1, Y5, Z6, Z6
+	VFMADD231PS Z6, Z3, Z0
+	ADDQ $36, SI
+	ADDQ $68, DI
+	DECQ CX
+	JNZ q40loop
+
+q40tail:
+	MOVQ nb+48(FP), CX
+	ANDQ $1, CX
+	JEQ q40done
 	VMOVDQU 2(SI), X1
 	VPSRLW $4, X1, X2
 	VINSERTI128 $1, X2, Y1, Y1
-	VPAND Y15, Y1, Y1
+	VPANDD Y15, Y1, Y1
 	VMOVDQU 2(DI), Y2
 	VPXORD Y3, Y3, Y3
 	VPDPBUSD Y2, Y1, Y3
@@ -1172,12 +1221,13 @@ q40loop:
 	VMOVSHDUP X5, X6
 	VMULSS X6, X5, X5
 	VBROADCASTSS X5, Y5
-	VFMADD231PS Y5, Y3, Y0
+	VFMADD231PS Y5, Y3, Y7
 	ADDQ $18, SI
-	ADDQ $34, DI
-	DECQ CX
-	JNZ q40loop
 
+q40done:
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VADDPS Y7, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
 	VMOVHLPS X0, X0, X1
@@ -1552,4 +1602,282 @@ q2kloop:
 	JNZ q2krow
 	VZEROUPPER
 	MOVSS X0, ret+88(FP) // the last row's result
+	RET
+
+// func matQ5KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q5_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ5_K(w, a[t*astride:]). Each weight block is
+// unpacked once (nibbles, scales, mins, d, dmin) and then meets the four
+// tokens' blocks, which is what makes a batched prefill cheaper per token
+// than decode. Per token it computes what dotQ4KAVX512 does.
+TEXT ·matQ5KAVX512x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
+	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
+	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
+	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
+	VMOVDQU64 q4kMinShuf<>(SB), Y24
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z19 // the fifth bit
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	TESTQ CX, CX
+	JEQ q5kx4done
+
+q5kx4loop:
+	// Scales (AX) and mins (BX) of the block, as in dotQ4KAVX512.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, DX           // scales 4..7
+	ANDL $0x3f3f3f3f, BX // mins 0..3
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, DX
+	ORQ DX, AX
+	SHLQ $32, R8
+	ORQ R8, BX
+	VPBROADCASTQ AX, Z1
+	VPBROADCASTQ BX, Y2
+	VPSHUFB Y24, Y2, Y2 // mins as word pairs
+	VPSHUFB Z20, Z1, Z12
+	VPSHUFB Z21, Z1, Z13
+	VPSHUFB Z22, Z1, Z14
+	VPSHUFB Z23, Z1, Z15
+	VCVTPH2PS (SI), X4  // d, dmin
+
+	// The four chunks of nibbles, with their fifth bits from qh.
+	VBROADCASTI64X4 16(SI), Z18
+	VMOVDQU 48(SI), Y8
+	VPSRLW $4, Y8, Y0
+	VINSERTI64X4 $1, Y0, Z8, Z8
+	VPANDD Z31, Z8, Z8
+	VPTESTMB q5kBits<>+0x00(SB), Z18, K2
+	VPADDB Z19, Z8, K2, Z8
+	VMOVDQU 80(SI), Y9
+	VPSRLW $4, Y9, Y0
+	VINSERTI64X4 $1, Y0, Z9, Z9
+	VPANDD Z31, Z9, Z9
+	VPTESTMB q5kBits<>+0x40(SB), Z18, K2
+	VPADDB Z19, Z9, K2, Z9
+	VMOVDQU 112(SI), Y10
+	VPSRLW $4, Y10, Y0
+	VINSERTI64X4 $1, Y0, Z10, Z10
+	VPANDD Z31, Z10, Z10
+	VPTESTMB q5kBits<>+0x80(SB), Z18, K2
+	VPADDB Z19, Z10, K2, Z10
+	VMOVDQU 144(SI), Y11
+	VPSRLW $4, Y11, Y0
+	VINSERTI64X4 $1, Y0, Z11, Z11
+	VPANDD Z31, Z11, Z11
+	VPTESTMB q5kBits<>+0xc0(SB), Z18, K2
+	VPADDB Z19, Z11, K2, Z11
+
+	Q4K_TOKEN(DI, Z25)
+	Q4K_TOKEN(R10, Z26)
+	Q4K_TOKEN(R11, Z27)
+	Q4K_TOKEN(R12, Z28)
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	ADDQ $292, R11
+	ADDQ $292, R12
+	DECQ CX
+	JNZ q5kx4loop
+
+q5kx4done:
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+
+	HSUM_STORE(Z25, Y25)
+	HSUM_STORE(Z26, Y26)
+	HSUM_STORE(Z27, Y27)
+	HSUM_STORE(Z28, Y28)
+	VZEROUPPER
+	RET
+
+// q80x4Perm spreads the two float32 at lanes 0 and 1 of a register over the
+// lower and upper eight lanes of a zmm (VPERMPS indexes).
+DATA q80x4Perm<>+0x00(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x08(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x10(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x18(SB)/8, $0x0000000000000000
+DATA q80x4Perm<>+0x20(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x28(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x30(SB)/8, $0x0000000100000001
+DATA q80x4Perm<>+0x38(SB)/8, $0x0000000100000001
+GLOBL q80x4Perm<>(SB), RODATA|NOPTR, $64
+
+// func matQ8_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q8_0 weight row of nb blocks (nb even) times four q8_0 activation rows
+// (astride bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ8_0(w, a[t*astride:]). Two weight blocks at a time are
+// loaded, split into |w| and sign once, and meet the four tokens' blocks;
+// per token it computes what mvQ8_0AVX512 does.
+TEXT ·matQ8_0AVX512x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	SHRQ $1, CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	VMOVDQU64 q80x4Perm<>(SB), Z31
+	VPXORD Z30, Z30, Z30 // zero
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+
+#define Q80_SCALES(P, Q, ZOUT) \
+	MOVWLZX P, AX \
+	MOVWLZX Q, BX \
+	SHLL $16, BX \
+	ORL BX, AX \
+	VMOVD AX, X0 \
+	VCVTPH2PS X0, X0 \
+	VPERMPS Z0, Z31, ZOUT
+
+#define Q80_TOKEN(A, ACC) \
+	VMOVDQU 2(A), Y2 \
+	VINSERTI64X4 $1, 36(A), Z2, Z2 \
+	VPSUBB Z2, Z30, K1, Z2 \
+	VPXORD Z4, Z4, Z4 \
+	VPDPBUSD Z2, Z3, Z4 \
+	VCVTDQ2PS Z4, Z4 \
+	Q80_SCALES((A), 34(A), Z5) \
+	VMULPS Z5, Z6, Z5 \
+	VFMADD231PS Z5, Z4, ACC
+
+q80x4loop:
+	VMOVDQU 2(SI), Y1
+	VINSERTI64X4 $1, 36(SI), Z1, Z1
+	VPABSB Z1, Z3
+	VPMOVB2M Z1, K1 // where w < 0, the activations are negated
+	Q80_SCALES((SI), 34(SI), Z6)
+	Q80_TOKEN(DI, Z25)
+	Q80_TOKEN(R10, Z26)
+	Q80_TOKEN(R11, Z27)
+	Q80_TOKEN(R12, Z28)
+	ADDQ $68, SI
+	ADDQ $68, DI
+	ADDQ $68, R10
+	ADDQ $68, R11
+	ADDQ $68, R12
+	DECQ CX
+	JNZ q80x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM_STORE(Z25, Y25)
+	HSUM_STORE(Z26, Y26)
+	HSUM_STORE(Z27, Y27)
+	HSUM_STORE(Z28, Y28)
+	VZEROUPPER
+	RET
+
+// func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q4_0 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ4_0(w, a[t*astride:]), as mvQ4_0AVX512 computes it for one.
+// Each weight block's nibbles and scale are unpacked once for the four
+// tokens.
+TEXT ·matQ4_0AVX512x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Y14
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+#define Q40X4_TOKEN(P, ACC) \
+	VMOVDQU 2(P), Y2 \
+	VPXORD Y3, Y3, Y3 \
+	VPDPBUSD Y2, Y1, Y3 \
+	VPXORD Y4, Y4, Y4 \
+	VPDPBUSD Y2, Y14, Y4 \
+	VPSUBD Y4, Y3, Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	MOVWLZX (P), AX \
+	VMOVD AX, X5 \
+	VCVTPH2PS X5, X5 \
+	VMULSS X6, X5, X5 \
+	VBROADCASTSS X5, Y5 \
+	VFMADD231PS Y5, Y3, ACC
+
+q40x4loop:
+	VMOVDQU 2(SI), X1
+	VPSRLW $4, X1, X2
+	VINSERTI128 $1, X2, Y1, Y1
+	VPANDD Y15, Y1, Y1
+	MOVWLZX (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6 // d_w
+	Q40X4_TOKEN(DI, Y8)
+	Q40X4_TOKEN(R10, Y9)
+	Q40X4_TOKEN(R11, Y10)
+	Q40X4_TOKEN(R12, Y11)
+	ADDQ $18, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	DECQ CX
+	JNZ q40x4loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+
+#define HSUM3_STORE(YACC, XACC) \
+	VEXTRACTF128 $1, YACC, X1 \
+	VADDPS X1, XACC, X0 \
+	VMOVHLPS X0, X0, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS X1, X0, X0 \
+	MOVSS X0, (AX) \
+	ADDQ BX, AX
+
+	HSUM3_STORE(Y8, X8)
+	HSUM3_STORE(Y9, X9)
+	HSUM3_STORE(Y10, X10)
+	HSUM3_STORE(Y11, X11)
+	VZEROUPPER
 	RET

@@ -41,29 +41,17 @@ var benchTypes = []gguf.Type{
 	gguf.TypeF16, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeBF16, gguf.TypeF32,
 }
 
-func BenchmarkMatVec(b *testing.B) {
-	for _, wt := range benchTypes {
-		w, a, rows := benchMatrix(b, wt, 8<<20)
-		for _, level := range supportedLevels() {
-			mv, _ := newKernelSet(level).matVec(wt)
-			out := make([]float32, rows)
-			b.Run(fmt.Sprintf("%v/%v", wt, level), func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				done := cpuRate(b, int64(len(w)))
-				for b.Loop() {
-					mv(benchN, w, a, out)
-				}
-				done()
-			})
-		}
-	}
-}
+func BenchmarkMatVec(b *testing.B) { benchMatVec(b, benchTypes, 8<<20) }
 
 // BenchmarkMatVecL2 measures the kernels' own speed on 256 KB of weights
 // that stay in the L2 cache.
-func BenchmarkMatVecL2(b *testing.B) {
-	for _, wt := range benchTypes[:5] {
-		w, a, rows := benchMatrix(b, wt, 256<<10)
+func BenchmarkMatVecL2(b *testing.B) { benchMatVec(b, benchTypes[:5], 256<<10) }
+
+// benchMatVec runs MatVec over a matrix of about size bytes of each type,
+// at every dispatch level.
+func benchMatVec(b *testing.B, types []gguf.Type, size int) {
+	for _, wt := range types {
+		w, a, rows := benchMatrix(b, wt, size)
 		for _, level := range supportedLevels() {
 			mv, _ := newKernelSet(level).matVec(wt)
 			out := make([]float32, rows)
@@ -96,7 +84,7 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 }
 
 func BenchmarkMatMul(b *testing.B) {
-	for _, wt := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0} {
+	for _, wt := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0} {
 		rb, _ := wt.RowBytes(benchN)
 		const rows = 64
 		rng := rand.New(rand.NewPCG(13, 14))

@@ -118,6 +118,7 @@ type params struct {
 	freqScale  float32
 	extFactor  float32
 	mscale     float32 // attn_factor, before YaRN's own factor
+	unit       bool    // no magnitude factors at all (ShiftAngles)
 	lo, hi     float32 // YaRN correction dims
 }
 
@@ -183,6 +184,9 @@ func (p params) angles(pos int, cos, sin []float32) {
 			mix := ramp(p.lo, p.hi, i) * p.extFactor
 			t = thetaInterp*(1-mix) + theta*mix
 			ms *= 1 + 0.1*logf(1/p.freqScale)
+		}
+		if p.unit {
+			ms = 1
 		}
 		cos[i] = float32(math.Cos(float64(t))) * ms
 		sin[i] = float32(math.Sin(float64(t))) * ms

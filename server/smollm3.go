@@ -23,8 +23,9 @@ type SmolLM3Options struct {
 	// Use sample.SmolLM3Defaults() for the model's recommended settings.
 	Sampler sample.Config
 	// KVBytesPerValue is the size of one cached key or value element, for
-	// the memory estimate of sessions: 2 for an f16 cache (the default), 4
-	// for f32.
+	// the memory estimate of sessions: 2 for an f16 cache, 4 for f32; 0
+	// means the exact size of the model's KV type (smollm3.WithKVType,
+	// q8_0 included).
 	KVBytesPerValue int
 }
 
@@ -44,10 +45,10 @@ func FromSmolLM3(m *smollm3.Model, opts SmolLM3Options) (Engine, error) {
 	if opts.Name == "" {
 		opts.Name = cfg.Arch
 	}
-	if opts.KVBytesPerValue <= 0 {
-		opts.KVBytesPerValue = 2
+	perToken := cfg.KVBytes(m.KVType(), 1)
+	if opts.KVBytesPerValue > 0 {
+		perToken = int64(cfg.Layers) * int64(cfg.KVHeads) * int64(cfg.HeadDim) * 2 * int64(opts.KVBytesPerValue)
 	}
-	perToken := int64(cfg.Layers) * int64(cfg.KVHeads) * int64(cfg.HeadDim) * 2 * int64(opts.KVBytesPerValue)
 	return &smolEngine{m: m, opts: opts, perToken: perToken}, nil
 }
 

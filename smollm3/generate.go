@@ -49,6 +49,15 @@ type GenerateOptions struct {
 	// system message) until the prompt fits the context, instead of failing
 	// with ErrContextFull. The last message is never dropped.
 	DropOldest bool
+	// ShiftContext, with DropOldest, drops the oldest messages from the KV
+	// cache by shifting it (llama.Cache.Shift, llama.cpp's context shift)
+	// instead of recomputing everything after the system prompt: the kept
+	// messages' keys are re-rotated to their new positions, so only the new
+	// message is computed. It is an approximation: the kept messages keep
+	// what they computed while the dropped ones were in view (on the tiny
+	// test model the next-token logits move by RMS 0.7 against a fresh
+	// prefill), which is why it is off by default.
+	ShiftContext bool
 }
 
 // EventKind says what an Event carries.
@@ -103,6 +112,13 @@ type Stats struct {
 	// CachedTokens of them were already in the session's KV cache and were
 	// not computed again.
 	PromptTokens, CachedTokens int
+	// ShiftedTokens is the number of cached positions dropped by a context
+	// shift (GenerateOptions.ShiftContext) before the prompt was reused.
+	ShiftedTokens int
+	// SharedCachedTokens is the part of CachedTokens that came from the
+	// model's PromptCache (computed by another session or an earlier
+	// conversation) rather than from this session's own cache.
+	SharedCachedTokens int
 	// GeneratedTokens counts the tokens the model produced, including the
 	// end-of-turn token and a token that completed a stop string.
 	GeneratedTokens int

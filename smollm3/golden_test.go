@@ -91,7 +91,7 @@ func loadGolden(t *testing.T, model string) goldenFile {
 }
 
 // goldenModelPath returns the model file, unpacking the gzip'ed F32 one.
-func goldenModelPath(t *testing.T, model string) string {
+func goldenModelPath(t testing.TB, model string) string {
 	t.Helper()
 	if model == "smollm3-tinyq-F32" {
 		return sharedtest.Gunzip(t, "golden/models/"+model+".gguf.gz")

@@ -31,6 +31,7 @@ type Model struct {
 	file *gguf.File
 	llm  *llama.Model
 	opts options
+	pc   *PromptCache // shared by the sessions; nil without WithPromptCache
 
 	// The tokenizer is built on first use (reading SmolLM3's 128K-token
 	// vocabulary takes a fraction of a second; Load stays fast).
@@ -59,6 +60,8 @@ type options struct {
 	nope    rope.NoPE
 	nopeSet bool
 	logger  *slog.Logger
+	// promptCache bounds the shared prompt cache (bytes); 0: none.
+	promptCache int64
 }
 
 // An Option changes how Load builds a Model.
@@ -69,7 +72,10 @@ type Option func(*options)
 func WithThreads(n int) Option { return func(o *options) { o.threads = n } }
 
 // WithKVType sets the KV cache element type of caches made by NewCache
-// (default llama.KVF16, like llama.cpp).
+// (default llama.KVF16, like llama.cpp). llama.KVQ8_0 halves the cache's
+// memory (llama.cpp's -ctk q8_0 -ctv q8_0) for long contexts, at the cost of
+// logits that move about as much as a quantized model's do (see
+// llama.KVQ8_0).
 func WithKVType(t llama.KVType) Option { return func(o *options) { o.kvType = t } }
 
 // WithContext bounds the caches made by NewCache to n positions (default:
@@ -142,7 +148,11 @@ func New(f *gguf.File, opts ...Option) (*Model, error) {
 	o.logger.Debug("smollm3: model loaded", "arch", cfg.Arch, "layers", cfg.Layers, "embd", cfg.Embd,
 		"heads", cfg.Heads, "kv_heads", cfg.KVHeads, "vocab", cfg.Vocab, "context", cfg.Context,
 		"tied", llm.TiedEmbeddings(), "threads", llm.Threads())
-	return &Model{file: f, llm: llm, opts: o}, nil
+	m := &Model{file: f, llm: llm, opts: o}
+	if o.promptCache > 0 {
+		m.pc = newPromptCache(o.promptCache)
+	}
+	return m, nil
 }
 
 // Close stops the model's threads and unmaps the file. Call it only after
@@ -161,6 +171,9 @@ func (m *Model) File() *gguf.File { return m.file }
 
 // LLM returns the generic llama-family model underneath.
 func (m *Model) LLM() *llama.Model { return m.llm }
+
+// KVType returns the element type of the caches NewCache makes (WithKVType).
+func (m *Model) KVType() llama.KVType { return m.opts.kvType }
 
 // NewCache returns an empty KV cache for one sequence, with the KV type and
 // length chosen at Load.

@@ -86,10 +86,14 @@ type Session struct {
 	// not repeat its answer.
 	promptLogits []float32
 	promptEnd    int
+	// approxFrom is the first position whose keys and values came through
+	// a context shift (approximations, never shared through a PromptCache);
+	// -1 when there are none.
+	approxFrom int
 }
 
 func newSession(b backend) *Session {
-	return &Session{b: b, promptEnd: -1}
+	return &Session{b: b, promptEnd: -1, approxFrom: -1}
 }
 
 // Reset empties the session's KV cache; the next Generate starts from
@@ -99,6 +103,7 @@ func (s *Session) Reset() {
 	defer s.mu.Unlock()
 	s.tokens = s.tokens[:0]
 	s.promptEnd = -1
+	s.approxFrom = -1
 }
 
 // CachedTokens returns how many tokens the session's KV cache holds.
@@ -147,6 +152,7 @@ type generation struct {
 	lastTok   int32     // the last token that produced text
 	hitStop   bool      // a stop string ended the answer
 	stop      *stopMatcher
+	dropped   int // messages prompt dropped to fit the context
 	dec       tokenDecoder
 	parser    *chat.Parser // splits reasoning from content
 }
@@ -171,11 +177,22 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 		return err
 	}
 
+	if g.dropped > 0 && g.opts.ShiftContext {
+		if err := g.shift(prompt); err != nil {
+			return err
+		}
+	}
+
 	// Reuse the longest common prefix; at least one token must be computed
 	// to get logits.
 	common := 0
 	for common < len(s.tokens) && common < len(prompt) && s.tokens[common] == prompt[common] {
 		common++
+	}
+	if ps, ok := s.cache.(prefixStore); ok {
+		if common, err = g.restorePrefix(ps, prompt, common); err != nil {
+			return err
+		}
 	}
 	var logits []float32
 	if common == len(prompt) && s.promptEnd == len(prompt) {
@@ -186,6 +203,9 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	s.tokens = s.tokens[:common]
 	if s.promptEnd > common {
 		s.promptEnd = -1
+	}
+	if s.approxFrom >= common {
+		s.approxFrom = -1 // everything shifted is recomputed
 	}
 	s.sampled = s.sampled[:0]
 	g.stats.PromptTokens = len(prompt)
@@ -216,6 +236,11 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	if common < len(prompt) {
 		s.promptLogits = append(s.promptLogits[:0], logits...)
 		s.promptEnd = len(prompt)
+		if ps, ok := s.cache.(prefixStore); ok && s.approxFrom < 0 {
+			if err := ps.save(prompt, logits); err != nil {
+				return fmt.Errorf("smollm3: saving the prompt in the prompt cache: %w", err)
+			}
+		}
 	}
 
 	sampler := sample.New(g.opts.Sampler)
@@ -303,6 +328,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 			return nil, errors.New("smollm3: the rendered prompt is empty")
 		}
 		if len(ids) < ctxLen {
+			g.dropped = dropped
 			return ids, nil
 		}
 		if !g.opts.DropOldest || len(use)-head <= 1 {

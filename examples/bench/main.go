@@ -62,7 +62,7 @@ func main() {
 		tg       = flag.Int("tg", 64, "decode length in tokens (0 skips decode)")
 		tgPrompt = flag.Int("tg-prompt", 16, "untimed prompt before decode")
 		reps     = flag.Int("reps", 3, "repetitions (medians are reported)")
-		kvType   = flag.String("kv", "f16", "KV cache type: f16 or f32")
+		kvType   = flag.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
 		seed     = flag.Uint64("seed", 1, "seed of the random prompt tokens")
 	)
 	flag.Parse()
@@ -80,13 +80,9 @@ func run(log *slog.Logger, path string, threads, pp, tg, tgPrompt, reps int, kvN
 	if reps < 1 || pp < 0 || tg < 0 || tgPrompt < 1 || threads < 1 {
 		return fmt.Errorf("bad flags: -reps %d -pp %d -tg %d -tg-prompt %d -threads %d", reps, pp, tg, tgPrompt, threads)
 	}
-	kv := llama.KVF16
-	switch kvName {
-	case "f16":
-	case "f32":
-		kv = llama.KVF32
-	default:
-		return fmt.Errorf("-kv %q: want f16 or f32", kvName)
+	kv, err := llama.ParseKVType(kvName)
+	if err != nil {
+		return fmt.Errorf("-kv: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	logits -model FILE -tokens 1,2,3 [-all] [-top K] [-decode N] [-threads N] [-kv f16|f32] [-batch N]
+//	logits -model FILE -tokens 1,2,3 [-all] [-top K] [-decode N] [-threads N] [-kv f16|f32|q8_0] [-batch N]
 //	logits -model FILE -tokens-file ids.txt ...
 //	logits -model FILE -text "Hello world" ...
 //	logits -model FILE -text "Hello world" -tokenize
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	decode := fs.Int("decode", 0, "greedily decode `N` more tokens")
 	threads := fs.Int("threads", 0, "threads (0 = all cores)")
 	batch := fs.Int("batch", 0, "prefill in micro-batches of `N` tokens (0 = the whole prompt at once, like the golden reference runs)")
-	kv := fs.String("kv", "f16", "KV cache type: f16 or f32")
+	kv := fs.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -139,14 +139,9 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 			return err
 		}
 	}
-	var kvType llama.KVType
-	switch *kv {
-	case "f16":
-		kvType = llama.KVF16
-	case "f32":
-		kvType = llama.KVF32
-	default:
-		return fmt.Errorf("-kv %q: want f16 or f32", *kv)
+	kvType, err := llama.ParseKVType(*kv)
+	if err != nil {
+		return fmt.Errorf("-kv: %w", err)
 	}
 
 	if *batch < 0 {

@@ -1,0 +1,65 @@
+package llama
+
+import "fmt"
+
+// Memory of a KV cache. Every layer keeps, for every position, KVDim keys
+// and KVDim values (KVHeads × HeadDim each), so a cache of n positions takes
+//
+//	2 × Layers × n × bytes(KVDim values of the cache's type)
+//
+// For SmolLM3-3B (36 layers, 4 KV heads × 128 = 512 values) that is, per
+// token: 147,456 bytes in f32, 73,728 in f16 and 39,168 in q8_0 (512 values
+// are 16 blocks of 34 bytes). A 65,536-token context therefore needs 4.5 GiB
+// of f16 cache or 2.4 GiB of q8_0 cache, next to the 1.9 GB of Q4_K_M
+// weights: either fits a 24 GB machine, q8_0 with room for several such
+// sequences (TestKVMemory3B checks the arithmetic).
+
+// Bytes returns the bytes n cached values take in type t: 4 each in f32, 2
+// in f16, and 34 per started block of 32 in q8_0.
+func (t KVType) Bytes(n int) int64 {
+	switch t {
+	case KVF32:
+		return 4 * int64(n)
+	case KVQ8_0:
+		return int64((n+q8Block-1)/q8Block) * q8Bytes
+	}
+	return 2 * int64(n)
+}
+
+// KVBytes returns the memory a cache of type t takes for the given number of
+// positions: keys and values of every layer.
+func (c *Config) KVBytes(t KVType, positions int) int64 {
+	return 2 * int64(c.Layers) * int64(positions) * t.Bytes(c.KVDim())
+}
+
+// Bytes returns the memory the cache's keys and values hold now: its
+// allocated positions (which grow by doubling up to MaxLen, so at most twice
+// Len, and never more than MaxLen) times Config.KVBytes per position.
+func (c *Cache) Bytes() int64 {
+	var n int64
+	for l := range c.model.Config.Layers {
+		switch c.typ {
+		case KVQ8_0:
+			n += int64(len(c.k8[l]) + len(c.v8[l]))
+		case KVF16:
+			n += 2 * int64(len(c.k16[l])+len(c.v16[l]))
+		default:
+			n += 4 * int64(len(c.k32[l])+len(c.v32[l]))
+		}
+	}
+	return n
+}
+
+// Cap is the number of positions the cache has memory for now.
+func (c *Cache) Cap() int { return c.capLen }
+
+// ParseKVType reads a KV cache type by the name llama.cpp's -ctk/-ctv flags
+// use: "f16", "f32" or "q8_0".
+func ParseKVType(s string) (KVType, error) {
+	for _, t := range []KVType{KVF16, KVF32, KVQ8_0} {
+		if s == t.String() {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("llama: unknown KV cache type %q (want f16, f32 or q8_0)", s)
+}

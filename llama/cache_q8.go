@@ -1,0 +1,148 @@
+package llama
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/quant"
+)
+
+// A Q8_0 cache (KVQ8_0) stores every position's keys and values as ggml's
+// Q8_0 blocks, the layout llama.cpp uses for -ctk q8_0 -ctv q8_0: the
+// KVDim values of a position are cut into blocks of 32 along the head
+// dimension (a head of 64 or 128 is 2 or 4 whole blocks), and each block is
+// an f16 scale d followed by 32 int8 quants q, value = d·q. New keys and
+// values are rounded exactly as llama.cpp's x86 backend copies f32 into a
+// q8_0 tensor (quant.QuantizeActivations: d = max|x|/127, q =
+// round-half-even(x·127/max|x|)).
+//
+// Attention reads it the way llama.cpp's flash-attention kernel does for a
+// quantized K: the query head is rounded to Q8_0 too, each score is the
+// integer Q8_0·Q8_0 dot product scaled by the two d's, and V is dequantized
+// position by position into an f32 accumulator (no f16 rounding of the
+// running sum, unlike the f16 cache). llama.cpp takes this path for every
+// batch size with a quantized cache; for batches of 64 or more tokens we
+// take the f32 tiled path instead (each 64-position tile dequantized once
+// for all the queries of the tile), which is much faster on long prompts and
+// as precise.
+
+const (
+	q8Block = 32 // values per Q8_0 block
+	q8Bytes = 34 // bytes per Q8_0 block: f16 d + 32 int8
+)
+
+func (c *Cache) initQ8() error {
+	dot, err := quant.Dot(gguf.TypeQ8_0)
+	if err != nil {
+		return fmt.Errorf("llama: q8_0 KV cache: %w", err)
+	}
+	c.dotQ8 = dot
+	c.rowQ8 = c.model.Config.KVDim() / q8Block * q8Bytes
+	return nil
+}
+
+// storeQ8 rounds the new keys and values (whole positions, back to back) of
+// layer l to Q8_0 at positions pos...
+func (c *Cache) storeQ8(l, pos int, k, v []float32) {
+	rb, kv := c.rowQ8, c.model.Config.KVDim()
+	n := len(k) / kv
+	// Lengths are whole blocks by construction (KVDim is a multiple of 32).
+	_ = quant.QuantizeActivations(gguf.TypeQ8_0, k, c.k8[l][pos*rb:(pos+n)*rb])
+	_ = quant.QuantizeActivations(gguf.TypeQ8_0, v, c.v8[l][pos*rb:(pos+n)*rb])
+}
+
+// headQ8 returns the bytes of KV head h of position p in a layer's Q8_0 rows.
+func (c *Cache) headQ8(rows []byte, p, h int) []byte {
+	hb := c.model.Config.HeadDim / q8Block * q8Bytes
+	i := p*c.rowQ8 + h*hb
+	return rows[i : i+hb]
+}
+
+// dequantQ8 widens Q8_0 blocks to f32 as ggml's dequantize_row_q8_0 does:
+// q·d with d widened from f16.
+func dequantQ8(dst []float32, src []byte) {
+	for b := 0; b < len(dst)/q8Block; b++ {
+		blk := src[b*q8Bytes : (b+1)*q8Bytes]
+		d := fromF16(binary.LittleEndian.Uint16(blk))
+		out := dst[b*q8Block : (b+1)*q8Block]
+		for i := range out {
+			out[i] = float32(int8(blk[2+i])) * d
+		}
+	}
+}
+
+// widenQ8 dequantizes the keys and values of KV head kvh at position p of
+// layer l into kt and vt (the tiled path).
+func (c *Cache) widenQ8(l, p, kvh int, kt, vt []float32) {
+	dequantQ8(kt, c.headQ8(c.k8[l], p, kvh))
+	dequantQ8(vt, c.headQ8(c.v8[l], p, kvh))
+}
+
+// onlineQ8 is llama.cpp's flash-attention path over a Q8_0 cache for one
+// query head q against positions [0, kvLen) of KV head kvh in layer l:
+// q rounded to Q8_0, scores by the Q8_0 dot product, online softmax, and
+// V dequantized into an f32 accumulator (ggml_vec_mad_f32: fused
+// multiply-add; ggml_vec_scale_f32: a plain product).
+func (c *Cache) onlineQ8(out, q []float32, l, kvh, kvLen int, scale float32) {
+	hd := len(q)
+	var qbuf [maxStackHead / q8Block * q8Bytes]byte
+	var accBuf [maxStackHead]float32
+	qq, acc := qbuf[:], accBuf[:]
+	if hd > maxStackHead {
+		qq, acc = make([]byte, hd/q8Block*q8Bytes), make([]float32, hd)
+	}
+	qq, acc = qq[:hd/q8Block*q8Bytes], acc[:hd]
+	clear(acc)
+	_ = quant.QuantizeActivations(gguf.TypeQ8_0, q, qq)
+	kc, vc := c.k8[l], c.v8[l]
+	M := float32(math.Inf(-1))
+	var S float32
+	for p := range kvLen {
+		s := c.dotQ8(hd, c.headQ8(kc, p, kvh), qq) * scale
+		ms, vs := float32(1), float32(1)
+		if s > M {
+			mold := M
+			M = s
+			ms = expf(mold - M)
+			for i := range acc {
+				acc[i] *= ms
+			}
+		} else {
+			vs = expf(s - M)
+		}
+		madQ8(acc, c.headQ8(vc, p, kvh), vs)
+		S = S*ms + vs
+	}
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
+	for i := range out {
+		out[i] = acc[i] * inv
+	}
+}
+
+// madQ8 is ggml_vec_mad_f32 over a dequantized Q8_0 row: for each value
+// v = float32(q)·d (rounded), acc = fma(v, s, acc).
+func madQ8(acc []float32, blk []byte, s float32) {
+	if nb := len(acc) / q8Block; haveF16Kernels && nb > 0 && len(blk) >= nb*q8Bytes {
+		madQ8x32(&acc[0], &blk[0], s, nb)
+		return
+	}
+	madQ8Go(acc, blk, s)
+}
+
+// madQ8Go is the reference (and fallback) of madQ8.
+func madQ8Go(acc []float32, blk []byte, s float32) {
+	for b := 0; b < len(acc)/q8Block; b++ {
+		src := blk[b*q8Bytes : (b+1)*q8Bytes]
+		d := fromF16(binary.LittleEndian.Uint16(src))
+		out := acc[b*q8Block : (b+1)*q8Block]
+		for i := range out {
+			v := float32(float32(int8(src[2+i])) * d) // rounded before the fma
+			out[i] = fma32(v, s, out[i])
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package smollm3
+
+import "fmt"
+
+// shifter is implemented by caches that can drop a middle range of
+// positions (llama.Cache.Shift).
+type shifter interface {
+	shift(keep, drop int) error
+}
+
+func (c *modelCache) shift(keep, drop int) error { return c.c.Shift(keep, drop) }
+
+// shift makes room for a prompt from which old messages were dropped by
+// shifting the cache rather than recomputing: the cache holds the old
+// conversation, the prompt starts like it (the system prompt), skips a
+// stretch (the dropped messages) and goes on like it again (the kept
+// messages). shift finds that stretch as the one whose removal lets the
+// most cached tokens be reused, and removes it from the cache. Where no
+// such reuse exists (or the cache cannot shift), it does nothing and the
+// prompt is prefilled from the common prefix as usual.
+func (g *generation) shift(prompt []int32) error {
+	s := g.s
+	sh, ok := s.cache.(shifter)
+	if !ok {
+		return nil
+	}
+	old := s.tokens
+	keep := 0
+	for keep < len(old) && keep < len(prompt) && old[keep] == prompt[keep] {
+		keep++
+	}
+	if keep == len(prompt) || keep == len(old) {
+		return nil
+	}
+	// The dropped stretch is old[keep:skip]; pick skip to reuse the most.
+	bestSkip, bestLen := 0, 0
+	for skip := keep + 1; skip < len(old); skip++ {
+		if old[skip] != prompt[keep] || len(old)-skip <= bestLen {
+			continue
+		}
+		n := 0
+		for skip+n < len(old) && keep+n < len(prompt) && old[skip+n] == prompt[keep+n] {
+			n++
+		}
+		if n > bestLen {
+			bestSkip, bestLen = skip, n
+		}
+	}
+	if bestLen == 0 {
+		return nil
+	}
+	drop := bestSkip - keep
+	if err := sh.shift(keep, drop); err != nil {
+		return fmt.Errorf("smollm3: shifting the KV cache by %d positions: %w", drop, err)
+	}
+	s.tokens = append(old[:keep], old[bestSkip:]...)
+	s.promptEnd = -1
+	if s.approxFrom < 0 || s.approxFrom > keep {
+		s.approxFrom = keep
+	}
+	g.stats.ShiftedTokens = drop
+	return nil
+}
