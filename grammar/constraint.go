@@ -9,8 +9,9 @@ import (
 // ErrEnded is returned by Constraint.Accept after an end-of-generation token.
 var ErrEnded = errors.New("grammar: the output has already ended")
 
-// maxCachedMasks bounds the masks a Constraint keeps (one per state; about
-// 128 KB each for a 128K vocabulary).
+// maxCachedMasks bounds the masks a Constraint keeps, one per state: for a
+// 128K vocabulary 128 KB each plus at most 256 KB of ids (so at most 12 MB,
+// usually far less).
 const maxCachedMasks = 32
 
 // Constraint applies a Grammar to one generation, token by token. Before

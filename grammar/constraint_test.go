@@ -244,7 +244,7 @@ func TestRebase(t *testing.T) {
 func TestRandomWalksRealVocab(t *testing.T) {
 	v, tok := realVocab(t)
 	schemas := []string{
-		`{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},"email":{"type":"string","maxLength":20},
+		`{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0,"maximum":150},"email":{"type":"string","maxLength":20},
 		  "tags":{"type":"array","items":{"type":"string"},"maxItems":3},
 		  "address":{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":["string","null"]}},"required":["city"]}},
 		 "required":["name","age"]}`,
@@ -395,8 +395,15 @@ func validateType(root any, t string, s map[string]any, v any, where string) err
 			return fmt.Errorf("%s: %v", where, err)
 		}
 		if t == "integer" {
-			if _, err := n.Int64(); err != nil {
+			i, err := n.Int64()
+			if err != nil {
 				return fmt.Errorf("%s: %v is not an integer", where, v)
+			}
+			if m, ok := count("minimum"); ok && i < int64(m) {
+				return fmt.Errorf("%s: %d is below the minimum %d", where, i, m)
+			}
+			if m, ok := count("maximum"); ok && i > int64(m) {
+				return fmt.Errorf("%s: %d is above the maximum %d", where, i, m)
 			}
 		}
 	case "string":
@@ -467,7 +474,7 @@ func jsonEqual(a, b any) bool {
 
 // TestValidator makes sure the random walks' validator can fail.
 func TestValidator(t *testing.T) {
-	schema := `{"$defs":{"n":{"type":"object","properties":{"v":{"type":"integer"},"k":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":1}},"required":["v"],"additionalProperties":false}},
+	schema := `{"$defs":{"n":{"type":"object","properties":{"v":{"type":"integer","minimum":0,"maximum":100},"k":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":1}},"required":["v"],"additionalProperties":false}},
 		"type":"object","properties":{"t":{"$ref":"#/$defs/n"},"s":{"type":"string","maxLength":2},"e":{"enum":["a",1]},"c":{"const":"x"},"u":{"anyOf":[{"type":"null"},{"type":"boolean"}]}},"required":["t"]}`
 	var root any
 	if err := json.Unmarshal([]byte(schema), &root); err != nil {
@@ -487,6 +494,8 @@ func TestValidator(t *testing.T) {
 		{`{"t":{"v":1},"e":"b"}`, false},
 		{`{"t":{"v":1},"c":"y"}`, false},
 		{`{"t":{"v":1},"u":0}`, false},
+		{`{"t":{"v":-1}}`, false},
+		{`{"t":{"v":101}}`, false},
 	} {
 		dec := json.NewDecoder(strings.NewReader(tc.doc))
 		dec.UseNumber()

@@ -50,13 +50,17 @@
 //     may be left out), additionalProperties (false; or, for an object
 //     without properties, a schema for the values of a map);
 //   - items, minItems, maxItems; minLength, maxLength (in characters);
+//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum on integers
+//     (written digit by digit: 15..255 is 1[5-9] | [2-9][0-9] | 1[0-9][0-9]
+//     | 2[0-4][0-9] | 25[0-5]);
 //   - enum, const (any JSON values), anyOf;
 //   - $ref to a place inside the schema ("#/$defs/Item", "#"), as
 //     Pydantic writes nested models; recursive schemas (trees) work;
 //   - annotations (title, description, default, examples, $schema, …) are
 //     ignored; true is any value, {} too.
 //
-// Any other keyword (pattern, format, minimum, oneOf, allOf, not, …) is an
+// Any other keyword (pattern, format, bounds on non-integer numbers, oneOf,
+// allOf, not, …) is an
 // error that names it and where it is, rather than output that silently
 // ignores it. Whitespace between tokens is limited (a space, or a newline
 // and up to 20 spaces or tabs) so that a model cannot spend its budget on

@@ -115,5 +115,5 @@ func ExampleFromJSONSchema_unsupported() {
 	_, err := grammar.FromJSONSchema([]byte(`{"type":"object","properties":{"when":{"type":"string","format":"date-time"}}}`))
 	fmt.Println(err)
 	// Output:
-	// grammar: JSON schema at /properties/when: keyword "format" is not supported (supported: type, properties, required, additionalProperties, items, minItems, maxItems, enum, const, minLength, maxLength, anyOf, $ref)
+	// grammar: JSON schema at /properties/when: keyword "format" is not supported (supported: type, properties, required, additionalProperties, items, minItems, maxItems, enum, const, minLength, maxLength, anyOf, $ref, minimum, maximum, exclusiveMinimum, exclusiveMaximum)
 }

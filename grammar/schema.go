@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +92,11 @@ func (sc *schemaCompiler) rule(body string) string {
 var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
 	"$defs", "definitions"} // definitions are compiled when a $ref uses them
 
-var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf", "$ref"}
+var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf", "$ref",
+	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+
+// numberBounds are the keywords that bound numbers (integers only here).
+var numberBounds = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 
 type schemaError struct {
 	where string
@@ -204,7 +209,16 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		switch t {
 		case "string":
 			r, err = sc.str(s, where)
-		case "number", "integer", "boolean", "null":
+		case "integer":
+			r, err = sc.integer(s, where)
+		case "number":
+			for _, k := range numberBounds {
+				if _, ok := s[k]; ok {
+					err = errAt(where, "keyword %q is only supported on integers, not on numbers", k)
+				}
+			}
+			r = t
+		case "boolean", "null":
 			r = t
 		case "object":
 			r, err = sc.object(s, where, depth)
@@ -538,4 +552,48 @@ func ToolCalls(funcs []Function) (*Grammar, error) {
 	}
 	b.WriteString(jsonPrimitives)
 	return Parse(b.String())
+}
+
+// integer compiles an integer type with its bounds.
+func (sc *schemaCompiler) integer(s map[string]json.RawMessage, where string) (string, error) {
+	var lo, hi int64
+	hasLo, hasHi := false, false
+	for _, k := range numberBounds {
+		v, ok := s[k]
+		if !ok {
+			continue
+		}
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil {
+			return "", errAt(where+"/"+k, "must be a number")
+		}
+		if math.Abs(f) > 1e16 {
+			return "", errAt(where+"/"+k, "%v is beyond the 16-digit integers this grammar writes", f)
+		}
+		switch k {
+		case "minimum", "exclusiveMinimum":
+			b := int64(math.Ceil(f))
+			if k == "exclusiveMinimum" && float64(b) == f {
+				b++
+			}
+			if !hasLo || b > lo {
+				lo, hasLo = b, true
+			}
+		default:
+			b := int64(math.Floor(f))
+			if k == "exclusiveMaximum" && float64(b) == f {
+				b--
+			}
+			if !hasHi || b < hi {
+				hi, hasHi = b, true
+			}
+		}
+	}
+	if !hasLo && !hasHi {
+		return "integer", nil
+	}
+	if hasLo && hasHi && lo > hi {
+		return "", errAt(where, "no integer lies between the bounds (from %d to %d)", lo, hi)
+	}
+	return sc.rule(intRangeGBNF(lo, hi, hasLo, hasHi)), nil
 }

@@ -88,12 +88,12 @@ func (c *Cache) widenQ8(l, p, kvh int, kt, vt []float32) {
 func (c *Cache) onlineQ8(out, q []float32, l, kvh, kvLen int, scale float32) {
 	hd := len(q)
 	var qbuf [maxStackHead / q8Block * q8Bytes]byte
-	var accBuf, vBuf [maxStackHead]float32
-	qq, acc, vrow := qbuf[:], accBuf[:], vBuf[:]
+	var accBuf [maxStackHead]float32
+	qq, acc := qbuf[:], accBuf[:]
 	if hd > maxStackHead {
-		qq, acc, vrow = make([]byte, hd/q8Block*q8Bytes), make([]float32, hd), make([]float32, hd)
+		qq, acc = make([]byte, hd/q8Block*q8Bytes), make([]float32, hd)
 	}
-	qq, acc, vrow = qq[:hd/q8Block*q8Bytes], acc[:hd], vrow[:hd]
+	qq, acc = qq[:hd/q8Block*q8Bytes], acc[:hd]
 	clear(acc)
 	_ = quant.QuantizeActivations(gguf.TypeQ8_0, q, qq)
 	kc, vc := c.k8[l], c.v8[l]
@@ -112,8 +112,7 @@ func (c *Cache) onlineQ8(out, q []float32, l, kvh, kvLen int, scale float32) {
 		} else {
 			vs = expf(s - M)
 		}
-		dequantQ8(vrow, c.headQ8(vc, p, kvh))
-		axpyF32(acc, vrow, vs)
+		madQ8(acc, c.headQ8(vc, p, kvh), vs)
 		S = S*ms + vs
 	}
 	inv := float32(0)
@@ -122,5 +121,28 @@ func (c *Cache) onlineQ8(out, q []float32, l, kvh, kvLen int, scale float32) {
 	}
 	for i := range out {
 		out[i] = acc[i] * inv
+	}
+}
+
+// madQ8 is ggml_vec_mad_f32 over a dequantized Q8_0 row: for each value
+// v = float32(q)·d (rounded), acc = fma(v, s, acc).
+func madQ8(acc []float32, blk []byte, s float32) {
+	if nb := len(acc) / q8Block; haveF16Kernels && nb > 0 && len(blk) >= nb*q8Bytes {
+		madQ8x32(&acc[0], &blk[0], s, nb)
+		return
+	}
+	madQ8Go(acc, blk, s)
+}
+
+// madQ8Go is the reference (and fallback) of madQ8.
+func madQ8Go(acc []float32, blk []byte, s float32) {
+	for b := 0; b < len(acc)/q8Block; b++ {
+		src := blk[b*q8Bytes : (b+1)*q8Bytes]
+		d := fromF16(binary.LittleEndian.Uint16(src))
+		out := acc[b*q8Block : (b+1)*q8Block]
+		for i := range out {
+			v := float32(float32(int8(src[2+i])) * d) // rounded before the fma
+			out[i] = fma32(v, s, out[i])
+		}
 	}
 }

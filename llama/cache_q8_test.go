@@ -214,3 +214,59 @@ func BenchmarkKVMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAttentionDecodeQ8 is BenchmarkAttentionDecode over a Q8_0 cache:
+// one query head of 128 against 1,024 positions.
+func BenchmarkAttentionDecodeQ8(b *testing.B) {
+	const hd, n = 128, 1024
+	m := &Model{Config: Config{Layers: 1, Heads: 1, KVHeads: 1, HeadDim: hd}}
+	c := &Cache{model: m, typ: KVQ8_0, maxLen: n}
+	if err := c.initQ8(); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	k, v := make([]float32, hd*n), make([]float32, hd*n)
+	for i := range k {
+		k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	c.k8, c.v8 = [][]byte{make([]byte, n*c.rowQ8)}, [][]byte{make([]byte, n*c.rowQ8)}
+	c.storeQ8(0, 0, k, v)
+	q, out := make([]float32, hd), make([]float32, hd)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	for b.Loop() {
+		c.onlineQ8(out, q, 0, 0, n, 0.088)
+	}
+}
+
+// The assembly madQ8 equals its Go twin bit for bit.
+func TestMadQ8KernelMatchesGo(t *testing.T) {
+	if !haveF16Kernels {
+		t.Skip("no AVX2/FMA/F16C on this CPU (the Go twin is all there is)")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, hd := range []int{32, 64, 128, 256} {
+		x := make([]float32, hd)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+		}
+		blk := make([]byte, hd/q8Block*q8Bytes)
+		if err := quant.QuantizeActivations(gguf.TypeQ8_0, x, blk); err != nil {
+			t.Fatal(err)
+		}
+		a, b := make([]float32, hd), make([]float32, hd)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+			b[i] = a[i]
+		}
+		s := float32(r.Float64())
+		madQ8x32(&a[0], &blk[0], s, hd/q8Block)
+		madQ8Go(b, blk, s)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("head %d: acc[%d] = %g (assembly), %g (Go)", hd, i, a[i], b[i])
+			}
+		}
+	}
+}

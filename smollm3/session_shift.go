@@ -55,6 +55,9 @@ func (g *generation) shift(prompt []int32) error {
 	}
 	s.tokens = append(old[:keep], old[bestSkip:]...)
 	s.promptEnd = -1
+	if s.approxFrom < 0 || s.approxFrom > keep {
+		s.approxFrom = keep
+	}
 	g.stats.ShiftedTokens = drop
 	return nil
 }
