@@ -47,6 +47,12 @@ func gemmQ4KAVX512x4(panel []byte, nb int, a []byte, astride int, out *float32, 
 //go:noescape
 func gemmQ6KAVX512x4(panel []byte, nb int, a []byte, astride int, out *float32, ostride int)
 
+//go:noescape
+func gemmUnpackQ4KAVX512(panel, w []byte, rb, nb int)
+
+//go:noescape
+func gemmUnpackQ6KAVX512(panel, w []byte, rb, nb int)
+
 type gemmKernel func(panel []byte, nb int, a []byte, astride int, out *float32, ostride int)
 
 // gemmPack unpacks 16 rows of nb blocks (rows rb bytes apart in w) into a
@@ -58,10 +64,50 @@ type gemmPack func(panel, w []byte, rb, nb int)
 // times per prefill.
 var gemmPanels sync.Pool
 
-// gemmPackQ4K unpacks q4_K rows: quants 0..15, the six-bit scales of the
-// eight sub-blocks (each given to both its 16-quant groups), the mins as
-// word pairs (m, m) that meet the bsums pair of their sub-block, d and dmin.
+// gemmPackQ4K and gemmPackQ6K unpack a panel with AVX-512
+// (gemm_pack_avx512_amd64.s); the *Go variants are their pure Go twins,
+// which the tests hold the assembly to byte for byte.
 func gemmPackQ4K(panel, w []byte, rb, nb int) {
+	gemmUnpackQ4KAVX512(panel[:nb*gemmPanelLen], w[:15*rb+nb*144], rb, nb)
+}
+
+func gemmPackQ6K(panel, w []byte, rb, nb int) {
+	gemmUnpackQ6KAVX512(panel[:nb*gemmPanelLen], w[:15*rb+nb*210], rb, nb)
+}
+
+func gemmPackQ4KGo(panel, w []byte, rb, nb int) {
+	gemmQuantsQ4K(panel, w, rb, nb)
+	gemmScalesQ4K(panel, w, rb, nb)
+}
+
+func gemmPackQ6KGo(panel, w []byte, rb, nb int) {
+	gemmQuantsQ6K(panel, w, rb, nb)
+	gemmScalesQ6K(panel, w, rb, nb)
+}
+
+// gemmQuantsQ4K writes the q4_K quants (0..15) of element e of row r at
+// 64*(e/4)+4*r+e%4 of each block's panel.
+func gemmQuantsQ4K(panel, w []byte, rb, nb int) {
+	for b := 0; b < nb; b++ {
+		p := panel[b*gemmPanelLen : (b+1)*gemmPanelLen]
+		for r := 0; r < gemmRows; r++ {
+			x := w[r*rb+144*b : r*rb+144*b+144]
+			for s := 0; s < 8; s++ {
+				q := x[16+32*(s/2) : 16+32*(s/2)+32]
+				shift := 4 * uint(s%2)
+				for l := 0; l < 32; l++ {
+					e := 32*s + l
+					p[gemmPanelW+64*(e/4)+4*r+e%4] = q[l] >> shift & 0xf
+				}
+			}
+		}
+	}
+}
+
+// gemmScalesQ4K writes the six-bit scales of the eight sub-blocks (each
+// given to both its 16-quant groups), the mins as word pairs (m, m) that
+// meet the bsums pair of their sub-block, d and dmin.
+func gemmScalesQ4K(panel, w []byte, rb, nb int) {
 	for b := 0; b < nb; b++ {
 		p := panel[b*gemmPanelLen : (b+1)*gemmPanelLen]
 		for r := 0; r < gemmRows; r++ {
@@ -71,14 +117,6 @@ func gemmPackQ4K(panel, w []byte, rb, nb int) {
 				binary.LittleEndian.PutUint32(p[gemmPanelSC+64*(2*s)+4*r:], uint32(sc))
 				binary.LittleEndian.PutUint32(p[gemmPanelSC+64*(2*s+1)+4*r:], uint32(sc))
 				binary.LittleEndian.PutUint32(p[gemmPanelMC+64*s+4*r:], uint32(m)|uint32(m)<<16)
-				q := x[16+32*(s/2) : 16+32*(s/2)+32]
-				shift := 4 * uint(s%2)
-				for l := 0; l < 32; l += 8 {
-					v := binary.LittleEndian.Uint64(q[l:]) >> shift & 0x0f0f0f0f0f0f0f0f
-					k := (32*s + l) / 4
-					binary.LittleEndian.PutUint32(p[gemmPanelW+64*k+4*r:], uint32(v))
-					binary.LittleEndian.PutUint32(p[gemmPanelW+64*(k+1)+4*r:], uint32(v>>32))
-				}
 			}
 			binary.LittleEndian.PutUint32(p[gemmPanelD+4*r:], math.Float32bits(f16(x)))
 			binary.LittleEndian.PutUint32(p[gemmPanelDM+4*r:], math.Float32bits(f16(x[2:])))
@@ -86,28 +124,37 @@ func gemmPackQ4K(panel, w []byte, rb, nb int) {
 	}
 }
 
-// gemmPackQ6K unpacks q6_K rows: quants 0..63 (v, not v-32), the signed
-// scales of the 16 groups, the word pairs (32·sc(2i), 32·sc(2i+1)) that
-// meet bsums[2i], bsums[2i+1] to take the 32s back, and d.
-func gemmPackQ6K(panel, w []byte, rb, nb int) {
+// gemmQuantsQ6K writes the q6_K quants (0..63: v, not v-32) of element
+// 16g+j of row r at 64*((16g+j)/4)+4*r+j%4 of each block's panel.
+func gemmQuantsQ6K(panel, w []byte, rb, nb int) {
 	for b := 0; b < nb; b++ {
 		p := panel[b*gemmPanelLen : (b+1)*gemmPanelLen]
 		for r := 0; r < gemmRows; r++ {
 			x := w[r*rb+210*b : r*rb+210*b+210]
 			for g := 0; g < 16; g++ {
-				sc := int32(int8(x[192+g]))
-				binary.LittleEndian.PutUint32(p[gemmPanelSC+64*g+4*r:], uint32(sc))
 				hh, pp := g/8, g%8/2
-				ql := x[64*hh+32*(pp%2)+16*(g%2):]
-				qh := x[128+32*hh+16*(g%2):]
-				for j := 0; j < 16; j += 8 {
-					lo := binary.LittleEndian.Uint64(ql[j:]) >> (4 * uint(pp/2)) & 0x0f0f0f0f0f0f0f0f
-					hi := binary.LittleEndian.Uint64(qh[j:]) >> (2 * uint(pp)) & 0x0303030303030303
-					v := lo | hi<<4
-					k := (16*g + j) / 4
-					binary.LittleEndian.PutUint32(p[gemmPanelW+64*k+4*r:], uint32(v))
-					binary.LittleEndian.PutUint32(p[gemmPanelW+64*(k+1)+4*r:], uint32(v>>32))
+				ql := x[64*hh+32*(pp%2):]
+				qh := x[128+32*hh:]
+				for l := 16 * (g % 2); l < 16*(g%2)+16; l++ {
+					v := ql[l]>>(4*uint(pp/2))&0xf | qh[l]>>(2*uint(pp))&3<<4
+					e := 16*g + l%16
+					p[gemmPanelW+64*(e/4)+4*r+e%4] = v
 				}
+			}
+		}
+	}
+}
+
+// gemmScalesQ6K writes the signed scales of the 16 groups, the word pairs
+// (32·sc(2i), 32·sc(2i+1)) that meet bsums[2i], bsums[2i+1] to take the 32s
+// back, and d (twice: the kernel does not read dmin).
+func gemmScalesQ6K(panel, w []byte, rb, nb int) {
+	for b := 0; b < nb; b++ {
+		p := panel[b*gemmPanelLen : (b+1)*gemmPanelLen]
+		for r := 0; r < gemmRows; r++ {
+			x := w[r*rb+210*b : r*rb+210*b+210]
+			for g := 0; g < 16; g++ {
+				binary.LittleEndian.PutUint32(p[gemmPanelSC+64*g+4*r:], uint32(int32(int8(x[192+g]))))
 			}
 			for i := 0; i < 8; i++ {
 				c0, c1 := 32*int32(int8(x[192+2*i])), 32*int32(int8(x[192+2*i+1]))

@@ -3,7 +3,9 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -56,5 +58,88 @@ func BenchmarkGEMM(b *testing.B) {
 				done()
 			})
 		}
+	}
+}
+
+// TestGEMMPack holds the assembly panel unpacking to the Go packers, byte
+// for byte, and the Go packers to the dequantized weights.
+func TestGEMMPack(t *testing.T) {
+	if detectLevel() < levelAVX512 {
+		t.Skip("no AVX-512 VNNI")
+	}
+	for _, tc := range []struct {
+		t        gguf.Type
+		asm, ref gemmPack
+	}{
+		{gguf.TypeQ4_K, gemmPackQ4K, gemmPackQ4KGo},
+		{gguf.TypeQ6_K, gemmPackQ6K, gemmPackQ6KGo},
+	} {
+		rng := rand.New(rand.NewPCG(17, 18))
+		const nb = 3
+		n := 256 * nb
+		rb, _ := tc.t.RowBytes(n)
+		w := makeWeights(rng, tc.t, n*gemmRows, fillRandom)
+		got, want := make([]byte, nb*gemmPanelLen), make([]byte, nb*gemmPanelLen)
+		tc.asm(got, w, rb, nb)
+		tc.ref(want, w, rb, nb)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%v: panel byte %d (block %d, offset %d): asm %#x, Go %#x", tc.t, i, i/gemmPanelLen, i%gemmPanelLen, got[i], want[i])
+			}
+		}
+		// The quants times the scales are the dequantized weights (q6_K:
+		// after taking the 32 back; q4_K: before the mins).
+		deq := make([]float32, n*gemmRows)
+		if err := Dequantize(tc.t, w, deq); err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < gemmRows; r++ {
+			for e := 0; e < n; e++ {
+				p := want[e/256*gemmPanelLen:]
+				i := e % 256
+				q := float64(p[64*(i/4)+4*r+i%4])
+				sc := float64(int32(binary.LittleEndian.Uint32(p[gemmPanelSC+64*(i/16)+4*r:])))
+				d := float64(math.Float32frombits(binary.LittleEndian.Uint32(p[gemmPanelD+4*r:])))
+				var v float64
+				if tc.t == gguf.TypeQ6_K {
+					v = d * sc * (q - 32)
+				} else {
+					mc := float64(int16(binary.LittleEndian.Uint16(p[gemmPanelMC+64*(i/32)+4*r:])))
+					dm := float64(math.Float32frombits(binary.LittleEndian.Uint32(p[gemmPanelDM+4*r:])))
+					v = d*sc*q - dm*mc
+				}
+				if want := float64(deq[r*n+e]); math.Abs(v-want) > 1e-6*math.Abs(want)+1e-30 {
+					t.Fatalf("%v row %d element %d: panel gives %g, Dequantize %g", tc.t, r, e, v, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGEMMPack is the cost of unpacking one panel of 16 rows of 2048
+// (8 blocks), which a GEMM call pays once per 16 rows for all its tokens.
+func BenchmarkGEMMPack(b *testing.B) {
+	if detectLevel() < levelAVX512 {
+		b.Skip("no AVX-512 VNNI")
+	}
+	for _, tc := range []struct {
+		t    gguf.Type
+		name string
+		pack gemmPack
+	}{
+		{gguf.TypeQ4_K, "asm", gemmPackQ4K}, {gguf.TypeQ4_K, "go", gemmPackQ4KGo},
+		{gguf.TypeQ6_K, "asm", gemmPackQ6K}, {gguf.TypeQ6_K, "go", gemmPackQ6KGo},
+	} {
+		const nb = 8
+		rng := rand.New(rand.NewPCG(19, 20))
+		rb, _ := tc.t.RowBytes(256 * nb)
+		w := makeWeights(rng, tc.t, 256*nb*gemmRows, fillRandom)
+		panel := make([]byte, nb*gemmPanelLen)
+		b.Run(fmt.Sprintf("%v/%s", tc.t, tc.name), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				tc.pack(panel, w, rb, nb)
+			}
+		})
 	}
 }
