@@ -42,6 +42,9 @@ type ruleDef struct {
 // maxRepeat bounds {m,n} counts: each repetition is a copy in the program.
 const maxRepeat = 1000
 
+// maxNesting bounds nested parentheses.
+const maxNesting = 100
+
 type parser struct {
 	src  string
 	pos  int
@@ -225,6 +228,9 @@ func (p *parser) primary(depth int) (*expr, error) {
 		p.pos++
 		return &expr{kind: exClass, ranges: []runeRange{{0, utf8.MaxRune}}}, nil
 	case c == '(':
+		if depth >= maxNesting {
+			return nil, p.errorf("parentheses nested deeper than %d", maxNesting)
+		}
 		p.pos++
 		e, err := p.alternatives(depth + 1)
 		if err != nil {

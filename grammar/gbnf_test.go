@@ -28,6 +28,7 @@ func TestParseErrors(t *testing.T) {
 		{"nullable star", `root ::= ("a"?)*`, "left-recursive"},
 		{"never finishes", `root ::= "a" root`, `rule "root" can never finish`},
 		{"empty class", `root ::= [^\x00-\U0010FFFF]`, "matches nothing"},
+		{"deep nesting", "root ::= " + strings.Repeat("(", 200) + `"a"` + strings.Repeat(")", 200), "nested deeper than 100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,4 +137,40 @@ func TestUTF8Sequences(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzParse checks that no grammar text crashes or hangs the compiler, and
+// that whatever compiles can match text.
+func FuzzParse(f *testing.F) {
+	for _, tt := range []string{`root ::= "a" | [b-z]+ ("," root)?`, `root ::= x{2,5}` + "\nx ::= [^\\n]", `root ::= (("a"?)*)`, "root ::= \"\\u00e9\" . [\\x00-\\x7f]"} {
+		f.Add(tt, "ab,c")
+	}
+	f.Fuzz(func(t *testing.T, src, text string) {
+		if len(src) > 2000 {
+			return
+		}
+		g, err := Parse(src)
+		if err != nil {
+			return
+		}
+		g.Match([]byte(text))
+	})
+}
+
+// FuzzSchema does the same for JSON schemas.
+func FuzzSchema(f *testing.F) {
+	for _, s := range []string{`{"type":"object","properties":{"a":{"type":"integer","minimum":-5,"maximum":300}},"required":["a"]}`,
+		`{"$defs":{"n":{"items":{"$ref":"#/$defs/n"}}},"$ref":"#/$defs/n"}`, `{"enum":[1,"a",null]}`, `{"anyOf":[{"type":"string","maxLength":3},{"type":"array"}]}`} {
+		f.Add(s, `{"a":12}`)
+	}
+	f.Fuzz(func(t *testing.T, schema, text string) {
+		if len(schema) > 2000 {
+			return
+		}
+		g, err := FromJSONSchema([]byte(schema))
+		if err != nil {
+			return
+		}
+		g.Match([]byte(text))
+	})
 }

@@ -128,13 +128,8 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.attnNorm, cfg.RMSEps)
 	}
 	q, k, v := b.q[:n*Q], b.k[:n*KV], b.v[:n*KV]
-	for _, p := range [...]struct {
-		w   *tensor.Matrix
-		dst []float32
-	}{{w.q, q}, {w.k, k}, {w.v, v}} {
-		if err := p.w.Mul(m.pool, &b.mm, p.dst, xb, n); err != nil {
-			return fmt.Errorf("llama: layer %d: %w", l, err)
-		}
+	if err := tensor.MulInto(m.pool, &b.mm, xb, n, tensor.Out{M: w.q, Dst: q}, tensor.Out{M: w.k, Dst: k}, tensor.Out{M: w.v, Dst: v}); err != nil {
+		return fmt.Errorf("llama: layer %d: %w", l, err)
 	}
 	if m.nope.Rotates(l) {
 		half, hd := cfg.Rope.Dims/2, cfg.HeadDim
@@ -148,15 +143,17 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 			}
 		}
 	}
+	c.rotateIn(q, k, b.v[:n*KV]) // q8_0 cache: Hadamard rotations (cache_q8.go)
 	c.store(l, pos, n)
 	att := b.att[:n*Q]
 	b.attn = attnJob{m: m, c: c, layer: l, pos: pos, n: n, q: q, out: att,
-		tiled: c.typ == KVF32 || n >= tileKV, runM: b.runM, runS: b.runS}
+		tiled: c.typ == KVF32 || (n >= tileKV && c.typ == KVF16), runM: b.runM, runS: b.runS}
 	// Hand a thread at least ~64K multiply-adds of attention (decode over a
 	// short cache is less work than a wake-up is worth).
 	grain := max(1, (1<<16)/((pos+n)*cfg.HeadDim*2))
 	m.pool.Run(b.attn.units(), grain, &b.attn)
 	b.attn = attnJob{}
+	c.rotateOut(att)
 	proj := b.proj[:n*E]
 	if err := w.o.Mul(m.pool, &b.mm, proj, att, n); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)
@@ -169,13 +166,9 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 	}
 	F := cfg.FFN
 	gate, up := b.gate[:n*F], b.up[:n*F]
-	if err := w.gate.Mul(m.pool, &b.mm, gate, xb, n); err != nil {
+	if err := tensor.MulSwiGLU(m.pool, &b.mm, gate, gate, up, w.gate, w.up, xb, n); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)
 	}
-	if err := w.up.Mul(m.pool, &b.mm, up, xb, n); err != nil {
-		return fmt.Errorf("llama: layer %d: %w", l, err)
-	}
-	tensor.SwiGLU(gate, gate, up)
 	if err := w.down.Mul(m.pool, &b.mm, proj, gate, n); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)
 	}

@@ -86,10 +86,14 @@ type Session struct {
 	// not repeat its answer.
 	promptLogits []float32
 	promptEnd    int
+	// approxFrom is the first position whose keys and values came through
+	// a context shift (approximations, never shared through a PromptCache);
+	// -1 when there are none.
+	approxFrom int
 }
 
 func newSession(b backend) *Session {
-	return &Session{b: b, promptEnd: -1}
+	return &Session{b: b, promptEnd: -1, approxFrom: -1}
 }
 
 // Reset empties the session's KV cache; the next Generate starts from
@@ -99,6 +103,7 @@ func (s *Session) Reset() {
 	defer s.mu.Unlock()
 	s.tokens = s.tokens[:0]
 	s.promptEnd = -1
+	s.approxFrom = -1
 }
 
 // CachedTokens returns how many tokens the session's KV cache holds.
@@ -202,6 +207,9 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	if s.promptEnd > common {
 		s.promptEnd = -1
 	}
+	if s.approxFrom >= common {
+		s.approxFrom = -1 // everything shifted is recomputed
+	}
 	s.sampled = s.sampled[:0]
 	g.stats.PromptTokens = len(prompt)
 	g.stats.CachedTokens = common
@@ -231,7 +239,7 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	if common < len(prompt) {
 		s.promptLogits = append(s.promptLogits[:0], logits...)
 		s.promptEnd = len(prompt)
-		if ps, ok := s.cache.(prefixStore); ok {
+		if ps, ok := s.cache.(prefixStore); ok && s.approxFrom < 0 {
 			if err := ps.save(prompt, logits); err != nil {
 				return fmt.Errorf("smollm3: saving the prompt in the prompt cache: %w", err)
 			}

@@ -12,7 +12,7 @@ import (
 // being computed again.
 func TestShiftContextReusesKeptTurns(t *testing.T) {
 	const ctxLen = 200
-	m := loadTiny(t, WithContext(ctxLen))
+	m := loadTiny(t, WithContext(ctxLen), WithPromptCache(16<<20))
 	opts := GenerateOptions{Thinking: ptr(false), MaxTokens: 4, DropOldest: true, ShiftContext: true}
 	msgs := shortChat(strings.Repeat("old ", 12))
 	msgs = append(msgs, Message{Role: "assistant", Content: strings.Repeat("reply ", 6)},
@@ -30,6 +30,10 @@ func TestShiftContextReusesKeptTurns(t *testing.T) {
 	}
 	st := second.stats
 	t.Logf("second turn: %+v", st)
+	// A shifted cache is an approximation: it is not shared.
+	if pc := m.PromptCache(); pc.Stats().Entries != 1 || len(pc.lru.Front().Value.(*promptEntry).tokens) != first.stats.PromptTokens {
+		t.Errorf("prompt cache after a shift: %+v, want only the first prompt's snapshot", pc.Stats())
+	}
 	// Without a shift only the system prompt (and a few tokens) would be
 	// reused; with it, the kept user turn and the answer are reused too.
 	noShift := opts

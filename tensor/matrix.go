@@ -100,54 +100,171 @@ type Scratch struct {
 	job mulJob
 }
 
+// Out is one product of a fused call (MulInto): a matrix and where its
+// output rows go, laid out as in Mul.
+type Out struct {
+	M   *Matrix
+	Dst []float32
+}
+
+// maxOuts is the most products one MulInto call fuses.
+const maxOuts = 4
+
 // Mul computes dst = x · mᵀ for n activation rows: x holds n rows of Cols
 // values, dst receives n rows of Rows values (dst[t*Rows+r] is row r of the
 // matrix dotted with activation row t). The activations are converted once
 // per row, then the output rows are shared out among the pool's threads.
 func (m *Matrix) Mul(p *Pool, s *Scratch, dst, x []float32, n int) error {
+	return MulInto(p, s, x, n, Out{m, dst})
+}
+
+// MulInto computes several products of the same input x (n rows) in one
+// pass over the pool, such as a layer's query, key and value projections:
+// the activations are converted once per distinct vec-dot type, and the
+// rows of all the matrices form one range shared out among the threads, so
+// the threads meet once instead of once per matrix. Every matrix must have
+// as many columns as x has values per row. At most 4 outputs.
+func MulInto(p *Pool, s *Scratch, x []float32, n int, outs ...Out) error {
+	return mulInto(p, s, x, n, nil, outs)
+}
+
+// MulSwiGLU computes dst = SwiGLU(x · gateᵀ, x · upᵀ) (see SwiGLU) for n
+// rows, the feed-forward block's first half: each thread takes a range of
+// rows of both matrices and applies the activation to its own outputs, so
+// the element-wise step is shared out too. gateBuf and upBuf receive the
+// raw products (n × Rows each); dst may be gateBuf.
+func MulSwiGLU(p *Pool, s *Scratch, dst, gateBuf, upBuf []float32, gate, up *Matrix, x []float32, n int) error {
+	if gate.Rows != up.Rows {
+		return fmt.Errorf("tensor: SwiGLU of %s (%d rows) and %s (%d rows)", gate.Name, gate.Rows, up.Name, up.Rows)
+	}
+	if len(dst) < n*gate.Rows {
+		return fmt.Errorf("tensor %s: SwiGLU of %d rows needs %d outputs, have %d", gate.Name, n, n*gate.Rows, len(dst))
+	}
+	return mulInto(p, s, x, n, dst, []Out{{gate, gateBuf}, {up, upBuf}})
+}
+
+func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out) error {
+	if len(outs) == 0 || len(outs) > maxOuts {
+		return fmt.Errorf("tensor: %d products in one call (1 to %d)", len(outs), maxOuts)
+	}
+	cols := outs[0].M.Cols
 	if n <= 0 {
-		return fmt.Errorf("tensor %s: product with %d activation rows", m.Name, n)
+		return fmt.Errorf("tensor %s: product with %d activation rows", outs[0].M.Name, n)
 	}
-	if len(x) < n*m.Cols || len(dst) < n*m.Rows {
-		return fmt.Errorf("tensor %s: product of %d rows needs %d inputs and %d outputs, have %d and %d",
-			m.Name, n, n*m.Cols, n*m.Rows, len(x), len(dst))
+	j := &s.job
+	*j = mulJob{n: n, glu: glu}
+	need := 0
+	for i, o := range outs {
+		m := o.M
+		if m.Cols != cols {
+			return fmt.Errorf("tensor %s: %d columns, but %s has %d (fused products share their input)", m.Name, m.Cols, outs[0].M.Name, cols)
+		}
+		if len(x) < n*m.Cols || len(o.Dst) < n*m.Rows {
+			return fmt.Errorf("tensor %s: product of %d rows needs %d inputs and %d outputs, have %d and %d",
+				m.Name, n, n*m.Cols, n*m.Rows, len(x), len(o.Dst))
+		}
+		part := mulPart{m: m, dst: o.Dst, lo: j.rows, act: -1}
+		for k := range i {
+			if j.parts[k].m.act == m.act {
+				part.act = j.parts[k].act
+				break
+			}
+		}
+		if part.act < 0 {
+			part.act, part.convert = need, true
+			need += n * m.actRowBytes
+		}
+		j.parts[i] = part
+		j.rows += m.Rows
+		j.work += m.Rows * m.Cols
 	}
-	need := n * m.actRowBytes
+	j.nparts = len(outs)
 	if cap(s.act) < need {
 		s.act = make([]byte, need)
 	}
-	act := s.act[:need]
-	for t := range n {
-		if err := quant.QuantizeActivations(m.act, x[t*m.Cols:(t+1)*m.Cols], act[t*m.actRowBytes:(t+1)*m.actRowBytes]); err != nil {
-			return fmt.Errorf("tensor %s: %w", m.Name, err)
+	j.act = s.act[:need]
+	for i := range j.nparts {
+		part := &j.parts[i]
+		m := part.m
+		if !part.convert {
+			continue // shares the conversion of an earlier product
+		}
+		act := j.act[part.act : part.act+n*m.actRowBytes]
+		for t := range n {
+			if err := quant.QuantizeActivations(m.act, x[t*m.Cols:(t+1)*m.Cols], act[t*m.actRowBytes:(t+1)*m.actRowBytes]); err != nil {
+				*j = mulJob{}
+				return fmt.Errorf("tensor %s: %w", m.Name, err)
+			}
 		}
 	}
-	s.job = mulJob{m: m, dst: dst, act: act, n: n}
-	// Rows are handed out in groups so that each thread streams a contiguous
-	// slice of the weights, and a group is at least minWork weights (times
-	// tokens): handing a thread less costs more in wake-up than it saves.
-	grain := max(16, minWork/(m.Cols*n))
-	p.Run(m.Rows, grain, &s.job)
-	s.job = mulJob{}
+	// Rows are handed out in groups so that each thread streams a
+	// contiguous slice of the weights, and a group is at least minWork
+	// weights (times tokens): handing a thread less costs more in wake-up
+	// than it saves.
+	avg := j.work / j.rows
+	grain := max(16, minWork/(avg*n))
+	if glu != nil {
+		p.Run(outs[0].M.Rows, grain, j)
+	} else {
+		p.Run(j.rows, grain, j)
+	}
+	*j = mulJob{}
 	return nil
 }
 
 // minWork is the fewest multiply-adds worth handing to another thread.
 const minWork = 1 << 16
 
-type mulJob struct {
+// mulPart is one matrix of a fused product: its rows are [lo, lo+m.Rows) of
+// the job's range, its converted activations start at act.
+type mulPart struct {
 	m   *Matrix
 	dst []float32
-	act []byte
-	n   int
+	lo  int
+	act int
+
+	convert bool // this part converts the activations at act (the first of its type)
+}
+
+type mulJob struct {
+	parts  [maxOuts]mulPart
+	nparts int
+	rows   int // sum of the parts' rows
+	work   int // sum of rows × cols
+	act    []byte
+	n      int
+	glu    []float32 // MulSwiGLU: parts[0] is the gate, parts[1] the up
 }
 
 func (j *mulJob) Do(lo, hi int) {
-	m := j.m
-	w := m.Data[lo*m.rowBytes : hi*m.rowBytes]
-	if j.n == 1 {
-		m.matVec(m.Cols, w, j.act, j.dst[lo:hi])
+	if j.glu != nil {
+		g, u := &j.parts[0], &j.parts[1]
+		j.mul(g, lo, hi)
+		j.mul(u, lo, hi)
+		F := g.m.Rows
+		for t := range j.n {
+			o := t * F
+			SwiGLU(j.glu[o+lo:o+hi], g.dst[o+lo:o+hi], u.dst[o+lo:o+hi])
+		}
 		return
 	}
-	m.matMul(m.Cols, w, hi-lo, j.act, j.n, j.dst[lo:], m.Rows)
+	for i := range j.nparts {
+		part := &j.parts[i]
+		a, b := max(lo, part.lo), min(hi, part.lo+part.m.Rows)
+		if a < b {
+			j.mul(part, a-part.lo, b-part.lo)
+		}
+	}
+}
+
+// mul computes rows [lo, hi) of one part.
+func (j *mulJob) mul(part *mulPart, lo, hi int) {
+	m := part.m
+	w := m.Data[lo*m.rowBytes : hi*m.rowBytes]
+	act := j.act[part.act : part.act+j.n*m.actRowBytes]
+	if j.n == 1 {
+		m.matVec(m.Cols, w, act, part.dst[lo:hi])
+		return
+	}
+	m.matMul(m.Cols, w, hi-lo, act, j.n, part.dst[lo:], m.Rows)
 }

@@ -90,7 +90,12 @@ func Expf(x float32) float32 {
 		}
 		return 0
 	}
-	// scalef: j · 2^n, rounded once to float32 (also into the subnormal range).
+	// scalef: j · 2^n, rounded once to float32 (also into the subnormal
+	// range). When 2^n is a normal float32 the float32 product is that
+	// single rounding; the extremes take the float64 route.
+	if e := int32(n); e >= -126 && e <= 127 {
+		return j * math.Float32frombits(uint32(e+127)<<23)
+	}
 	return float32(math.Ldexp(float64(j), int(n)))
 }
 

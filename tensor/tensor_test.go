@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/quant"
 )
 
 func TestRMSNorm(t *testing.T) {
@@ -204,5 +205,140 @@ func TestNewMatrixErrors(t *testing.T) {
 		if _, err := NewMatrix(c.name, c.typ, c.rows, c.cols, make([]byte, c.bytes)); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
+	}
+}
+
+// TestExpfScalePath checks Expf's float32 scaling fast path against the
+// float64 Ldexp scaling over every 97th float32 in the range where the
+// result is finite and not flushed, subnormal results included.
+func TestExpfScalePath(t *testing.T) {
+	ref := func(x float32) float32 {
+		const r = 0x1.8p23
+		z := fma32(x, 0x1.715476p+0, r)
+		n := z - r
+		b := fnma32(n, 0x1.7f7d1cp-20, fnma32(n, 0x1.62e4p-1, x))
+		u := b * b
+		j := fma32(
+			fma32(fma32(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fma32(0x1.555e66p-3, b, 0x1.fffdb6p-2)),
+			u,
+			fma32(0x1.ffffecp-1, b, 1))
+		return float32(math.Ldexp(float64(j), int(n)))
+	}
+	checked := 0
+	// Bit patterns of [-110, -0] and [0, 90].
+	for _, span := range [][2]uint32{{1 << 31, math.Float32bits(-110)}, {0, math.Float32bits(90)}} {
+		lo, hi := span[0], span[1]
+		for b := lo; b <= hi; b += 97 {
+			x := math.Float32frombits(b)
+			if got, want := Expf(x), ref(x); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("Expf(%v) = %v (%#x), float64 scaling gives %v (%#x)", x, got, math.Float32bits(got), want, math.Float32bits(want))
+			}
+			checked++
+		}
+	}
+	if checked < 1e6 {
+		t.Fatalf("only %d inputs checked", checked)
+	}
+}
+
+func quantRows(t *testing.T, typ gguf.Type, rows, cols int, r *rand.Rand) (*Matrix, []float32) {
+	t.Helper()
+	w := make([]float32, rows*cols)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	rb, err := typ.RowBytes(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, rows*rb)
+	if typ == gguf.TypeF32 {
+		data = f32bytes(w)
+	} else if err := quant.Quantize(typ, w, data); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMatrix(typ.String(), typ, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, w
+}
+
+// TestMulInto checks that fused products (shared and separate activation
+// conversions) and the fused SwiGLU give exactly what separate products
+// give, for one and several tokens and several thread counts.
+func TestMulInto(t *testing.T) {
+	const cols = 512
+	r := rand.New(rand.NewPCG(5, 6))
+	a, _ := quantRows(t, gguf.TypeQ4_K, 700, cols, r)
+	b, _ := quantRows(t, gguf.TypeQ6_K, 300, cols, r)
+	c, _ := quantRows(t, gguf.TypeQ8_0, 200, cols, r)
+	up, _ := quantRows(t, gguf.TypeQ4_K, 700, cols, r)
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		for _, n := range []int{1, 5} {
+			x := make([]float32, n*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			var s Scratch
+			want := func(m *Matrix) []float32 {
+				d := make([]float32, n*m.Rows)
+				if err := m.Mul(p, &s, d, x, n); err != nil {
+					t.Fatal(err)
+				}
+				return d
+			}
+			wa, wb, wc, wu := want(a), want(b), want(c), want(up)
+			da, db, dc := make([]float32, n*a.Rows), make([]float32, n*b.Rows), make([]float32, n*c.Rows)
+			if err := MulInto(p, &s, x, n, Out{a, da}, Out{b, db}, Out{c, dc}); err != nil {
+				t.Fatal(err)
+			}
+			for _, pr := range []struct {
+				name      string
+				got, want []float32
+			}{{"q4_K", da, wa}, {"q6_K", db, wb}, {"q8_0", dc, wc}} {
+				for i := range pr.want {
+					if pr.got[i] != pr.want[i] {
+						t.Fatalf("threads %d n %d: fused %s out[%d] = %v, alone %v", threads, n, pr.name, i, pr.got[i], pr.want[i])
+					}
+				}
+			}
+			g, u, dst := make([]float32, n*a.Rows), make([]float32, n*a.Rows), make([]float32, n*a.Rows)
+			if err := MulSwiGLU(p, &s, dst, g, u, a, up, x, n); err != nil {
+				t.Fatal(err)
+			}
+			ref := make([]float32, len(wa))
+			SwiGLU(ref, wa, wu)
+			for i := range ref {
+				if dst[i] != ref[i] {
+					t.Fatalf("threads %d n %d: MulSwiGLU out[%d] = %v, want %v", threads, n, i, dst[i], ref[i])
+				}
+			}
+		}
+		p.Close()
+	}
+	var s Scratch
+	p := NewPool(1)
+	defer p.Close()
+	small, _ := quantRows(t, gguf.TypeQ8_0, 4, 256, r)
+	if err := MulInto(p, &s, make([]float32, cols), 1, Out{a, make([]float32, a.Rows)}, Out{small, make([]float32, 4)}); err == nil {
+		t.Error("products with different column counts: no error")
+	}
+	if err := MulInto(p, &s, make([]float32, cols), 1); err == nil {
+		t.Error("no products: no error")
+	}
+	if err := MulSwiGLU(p, &s, make([]float32, 700), make([]float32, 700), make([]float32, 300), a, b, make([]float32, cols), 1); err == nil {
+		t.Error("SwiGLU of matrices with different row counts: no error")
+	}
+}
+
+// TestPoolRunAllocates nothing: a Run reuses the pool's task.
+func TestPoolRunAllocatesNothing(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	j := &countJob{hits: make([]atomic.Int32, 4096)}
+	if a := testing.AllocsPerRun(100, func() { p.Run(4096, 16, j) }); a != 0 {
+		t.Errorf("Run allocates %v times", a)
 	}
 }

@@ -31,8 +31,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
+	"github.com/smolgo/smolgo/smollm3"
 )
 
 // demoModel is the tiny random-weight SmolLM3 shipped in testdata/.
@@ -75,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
 	sessions := fs.Int("sessions", 32, "web-chat conversations kept on the server (least recently used are evicted)")
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
+	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
+	promptCache := fs.Int64("prompt-cache", 512<<20, "memory in `bytes` for prompts shared between requests and conversations (0: off)")
 	verbose := fs.Bool("v", false, "debug logging")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: webchat [-model FILE] [-addr HOST:PORT] [flags]")
@@ -114,7 +118,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			id = filepath.Base(path)
 			id = id[:len(id)-len(filepath.Ext(id))]
 		}
-		e, closeModel, err := loadModel(ctx, log, path, id, *ctxLen, *threads)
+		kvType, err := llama.ParseKVType(*kv)
+		if err != nil {
+			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
+			return 2
+		}
+		e, closeModel, err := loadModel(ctx, log, path, id, *ctxLen, *threads,
+			smollm3.WithKVType(kvType), smollm3.WithPromptCache(*promptCache))
 		if err != nil {
 			fmt.Fprintf(stderr, "webchat: %v\n", err)
 			return 1

@@ -19,7 +19,8 @@ import (
 const defaultContext = 8192
 
 // loadModel maps the GGUF file and adapts the model to the server.
-func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen, threads int) (server.Engine, func(), error) {
+// extra options (KV type, prompt cache) are passed on to smollm3.New.
+func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen, threads int, extra ...smollm3.Option) (server.Engine, func(), error) {
 	start := time.Now()
 	log.Info("loading model", "file", path)
 	f, err := gguf.Open(path)
@@ -34,7 +35,8 @@ func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen,
 		}
 		ctxLen = min(cfg.Context, defaultContext)
 	}
-	m, err := smollm3.New(f, smollm3.WithThreads(threads), smollm3.WithContext(ctxLen), smollm3.WithLogger(log))
+	opts := append([]smollm3.Option{smollm3.WithThreads(threads), smollm3.WithContext(ctxLen), smollm3.WithLogger(log)}, extra...)
+	m, err := smollm3.New(f, opts...)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

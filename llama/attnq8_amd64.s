@@ -1,0 +1,46 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func madQ8x32(acc *float32, blk *byte, s float32, nb int)
+// For each Q8_0 block (d f16 | 32 int8): v = float32(q) * d, then
+// acc = fma(v, s, acc), eight lanes at a time.
+TEXT ·madQ8x32(SB), NOSPLIT, $0-32
+	MOVQ acc+0(FP), DI
+	MOVQ blk+8(FP), SI
+	VBROADCASTSS s+16(FP), Y15
+	MOVQ nb+24(FP), CX
+
+block:
+	VPBROADCASTW (SI), X0
+	VCVTPH2PS X0, Y14
+	VPMOVSXBD 2(SI), Y1
+	VPMOVSXBD 10(SI), Y2
+	VPMOVSXBD 18(SI), Y3
+	VPMOVSXBD 26(SI), Y4
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VCVTDQ2PS Y4, Y4
+	VMULPS Y14, Y1, Y1
+	VMULPS Y14, Y2, Y2
+	VMULPS Y14, Y3, Y3
+	VMULPS Y14, Y4, Y4
+	VMOVUPS 0(DI), Y5
+	VMOVUPS 32(DI), Y6
+	VMOVUPS 64(DI), Y7
+	VMOVUPS 96(DI), Y8
+	VFMADD231PS Y15, Y1, Y5
+	VFMADD231PS Y15, Y2, Y6
+	VFMADD231PS Y15, Y3, Y7
+	VFMADD231PS Y15, Y4, Y8
+	VMOVUPS Y5, 0(DI)
+	VMOVUPS Y6, 32(DI)
+	VMOVUPS Y7, 64(DI)
+	VMOVUPS Y8, 96(DI)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  block
+	VZEROUPPER
+	RET

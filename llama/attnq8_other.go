@@ -1,0 +1,5 @@
+//go:build purego || !amd64
+
+package llama
+
+func madQ8x32(acc *float32, blk *byte, s float32, nb int) { panic("llama: no q8_0 kernels") }

@@ -1,0 +1,146 @@
+package smollm3
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/internal/synth"
+)
+
+// benchShape is a synthetic SmolLM3 big enough that matrix products, not
+// per-call overhead, dominate (about 60 M parameters in Q4_K_M), small
+// enough to be written in memory in a few seconds.
+var benchShape = synth.Shape{
+	Arch: "smollm3", Layers: 4, Embd: 1024, FFN: 2816, Heads: 16, KVHeads: 4,
+	Context: 4096, Vocab: 16384, RopeBase: 5e6, RMSEps: 1e-6,
+}
+
+// benchModel loads the model named by SMOLGO_MODEL, or, if that is empty
+// and synthetic is true, a synthetic Q4_K_M model of benchShape written in
+// memory. It skips the benchmark when neither applies.
+func benchModel(b *testing.B, synthetic bool, threads int) *Model {
+	b.Helper()
+	if path := os.Getenv("SMOLGO_MODEL"); path != "" {
+		m, err := Load(path, WithThreads(threads), WithContext(1024))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	if !synthetic {
+		b.Skip("set SMOLGO_MODEL to a GGUF file (e.g. the 3B Q4_K_M from shared/tools/peer-bench/make-3b.sh)")
+	}
+	var buf bytes.Buffer
+	sm := synth.Model{Name: "bench", Seed: 7, Shape: benchShape}
+	if err := synth.Write(context.Background(), &buf, sm, synth.Options{Mix: synth.MixQ4_K_M}); err != nil {
+		b.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(f, WithThreads(threads), WithContext(1024))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// benchDecode measures one decode step at a context of 16 to 16+steps
+// positions; it reports tok/s and, with ReportAllocs, the allocations of a
+// step (which must be zero once the cache's buffers have grown).
+func benchDecode(b *testing.B, m *Model) {
+	c, err := m.NewCache()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	prompt := make([]int32, 16)
+	for i := range prompt {
+		prompt[i] = int32(i*37%200 + 1)
+	}
+	if _, err := m.Forward(ctx, c, prompt, 0, false); err != nil {
+		b.Fatal(err)
+	}
+	// Grow the cache once to its steady-state capacity.
+	tok := []int32{42}
+	for c.Len() < 80 {
+		if _, err := m.Forward(ctx, c, tok, c.Len(), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.Truncate(len(prompt))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for b.Loop() {
+		if c.Len() >= 80 {
+			c.Truncate(len(prompt))
+		}
+		if _, err := m.Forward(ctx, c, tok, c.Len(), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+	b.ReportMetric((processCPU()-cpu0)*1e3/float64(b.N), "cpu-ms/tok")
+}
+
+func benchPrefill(b *testing.B, m *Model, n int) {
+	c, err := m.NewCache()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	prompt := make([]int32, n)
+	for i := range prompt {
+		prompt[i] = int32(i*37%200 + 1)
+	}
+	if _, err := m.Forward(ctx, c, prompt, 0, false); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for b.Loop() {
+		c.Reset()
+		if _, err := m.Forward(ctx, c, prompt, 0, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "tok/s")
+	b.ReportMetric((processCPU()-cpu0)*1e3/float64(b.N*n), "cpu-ms/tok")
+}
+
+// BenchmarkSpeedDecode is decode speed on a synthetic Q4_K_M model, or on
+// the file named by SMOLGO_MODEL:
+//
+//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SpeedDecode -benchtime 32x ./smollm3
+func BenchmarkSpeedDecode(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := benchModel(b, true, threads)
+			defer m.Close()
+			benchDecode(b, m)
+		})
+	}
+}
+
+// BenchmarkSpeedPrefill is prefill speed (a 128-token prompt in one call
+// on the synthetic Q4_K_M model, 512 tokens on SMOLGO_MODEL).
+func BenchmarkSpeedPrefill(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := benchModel(b, true, threads)
+			defer m.Close()
+			n := 128
+			if os.Getenv("SMOLGO_MODEL") != "" {
+				n = 512
+			}
+			benchPrefill(b, m, n)
+		})
+	}
+}
