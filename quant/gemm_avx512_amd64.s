@@ -23,7 +23,8 @@
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 //
 // The panel repeats each sub-block's scale for its two 16-quant groups;
-// this kernel reads the first.
+// this kernel reads the first. q5_K weights (gemmPackQ5K: quants 0..31,
+// the same scales, mins and factors) use it too.
 //
 // It multiplies a panel of 16 weight rows (nb blocks, each 5760 bytes of
 // unpacked quants, scales and factors laid out for it) by four q8_K

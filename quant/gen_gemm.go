@@ -51,7 +51,8 @@ func main() {
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 //
 // The panel repeats each sub-block's scale for its two 16-quant groups;
-// this kernel reads the first.`)
+// this kernel reads the first. q5_K weights (gemmPackQ5K: quants 0..31,
+// the same scales, mins and factors) use it too.`)
 	kernel(p, "gemmQ6KAVX512x4", true, `q6_K weights, unpacked by gemmPackQ6K. The Go reference is dotQ6_K:
 
 //	for g := 0; g < 16; g++ {
