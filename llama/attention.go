@@ -183,8 +183,10 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 				for i := range out {
 					out[i] *= ms
 				}
+				e := sc[:end-k0]
+				tensor.ExpShift(e, mnew) // e^(s - mnew), vectorized
 				for p := k0; p < end; p++ {
-					pv := tensor.Expf(sc[p-k0] - mnew)
+					pv := e[p-k0]
 					S += pv
 					axpyF32(out, vt[(p-k0)*hd:(p-k0+1)*hd], pv)
 				}
