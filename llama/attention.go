@@ -146,11 +146,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 		k1 := min(k0+tileKV, kvEnd)
 		for p := k0; p < k1; p++ {
 			i, d := p*KV+off, (p-k0)*hd
-			switch j.c.typ {
-			case KVQ8_0:
-				j.c.widenQ8(j.layer, p, kvh, kt[d:d+hd], vt[d:d+hd])
-				continue
-			case KVF32:
+			if j.c.typ == KVF32 {
 				copy(kt[d:d+hd], j.c.k32[j.layer][i:i+hd])
 				copy(vt[d:d+hd], j.c.v32[j.layer][i:i+hd])
 				continue

@@ -70,6 +70,8 @@ type Cache struct {
 	v8     [][]byte
 	rowQ8  int           // bytes of one position's keys (or values) in Q8_0
 	dotQ8  quant.DotFunc // Q8_0 · Q8_0, the best kernel of this CPU
+	rotK   int           // KVQ8_0: Walsh-Hadamard size applied to Q and K (0: none)
+	rotV   int           // KVQ8_0: Walsh-Hadamard size applied to V and undone on the output
 	buf    buffers
 }
 

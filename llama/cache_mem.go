@@ -12,7 +12,9 @@ import "fmt"
 // are 16 blocks of 34 bytes). A 65,536-token context therefore needs 4.5 GiB
 // of f16 cache or 2.4 GiB of q8_0 cache, next to the 1.9 GB of Q4_K_M
 // weights: either fits a 24 GB machine, q8_0 with room for several such
-// sequences (TestKVMemory3B checks the arithmetic).
+// sequences (TestKVMemory3B checks the arithmetic; TestLongContext3B, with
+// SMOLGO_HEAVY=1, decodes at position 65,535 of a 3B Q4_K_M model over a full
+// q8_0 cache in a process that peaks at 4.5 GB).
 
 // Bytes returns the bytes n cached values take in type t: 4 each in f32, 2
 // in f16, and 34 per started block of 32 in q8_0.

@@ -18,15 +18,21 @@ import (
 // q8_0 tensor (quant.QuantizeActivations: d = max|x|/127, q =
 // round-half-even(x·127/max|x|)).
 //
+// Like llama.cpp (since its attention-rotation change), a q8_0 cache with a
+// head size that is a multiple of 64 stores its keys and values rotated by
+// an orthonormal Walsh-Hadamard matrix: queries and keys (after RoPE) by
+// the largest power of two dividing the head size (128 for SmolLM3-3B, 64 for
+// the tiny models), values by 64, and the attention output is rotated back.
+// q·k and the weighted sum of values are unchanged by the rotation, but it
+// spreads outliers over a whole block, so rounding to 8 bits loses less.
+//
 // Attention reads it the way llama.cpp's flash-attention kernel does for a
 // quantized K: the query head is rounded to Q8_0 too, each score is the
 // integer Q8_0·Q8_0 dot product scaled by the two d's, and V is dequantized
 // position by position into an f32 accumulator (no f16 rounding of the
 // running sum, unlike the f16 cache). llama.cpp takes this path for every
-// batch size with a quantized cache; for batches of 64 or more tokens we
-// take the f32 tiled path instead (each 64-position tile dequantized once
-// for all the queries of the tile), which is much faster on long prompts and
-// as precise.
+// batch size with a quantized cache (its tiled and split-KV paths are for
+// f16 and f32 caches only), and so do we.
 
 const (
 	q8Block = 32 // values per Q8_0 block
@@ -40,7 +46,59 @@ func (c *Cache) initQ8() error {
 	}
 	c.dotQ8 = dot
 	c.rowQ8 = c.model.Config.KVDim() / q8Block * q8Bytes
+	if hd := c.model.Config.HeadDim; hd%64 == 0 {
+		c.rotK = 64 // the largest power of two that divides the head size
+		for hd%(2*c.rotK) == 0 {
+			c.rotK *= 2
+		}
+		c.rotV = 64
+	}
 	return nil
+}
+
+// rotateIn applies the q8_0 cache's Walsh-Hadamard rotations to the new
+// queries and keys (size rotK) and values (size rotV), in place; nothing
+// for other caches.
+func (c *Cache) rotateIn(q, k, v []float32) {
+	if c.typ != KVQ8_0 {
+		return
+	}
+	hadamard(q, c.rotK)
+	hadamard(k, c.rotK)
+	hadamard(v, c.rotV)
+}
+
+// rotateOut undoes the values' rotation on the attention output.
+func (c *Cache) rotateOut(att []float32) {
+	if c.typ == KVQ8_0 {
+		hadamard(att, c.rotV)
+	}
+}
+
+// hadamard multiplies every n-element chunk of x by the orthonormal
+// Walsh-Hadamard matrix of size n (Sylvester's order; it is its own
+// inverse), as ggml's fast transform does: each element scaled by
+// 1/sqrtf(n) first, then the butterflies (u+v, u-v) for spans 1, 2, 4, ...
+// n = 0 does nothing.
+func hadamard(x []float32, n int) {
+	if n == 0 {
+		return
+	}
+	scale := 1 / float32(math.Sqrt(float64(n)))
+	for i := range x {
+		x[i] *= scale
+	}
+	for c := 0; c+n <= len(x); c += n {
+		row := x[c : c+n]
+		for span := 1; span < n; span <<= 1 {
+			for i := 0; i < n; i += 2 * span {
+				a, b := row[i:i+span], row[i+span:i+2*span]
+				for j := range a {
+					a[j], b[j] = a[j]+b[j], a[j]-b[j]
+				}
+			}
+		}
+	}
 }
 
 // storeQ8 rounds the new keys and values (whole positions, back to back) of
@@ -71,13 +129,6 @@ func dequantQ8(dst []float32, src []byte) {
 			out[i] = float32(int8(blk[2+i])) * d
 		}
 	}
-}
-
-// widenQ8 dequantizes the keys and values of KV head kvh at position p of
-// layer l into kt and vt (the tiled path).
-func (c *Cache) widenQ8(l, p, kvh int, kt, vt []float32) {
-	dequantQ8(kt, c.headQ8(c.k8[l], p, kvh))
-	dequantQ8(vt, c.headQ8(c.v8[l], p, kvh))
 }
 
 // onlineQ8 is llama.cpp's flash-attention path over a Q8_0 cache for one

@@ -143,15 +143,17 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 			}
 		}
 	}
+	c.rotateIn(q, k, b.v[:n*KV]) // q8_0 cache: Hadamard rotations (cache_q8.go)
 	c.store(l, pos, n)
 	att := b.att[:n*Q]
 	b.attn = attnJob{m: m, c: c, layer: l, pos: pos, n: n, q: q, out: att,
-		tiled: c.typ == KVF32 || n >= tileKV, runM: b.runM, runS: b.runS}
+		tiled: c.typ == KVF32 || (n >= tileKV && c.typ == KVF16), runM: b.runM, runS: b.runS}
 	// Hand a thread at least ~64K multiply-adds of attention (decode over a
 	// short cache is less work than a wake-up is worth).
 	grain := max(1, (1<<16)/((pos+n)*cfg.HeadDim*2))
 	m.pool.Run(b.attn.units(), grain, &b.attn)
 	b.attn = attnJob{}
+	c.rotateOut(att)
 	proj := b.proj[:n*E]
 	if err := w.o.Mul(m.pool, &b.mm, proj, att, n); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)

@@ -18,7 +18,9 @@ import (
 // rotates them by -drop (rope.Config.ShiftAngles), which puts them where a
 // fresh pass at the new positions would. Keys of NoPE layers carry no
 // position and values never do: they are moved unchanged. An f16 or q8_0
-// key is widened to f32, rotated and rounded back, which adds one rounding.
+// key is widened to f32, rotated and rounded back, which adds one rounding
+// (a q8_0 key also leaves and re-enters its Hadamard rotation, as in
+// llama.cpp).
 //
 // Shift is not a recomputation: the moved positions keep what they computed
 // while the dropped tokens were in view (their keys and values past the
@@ -46,9 +48,11 @@ func (c *Cache) Shift(keep, drop int) error {
 		}
 		for p := keep; p < keep+moved; p++ {
 			c.readKey(l, p, row)
+			hadamard(row, c.rotK) // undo the q8_0 cache's rotation (its own inverse)
 			for h := range cfg.KVHeads {
 				cfg.Rope.Rotate(row[h*hd:(h+1)*hd], cos, sin)
 			}
+			hadamard(row, c.rotK)
 			c.writeKey(l, p, row)
 		}
 	}

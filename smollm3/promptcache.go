@@ -124,7 +124,11 @@ func (pc *PromptCache) save(prompt []int32, c *llama.Cache, kvBytes int64, logit
 	defer pc.mu.Unlock()
 	for el := pc.lru.Front(); el != nil; {
 		next := el.Next()
-		if old := el.Value.(*promptEntry); len(old.tokens) < len(prompt) && commonPrefix(old.tokens, prompt) == len(old.tokens) {
+		old := el.Value.(*promptEntry)
+		switch n := commonPrefix(old.tokens, prompt); {
+		case n == len(prompt):
+			return nil // another session saved it meanwhile
+		case n == len(old.tokens):
 			pc.remove(el) // superseded: the new snapshot covers it
 		}
 		el = next

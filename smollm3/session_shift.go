@@ -45,6 +45,9 @@ func (g *generation) shift(prompt []int32) error {
 		if n > bestLen {
 			bestSkip, bestLen = skip, n
 		}
+		if skip+n == len(old) || keep+n == len(prompt) {
+			break // reuses all that can be reused from here on
+		}
 	}
 	if bestLen == 0 {
 		return nil

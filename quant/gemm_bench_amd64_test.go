@@ -1,0 +1,148 @@
+//go:build !purego
+
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+// BenchmarkGEMM compares the prefill kernels on a batch of a prefill's
+// size: "x4" is one weight row × 4 tokens (dot_*_amd64.s), "gemm" the
+// 16-row × 4-token panels of gemm_amd64.go, panel unpacking included. Rates
+// count the weights once per token (as if streamed per token), so they
+// compare with MatVec's; tok/s is tokens per second (wall clock) through
+// as many weights as a 2048×2048 matrix, like a 3B model's attention
+// projections.
+//
+//	go test -run '^$' -bench GEMM ./quant/
+func BenchmarkGEMM(b *testing.B) {
+	if detectLevel() < levelAVX512 {
+		b.Skip("no AVX-512 VNNI")
+	}
+	ks := newKernelSet(levelAVX512)
+	const rows = 128
+	variants := []struct {
+		t    gguf.Type
+		name string
+		mm   MatMulFunc
+	}{
+		{gguf.TypeQ4_K, "x4", matMulBy4(gguf.TypeQ4_K, matQ4KAVX512x4, ks.matVecs[gguf.TypeQ4_K])},
+		{gguf.TypeQ4_K, "gemm", ks.matMuls[gguf.TypeQ4_K]},
+		{gguf.TypeQ6_K, "x4", matMulBy4(gguf.TypeQ6_K, matQ6KAVX512x4, ks.matVecs[gguf.TypeQ6_K])},
+		{gguf.TypeQ6_K, "gemm", ks.matMuls[gguf.TypeQ6_K]},
+	}
+	for _, n := range []int{2048, 11008} {
+		for _, v := range variants {
+			rng := rand.New(rand.NewPCG(15, 16))
+			w := makeWeights(rng, v.t, n*rows, fillRandom)
+			rb, _ := v.t.RowBytes(n)
+			vt, _ := VecDotType(v.t)
+			for _, ntok := range []int{64, 512} {
+				a := make([]byte, 0, 0)
+				for range ntok {
+					a = append(a, makeActs(b, rng, vt, n, fillRandom)...)
+				}
+				out := make([]float32, rows*ntok)
+				b.Run(fmt.Sprintf("%v/n=%d/%s/tok=%d", v.t, n, v.name, ntok), func(b *testing.B) {
+					bytes := int64(rows * rb * ntok)
+					b.SetBytes(bytes)
+					done := cpuRate(b, bytes)
+					for b.Loop() {
+						v.mm(n, w, rows, a, ntok, out, rows)
+					}
+					b.ReportMetric(float64(b.N*ntok)*float64(rows*n)/(2048*2048)/b.Elapsed().Seconds(), "tok/s")
+					done()
+				})
+			}
+		}
+	}
+}
+
+// TestGEMMPack holds the assembly panel unpacking to the Go packers, byte
+// for byte, and the Go packers to the dequantized weights.
+func TestGEMMPack(t *testing.T) {
+	if detectLevel() < levelAVX512 {
+		t.Skip("no AVX-512 VNNI")
+	}
+	for _, tc := range []struct {
+		t        gguf.Type
+		asm, ref gemmPack
+	}{
+		{gguf.TypeQ4_K, gemmPackQ4K, gemmPackQ4KGo},
+		{gguf.TypeQ6_K, gemmPackQ6K, gemmPackQ6KGo},
+	} {
+		rng := rand.New(rand.NewPCG(17, 18))
+		const nb = 3
+		n := 256 * nb
+		rb, _ := tc.t.RowBytes(n)
+		w := makeWeights(rng, tc.t, n*gemmRows, fillRandom)
+		got, want := make([]byte, nb*gemmPanelLen), make([]byte, nb*gemmPanelLen)
+		tc.asm(got, w, rb, nb)
+		tc.ref(want, w, rb, nb)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%v: panel byte %d (block %d, offset %d): asm %#x, Go %#x", tc.t, i, i/gemmPanelLen, i%gemmPanelLen, got[i], want[i])
+			}
+		}
+		// The quants times the scales are the dequantized weights (q6_K:
+		// after taking the 32 back; q4_K: before the mins).
+		deq := make([]float32, n*gemmRows)
+		if err := Dequantize(tc.t, w, deq); err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < gemmRows; r++ {
+			for e := 0; e < n; e++ {
+				p := want[e/256*gemmPanelLen:]
+				i := e % 256
+				q := float64(p[64*(i/4)+4*r+i%4])
+				sc := float64(int32(binary.LittleEndian.Uint32(p[gemmPanelSC+64*(i/16)+4*r:])))
+				d := float64(math.Float32frombits(binary.LittleEndian.Uint32(p[gemmPanelD+4*r:])))
+				var v float64
+				if tc.t == gguf.TypeQ6_K {
+					v = d * sc * (q - 32)
+				} else {
+					mc := float64(int16(binary.LittleEndian.Uint16(p[gemmPanelMC+64*(i/32)+4*r:])))
+					dm := float64(math.Float32frombits(binary.LittleEndian.Uint32(p[gemmPanelDM+4*r:])))
+					v = d*sc*q - dm*mc
+				}
+				if want := float64(deq[r*n+e]); math.Abs(v-want) > 1e-6*math.Abs(want)+1e-30 {
+					t.Fatalf("%v row %d element %d: panel gives %g, Dequantize %g", tc.t, r, e, v, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGEMMPack is the cost of unpacking one panel of 16 rows of 2048
+// (8 blocks), which a GEMM call pays once per 16 rows for all its tokens.
+func BenchmarkGEMMPack(b *testing.B) {
+	if detectLevel() < levelAVX512 {
+		b.Skip("no AVX-512 VNNI")
+	}
+	for _, tc := range []struct {
+		t    gguf.Type
+		name string
+		pack gemmPack
+	}{
+		{gguf.TypeQ4_K, "asm", gemmPackQ4K}, {gguf.TypeQ4_K, "go", gemmPackQ4KGo},
+		{gguf.TypeQ6_K, "asm", gemmPackQ6K}, {gguf.TypeQ6_K, "go", gemmPackQ6KGo},
+	} {
+		const nb = 8
+		rng := rand.New(rand.NewPCG(19, 20))
+		rb, _ := tc.t.RowBytes(256 * nb)
+		w := makeWeights(rng, tc.t, 256*nb*gemmRows, fillRandom)
+		panel := make([]byte, nb*gemmPanelLen)
+		b.Run(fmt.Sprintf("%v/%s", tc.t, tc.name), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				tc.pack(panel, w, rb, nb)
+			}
+		})
+	}
+}
