@@ -45,7 +45,7 @@ func BenchmarkGEMM(b *testing.B) {
 			w := makeWeights(rng, v.t, n*rows, fillRandom)
 			rb, _ := v.t.RowBytes(n)
 			vt, _ := VecDotType(v.t)
-			for _, ntok := range []int{64, 512} {
+			for _, ntok := range []int{16, 32, 64, 512} {
 				a := make([]byte, 0, 0)
 				for range ntok {
 					a = append(a, makeActs(b, rng, vt, n, fillRandom)...)
