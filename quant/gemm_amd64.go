@@ -48,6 +48,12 @@ const (
 )
 
 //go:noescape
+func gemmQ4KAVX512x8(panel []byte, nb int, a []byte, astride int, out *float32, ostride int)
+
+//go:noescape
+func gemmQ6KAVX512x8(panel []byte, nb int, a []byte, astride int, out *float32, ostride int)
+
+//go:noescape
 func gemmQ4KAVX512x4(panel []byte, nb int, a []byte, astride int, out *float32, ostride int)
 
 //go:noescape
@@ -182,8 +188,8 @@ func gemmQuantsQ6K(panel, w []byte, rb, nb int) {
 }
 
 // gemmScalesQ6K writes the signed scales of the 16 groups, the word pairs
-// (32·sc(2i), 32·sc(2i+1)) that meet bsums[2i], bsums[2i+1] to take the 32s
-// back, and d (twice: the kernel does not read dmin).
+// (-32·sc(2i), -32·sc(2i+1)) that meet bsums[2i], bsums[2i+1] to take the
+// 32s back, and d (twice: the kernel does not read dmin).
 func gemmScalesQ6K(panel, w []byte, rb, nb int) {
 	for b := 0; b < nb; b++ {
 		p := panel[b*gemmPanelLen : (b+1)*gemmPanelLen]
@@ -193,7 +199,7 @@ func gemmScalesQ6K(panel, w []byte, rb, nb int) {
 				binary.LittleEndian.PutUint32(p[gemmPanelSC+64*g+4*r:], uint32(int32(int8(x[192+g]))))
 			}
 			for i := 0; i < 8; i++ {
-				c0, c1 := 32*int32(int8(x[192+2*i])), 32*int32(int8(x[192+2*i+1]))
+				c0, c1 := -32*int32(int8(x[192+2*i])), -32*int32(int8(x[192+2*i+1]))
 				binary.LittleEndian.PutUint32(p[gemmPanelMC+64*i+4*r:], uint32(uint16(c0))|uint32(uint16(c1))<<16)
 			}
 			d := math.Float32bits(f16(x[208:]))
@@ -204,10 +210,10 @@ func gemmScalesQ6K(panel, w []byte, rb, nb int) {
 }
 
 // matMulGEMM builds a MatMulFunc for a 256-quant block type t from a panel
-// packer and a 16×4 micro-kernel. Batches under gemmMinTokens tokens, rows
+// packer and its 16×8 and 16×4 micro-kernels. Batches under gemmMinTokens tokens, rows
 // past the last whole panel of 16 and tokens past the last group of four go
 // through small, the x4 MatMulFunc.
-func matMulGEMM(t gguf.Type, pack gemmPack, kernel gemmKernel, small MatMulFunc) MatMulFunc {
+func matMulGEMM(t gguf.Type, pack gemmPack, k8, k4 gemmKernel, small MatMulFunc) MatMulFunc {
 	wb := t.BlockBytes()
 	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 		nb := n / 256
@@ -228,8 +234,12 @@ func matMulGEMM(t gguf.Type, pack gemmPack, kernel gemmKernel, small MatMulFunc)
 		rows, toks := nrows/gemmRows*gemmRows, ntok/4*4
 		for r0 := 0; r0 < rows; r0 += gemmRows {
 			pack(panel, w[r0*rb:(r0+gemmRows)*rb], rb, nb)
-			for tok := 0; tok < toks; tok += 4 {
-				kernel(panel, nb, a[tok*arb:(tok+4)*arb], arb, &out[tok*ldo+r0], 4*ldo)
+			tok := 0
+			for ; tok+8 <= toks; tok += 8 {
+				k8(panel, nb, a[tok*arb:(tok+8)*arb], arb, &out[tok*ldo+r0], 4*ldo)
+			}
+			if tok < toks {
+				k4(panel, nb, a[tok*arb:(tok+4)*arb], arb, &out[tok*ldo+r0], 4*ldo)
 			}
 		}
 		gemmPanels.Put(bp)

@@ -202,11 +202,13 @@ q6krow:
 	Q6K_HALF(0, 128, 0)
 	Q6K_HALF(64, 160, 2048)
 
-	// Scales of the 16 groups, their pairs (32·sc(2i), 32·sc(2i+1)) and d.
+	// Scales of the 16 groups, their pairs (-32·sc(2i), -32·sc(2i+1)) and d.
 	VPMOVSXBD 192(R8), Z6
 	SCATTER(Z6, 4096, Z30)
 	VPMOVSXBW 192(R8), Y7
 	VPSLLW $5, Y7, Y7
+	VPXORD Y10, Y10, Y10
+	VPSUBW Y7, Y10, Y7
 	KXNORW K1, K1, K1
 	VPSCATTERDD Y7, K1, 5120(R9)(Y30*1)
 	MOVWLZX 208(R8), AX
