@@ -132,7 +132,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 	if hd > maxStackHead {
 		kt, vt = make([]float32, tileKV*hd), make([]float32, tileKV*hd)
 	}
-	var sc [tileKV]float32
+	var sc [4][tileKV]float32
 	off := kvh * hd
 	for t := t0; t < t1; t++ {
 		for h := kvh * group; h < (kvh+1)*group; h++ {
@@ -162,29 +162,32 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 			if end <= k0 {
 				continue
 			}
-			for h := kvh * group; h < (kvh+1)*group; h++ {
-				q := j.q[t*Q+h*hd : t*Q+(h+1)*hd]
-				out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
-				tmax := float32(math.Inf(-1))
-				for p := k0; p < end; p++ {
-					k := kt[(p-k0)*hd : (p-k0+1)*hd]
-					s := dotF32(k, q) * scale
-					sc[p-k0] = s
-					tmax = max(tmax, s)
+			np := end - k0
+			for h0 := kvh * group; h0 < (kvh+1)*group; h0 += 4 {
+				nh := min(4, (kvh+1)*group-h0)
+				scoresF32(&sc, kt, j.q[t*Q+h0*hd:t*Q+(h0+nh)*hd], hd, np, nh, scale)
+				for i := range nh {
+					h := h0 + i
+					out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
+					e := sc[i][:np]
+					tmax := float32(math.Inf(-1))
+					for _, s := range e {
+						tmax = max(tmax, s)
+					}
+					M, S := j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h]
+					mnew := max(M, tmax)
+					ms := tensor.Expf(M - mnew)
+					S *= ms
+					for i := range out {
+						out[i] *= ms
+					}
+					tensor.ExpShift(e, mnew) // e^(s - mnew), vectorized
+					for _, pv := range e {
+						S += pv
+					}
+					weightedSum(out, vt, e)
+					j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = mnew, S
 				}
-				M, S := j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h]
-				mnew := max(M, tmax)
-				ms := tensor.Expf(M - mnew)
-				S *= ms
-				for i := range out {
-					out[i] *= ms
-				}
-				for p := k0; p < end; p++ {
-					pv := tensor.Expf(sc[p-k0] - mnew)
-					S += pv
-					axpyF32(out, vt[(p-k0)*hd:(p-k0+1)*hd], pv)
-				}
-				j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = mnew, S
 			}
 		}
 	}
@@ -200,6 +203,42 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 				out[i] *= inv
 			}
 		}
+	}
+}
+
+// scoresF32 sets sc[i][p] = dotF32(key p, query i) * scale for nh <= 4
+// queries (q holds them back to back) and np keys (k holds them back to
+// back), all hd floats long. Four queries go through one kernel call that
+// loads each key once; the sums are the same as dotF32's.
+func scoresF32(sc *[4][tileKV]float32, k, q []float32, hd, np, nh int, scale float32) {
+	if haveF16Kernels && nh == 4 && hd > 0 && hd%8 == 0 && np > 0 {
+		_, _ = k[np*hd-1], q[4*hd-1]
+		dotsF32x4(&k[0], np, &q[0], hd, &sc[0][0], tileKV*4)
+		for i := range 4 {
+			for p := range np {
+				sc[i][p] *= scale
+			}
+		}
+		return
+	}
+	for i := range nh {
+		for p := range np {
+			sc[i][p] = dotF32(k[p*hd:(p+1)*hd], q[i*hd:(i+1)*hd]) * scale
+		}
+	}
+}
+
+// weightedSum adds w[p]·(row p of v) to out for each p in order (rows of
+// len(out) floats back to back), as len(w) axpyF32 calls would.
+func weightedSum(out, v, w []float32) {
+	hd := len(out)
+	if haveF16Kernels && hd > 0 && hd%64 == 0 && len(w) > 0 {
+		_ = v[len(w)*hd-1]
+		pvF32x64(&out[0], &v[0], &w[0], len(w), hd)
+		return
+	}
+	for p, pv := range w {
+		axpyF32(out, v[p*hd:(p+1)*hd], pv)
 	}
 }
 

@@ -165,3 +165,45 @@ func TestExpf(t *testing.T) {
 		t.Errorf("%d of a million inputs differ from float32(math.Exp)", bad)
 	}
 }
+
+// TestTileKernels checks the tiled path's multi-query score kernel and
+// register-blocked weighted sum against one dotF32 / axpyF32 call per
+// pair, bit for bit.
+func TestTileKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, hd := range []int{8, 64, 128, 72, 256} {
+		for _, np := range []int{1, 3, tileKV} {
+			k, q, v := make([]float32, np*hd), make([]float32, 4*hd), make([]float32, np*hd)
+			for i := range k {
+				k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			}
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			var sc [4][tileKV]float32
+			scoresF32(&sc, k, q, hd, np, 4, 0.125)
+			for i := range 4 {
+				for p := range np {
+					if want := dotF32(k[p*hd:(p+1)*hd], q[i*hd:(i+1)*hd]) * 0.125; sc[i][p] != want {
+						t.Fatalf("hd %d np %d: score[%d][%d] = %v, want %v", hd, np, i, p, sc[i][p], want)
+					}
+				}
+			}
+			w := sc[1][:np]
+			got, want := make([]float32, hd), make([]float32, hd)
+			for i := range got {
+				got[i] = float32(r.NormFloat64())
+				want[i] = got[i]
+			}
+			weightedSum(got, v, w)
+			for p, pv := range w {
+				axpyF32(want, v[p*hd:(p+1)*hd], pv)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("hd %d np %d: weighted sum [%d] = %v, want %v", hd, np, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

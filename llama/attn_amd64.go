@@ -31,3 +31,16 @@ func dotF32x8(a, b *float32, n int) float32
 //
 //go:noescape
 func axpyF32x8(y, x *float32, a float32, n int)
+
+// dotsF32x4 computes the dot products of np key rows with four query rows
+// (all hd floats, hd a positive multiple of 8) as dotF32x8 would, storing
+// query i's scores ostride bytes after query i-1's.
+//
+//go:noescape
+func dotsF32x4(k *float32, np int, q *float32, hd int, out *float32, ostride int)
+
+// pvF32x64 is np axpyF32x8 calls out += w[p]·v[p*hd:] in order, for hd a
+// positive multiple of 64, keeping the outputs in registers.
+//
+//go:noescape
+func pvF32x64(out, v, w *float32, np, hd int)

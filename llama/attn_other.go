@@ -9,3 +9,8 @@ func madF16x8(acc *float32, v *uint16, s float32, n int) { panic("llama: no f16 
 
 func dotF32x8(a, b *float32, n int) float32     { panic("llama: no f32 kernels") }
 func axpyF32x8(y, x *float32, a float32, n int) { panic("llama: no f32 kernels") }
+
+func dotsF32x4(k *float32, np int, q *float32, hd int, out *float32, ostride int) {
+	panic("llama: no f32 kernels")
+}
+func pvF32x64(out, v, w *float32, np, hd int) { panic("llama: no f32 kernels") }

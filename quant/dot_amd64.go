@@ -150,9 +150,10 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
 	}
 	if level >= levelAVX512 {
-		// Prefill batches: 16 rows × 4 tokens from unpacked panels (gemm_amd64.go).
-		k.matMuls[gguf.TypeQ4_K] = matMulGEMM(gguf.TypeQ4_K, gemmPackQ4K, gemmQ4KAVX512x4, k.matMuls[gguf.TypeQ4_K])
-		k.matMuls[gguf.TypeQ6_K] = matMulGEMM(gguf.TypeQ6_K, gemmPackQ6K, gemmQ6KAVX512x4, k.matMuls[gguf.TypeQ6_K])
+		// Prefill batches: 16 rows × 8 tokens from unpacked panels (gemm_amd64.go).
+		k.matMuls[gguf.TypeQ4_K] = matMulGEMM(gguf.TypeQ4_K, gemmPackQ4K, gemmQ4KAVX512x8, gemmQ4KAVX512x4, k.matMuls[gguf.TypeQ4_K])
+		k.matMuls[gguf.TypeQ5_K] = matMulGEMM(gguf.TypeQ5_K, gemmPackQ5K, gemmQ4KAVX512x8, gemmQ4KAVX512x4, k.matMuls[gguf.TypeQ5_K])
+		k.matMuls[gguf.TypeQ6_K] = matMulGEMM(gguf.TypeQ6_K, gemmPackQ6K, gemmQ6KAVX512x8, gemmQ6KAVX512x4, k.matMuls[gguf.TypeQ6_K])
 		// The AVX-512 q8_0 kernel takes two blocks at a time: rows of an
 		// odd number of blocks use the AVX2 one.
 		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, k.matVecs[gguf.TypeQ8_0]), k.matMuls[gguf.TypeQ8_0]

@@ -36,6 +36,8 @@ func BenchmarkGEMM(b *testing.B) {
 		{gguf.TypeQ4_K, "gemm", ks.matMuls[gguf.TypeQ4_K]},
 		{gguf.TypeQ6_K, "x4", matMulBy4(gguf.TypeQ6_K, matQ6KAVX512x4, ks.matVecs[gguf.TypeQ6_K])},
 		{gguf.TypeQ6_K, "gemm", ks.matMuls[gguf.TypeQ6_K]},
+		{gguf.TypeQ5_K, "x4", matMulBy4(gguf.TypeQ5_K, matQ5KAVX512x4, ks.matVecs[gguf.TypeQ5_K])},
+		{gguf.TypeQ5_K, "gemm", ks.matMuls[gguf.TypeQ5_K]},
 	}
 	for _, n := range []int{2048, 11008} {
 		for _, v := range variants {
@@ -43,7 +45,7 @@ func BenchmarkGEMM(b *testing.B) {
 			w := makeWeights(rng, v.t, n*rows, fillRandom)
 			rb, _ := v.t.RowBytes(n)
 			vt, _ := VecDotType(v.t)
-			for _, ntok := range []int{64, 512} {
+			for _, ntok := range []int{16, 32, 64, 512} {
 				a := make([]byte, 0, 0)
 				for range ntok {
 					a = append(a, makeActs(b, rng, vt, n, fillRandom)...)
@@ -75,6 +77,7 @@ func TestGEMMPack(t *testing.T) {
 		asm, ref gemmPack
 	}{
 		{gguf.TypeQ4_K, gemmPackQ4K, gemmPackQ4KGo},
+		{gguf.TypeQ5_K, gemmPackQ5K, gemmPackQ5KGo},
 		{gguf.TypeQ6_K, gemmPackQ6K, gemmPackQ6KGo},
 	} {
 		rng := rand.New(rand.NewPCG(17, 18))
@@ -131,6 +134,7 @@ func BenchmarkGEMMPack(b *testing.B) {
 		pack gemmPack
 	}{
 		{gguf.TypeQ4_K, "asm", gemmPackQ4K}, {gguf.TypeQ4_K, "go", gemmPackQ4KGo},
+		{gguf.TypeQ5_K, "asm", gemmPackQ5K}, {gguf.TypeQ5_K, "go", gemmPackQ5KGo},
 		{gguf.TypeQ6_K, "asm", gemmPackQ6K}, {gguf.TypeQ6_K, "go", gemmPackQ6KGo},
 	} {
 		const nb = 8

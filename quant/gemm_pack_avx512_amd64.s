@@ -65,6 +65,47 @@ GLOBL gemmQHShift<>(SB), RODATA|NOPTR, $128
 	KXNORW K1, K1, K1 \
 	VPSCATTERDD V, K1, OFF(R9)(IDX*1)
 
+// K4_SCALES writes the scales and mins of the q4_K/q5_K block at R8 (the
+// 12 bytes at 4(R8), decoded as in matQ4KAVX512x4) and its d and dmin into
+// the panel column at R9: each scale twice (its two 16-quant groups), the
+// mins as word pairs (m, m). It needs Z27/Y28 = gemmIdx.
+#define K4_SCALES \
+	MOVL 4(R8), AX \
+	MOVL 8(R8), BX \
+	MOVL 12(R8), R10 \
+	MOVL R10, R11 \
+	SHRL $4, R11 \
+	ANDL $0x0f0f0f0f, R11 \
+	MOVL BX, R12 \
+	SHRL $6, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	ORL R12, R11 \
+	ANDL $0x0f0f0f0f, R10 \
+	MOVL AX, R12 \
+	SHRL $6, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	ORL R12, R10 \
+	ANDL $0x3f3f3f3f, BX \
+	ANDL $0x3f3f3f3f, AX \
+	SHLQ $32, R10 \
+	ORQ R10, AX \
+	SHLQ $32, R11 \
+	ORQ R11, BX \
+	VMOVQ AX, X0 \
+	VPUNPCKLBW X0, X0, X0 \
+	VPMOVZXBD X0, Z0 \
+	SCATTER(Z0, 4096, Z27) \
+	VMOVQ BX, X1 \
+	VPUNPCKLBW X1, X1, X1 \
+	VPMOVZXBW X1, Y1 \
+	KXNORW K1, K1, K1 \
+	VPSCATTERDD Y1, K1, 5120(R9)(Y28*1) \
+	VCVTPH2PS (R8), X2 \
+	VMOVSS X2, 5632(R9) \
+	VEXTRACTPS $1, X2, 5696(R9)
+
 // func gemmUnpackQ4KAVX512(panel, w []byte, rb, nb int)
 //
 // All of a panel (gemmPackQ4KGo is the Go twin): the quants of a panel of 16 q4_K rows (rb bytes apart in w, nb blocks),
@@ -103,42 +144,7 @@ q4krow:
 	SCATTER(Z1, 2048, Z30)
 	SCATTER(Z3, 2048, Z29)
 
-	// Scales (AX) and mins (BX) as bytes, as in matQ4KAVX512x4.
-	MOVL 4(R8), AX
-	MOVL 8(R8), BX
-	MOVL 12(R8), R10
-	MOVL R10, R11
-	SHRL $4, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL BX, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL R12, R11         // mins 4..7
-	ANDL $0x0f0f0f0f, R10
-	MOVL AX, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL R12, R10         // scales 4..7
-	ANDL $0x3f3f3f3f, BX // mins 0..3
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, R10
-	ORQ R10, AX
-	SHLQ $32, R11
-	ORQ R11, BX
-	VMOVQ AX, X0
-	VPUNPCKLBW X0, X0, X0 // s0 s0 s1 s1 ...: the scale of each 16-quant group
-	VPMOVZXBD X0, Z0
-	SCATTER(Z0, 4096, Z27)
-	VMOVQ BX, X1
-	VPUNPCKLBW X1, X1, X1
-	VPMOVZXBW X1, Y1      // word pairs (m, m)
-	KXNORW K1, K1, K1
-	VPSCATTERDD Y1, K1, 5120(R9)(Y28*1)
-	VCVTPH2PS (R8), X2    // d, dmin
-	VMOVSS X2, 5632(R9)
-	VEXTRACTPS $1, X2, 5696(R9)
+	K4_SCALES
 	ADDQ DX, R8
 	ADDQ $4, R9
 	DECQ R13
@@ -196,11 +202,13 @@ q6krow:
 	Q6K_HALF(0, 128, 0)
 	Q6K_HALF(64, 160, 2048)
 
-	// Scales of the 16 groups, their pairs (32·sc(2i), 32·sc(2i+1)) and d.
+	// Scales of the 16 groups, their pairs (-32·sc(2i), -32·sc(2i+1)) and d.
 	VPMOVSXBD 192(R8), Z6
 	SCATTER(Z6, 4096, Z30)
 	VPMOVSXBW 192(R8), Y7
 	VPSLLW $5, Y7, Y7
+	VPXORD Y10, Y10, Y10
+	VPSUBW Y7, Y10, Y7
 	KXNORW K1, K1, K1
 	VPSCATTERDD Y7, K1, 5120(R9)(Y30*1)
 	MOVWLZX 208(R8), AX
@@ -217,5 +225,111 @@ q6krow:
 	ADDQ $5760, DI
 	DECQ CX
 	JNZ q6kblk
+	VZEROUPPER
+	RET
+
+// gemmQ5KShift: right shifts (per qword) that bring bit s of qh to bit 0
+// for the four vectors of gemmUnpackQ5KAVX512: sub-blocks 0|2, 1|3, 4|6,
+// 5|7 (lower | upper 32 bytes).
+DATA gemmQ5KShift<>+0x00(SB)/8, $0
+DATA gemmQ5KShift<>+0x08(SB)/8, $0
+DATA gemmQ5KShift<>+0x10(SB)/8, $0
+DATA gemmQ5KShift<>+0x18(SB)/8, $0
+DATA gemmQ5KShift<>+0x20(SB)/8, $2
+DATA gemmQ5KShift<>+0x28(SB)/8, $2
+DATA gemmQ5KShift<>+0x30(SB)/8, $2
+DATA gemmQ5KShift<>+0x38(SB)/8, $2
+DATA gemmQ5KShift<>+0x40(SB)/8, $1
+DATA gemmQ5KShift<>+0x48(SB)/8, $1
+DATA gemmQ5KShift<>+0x50(SB)/8, $1
+DATA gemmQ5KShift<>+0x58(SB)/8, $1
+DATA gemmQ5KShift<>+0x60(SB)/8, $3
+DATA gemmQ5KShift<>+0x68(SB)/8, $3
+DATA gemmQ5KShift<>+0x70(SB)/8, $3
+DATA gemmQ5KShift<>+0x78(SB)/8, $3
+DATA gemmQ5KShift<>+0x80(SB)/8, $4
+DATA gemmQ5KShift<>+0x88(SB)/8, $4
+DATA gemmQ5KShift<>+0x90(SB)/8, $4
+DATA gemmQ5KShift<>+0x98(SB)/8, $4
+DATA gemmQ5KShift<>+0xa0(SB)/8, $6
+DATA gemmQ5KShift<>+0xa8(SB)/8, $6
+DATA gemmQ5KShift<>+0xb0(SB)/8, $6
+DATA gemmQ5KShift<>+0xb8(SB)/8, $6
+DATA gemmQ5KShift<>+0xc0(SB)/8, $5
+DATA gemmQ5KShift<>+0xc8(SB)/8, $5
+DATA gemmQ5KShift<>+0xd0(SB)/8, $5
+DATA gemmQ5KShift<>+0xd8(SB)/8, $5
+DATA gemmQ5KShift<>+0xe0(SB)/8, $7
+DATA gemmQ5KShift<>+0xe8(SB)/8, $7
+DATA gemmQ5KShift<>+0xf0(SB)/8, $7
+DATA gemmQ5KShift<>+0xf8(SB)/8, $7
+GLOBL gemmQ5KShift<>(SB), RODATA|NOPTR, $256
+
+// Q5K_BIT ors the fifth bits (bit s of qh, broadcast in Z24, shifted by
+// the counts at SHIFT) into the quants V: V |= (qh >> s & 1) << 4.
+#define Q5K_BIT(SHIFT, V) \
+	VPSRLVQ SHIFT, Z24, Z5 \
+	VPANDD Z25, Z5, Z5 \
+	VPSLLW $4, Z5, Z5 \
+	VPORD Z5, V, V
+
+// func gemmUnpackQ5KAVX512(panel, w []byte, rb, nb int)
+//
+// All of a panel of 16 q5_K rows (gemmPackQ5KGo is the Go twin): the
+// quants of gemmUnpackQ4KAVX512 with their fifth bits, as dotQ5_K reads
+// them:
+//
+//	v := int32(q[l]>>shift&0xf) | int32(x[16+l]>>s&1)<<4
+TEXT ·gemmUnpackQ5KAVX512(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), DX
+	MOVQ nb+56(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, Z25
+	VMOVDQU32 gemmIdxLo<>(SB), Z30
+	VMOVDQU32 gemmIdxHi<>(SB), Z29
+	VMOVDQU32 gemmIdx<>(SB), Z27
+	VMOVDQU32 gemmIdx<>(SB), Y28
+	VMOVDQU64 gemmQ5KShift<>+0x00(SB), Z20
+	VMOVDQU64 gemmQ5KShift<>+0x40(SB), Z21
+	VMOVDQU64 gemmQ5KShift<>+0x80(SB), Z22
+	VMOVDQU64 gemmQ5KShift<>+0xc0(SB), Z23
+
+q5kblk:
+	MOVQ SI, R8
+	MOVQ DI, R9
+	MOVQ $16, R13
+
+q5krow:
+	VMOVDQU64 48(R8), Z0
+	VMOVDQU64 112(R8), Z1
+	VBROADCASTI64X4 16(R8), Z24
+	VPSRLW $4, Z0, Z2
+	VPSRLW $4, Z1, Z3
+	VPANDD Z31, Z0, Z0
+	VPANDD Z31, Z1, Z1
+	VPANDD Z31, Z2, Z2
+	VPANDD Z31, Z3, Z3
+	Q5K_BIT(Z20, Z0)
+	Q5K_BIT(Z21, Z2)
+	Q5K_BIT(Z22, Z1)
+	Q5K_BIT(Z23, Z3)
+	SCATTER(Z0, 0, Z30)
+	SCATTER(Z2, 0, Z29)
+	SCATTER(Z1, 2048, Z30)
+	SCATTER(Z3, 2048, Z29)
+	K4_SCALES
+	ADDQ DX, R8
+	ADDQ $4, R9
+	DECQ R13
+	JNZ q5krow
+
+	ADDQ $176, SI
+	ADDQ $5760, DI
+	DECQ CX
+	JNZ q5kblk
 	VZEROUPPER
 	RET

@@ -24,7 +24,7 @@ const (
 	q8KBytes = 292
 )
 
-var tokReg = []string{"DI", "R10", "R11", "R12"}
+var tokReg = []string{"DI", "R8", "R9", "R10", "R11", "R12", "BX", "DX"}
 
 func main() {
 	var b bytes.Buffer
@@ -34,7 +34,7 @@ func main() {
 	p("//go:build !purego")
 	p("")
 	p(`#include "textflag.h"`)
-	kernel(p, "gemmQ4KAVX512x4", false, `q4_K weights, unpacked by gemmPackQ4K. The Go reference is dotQ4_K:
+	docQ4 := `q4_K weights, unpacked by gemmPackQ4K. The Go reference is dotQ4_K:
 
 //	for s := 0; s < 8; s++ {
 //		sc, m := scaleMinK4(s, x[4:16])
@@ -51,8 +51,9 @@ func main() {
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 //
 // The panel repeats each sub-block's scale for its two 16-quant groups;
-// this kernel reads the first.`)
-	kernel(p, "gemmQ6KAVX512x4", true, `q6_K weights, unpacked by gemmPackQ6K. The Go reference is dotQ6_K:
+// this kernel reads the first. q5_K weights (gemmPackQ5K: quants 0..31,
+// the same scales, mins and factors) use it too.`
+	docQ6 := `q6_K weights, unpacked by gemmPackQ6K. The Go reference is dotQ6_K:
 
 //	for g := 0; g < 16; g++ {
 //		hh, p := g/8, g%8/2
@@ -68,51 +69,83 @@ func main() {
 //	sum += f16(x[208:]) * q8KScale(y) * float32(isum)
 //
 // The quants are kept unsigned (v, not v-32) for VPDPBUSD; the 32s come back
-// as msum = Σ 32·sc_g·bsums[g], subtracted from isum before the conversion
-// to float, so the integer is the reference's.`)
+// through the coefficients -32·sc_g that meet bsums[g] and start isum, so
+// the integer converted to float is the reference's.`
+	for _, T := range []int{8, 4} {
+		kernel(p, fmt.Sprintf("gemmQ4KAVX512x%d", T), false, docQ4, T)
+		kernel(p, fmt.Sprintf("gemmQ6KAVX512x%d", T), true, docQ6, T)
+	}
 	if err := os.WriteFile("gemm_avx512_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// kernel emits one micro-kernel: 16 weight rows (a panel) × 4 tokens.
-// Registers: Z0-Z3 group sums, Z4-Z7 isum, Z8-Z11 msum, Z12-Z15 the float
-// results of the four tokens; Z16 weights, Z17 scales, Z18-Z21 temporaries.
-func kernel(p func(string, ...any), name string, q6 bool, doc string) {
+// kernel emits one micro-kernel: 16 weight rows (a panel) × T tokens (4 or
+// 8). Registers: Z0.. group sums (T), then isum (T), then the float results
+// (T); Z24 weights, Z25 scales, Z26 d, Z27 dmin, Z28-Z29 temporaries.
+func kernel(p func(string, ...any), name string, q6 bool, doc string, T int) {
+	acc := func(t int) int { return t }
+	isum := func(t int) int { return T + t }
+	res := func(t int) int { return 2*T + t }
 	p("")
 	p("// func %s(panel []byte, nb int, a []byte, astride int, out *float32, ostride int)", name)
 	p("//")
 	p("// The prefill micro-kernel for %s", doc)
 	p("//")
 	p("// It multiplies a panel of 16 weight rows (nb blocks, each %d bytes of", panelLen)
-	p("// unpacked quants, scales and factors laid out for it) by four q8_K")
+	p("// unpacked quants, scales and factors laid out for it) by %d q8_K", T)
 	p("// activation rows astride bytes apart, and stores the 16 results of token t")
-	p("// at out + t·ostride bytes. The weights are broadcast-free: a vector holds")
-	p("// four quants of each of the 16 rows, and VPDPBUSD meets it with four")
-	p("// activation bytes broadcast from memory, so each weight load serves four")
-	p("// tokens, each activation load 16 rows, and the integer sum of a")
-	p("// scale group lands in one lane per row with no horizontal reduction.")
+	p("// at out + t·ostride bytes. A vector holds four quants of each of the 16")
+	p("// rows, and VPDPBUSD meets it with four activation bytes broadcast from")
+	p("// memory, so each weight load serves %d tokens, each activation load 16", T)
+	p("// rows, and the integer sum of a scale group lands in one lane per row")
+	p("// with no horizontal reduction.")
 	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
 	p("\tMOVQ panel_base+0(FP), SI")
 	p("\tMOVQ nb+24(FP), CX")
 	p("\tMOVQ a_base+32(FP), DI")
 	p("\tMOVQ astride+56(FP), R13")
-	p("\tLEAQ (DI)(R13*1), R10")
-	p("\tLEAQ (DI)(R13*2), R11")
-	p("\tLEAQ (R10)(R13*2), R12")
-	for t := 0; t < 4; t++ {
-		p("\tVPXORD Z%d, Z%d, Z%d", 12+t, 12+t, 12+t)
+	p("\tLEAQ (DI)(R13*1), R8")
+	if T == 8 {
+		p("\tLEAQ (DI)(R13*2), R9")
+		p("\tLEAQ (R8)(R13*2), R10")
+		p("\tLEAQ (DI)(R13*4), R11")
+		p("\tLEAQ (R8)(R13*4), R12")
+		p("\tLEAQ (R9)(R13*4), BX")
+		p("\tLEAQ (R10)(R13*4), DX")
+	} else {
+		p("\tLEAQ (DI)(R13*2), R9")
+		p("\tLEAQ (R8)(R13*2), R10")
+	}
+	for t := 0; t < T; t++ {
+		p("\tVPXORD Z%d, Z%d, Z%d", res(t), res(t), res(t))
 	}
 	p("%sloop:", name)
-	for t := 0; t < 4; t++ {
-		p("\tVPXORD Z%d, Z%d, Z%d", 4+t, 4+t, 4+t)
-		p("\tVPXORD Z%d, Z%d, Z%d", 8+t, 8+t, 8+t)
-	}
+	p("\tVMOVUPS %d(SI), Z26", offD)
 	// Corrections: msum lane r = Σ_i c(2i)·bsums[2i] + c(2i+1)·bsums[2i+1].
+	// q6_K's coefficients are negative (-32·sc) and start isum; q4_K's
+	// mins go to the result at once, times -dmin·dy.
+	corr := isum
+	if !q6 {
+		corr = acc
+	}
+	for t := 0; t < T; t++ {
+		p("\tVPXORD Z%d, Z%d, Z%d", corr(t), corr(t), corr(t))
+	}
 	for i := 0; i < 8; i++ {
-		p("\tVMOVDQU32 %d(SI), Z16", offMC+64*i)
-		for t := 0; t < 4; t++ {
-			p("\tVPDPWSSD.BCST %d(%s), Z16, Z%d", 260+4*i, tokReg[t], 8+t)
+		p("\tVMOVDQU32 %d(SI), Z24", offMC+64*i)
+		for t := 0; t < T; t++ {
+			p("\tVPDPWSSD.BCST %d(%s), Z24, Z%d", 260+4*i, tokReg[t], corr(t))
+		}
+	}
+	if !q6 {
+		p("\tVMOVUPS %d(SI), Z27", offDM)
+		for t := 0; t < T; t++ {
+			p("\tVBROADCASTSS (%s), Z28", tokReg[t])
+			p("\tVMULPS Z28, Z27, Z29")
+			p("\tVCVTDQ2PS Z%d, Z%d", acc(t), acc(t))
+			p("\tVFNMADD231PS Z29, Z%d, Z%d", acc(t), res(t))
+			p("\tVPXORD Z%d, Z%d, Z%d", isum(t), isum(t), isum(t))
 		}
 	}
 	// A scale group: the 32 quants of a q4_K sub-block (8 dwords), the 16 of
@@ -123,54 +156,40 @@ func kernel(p func(string, ...any), name string, q6 bool, doc string) {
 		group = 8
 	}
 	for g := 0; g < 64/group; g++ {
-		for t := 0; t < 4; t++ {
-			p("\tVPXORD Z%d, Z%d, Z%d", t, t, t)
+		for t := 0; t < T; t++ {
+			p("\tVPXORD Z%d, Z%d, Z%d", acc(t), acc(t), acc(t))
 		}
 		for k := 0; k < group; k++ {
-			p("\tVMOVDQU32 %d(SI), Z16", offW+64*(group*g+k))
-			for t := 0; t < 4; t++ {
-				p("\tVPDPBUSD.BCST %d(%s), Z16, Z%d", 4+4*group*g+4*k, tokReg[t], t)
+			p("\tVMOVDQU32 %d(SI), Z24", offW+64*(group*g+k))
+			for t := 0; t < T; t++ {
+				p("\tVPDPBUSD.BCST %d(%s), Z24, Z%d", 4+4*group*g+4*k, tokReg[t], acc(t))
 			}
 		}
-		p("\tVMOVDQU32 %d(SI), Z17", offSC+64*g*group/4)
-		for t := 0; t < 4; t++ {
-			p("\tVPMULLD Z17, Z%d, Z%d", t, t)
-			p("\tVPADDD Z%d, Z%d, Z%d", t, 4+t, 4+t)
+		p("\tVMOVDQU32 %d(SI), Z25", offSC+64*g*group/4)
+		for t := 0; t < T; t++ {
+			p("\tVPMULLD Z25, Z%d, Z%d", acc(t), acc(t))
+			p("\tVPADDD Z%d, Z%d, Z%d", acc(t), isum(t), isum(t))
 		}
 	}
-	// Scale and accumulate in float: out += d·dy·isum - dmin·dy·msum.
-	p("\tVMOVUPS %d(SI), Z18", offD)
-	if !q6 {
-		p("\tVMOVUPS %d(SI), Z19", offDM)
-	}
-	for t := 0; t < 4; t++ {
-		r := tokReg[t]
-		p("\tVBROADCASTSS (%s), Z20", r)
-		p("\tVMULPS Z20, Z18, Z21")
-		if q6 {
-			p("\tVPSUBD Z%d, Z%d, Z%d", 8+t, 4+t, 4+t)
-			p("\tVCVTDQ2PS Z%d, Z%d", 4+t, 4+t)
-			p("\tVFMADD231PS Z21, Z%d, Z%d", 4+t, 12+t)
-		} else {
-			p("\tVCVTDQ2PS Z%d, Z%d", 4+t, 4+t)
-			p("\tVFMADD231PS Z21, Z%d, Z%d", 4+t, 12+t)
-			p("\tVMULPS Z20, Z19, Z21")
-			p("\tVCVTDQ2PS Z%d, Z%d", 8+t, 8+t)
-			p("\tVFNMADD231PS Z21, Z%d, Z%d", 8+t, 12+t)
-		}
+	// Scale and accumulate in float: out += d·dy·isum.
+	for t := 0; t < T; t++ {
+		p("\tVBROADCASTSS (%s), Z28", tokReg[t])
+		p("\tVMULPS Z28, Z26, Z29")
+		p("\tVCVTDQ2PS Z%d, Z%d", isum(t), isum(t))
+		p("\tVFMADD231PS Z29, Z%d, Z%d", isum(t), res(t))
 	}
 	p("\tADDQ $%d, SI", panelLen)
-	for t := 0; t < 4; t++ {
+	for t := 0; t < T; t++ {
 		p("\tADDQ $%d, %s", q8KBytes, tokReg[t])
 	}
 	p("\tDECQ CX")
 	p("\tJNZ %sloop", name)
 	p("\tMOVQ out+64(FP), AX")
-	p("\tMOVQ ostride+72(FP), BX")
-	for t := 0; t < 4; t++ {
-		p("\tVMOVUPS Z%d, (AX)", 12+t)
-		if t < 3 {
-			p("\tADDQ BX, AX")
+	p("\tMOVQ ostride+72(FP), R13")
+	for t := 0; t < T; t++ {
+		p("\tVMOVUPS Z%d, (AX)", res(t))
+		if t < T-1 {
+			p("\tADDQ R13, AX")
 		}
 	}
 	p("\tVZEROUPPER")

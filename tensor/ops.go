@@ -35,12 +35,49 @@ func Add(dst, x []float32) {
 
 // SwiGLU sets dst[i] = silu(gate[i]) * up[i] with silu(x) = x / (1 + e^-x),
 // using Expf (ggml's vectorized exp) like llama.cpp's fused swiglu. dst may
-// alias gate or up.
+// alias gate or up. On CPUs with AVX2 and FMA eight lanes run at once with
+// the same operations, so the result does not depend on the path.
 func SwiGLU(dst, gate, up []float32) {
+	gate = gate[:len(dst)]
+	up = up[:len(dst)]
+	i, n8 := 0, len(dst)&^7
+	for haveExpKernels && i < n8 {
+		i += swigluAVX2(&dst[i], &gate[i], &up[i], n8-i)
+		if i < n8 { // a group of eight for the slow path
+			swigluGo(dst[i:i+8], gate[i:i+8], up[i:i+8])
+			i += 8
+		}
+	}
+	swigluGo(dst[i:], gate[i:], up[i:])
+}
+
+// swigluGo is SwiGLU one element at a time: the reference.
+func swigluGo(dst, gate, up []float32) {
 	gate = gate[:len(dst)]
 	up = up[:len(dst)]
 	for i, g := range gate {
 		dst[i] = float32(g/(1+Expf(-g))) * up[i]
+	}
+}
+
+// ExpShift sets x[i] = Expf(x[i] - m), the exponentials of softmax
+// (m is usually the maximum of x), eight lanes at a time where the CPU
+// allows, with the same results as the one-at-a-time loop.
+func ExpShift(x []float32, m float32) {
+	i, n8 := 0, len(x)&^7
+	for haveExpKernels && i < n8 {
+		i += expShiftAVX2(&x[i], m, n8-i)
+		if i < n8 {
+			expShiftGo(x[i:i+8], m)
+			i += 8
+		}
+	}
+	expShiftGo(x[i:], m)
+}
+
+func expShiftGo(x []float32, m float32) {
+	for i, v := range x {
+		x[i] = Expf(v - m)
 	}
 }
 
@@ -99,13 +136,29 @@ func Expf(x float32) float32 {
 	return float32(math.Ldexp(float64(j), int(n)))
 }
 
-// fma32 is a·b + c with a single float32 rounding (the product of two
-// float32 values is exact in float64).
+// fma32 is a·b + c with a single float32 rounding, as a float32 FMA
+// instruction computes it. The product of two float32 values is exact in
+// float64; the sum is rounded to float64 "to odd" (kept if inexact and
+// already odd, else moved one unit towards the exact value), after which
+// rounding to float32 is exact rounding of a·b + c: rounding to odd in 53
+// bits then to nearest in 24 never suffers from double rounding.
 func fma32(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
+	p, q := float64(a)*float64(b), float64(c)
+	s := p + q
+	// TwoSum: s + e == p + q exactly.
+	bb := s - p
+	e := (p - (s - bb)) + (q - bb)
+	// (e is NaN when an input is infinite: s is then already exact.)
+	if bits := math.Float64bits(s); e != 0 && e == e && bits&1 == 0 {
+		if (e > 0) == (s > 0) {
+			bits++
+		} else {
+			bits--
+		}
+		s = math.Float64frombits(bits)
+	}
+	return float32(s)
 }
 
 // fnma32 is -(a·b) + c with a single float32 rounding.
-func fnma32(a, b, c float32) float32 {
-	return float32(math.FMA(-float64(a), float64(b), float64(c)))
-}
+func fnma32(a, b, c float32) float32 { return fma32(-a, b, c) }

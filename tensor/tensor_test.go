@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,12 @@ func TestExpf(t *testing.T) {
 	}
 	if Expf(0) != 1 {
 		t.Errorf("Expf(0) = %v", Expf(0))
+	}
+	if e := Expf(float32(math.Inf(-1))); e != 0 {
+		t.Errorf("Expf(-Inf) = %v, want 0", e)
+	}
+	if e := Expf(float32(math.Inf(1))); !math.IsInf(float64(e), 1) {
+		t.Errorf("Expf(+Inf) = %v, want +Inf", e)
 	}
 	if !math.IsInf(float64(Expf(200)), 1) || Expf(-200) != 0 {
 		t.Errorf("Expf overflow/underflow: %v %v", Expf(200), Expf(-200))
@@ -209,7 +216,7 @@ func TestNewMatrixErrors(t *testing.T) {
 }
 
 // TestExpfScalePath checks Expf's float32 scaling fast path against the
-// float64 Ldexp scaling over every 97th float32 in the range where the
+// float64 Ldexp scaling over every 389th float32 in the range where the
 // result is finite and not flushed, subnormal results included.
 func TestExpfScalePath(t *testing.T) {
 	ref := func(x float32) float32 {
@@ -228,7 +235,7 @@ func TestExpfScalePath(t *testing.T) {
 	// Bit patterns of [-110, -0] and [0, 90].
 	for _, span := range [][2]uint32{{1 << 31, math.Float32bits(-110)}, {0, math.Float32bits(90)}} {
 		lo, hi := span[0], span[1]
-		for b := lo; b <= hi; b += 97 {
+		for b := lo; b <= hi; b += 389 {
 			x := math.Float32frombits(b)
 			if got, want := Expf(x), ref(x); math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("Expf(%v) = %v (%#x), float64 scaling gives %v (%#x)", x, got, math.Float32bits(got), want, math.Float32bits(want))
@@ -236,7 +243,7 @@ func TestExpfScalePath(t *testing.T) {
 			checked++
 		}
 	}
-	if checked < 1e6 {
+	if checked < 2e5 {
 		t.Fatalf("only %d inputs checked", checked)
 	}
 }
@@ -341,4 +348,104 @@ func TestPoolRunAllocatesNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { p.Run(4096, 16, j) }); a != 0 {
 		t.Errorf("Run allocates %v times", a)
 	}
+}
+
+// TestFMA32 checks the round-to-odd float32 FMA against exact rational
+// arithmetic, on random values and on sums built to land on float32
+// halfway points, where a plain float64 FMA followed by a float32
+// conversion can round twice.
+func TestFMA32(t *testing.T) {
+	exact := func(a, b, c float32) float32 {
+		r := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		r.Mul(r, new(big.Float).SetPrec(200).SetFloat64(float64(b)))
+		r.Add(r, new(big.Float).SetPrec(200).SetFloat64(float64(c)))
+		f, _ := r.Float32()
+		return f
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	check := func(a, b, c float32) {
+		if got, want := fma32(a, b, c), exact(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		}
+	}
+	for range 20000 {
+		check(float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64()))
+	}
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range [][4]float32{{inf, 2, 1, inf}, {-inf, 2, 1, -inf}, {2, 1, -inf, -inf}, {0, 5, 0, 0}, {nan, 1, 1, nan}, {inf, 0, 1, nan}} {
+		got := fma32(c[0], c[1], c[2])
+		if c[3] != c[3] {
+			if got == got {
+				t.Errorf("fma32(%g, %g, %g) = %g, want NaN", c[0], c[1], c[2], got)
+			}
+		} else if got != c[3] {
+			t.Errorf("fma32(%g, %g, %g) = %g, want %g", c[0], c[1], c[2], got, c[3])
+		}
+	}
+	// a·b = 2^-24·(1 - 2^-46) and c = 1 + 2^-23: the exact sum lies just
+	// below the float32 halfway point 1 + 2^-23 + 2^-24, but rounds to it
+	// in float64, from where ties-to-even would go up to 1 + 2^-22.
+	for k := -20; k <= 20; k += 5 {
+		s := float32(math.Ldexp(1, k))
+		a, b, c := float32(1+0x1p-23), float32(0x1p-24*(1-0x1p-23))*s, float32(1+0x1p-23)*s
+		if fma32(a, b, c) != c {
+			t.Errorf("fma32 at scale 2^%d rounds twice: %g, want %g", k, fma32(a, b, c), c)
+		}
+		check(a, b, c)
+		check(-a, b, -c)
+	}
+}
+
+// TestVectorExp checks the vectorized SwiGLU and ExpShift against their
+// one-at-a-time Go loops bit for bit, including lengths that are not a
+// multiple of eight and values whose exponentials leave the normal range.
+func TestVectorExp(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{0, 1, 7, 8, 9, 64, 1000, 4099} {
+		g, u := make([]float32, n), make([]float32, n)
+		for i := range g {
+			g[i] = float32(r.NormFloat64() * 8)
+			u[i] = float32(r.NormFloat64())
+			if i%97 == 5 {
+				g[i] = []float32{100, -100, 88, -88, 90, float32(math.NaN()), float32(math.Inf(-1))}[i%7]
+			}
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		SwiGLU(got, g, u)
+		swigluGo(want, g, u)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: SwiGLU[%d] (g=%g) = %g, Go loop %g", n, i, g[i], got[i], want[i])
+			}
+		}
+		copy(got, g)
+		copy(want, g)
+		ExpShift(got, 3.5)
+		expShiftGo(want, 3.5)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: ExpShift[%d] (x=%g) = %g, Go loop %g", n, i, g[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkSwiGLU is the feed-forward activation over one 3B-model row
+// (11008 values).
+func BenchmarkSwiGLU(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	g, u, d := make([]float32, 11008), make([]float32, 11008), make([]float32, 11008)
+	for i := range g {
+		g[i], u[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	b.Run("vector", func(b *testing.B) {
+		for b.Loop() {
+			SwiGLU(d, g, u)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			swigluGo(d, g, u)
+		}
+	})
 }
