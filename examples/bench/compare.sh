@@ -2,7 +2,9 @@
 # Runs llama.cpp (../shared/tools/peer-bench/run.sh) and smolgo (examples/bench)
 # on the same GGUF file with the same settings, alternating, and prints both JSON
 # lines per round plus a summary of the medians and ratios. Run it on an idle
-# machine: numbers taken at different times are not comparable here.
+# machine: numbers taken at different times are not comparable here. The load
+# average before and after is printed to stderr (check it: other jobs skew
+# both engines).
 #
 #   examples/bench/compare.sh MODEL.gguf [-threads 2] [-pp 512] [-tg 64] [-reps 3] [-rounds 1]
 set -euo pipefail
@@ -19,14 +21,19 @@ while [ $# -gt 0 ]; do
 done
 peer=${PEER_BENCH:-../shared/tools/peer-bench/run.sh}
 [ -x "$peer" ] || [ -f "$peer" ] || { echo "compare.sh: $peer not found (set PEER_BENCH)" >&2; exit 1; }
-go build -o /tmp/smolgo-bench ./examples/bench
-out=$(mktemp)
+# A private binary: several checkouts may run this script at once.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/smolgo-bench" ./examples/bench
+out="$bin/results.jsonl"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq "$rounds"); do
   echo "round $r: llama.cpp" >&2
   bash "$peer" --model "$model" --threads "$threads" --pp "$pp" --tg "$tg" --reps "$reps" | tail -1 | tee -a "$out"
   echo "round $r: smolgo" >&2
-  /tmp/smolgo-bench -model "$model" -threads "$threads" -pp "$pp" -tg "$tg" -reps "$reps" 2>/dev/null | tee -a "$out"
+  "$bin/smolgo-bench" -model "$model" -threads "$threads" -pp "$pp" -tg "$tg" -reps "$reps" 2>/dev/null | tee -a "$out"
 done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 python3 - "$out" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
