@@ -90,7 +90,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	stopAfter := context.AfterFunc(s.stopGen, cancel)
 	defer stopAfter()
 
-	g := &generation{s: s, w: w, req: &req, release: release, id: newID("chatcmpl-"), created: time.Now().Unix(), queueWait: queueWait, start: time.Now()}
+	g := &generation{s: s, w: w, req: &req, reqID: reqID, release: release, id: newID("chatcmpl-"), created: time.Now().Unix(), queueWait: queueWait, start: time.Now()}
 	if req.Stream {
 		g.stream(genCtx, sess, msgs, opts)
 	} else {
@@ -141,6 +141,7 @@ type generation struct {
 	s         *Server
 	w         http.ResponseWriter
 	req       *chatRequest
+	reqID     string
 	id        string
 	created   int64
 	queueWait time.Duration
@@ -229,6 +230,13 @@ func (g *generation) complete(ctx context.Context, sess Session, msgs []Message,
 		return // the client is gone
 	}
 	msg := responseMessage{Role: "assistant", Content: content.String()}
+	if len(opts.Tools) > 0 {
+		tc := newToolCalls()
+		text, _ := tc.push(msg.Content)
+		rest, _ := tc.flush()
+		msg.Content, msg.ToolCalls = text+rest, tc.calls
+		g.logBadCalls(tc)
+	}
 	if reasoning.Len() > 0 {
 		r := reasoning.String()
 		msg.ReasoningContent = &r
@@ -236,7 +244,7 @@ func (g *generation) complete(ctx context.Context, sess Session, msgs []Message,
 	writeJSON(g.w, http.StatusOK, completion{
 		ID: g.id, Object: "chat.completion", Created: g.created, Model: g.s.engine.ModelName(),
 		SystemFingerprint: fingerprint,
-		Choices:           []completionChoice{{Index: 0, Message: msg, FinishReason: finishReason(g.stats.StopReason)}},
+		Choices:           []completionChoice{{Index: 0, Message: msg, FinishReason: finishReason(g.stats.StopReason, len(msg.ToolCalls))}},
 		Usage:             g.usage(), Timings: g.timings(),
 	})
 }
@@ -292,6 +300,19 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 		out.data(g.chunk(delta{Role: "assistant", Content: &empty}, nil))
 	}
 	includeUsage := g.req.StreamOptions != nil && g.req.StreamOptions.IncludeUsage
+	// With tools, content goes through the tool-call parser: text is
+	// streamed as content, each call as one tool_calls delta.
+	var tc *toolCalls
+	if len(opts.Tools) > 0 {
+		tc = newToolCalls()
+	}
+	sendContent := func(text string) {
+		var calls []wireToolCall
+		if tc != nil {
+			text, calls = tc.push(text)
+		}
+		g.sendContent(out, text, calls, len(tc.all()))
+	}
 	for ev, err := range sess.Generate(ctx, msgs, opts) {
 		if err != nil {
 			e := g.engineError(ctx, err)
@@ -320,8 +341,7 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 			}
 		case EventContent:
 			if ev.Text != "" {
-				t := ev.Text
-				out.data(g.chunk(delta{Content: &t}, nil))
+				sendContent(ev.Text)
 			}
 		case EventDone:
 			g.finish(ev.Stats)
@@ -342,7 +362,12 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 		}
 		return
 	}
-	fr := finishReason(g.stats.StopReason)
+	if tc != nil {
+		text, calls := tc.flush()
+		g.sendContent(out, text, calls, len(tc.calls))
+		g.logBadCalls(tc)
+	}
+	fr := finishReason(g.stats.StopReason, len(tc.all()))
 	last := g.chunk(delta{}, &fr)
 	last.Timings = g.timings()
 	out.data(last)
@@ -359,4 +384,25 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 func (g *generation) chunk(d delta, finish *string) chunk {
 	return chunk{ID: g.id, Object: "chat.completion.chunk", Created: g.created, Model: g.s.engine.ModelName(),
 		SystemFingerprint: fingerprint, Choices: []chunkChoice{{Index: 0, Delta: d, FinishReason: finish}}}
+}
+
+// sendContent streams content text and completed tool calls; total is the
+// number of calls so far, these included (a call's index in the answer).
+func (g *generation) sendContent(out *sse, text string, calls []wireToolCall, total int) {
+	if text != "" {
+		out.data(g.chunk(delta{Content: &text}, nil))
+	}
+	for i, c := range calls {
+		idx := total - len(calls) + i
+		c.Index = &idx
+		out.data(g.chunk(delta{ToolCalls: []wireToolCall{c}}, nil))
+	}
+}
+
+// logBadCalls logs the tool calls the model wrote but that could not be
+// read (they were returned as text).
+func (g *generation) logBadCalls(tc *toolCalls) {
+	for _, e := range tc.bad {
+		g.s.log.Warn("unreadable tool call returned as text", "request_id", g.reqID, "error", e)
+	}
 }

@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
+
+	"github.com/smolgo/smolgo/grammar"
 )
 
 // Engine is what the server needs from a loaded model. It is deliberately
@@ -51,7 +54,10 @@ type MemorySizer interface {
 // the OpenAI error code "context_length_exceeded".
 var ErrContextFull = errors.New("prompt does not fit in the context window")
 
-// Message is one chat turn. Role is "system", "user" or "assistant".
+// Message is one chat turn. Role is "system", "user", "assistant" or
+// "tool" (a tool's result, which SmolLM3's template shows as a user turn;
+// an assistant's earlier tool calls are in its Content, as the model wrote
+// them).
 type Message struct {
 	Role             string `json:"role"`
 	Content          string `json:"content"`
@@ -73,6 +79,14 @@ type Options struct {
 	RepeatPenalty    *float64
 	Stop             []string // stop strings, not included in the output
 	Thinking         *bool    // nil = template default (SmolLM3: thinking on)
+	// Tools are the function definitions ({"type": "function", ...}) the
+	// chat template shows the model; the server reads the calls out of the
+	// answer (<tool_call>…</tool_call>).
+	Tools []json.RawMessage
+	// Format, if set, constrains the answer to a grammar (response_format,
+	// grammar): every sampled token keeps it valid, and the answer ends
+	// only when it is complete.
+	Format *grammar.Grammar
 }
 
 // EventKind says what an Event carries.

@@ -31,6 +31,9 @@ type chatRequest struct {
 	Stop                json.RawMessage `json:"stop"`
 	N                   *int            `json:"n"`
 	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Grammar             string          `json:"grammar"` // llama.cpp extension: GBNF text
 	ChatTemplateKwargs  struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"`
@@ -48,6 +51,8 @@ type chatMessage struct {
 	Role             string          `json:"role"`
 	Content          json.RawMessage `json:"content"`
 	ReasoningContent string          `json:"reasoning_content"`
+	ToolCalls        []wireToolCall  `json:"tool_calls"`   // assistant
+	ToolCallID       string          `json:"tool_call_id"` // tool
 }
 
 // apiError is an error with everything needed for OpenAI's error body.
@@ -166,15 +171,28 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 				// prompt, before the conversation.
 				return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d]: a %s message is only allowed first", i, m.Role)
 			}
-		case "user", "assistant":
+		case "user", "assistant", "tool":
 		case "":
 			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is missing", i)
 		default:
-			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, user or assistant)", i, m.Role)
+			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, user, assistant or tool)", i, m.Role)
 		}
 		text, err := messageText(m.Content, i)
 		if err != nil {
 			return nil, opts, err
+		}
+		if len(m.ToolCalls) > 0 {
+			if role != "assistant" {
+				return nil, opts, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant messages have tool_calls", i)
+			}
+			calls, err := renderToolCalls(m.ToolCalls, i)
+			if err != nil {
+				return nil, opts, err
+			}
+			if text != "" {
+				text += "\n"
+			}
+			text += calls
 		}
 		total += len(text) + len(m.ReasoningContent)
 		msgs = append(msgs, Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent})
@@ -187,8 +205,19 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 	if req.N != nil && *req.N != 1 {
 		return nil, opts, badRequest("n", "n=%d is not supported; only one choice per request", *req.N)
 	}
-	if len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]" {
-		return nil, opts, badRequest("tools", "tools are not supported by this server")
+	tools, forceCall, err := parseTools(req.Tools, req.ToolChoice)
+	if err != nil {
+		return nil, opts, err
+	}
+	format, err := responseFormat(req.ResponseFormat, req.Grammar)
+	if err != nil {
+		return nil, opts, err
+	}
+	if forceCall != nil {
+		if format != nil {
+			return nil, opts, badRequest("tool_choice", "a forced tool call (tool_choice %s) and a response_format or grammar cannot be combined", req.ToolChoice)
+		}
+		format = forceCall
 	}
 	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
 		return nil, opts, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)
@@ -237,6 +266,7 @@ func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, err
 	opts.PresencePenalty, opts.FrequencyPenalty, opts.RepeatPenalty = req.PresencePenalty, req.FrequencyPenalty, req.RepeatPenalty
 	opts.Stop = stop
 	opts.Thinking = req.ChatTemplateKwargs.EnableThinking
+	opts.Tools, opts.Format = tools, format
 	return msgs, opts, nil
 }
 
@@ -290,9 +320,10 @@ type timings struct {
 }
 
 type responseMessage struct {
-	Role             string  `json:"role"`
-	Content          string  `json:"content"`
-	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Role             string         `json:"role"`
+	Content          string         `json:"content"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type completionChoice struct {
@@ -314,9 +345,10 @@ type completion struct {
 }
 
 type delta struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type chunkChoice struct {
@@ -337,10 +369,14 @@ type chunk struct {
 	Timings           *timings      `json:"timings,omitempty"`
 }
 
-// finishReason maps an engine stop reason to OpenAI's finish_reason.
-func finishReason(stop string) string {
-	if stop == "length" {
+// finishReason maps an engine stop reason to OpenAI's finish_reason;
+// an answer that ends with tool calls is "tool_calls".
+func finishReason(stop string, calls int) string {
+	switch {
+	case stop == "length":
 		return "length"
+	case calls > 0:
+		return "tool_calls"
 	}
 	return "stop"
 }

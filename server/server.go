@@ -33,6 +33,16 @@
 //   - Serve on a loopback address answers only requests whose Host is
 //     localhost or a loopback IP (403 otherwise), which defeats DNS
 //     rebinding: a web page cannot reach the server under its own name.
+//   - Structured output: response_format {"type": "json_schema", …} or
+//     {"type": "json_object"}, or a GBNF "grammar" (llama.cpp's extension),
+//     constrain every sampled token with package grammar, so the answer
+//     always parses; unsupported schema keywords are a 400 naming them.
+//   - Tool calling: "tools" are shown to the model through its chat
+//     template; the <tool_call> blocks it writes come back as "tool_calls"
+//     (finish_reason "tool_calls"; when streaming, one delta per call), and
+//     "tool" messages and assistant tool_calls in the history go back to
+//     the model as it wrote them. tool_choice "none", "auto", "required" or
+//     a named function (the last two force a call with a grammar).
 //   - Every request is logged with log/slog: request id (also sent back as
 //     X-Request-Id), status, duration, and for completions the token counts,
 //     queue wait and speed.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync"
 
+	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/smollm3"
@@ -56,6 +58,25 @@ type smolEngine struct {
 	m        *smollm3.Model
 	opts     SmolLM3Options
 	perToken int64 // KV cache bytes per cached token
+
+	// The vocabulary prepared for constrained decoding, built on the first
+	// request with a response_format.
+	vocabOnce sync.Once
+	vocab     *grammar.Vocab
+	vocabErr  error
+}
+
+// grammarVocab returns the model's vocabulary for package grammar.
+func (e *smolEngine) grammarVocab() (*grammar.Vocab, error) {
+	e.vocabOnce.Do(func() {
+		tok, err := e.m.Tokenizer()
+		if err != nil {
+			e.vocabErr = err
+			return
+		}
+		e.vocab, e.vocabErr = grammar.NewVocab(grammar.TokenBytes(tok), tok.EndOfGeneration())
+	})
+	return e.vocab, e.vocabErr
 }
 
 func (e *smolEngine) ModelName() string  { return e.opts.Name }
@@ -108,8 +129,16 @@ func (s *smolSession) Generate(ctx context.Context, msgs []Message, o Options) i
 	for i, m := range msgs {
 		in[i] = smollm3.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.ReasoningContent}
 	}
-	gopts := smollm3.GenerateOptions{MaxTokens: o.MaxTokens, Sampler: s.e.sampler(o), Stop: o.Stop, Thinking: o.Thinking}
+	gopts := smollm3.GenerateOptions{MaxTokens: o.MaxTokens, Sampler: s.e.sampler(o), Stop: o.Stop, Thinking: o.Thinking, Tools: o.Tools}
 	return func(yield func(Event, error) bool) {
+		if o.Format != nil {
+			v, err := s.e.grammarVocab()
+			if err != nil {
+				yield(Event{}, fmt.Errorf("preparing the vocabulary for response_format: %w", err))
+				return
+			}
+			gopts.Constraint = o.Format.NewConstraint(v)
+		}
 		for ev, err := range s.s.Generate(ctx, in, gopts) {
 			if err != nil {
 				if errors.Is(err, llama.ErrContextFull) && !errors.Is(err, ErrContextFull) {

@@ -49,6 +49,12 @@ type GenerateOptions struct {
 	// system message) until the prompt fits the context, instead of failing
 	// with ErrContextFull. The last message is never dropped.
 	DropOldest bool
+	// Constraint, if set, restricts the answer to a format (structured
+	// output; see Constraint and package grammar). It is for one
+	// generation: make a new one each time. Thinking is turned off, since
+	// the reasoning would have to follow the format too. Stop strings and
+	// MaxTokens can still cut the answer short (StopReason tells).
+	Constraint Constraint
 	// ShiftContext, with DropOldest, drops the oldest messages from the KV
 	// cache by shifting it (llama.Cache.Shift, llama.cpp's context shift)
 	// instead of recomputing everything after the system prompt: the kept

@@ -172,6 +172,9 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 		}
 		s.cache = c
 	}
+	if g.opts.Constraint != nil {
+		g.opts.Thinking = chat.Think(false)
+	}
 	prompt, err := g.prompt(msgs)
 	if err != nil {
 		return err
@@ -258,10 +261,25 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	g.parser = chat.NewParser(open, closeTag, chat.ParserOptions{TrimSpace: true})
 	ctxLen := s.cache.maxLen()
 
+	var cons *constrained
+	if g.opts.Constraint != nil {
+		cons = &constrained{c: g.opts.Constraint}
+	}
 	for {
-		tok := sampler.Sample(logits)
+		in := logits
+		if cons != nil {
+			if in, err = cons.apply(logits); err != nil {
+				return err
+			}
+		}
+		tok := sampler.Sample(in)
 		if tok == sample.NoToken {
 			return fmt.Errorf("smollm3: no token can be sampled at position %d: every logit is -Inf or NaN", len(s.tokens))
+		}
+		if cons != nil {
+			if err := cons.c.Accept(tok); err != nil {
+				return fmt.Errorf("smollm3: the constraint rejected sampled token %d: %w", tok, err)
+			}
 		}
 		g.stats.GeneratedTokens++
 		s.sampled = append(s.sampled, tok)
