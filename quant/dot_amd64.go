@@ -2,7 +2,10 @@
 
 package quant
 
-import "github.com/smolgo/smolgo/gguf"
+import (
+	"github.com/smolgo/smolgo/gguf"
+	"golang.org/x/sys/cpu"
+)
 
 // Assembly kernels (dot_avx512_amd64.s, dot_avx2_amd64.s). The mv kernels
 // multiply nrows consecutive weight rows of nb blocks each by one activation
@@ -19,7 +22,13 @@ import "github.com/smolgo/smolgo/gguf"
 func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ4KAVX512GFNI(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ6KAVX512GFNI(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
@@ -102,6 +111,12 @@ func matQ8_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
+// hasGFNI reports whether the AVX-512 level may use the GFNI variants of
+// its kernels (VGF2P8AFFINEQB unpacks nibbles in one instruction). It reads
+// the features golang.org/x/sys/cpu detected once at start-up
+// (GODEBUG=cpu.avx512gfni=off turns it off).
+func hasGFNI() bool { return cpu.X86.HasAVX512GFNI }
+
 type mvKernel func(w, a []byte, nb, nrows int, out []float32) float32
 
 type x4Kernel func(w, a []byte, astride, nb int, out *float32, ostride int)
@@ -129,6 +144,10 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 	if level >= levelAVX512 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512
 		mv[gguf.TypeQ6_K] = mvQ6KAVX512
+		if hasGFNI() {
+			mv[gguf.TypeQ4_K] = mvQ4KAVX512GFNI
+			mv[gguf.TypeQ6_K] = mvQ6KAVX512GFNI
+		}
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX512
 		mv[gguf.TypeQ5_K] = mvQ5KAVX512
 		mv[gguf.TypeQ4_0] = mvQ4_0AVX512

@@ -1,0 +1,58 @@
+//go:build !purego
+
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+// TestAVX512GFNIVariants checks both AVX-512 kernels of q4_K and q6_K
+// against the Go twin, whichever of them this CPU's dispatch picks
+// (TestKernelVariants covers only that one): the plain ones, and the GFNI
+// ones where the CPU has GFNI.
+func TestAVX512GFNIVariants(t *testing.T) {
+	if detectLevel() < levelAVX512 {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	tests := []struct {
+		name string
+		wt   gguf.Type
+		kern mvKernel
+		gfni bool
+	}{
+		{"q4_K/plain", gguf.TypeQ4_K, mvQ4KAVX512, false},
+		{"q4_K/gfni", gguf.TypeQ4_K, mvQ4KAVX512GFNI, true},
+		{"q6_K/plain", gguf.TypeQ6_K, mvQ6KAVX512, false},
+		{"q6_K/gfni", gguf.TypeQ6_K, mvQ6KAVX512GFNI, true},
+	}
+	const n, rows = 1024, 5
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.gfni && !hasGFNI() {
+				t.Skip("no GFNI on this CPU")
+			}
+			twin := genericDots[tt.wt]
+			rb, _ := tt.wt.RowBytes(n)
+			mv := asmMatVec(tt.wt, tt.kern)
+			rng := rand.New(rand.NewPCG(5, 6))
+			for _, f := range allFills {
+				w := makeWeights(rng, tt.wt, n*rows, f)
+				a := makeActs(t, rng, gguf.TypeQ8_K, n, f)
+				got := make([]float32, rows)
+				mv(n, w, a, got)
+				for r := range rows {
+					wr := w[r*rb : (r+1)*rb]
+					want := twin(n, wr, a)
+					_, mag := refDot(t, tt.wt, gguf.TypeQ8_K, n, wr, a)
+					if f == fillExact && got[r] != want || math.Abs(float64(got[r]-want)) > 3e-6*mag {
+						t.Errorf("%v row %d: got %g, Go twin %g (magnitude %g)", f, r, got[r], want, mag)
+					}
+				}
+			}
+		})
+	}
+}
