@@ -153,6 +153,13 @@ func (s *smolSession) Generate(ctx context.Context, msgs []Message, o Options) i
 				out.Kind = EventReasoning
 			case smollm3.EventContent:
 				out.Kind = EventContent
+			case smollm3.EventToolCall, smollm3.EventToolError:
+				// The library has read the call already, but the endpoint
+				// reads calls out of the content (tools.go) for every
+				// engine: the event's Text is the call as SmolLM3 writes
+				// it, which that parser turns into tool_calls (or, for a
+				// broken call, into the same error text as for any engine).
+				out.Kind = EventContent
 			case smollm3.EventDone:
 				out.Kind = EventDone
 				if st := ev.Stats; st != nil {

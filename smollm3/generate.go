@@ -35,8 +35,10 @@ type GenerateOptions struct {
 	// Tools are function definitions in the OpenAI form ({"type":
 	// "function", "function": {...}}) that the chat template lists in the
 	// system turn (see chat.Options.Tools). The model calls them by writing
-	// <tool_call>{...}</tool_call> in its answer; parsing that is up to the
-	// caller.
+	// <tool_call>{...}</tool_call> in its answer; with Tools set, Generate
+	// reads those calls out of the answer (package toolcall) and streams
+	// each as an EventToolCall instead of content text, or as an
+	// EventToolError when the model wrote a call that cannot be read.
 	Tools []json.RawMessage
 	// HideReasoning drops the reasoning events; the model still thinks.
 	HideReasoning bool
@@ -77,7 +79,24 @@ const (
 	EventContent
 	// EventDone is the last event of a generation; it carries Stats.
 	EventDone
+	// EventToolCall is a complete tool call the model made (only with
+	// GenerateOptions.Tools); ToolCall is set, and Text is the call as
+	// SmolLM3 writes it (<tool_call>\n{"name": …, "arguments": …}\n</tool_call>).
+	// The call is not part of the content events; SmolLM3's template shows
+	// the model its earlier calls only in an assistant message's Content, so
+	// put Text there for the next turn.
+	EventToolCall
+	// EventToolError is a tool call the model wrote but that cannot be read
+	// (broken JSON, no name; only with GenerateOptions.Tools): Text is what
+	// the model wrote, tags included, and Err says what is wrong (it wraps
+	// toolcall.ErrMalformed). The generation goes on.
+	EventToolError
 )
+
+// ToolCall is a function call made by the model: Name, and Arguments as a
+// JSON object. It is chat.ToolCall, so an EventToolCall's call can go
+// straight into the assistant Message's ToolCalls of the next turn.
+type ToolCall = chat.ToolCall
 
 func (k EventKind) String() string {
 	switch k {
@@ -87,6 +106,10 @@ func (k EventKind) String() string {
 		return "content"
 	case EventDone:
 		return "done"
+	case EventToolCall:
+		return "tool call"
+	case EventToolError:
+		return "tool error"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -97,12 +120,17 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind EventKind
 	// Text is the new text: complete UTF-8 characters, never empty for
-	// reasoning and content events.
+	// reasoning and content events. For tool-call events it is the call's
+	// text, tags included.
 	Text string
 	// Token is the id of the last token that contributed to Text.
 	Token int32
 	// Stats is set on EventDone only.
 	Stats *Stats
+	// ToolCall is set on EventToolCall only.
+	ToolCall *ToolCall
+	// Err is set on EventToolError only.
+	Err error
 }
 
 // Stop reasons reported in Stats.StopReason.

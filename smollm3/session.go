@@ -2,6 +2,7 @@ package smollm3
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/smollm3/chat"
+	"github.com/smolgo/smolgo/toolcall"
 )
 
 // prefillChunk is how many prompt tokens one forward call processes, like
@@ -154,7 +156,8 @@ type generation struct {
 	stop      *stopMatcher
 	dropped   int // messages prompt dropped to fit the context
 	dec       tokenDecoder
-	parser    *chat.Parser // splits reasoning from content
+	parser    *chat.Parser     // splits reasoning from content
+	tools     *toolcall.Parser // reads tool calls out of the content (with Tools)
 }
 
 func (g *generation) run(ctx context.Context, msgs []Message) error {
@@ -259,6 +262,11 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 		open, closeTag = -1, -1
 	}
 	g.parser = chat.NewParser(open, closeTag, chat.ParserOptions{TrimSpace: true})
+	if len(g.opts.Tools) > 0 {
+		// SmolLM3's <tool_call> tokens are not special: they decode to
+		// their text, so the parser works on text alone.
+		g.tools = toolcall.NewParser(-1, -1)
+	}
 	ctxLen := s.cache.maxLen()
 
 	var cons *constrained
@@ -374,12 +382,51 @@ func (g *generation) emit(segs []chat.Segment, tok int32) (hit, ok bool) {
 			}
 			continue
 		}
-		out, hit := g.stop.push(seg.Text)
-		if out != "" && !g.send(Event{Kind: EventContent, Text: out, Token: tok}) {
-			return hit, false
+		if g.tools != nil {
+			hit, ok = g.emitTools(g.tools.Push(-1, seg.Text), tok)
+		} else {
+			hit, ok = g.emitContent(seg.Text, tok)
 		}
-		if hit {
-			return true, true
+		if hit || !ok {
+			return hit, ok
+		}
+	}
+	return false, true
+}
+
+// emitContent sends answer text through the stop strings.
+func (g *generation) emitContent(text string, tok int32) (hit, ok bool) {
+	out, hit := g.stop.push(text)
+	if out != "" && !g.send(Event{Kind: EventContent, Text: out, Token: tok}) {
+		return hit, false
+	}
+	return hit, true
+}
+
+// emitTools sends the tool-call parser's events: text as content, calls
+// and unreadable calls as their own events.
+func (g *generation) emitTools(evs []toolcall.Event, tok int32) (hit, ok bool) {
+	for _, ev := range evs {
+		if ev.Kind == toolcall.KindText {
+			if hit, ok = g.emitContent(ev.Text, tok); hit || !ok {
+				return hit, ok
+			}
+			continue
+		}
+		// A call ends the text before it: what the stop strings held back
+		// (a possible start of a stop string) goes out first.
+		if rest := g.stop.flush(); rest != "" && !g.send(Event{Kind: EventContent, Text: rest, Token: tok}) {
+			return false, false
+		}
+		out := Event{Kind: EventToolCall, Token: tok}
+		if ev.Kind == toolcall.KindCall {
+			out.ToolCall = &ToolCall{Name: ev.Call.Name, Arguments: ev.Call.Arguments}
+			out.Text = toolCallText(ev.Call)
+		} else {
+			out.Kind, out.Text, out.Err = EventToolError, toolcall.OpenTag+ev.Raw+toolcall.CloseTag, ev.Err
+		}
+		if !g.send(out) {
+			return false, false
 		}
 	}
 	return false, true
@@ -402,6 +449,9 @@ func (g *generation) done(reason string) error {
 	if !g.hitStop && g.dec != nil {
 		segs := g.parser.Push(-1, g.dec.Flush())
 		hit, ok := g.emit(append(segs, g.parser.Flush()...), g.lastTok)
+		if ok && !hit && g.tools != nil {
+			hit, ok = g.emitTools(g.tools.Flush(), g.lastTok)
+		}
 		if !ok {
 			return nil
 		}
@@ -418,4 +468,15 @@ func (g *generation) done(reason string) error {
 	st := g.stats
 	g.send(Event{Kind: EventDone, Stats: &st})
 	return nil
+}
+
+// toolCallText writes a call as SmolLM3 writes one (and as its chat template's
+// tool instructions show).
+func toolCallText(c toolcall.Call) string {
+	name, _ := json.Marshal(c.Name)
+	args := c.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return toolcall.OpenTag + "\n{\"name\": " + string(name) + ", \"arguments\": " + string(args) + "}\n" + toolcall.CloseTag
 }

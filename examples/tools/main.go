@@ -170,7 +170,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 			if err != nil {
 				return "", err
 			}
-			if ev.Kind == smollm3.EventContent {
+			// With Tools set, calls arrive as their own events; their
+			// Text is the call as the model writes it, which converse
+			// reads back (and the next turn's prompt must show).
+			switch ev.Kind {
+			case smollm3.EventContent, smollm3.EventToolCall, smollm3.EventToolError:
 				b.WriteString(ev.Text)
 			}
 		}
