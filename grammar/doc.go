@@ -45,7 +45,7 @@
 // On SmolLM3's 128,256-token vocabulary (274,520 trie nodes), measured on
 // a shared 2-core machine: a cached mask costs about 2.3 µs (Allow) or
 // 3.2 µs (Apply, which writes the mask into the logits), the worst uncached
-// one (inside a string, where almost every token is allowed) about 1.7 ms,
+// one (inside a string, where almost every token is allowed) about 2 ms,
 // and a whole typical answer about 0.3 ms per token on average with every
 // cache cold (BenchmarkMask): under 1% of a 3B model's decode step.
 //

@@ -100,3 +100,26 @@ func TestBrowserChat(t *testing.T) {
 		t.Errorf("engine counters after the browser test: %+v", c)
 	}
 }
+
+// TestOpenAINodeToolCalls runs e2e/tools.mjs: a tool-call round trip (tools,
+// tool_calls with and without streaming, the tool's result sent back) through
+// the official openai client, with the fake engine answering "call NAME
+// {json}" with a call and a tool result with "The tool returned: …".
+func TestOpenAINodeToolCalls(t *testing.T) {
+	node := needE2E(t, false)
+	e := &servertest.Engine{}
+	ts := start(t, e, server.Config{})
+	out := runNode(t, node, "tools.mjs", time.Minute, "SMOLGO_URL="+ts.URL)
+	var res struct {
+		OK     bool   `json:"ok"`
+		Answer string `json:"answer"`
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || !res.OK {
+		t.Fatalf("tools.mjs output: %s", out)
+	}
+	if want := `The tool returned: {"temperature":18,"sky":"clear"}`; res.Answer != want {
+		t.Errorf("final answer %q, want %q", res.Answer, want)
+	}
+	t.Logf("openai client tool round trip: %s", lines[len(lines)-1])
+}

@@ -11,6 +11,7 @@ package servertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"iter"
@@ -86,7 +87,17 @@ func (e *Engine) NewSession() server.Session {
 // echoed back. A message "count N" is answered with the numbers 1..N, which
 // makes long, predictable streams for stop-button and load tests, and
 // "think N" reasons in N steps before a short answer.
+//
+// Tool calling: a message "call NAME {json}" is answered with a call of the
+// tool NAME with those arguments, written the way SmolLM3 writes it
+// (<tool_call>{"name": NAME, "arguments": {json}}</tool_call>); the JSON is
+// passed through as given, so broken JSON makes a malformed call. A
+// conversation that ends with a "tool" message (a tool's result) is answered
+// with "The tool returned: " and that result.
 func Echo(msgs []server.Message) (reasoning, content string) {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "tool" {
+		return "A tool answered. I will report its result.", "The tool returned: " + msgs[n-1].Content
+	}
 	last := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "user" {
@@ -104,6 +115,15 @@ func Echo(msgs []server.Message) (reasoning, content string) {
 			}
 			return b.String(), fmt.Sprintf("I thought in %d steps.", k)
 		}
+	}
+	if call, ok := strings.CutPrefix(last, "call "); ok {
+		name, args, _ := strings.Cut(strings.TrimSpace(call), " ")
+		if args = strings.TrimSpace(args); args == "" {
+			args = "{}"
+		}
+		quoted, _ := json.Marshal(name)
+		return fmt.Sprintf("The user wants me to call %s.", name),
+			fmt.Sprintf("<tool_call>\n{\"name\": %s, \"arguments\": %s}\n</tool_call>", quoted, args)
 	}
 	if n, ok := strings.CutPrefix(last, "count "); ok {
 		if k, err := strconv.Atoi(strings.TrimSpace(n)); err == nil && k > 0 && k <= 100000 {
