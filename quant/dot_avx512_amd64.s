@@ -244,7 +244,7 @@ GLOBL q4kNibbles<>(SB), RODATA|NOPTR, $64
 //	}
 //	dy := q8KScale(y)
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
-TEXT ·mvQ4KAVX512GFNI(SB), NOSPLIT, $8-92
+TEXT ·mvQ4KAVX512GFNI(SB), NOSPLIT, $32-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
 	MOVQ out_len+72(FP), AX
@@ -295,8 +295,11 @@ q4kgloop:
 	ORQ R11, AX
 	SHLQ $32, R8
 	ORQ R8, R10
-	VPBROADCASTQ AX, Z1
-	VPBROADCASTQ R10, Y2
+	// Through the frame: broadcasts from memory cost no vector ALU.
+	MOVQ AX, sc-16(SP)
+	MOVQ R10, mn-24(SP)
+	VPBROADCASTQ sc-16(SP), Z1
+	VPBROADCASTQ mn-24(SP), Y2
 
 	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
 	VPSHUFB Y24, Y2, Y2
@@ -307,10 +310,8 @@ q4kgloop:
 	VCVTPH2PS (SI), X4
 	VBROADCASTSS (DI), X5
 	VMULPS X5, X4, X4
-	VBROADCASTSS X4, Z6
-	VMOVSHDUP X4, X7
-	VBROADCASTSS X7, Y7
-	VFMADD231PS Y7, Y3, Y29
+	VMOVQ X4, dd-32(SP)
+	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
 
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
@@ -349,7 +350,7 @@ q4kgloop:
 
 	VPADDD Z13, Z12, Z12
 	VCVTDQ2PS Z12, Z12
-	VFMADD231PS Z6, Z12, Z30
+	VFMADD231PS.BCST dd-32(SP), Z12, Z30
 
 	ADDQ $144, SI
 	ADDQ $292, DI
