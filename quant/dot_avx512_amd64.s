@@ -224,12 +224,66 @@ DATA q4kNibbles<>+0x30(SB)/8, $0x1020408000000000
 DATA q4kNibbles<>+0x38(SB)/8, $0x1020408000000000
 GLOBL q4kNibbles<>(SB), RODATA|NOPTR, $64
 
+// q4_K with GFNI: constants of the scale and min shuffles. The 12 scale
+// bytes are unpacked (Q4K_SCALES) into 16 bytes [sc0-3 mn0-3 sc4-7 mn4-7];
+// q4kMinCtl spreads the mins into the words m0 m0 m1 m1 ... m7 m7 that meet
+// bsums[0..15] in VPMADDWD; q4kPack01 and q4kPack23 give the word scales of
+// the packed sub-block sums (see mvQ4KAVX512GFNI).
+DATA q4kMinCtl<>+0x00(SB)/8, $0x8005800580048004
+DATA q4kMinCtl<>+0x08(SB)/8, $0x8007800780068006
+DATA q4kMinCtl<>+0x10(SB)/8, $0x800d800d800c800c
+DATA q4kMinCtl<>+0x18(SB)/8, $0x800f800f800e800e
+GLOBL q4kMinCtl<>(SB), RODATA|NOPTR, $32
+DATA q4kPack01<>+0x00(SB)/8, $0x8000800080008000
+DATA q4kPack01<>+0x08(SB)/8, $0x8002800280028002
+DATA q4kPack01<>+0x10(SB)/8, $0x8000800080008000
+DATA q4kPack01<>+0x18(SB)/8, $0x8002800280028002
+DATA q4kPack01<>+0x20(SB)/8, $0x8001800180018001
+DATA q4kPack01<>+0x28(SB)/8, $0x8003800380038003
+DATA q4kPack01<>+0x30(SB)/8, $0x8001800180018001
+DATA q4kPack01<>+0x38(SB)/8, $0x8003800380038003
+GLOBL q4kPack01<>(SB), RODATA|NOPTR, $64
+DATA q4kPack23<>+0x00(SB)/8, $0x8008800880088008
+DATA q4kPack23<>+0x08(SB)/8, $0x800a800a800a800a
+DATA q4kPack23<>+0x10(SB)/8, $0x8008800880088008
+DATA q4kPack23<>+0x18(SB)/8, $0x800a800a800a800a
+DATA q4kPack23<>+0x20(SB)/8, $0x8009800980098009
+DATA q4kPack23<>+0x28(SB)/8, $0x800b800b800b800b
+DATA q4kPack23<>+0x30(SB)/8, $0x8009800980098009
+DATA q4kPack23<>+0x38(SB)/8, $0x800b800b800b800b
+GLOBL q4kPack23<>(SB), RODATA|NOPTR, $64
+
+// Unpacks the 12 scale bytes of the q4_K block at SI into 16 bytes at
+// sm-24(SP): [sc0-3 mn0-3 sc4-7 mn4-7]. R14 = 0x3f3f..., R15 = 0x3030...
+#define Q4K_SCALES \
+	MOVQ 4(SI), AX \
+	MOVL 12(SI), DX \
+	MOVQ AX, BX \
+	ANDQ R14, BX \
+	SHRQ $2, AX \
+	ANDQ R15, AX \
+	MOVL DX, R10 \
+	ANDL $0x0f0f0f0f, DX \
+	ANDL $0xf0f0f0f0, R10 \
+	SHLQ $28, R10 \
+	ORQ R10, DX \
+	ORQ DX, AX \
+	MOVQ BX, sm-24(SP) \
+	MOVQ AX, smh-16(SP)
+
+
 // func mvQ4KAVX512GFNI(w, a []byte, nb, nrows int, out []float32) float32
 //
-// mvQ4KAVX512 for CPUs with GFNI: one VGF2P8AFFINEQB (bit matrices
-// q4kNibbles) takes the low nibbles into the lower and the high nibbles into
-// the upper half of each widened chunk, instead of a masked shift and an
-// AND. It computes, as mvQ4KAVX512 and the Go twin dotQ4_K:
+// mvQ4KAVX512 for CPUs with GFNI, and with fewer vector operations per
+// block: one VGF2P8AFFINEQB (bit matrices q4kNibbles) takes the low nibbles
+// of a broadcast 32-byte chunk into the lower and the high nibbles into the
+// upper half, so one VPDPBUSD covers sub-blocks 2j and 2j+1 in the natural
+// q8_K order. The int32 sums of two chunks (each at most 4·15·128, so they
+// fit in 16 bits) are packed into words with VPACKSSDW, and one VPMADDWD
+// against word scales multiplies four sub-blocks at once (two VPSHUFBs and
+// two multiplies per block instead of four each). The scales and mins are
+// unpacked with 64-bit scalar operations. It computes, as mvQ4KAVX512 and
+// the Go twin dotQ4_K:
 //
 //	for s := 0; s < 8; s++ {
 //		sc, m := scaleMinK4(s, x[4:16])
@@ -249,106 +303,60 @@ TEXT ·mvQ4KAVX512GFNI(SB), NOSPLIT, $32-92
 	MOVQ out_base+64(FP), R13
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
-	JNZ mvQ4KGFNIOutOK
-	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
-mvQ4KGFNIOutOK:
+	JNZ q4kgOutOK
+	LEAQ scratch-8(SP), R13
+q4kgOutOK:
 	MOVQ nrows+56(FP), R12
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
-	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
-	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
-	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
-	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
-	VMOVDQU64 q4kMinShuf<>(SB), Y24
+	MOVQ $0x3f3f3f3f3f3f3f3f, R14
+	MOVQ $0x3030303030303030, R15
 	VMOVDQU64 q4kNibbles<>(SB), Z28
+	VMOVDQU64 q4kMinCtl<>(SB), Y24
+	VMOVDQU64 q4kPack01<>(SB), Z26
+	VMOVDQU64 q4kPack23<>(SB), Z27
 
 q4kgrow:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
-	VPXORD Z30, Z30, Z30 // Σ d·isum lanes
-	VPXORD Z29, Z29, Z29 // Σ dmin·msum lanes (low 8)
+	VPXORD Z30, Z30, Z30
+	VPXORD Y29, Y29, Y29
 
 q4kgloop:
-	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	MOVL BX, R10
-	ANDL $0x3f3f3f3f, R10 // mins 0..3
-	MOVL DX, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R11          // scales 4..7
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, R11
-	ORQ R11, AX
-	SHLQ $32, R8
-	ORQ R8, R10
-	// Through the frame: broadcasts from memory cost no vector ALU.
-	MOVQ AX, sc-16(SP)
-	MOVQ R10, mn-24(SP)
-	VPBROADCASTQ sc-16(SP), Z1
-	VPBROADCASTQ mn-24(SP), Y2
-
-	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
-	VPSHUFB Y24, Y2, Y2
+	Q4K_SCALES
+	VPBROADCASTQ sm-24(SP), Z1
+	VPBROADCASTQ smh-16(SP), Z5
+	VPUNPCKLQDQ Z5, Z1, Z1
+	VPSHUFB Y24, Y1, Y2
 	VPMADDWD 260(DI), Y2, Y3
 	VCVTDQ2PS Y3, Y3
-
-	// d·d_a and dmin·d_a.
 	VCVTPH2PS (SI), X4
-	VBROADCASTSS (DI), X5
-	VMULPS X5, X4, X4
+	VMULPS.BCST (DI), X4, X4
 	VMOVQ X4, dd-32(SP)
 	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
 
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-
-	// Chunk 0: sub-blocks 0, 1.
 	VBROADCASTI64X4 16(SI), Z8
 	VGF2P8AFFINEQB $0, Z28, Z8, Z8
 	VPXORD Z10, Z10, Z10
 	VPDPBUSD 4(DI), Z8, Z10
-	VPSHUFB Z20, Z1, Z11
-	VPDPWSSD Z11, Z10, Z12
-
-	// Chunk 1: sub-blocks 2, 3.
 	VBROADCASTI64X4 48(SI), Z14
 	VGF2P8AFFINEQB $0, Z28, Z14, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 68(DI), Z14, Z16
-	VPSHUFB Z21, Z1, Z17
-	VPDPWSSD Z17, Z16, Z13
+	VPACKSSDW Z16, Z10, Z10
+	VPSHUFB Z26, Z1, Z11
+	VPMADDWD Z11, Z10, Z12
 
-	// Chunk 2: sub-blocks 4, 5.
 	VBROADCASTI64X4 80(SI), Z8
 	VGF2P8AFFINEQB $0, Z28, Z8, Z8
-	VPXORD Z10, Z10, Z10
-	VPDPBUSD 132(DI), Z8, Z10
-	VPSHUFB Z22, Z1, Z11
-	VPDPWSSD Z11, Z10, Z12
-
-	// Chunk 3: sub-blocks 6, 7.
+	VPXORD Z17, Z17, Z17
+	VPDPBUSD 132(DI), Z8, Z17
 	VBROADCASTI64X4 112(SI), Z14
 	VGF2P8AFFINEQB $0, Z28, Z14, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 196(DI), Z14, Z16
-	VPSHUFB Z23, Z1, Z17
-	VPDPWSSD Z17, Z16, Z13
+	VPACKSSDW Z16, Z17, Z17
+	VPSHUFB Z27, Z1, Z11
+	VPDPWSSD Z11, Z17, Z12
 
-	VPADDD Z13, Z12, Z12
 	VCVTDQ2PS Z12, Z12
 	VFMADD231PS.BCST dd-32(SP), Z12, Z30
 
@@ -357,7 +365,6 @@ q4kgloop:
 	DECQ CX
 	JNZ q4kgloop
 
-q4kgdone:
 	VEXTRACTF64X4 $1, Z30, Y0
 	VADDPS Y30, Y0, Y0
 	VSUBPS Y29, Y0, Y0
@@ -372,7 +379,7 @@ q4kgdone:
 	DECQ R12
 	JNZ q4kgrow
 	VZEROUPPER
-	MOVSS X0, ret+88(FP) // the last row's result
+	MOVSS X0, ret+88(FP)
 	RET
 
 // q6_K constants: 0x30 masks the two top bits in place; the shift counts
