@@ -48,4 +48,11 @@ for e in (l, s):
     rs = by.get(e, [])
     print(f"{e:10} {med(e,'pp_tps'):8.2f} {med(e,'tg_tps'):8.2f} {statistics.median(r['load_s'] for r in rs):7.2f} {max(r['peak_rss_mb'] for r in rs):7.0f}")
 print(f"{'ratio':10} {med(s,'pp_tps')/med(l,'pp_tps'):8.2f}x {med(s,'tg_tps')/med(l,'tg_tps'):7.2f}x")
+roof = [r for r in by.get(s, []) if r.get("read_gbps")]
+if roof:
+    gb = statistics.median(r["read_gbps"] for r in roof)
+    tps = statistics.median(r["tg_roofline_tps"] for r in roof)
+    print(f"memory read ceiling (smolgo's probe, per round: {', '.join(str(r['read_gbps']) for r in roof)} GB/s): "
+          f"median {gb:.1f} GB/s = {tps:.1f} t/s decode roofline; decode reaches "
+          f"llama.cpp {med(l,'tg_tps')/tps:.0%}, smolgo {med(s,'tg_tps')/tps:.0%} of it")
 PY

@@ -11,13 +11,24 @@
 // untimed -tg-prompt token prompt, each step computing its logits. Speeds are
 // medians; the *_all arrays hold every repetition. peak_rss_mb is the
 // process's maximum resident set (touched pages of the mapped file count).
+//
+// Decode reads every weight once per token, so its speed is bounded by how
+// fast the machine streams memory. After the speed runs bench measures that
+// bound on the same file: read_gbps is the median rate at which -threads
+// goroutines scan all tensor data of the mapped file (bytes.Count, after the
+// RSS reading, so it does not inflate peak_rss_mb), tg_roofline_tps is
+// read_gbps divided by the tensor bytes, and tg_roofline_frac is tg_tps over
+// it: how close decode comes to the memory bandwidth (-roofline=false skips
+// this).
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -25,9 +36,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/quant"
 	"github.com/smolgo/smolgo/smollm3"
@@ -52,6 +65,10 @@ type result struct {
 	PPTpsAll   []float64 `json:"pp_tps_all"`
 	TGTpsAll   []float64 `json:"tg_tps_all"`
 	GoVersion  string    `json:"go_version"`
+
+	ReadGBps      float64 `json:"read_gbps,omitempty"`
+	TGRoofline    float64 `json:"tg_roofline_tps,omitempty"`
+	TGRooflineFra float64 `json:"tg_roofline_frac,omitempty"`
 }
 
 func main() {
@@ -64,16 +81,17 @@ func main() {
 		reps     = flag.Int("reps", 3, "repetitions (medians are reported)")
 		kvType   = flag.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
 		seed     = flag.Uint64("seed", 1, "seed of the random prompt tokens")
+		roofline = flag.Bool("roofline", true, "measure the memory read rate of the weights (decode's bound)")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(log, *model, *threads, *pp, *tg, *tgPrompt, *reps, *kvType, *seed); err != nil {
+	if err := run(os.Stdout, log, *model, *threads, *pp, *tg, *tgPrompt, *reps, *kvType, *seed, *roofline); err != nil {
 		log.Error("bench failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, path string, threads, pp, tg, tgPrompt, reps int, kvName string, seed uint64) error {
+func run(out io.Writer, log *slog.Logger, path string, threads, pp, tg, tgPrompt, reps int, kvName string, seed uint64, roofline bool) error {
 	if path == "" {
 		return fmt.Errorf("-model is required")
 	}
@@ -179,7 +197,54 @@ func run(log *slog.Logger, path string, threads, pp, tg, tgPrompt, reps int, kvN
 		res.TGTpsAll[i] = round(res.TGTpsAll[i])
 	}
 	res.PPTps, res.TGTps = round(res.PPTps), round(res.TGTps)
-	return json.NewEncoder(os.Stdout).Encode(res)
+	if roofline && tg > 0 {
+		gbps, tensorBytes, err := readRate(ctx, path, threads, reps)
+		if err != nil {
+			return err
+		}
+		res.ReadGBps = round(gbps)
+		res.TGRoofline = round(gbps * 1e9 / float64(tensorBytes))
+		res.TGRooflineFra = round(res.TGTps / res.TGRoofline)
+		log.Info("roofline", "read_gbps", res.ReadGBps, "tg_roofline_tps", res.TGRoofline, "tg_roofline_frac", res.TGRooflineFra)
+	}
+	return json.NewEncoder(out).Encode(res)
+}
+
+// readRate maps the model file again and scans all its tensor data reps
+// times with threads goroutines (each takes its share of every tensor, as
+// the matrix products do). It returns the median rate in GB/s and the
+// tensor bytes.
+func readRate(ctx context.Context, path string, threads, reps int) (float64, int64, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	var total int64
+	datas := make([][]byte, len(f.Tensors))
+	for i := range f.Tensors {
+		datas[i] = f.TensorData(&f.Tensors[i])
+		total += int64(len(datas[i]))
+	}
+	var rates []float64
+	for range reps + 1 { // the first pass pages the second mapping in
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		for th := range threads {
+			wg.Go(func() {
+				for _, d := range datas {
+					n := len(d)
+					bytes.Count(d[n*th/threads:n*(th+1)/threads], []byte{0x5a})
+				}
+			})
+		}
+		wg.Wait()
+		rates = append(rates, float64(total)/time.Since(t0).Seconds()/1e9)
+	}
+	return median(rates[1:]), total, nil
 }
 
 func argmax(x []float32) int32 {
