@@ -77,8 +77,69 @@ func (j *attnJob) Do(lo, hi int) {
 
 // onlineF16 is llama.cpp's flash-attention path for small batches over an
 // f16 cache: one query head q against KV positions [0, kvLen) of the head at
-// offset off (stride floats between positions).
+// offset off (stride floats between positions). The running max M, sum S
+// and accumulator (kept in float16 precision, as llama.cpp's VKQ16) follow
+// the positions in order; onlineF16Blocked computes exactly the same numbers
+// faster.
 func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
+	if hd := len(q); haveF16Kernels && hd%64 == 0 && hd <= maxStackHead {
+		onlineF16Blocked(out, q, kc, vc, off, stride, kvLen, scale)
+		return
+	}
+	onlineF16Go(out, q, kc, vc, off, stride, kvLen, scale)
+}
+
+// attnBlock is how many positions onlineF16Blocked scores at a time.
+const attnBlock = 256
+
+// onlineF16Blocked is onlineF16Go reordered for speed, with bit-identical
+// results: for each block of positions it first computes all the scores
+// (independent dot products), then the running max and sum with the
+// per-position factors ms (rescale of the accumulator at a new maximum) and
+// vs (weight of the value row), and last the accumulator updates in
+// assembly with the accumulator in registers. Every float operation is the
+// one onlineF16Go does, in the same order per element.
+func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
+	hd := len(q)
+	var qbuf, accBuf [maxStackHead]float32
+	var sc, ms, vs [attnBlock]float32
+	qh, acc := qbuf[:hd], accBuf[:hd]
+	for i, v := range q {
+		qh[i] = roundF16(v)
+	}
+	M := float32(math.Inf(-1))
+	var S float32
+	for p0 := 0; p0 < kvLen; p0 += attnBlock {
+		np := min(attnBlock, kvLen-p0)
+		_ = kc[(p0+np-1)*stride+off+hd-1]
+		dotsF16x64(&kc[p0*stride+off], stride, np, &qh[0], hd, scale, &sc[0])
+		for i, s := range sc[:np] {
+			m, v := float32(1), float32(1)
+			if s > M {
+				mold := M
+				M = s
+				m = expf(mold - M)
+			} else {
+				v = expf(s - M)
+			}
+			ms[i], vs[i] = m, v
+			S = S*m + v
+		}
+		_ = vc[(p0+np-1)*stride+off+hd-1]
+		madSeqF16x64(&acc[0], &vc[p0*stride+off], stride, &vs[0], &ms[0], np, hd)
+	}
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
+	for i := range out {
+		out[i] = acc[i] * inv
+	}
+}
+
+// onlineF16Go is the reference (and fallback) of onlineF16: the loop as
+// llama.cpp writes it, one position at a time.
+func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
 	hd := len(q)
 	var qbuf, accBuf [maxStackHead]float32
 	qh, acc := qbuf[:], accBuf[:]

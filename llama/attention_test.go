@@ -207,3 +207,62 @@ func TestTileKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlineF16BlockedMatchesGo checks that the blocked decode attention
+// (scores first, then the running max and sum, then the accumulator in
+// assembly) gives the same bits as llama.cpp's one-position-at-a-time loop:
+// head sizes 64 and 128, a head at an offset inside wider rows, lengths
+// around the block size, and scores that rise (a new maximum at every
+// position, so the accumulator is rescaled each time), fall, or are large
+// enough to overflow float16 in the accumulator.
+func TestOnlineF16BlockedMatchesGo(t *testing.T) {
+	if !haveF16Kernels {
+		t.Skip("no AVX2/FMA/F16C kernels on this CPU or build (purego); onlineF16Go is what runs")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, hd := range []int{64, 128} {
+		for _, kvLen := range []int{1, 2, 63, 255, 256, 257, 700, 1300} {
+			for _, shape := range []string{"random", "rising", "falling", "huge"} {
+				const heads = 3
+				stride, off := heads*hd, hd // the middle head of three
+				k, v := make([]uint16, stride*kvLen), make([]uint16, stride*kvLen)
+				for i := range k {
+					k[i] = toF16(float32(r.NormFloat64()))
+					x := r.NormFloat64()
+					if shape == "huge" {
+						x *= 3e4
+					}
+					v[i] = toF16(float32(x))
+				}
+				q := make([]float32, hd)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+				}
+				if shape == "rising" || shape == "falling" {
+					// Make row p's key p·q/|q|² (scaled) so the score is monotone in p.
+					var qq float64
+					for _, x := range q {
+						qq += float64(x) * float64(x)
+					}
+					for p := range kvLen {
+						f := float64(p) / float64(kvLen) * 8
+						if shape == "falling" {
+							f = -f
+						}
+						for i := range hd {
+							k[p*stride+off+i] = toF16(float32(f * float64(q[i]) / qq * float64(hd)))
+						}
+					}
+				}
+				want, got := make([]float32, hd), make([]float32, hd)
+				onlineF16Go(want, q, k, v, off, stride, kvLen, 0.088)
+				onlineF16Blocked(got, q, k, v, off, stride, kvLen, 0.088)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("hd %d, %d positions, %s: out[%d] = %g, Go loop %g", hd, kvLen, shape, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -44,3 +44,18 @@ func dotsF32x4(k *float32, np int, q *float32, hd int, out *float32, ostride int
 //
 //go:noescape
 func pvF32x64(out, v, w *float32, np, hd int)
+
+// madSeqF16x64 is the accumulator pass of onlineF16Blocked over np positions
+// (acc += round16(v[p]·vs[p]) after a rescale by ms[p] where ms[p] != 1),
+// keeping acc in registers; hd is a positive multiple of 64 and stride is in
+// float16 elements.
+//
+//go:noescape
+func madSeqF16x64(acc *float32, v *uint16, stride int, vs, ms *float32, np, hd int)
+
+// dotsF16x64 computes out[p] = dotF16x64(k[p*stride:], q, n) * scale for p
+// in [0, np), prefetching the key rows ahead; n is a positive multiple of
+// 64 and stride is in float16 elements.
+//
+//go:noescape
+func dotsF16x64(k *uint16, stride, np int, q *float32, n int, scale float32, out *float32)

@@ -238,3 +238,223 @@ pvrow:
 	JLT  pvchunk
 	VZEROUPPER
 	RET
+
+// func madSeqF16x64(acc *float32, v *uint16, stride int, vs, ms *float32, np, hd int)
+//
+// The accumulator pass of onlineF16 over np positions, with acc held in
+// registers 64 floats at a time instead of being loaded and stored for every
+// position. As the Go loop of onlineF16Blocked:
+//
+//	for p := range np {
+//		if ms[p] != 1 {
+//			for i, a := range acc {
+//				acc[i] = roundF16(a * ms[p])
+//			}
+//		}
+//		madF16(acc, v[p*stride:p*stride+hd], vs[p])
+//	}
+//
+// hd is a positive multiple of 64; stride is in float16 elements. Value
+// rows 8 positions ahead are prefetched.
+TEXT ·madSeqF16x64(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ v+8(FP), SI
+	MOVQ stride+16(FP), R8
+	SHLQ $1, R8
+	MOVQ vs+24(FP), R9
+	MOVQ ms+32(FP), R10
+	MOVQ np+40(FP), R11
+	MOVQ hd+48(FP), R12
+	MOVL $0x3f800000, AX
+	MOVL AX, X15
+	MOVQ R8, R13
+	SHLQ $3, R13 // prefetch 8 rows ahead
+
+madseqchunk:
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	MOVQ SI, BX
+	XORQ CX, CX
+
+madseqpos:
+	PREFETCHT0 0(BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	PREFETCHT0 128(BX)(R13*1)
+	PREFETCHT0 192(BX)(R13*1)
+	MOVSS (R10)(CX*4), X8
+	UCOMISS X15, X8
+	JNE madseqscale
+	JPS madseqscale
+	JMP madseqmad
+
+madseqscale:
+	VBROADCASTSS X8, Y8
+	VMULPS Y8, Y0, Y0
+	VCVTPS2PH $0, Y0, X10
+	VCVTPH2PS X10, Y0
+	VMULPS Y8, Y1, Y1
+	VCVTPS2PH $0, Y1, X10
+	VCVTPH2PS X10, Y1
+	VMULPS Y8, Y2, Y2
+	VCVTPS2PH $0, Y2, X10
+	VCVTPH2PS X10, Y2
+	VMULPS Y8, Y3, Y3
+	VCVTPS2PH $0, Y3, X10
+	VCVTPH2PS X10, Y3
+	VMULPS Y8, Y4, Y4
+	VCVTPS2PH $0, Y4, X10
+	VCVTPH2PS X10, Y4
+	VMULPS Y8, Y5, Y5
+	VCVTPS2PH $0, Y5, X10
+	VCVTPH2PS X10, Y5
+	VMULPS Y8, Y6, Y6
+	VCVTPS2PH $0, Y6, X10
+	VCVTPH2PS X10, Y6
+	VMULPS Y8, Y7, Y7
+	VCVTPS2PH $0, Y7, X10
+	VCVTPH2PS X10, Y7
+
+madseqmad:
+	VBROADCASTSS (R9)(CX*4), Y9
+	VCVTPH2PS 0(BX), Y10
+	VFMADD231PS Y9, Y10, Y0
+	VCVTPS2PH $0, Y0, X11
+	VCVTPH2PS X11, Y0
+	VCVTPH2PS 16(BX), Y10
+	VFMADD231PS Y9, Y10, Y1
+	VCVTPS2PH $0, Y1, X11
+	VCVTPH2PS X11, Y1
+	VCVTPH2PS 32(BX), Y10
+	VFMADD231PS Y9, Y10, Y2
+	VCVTPS2PH $0, Y2, X11
+	VCVTPH2PS X11, Y2
+	VCVTPH2PS 48(BX), Y10
+	VFMADD231PS Y9, Y10, Y3
+	VCVTPS2PH $0, Y3, X11
+	VCVTPH2PS X11, Y3
+	VCVTPH2PS 64(BX), Y10
+	VFMADD231PS Y9, Y10, Y4
+	VCVTPS2PH $0, Y4, X11
+	VCVTPH2PS X11, Y4
+	VCVTPH2PS 80(BX), Y10
+	VFMADD231PS Y9, Y10, Y5
+	VCVTPS2PH $0, Y5, X11
+	VCVTPH2PS X11, Y5
+	VCVTPH2PS 96(BX), Y10
+	VFMADD231PS Y9, Y10, Y6
+	VCVTPS2PH $0, Y6, X11
+	VCVTPH2PS X11, Y6
+	VCVTPH2PS 112(BX), Y10
+	VFMADD231PS Y9, Y10, Y7
+	VCVTPS2PH $0, Y7, X11
+	VCVTPH2PS X11, Y7
+	ADDQ R8, BX
+	INCQ CX
+	CMPQ CX, R11
+	JLT madseqpos
+
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ $256, DI
+	ADDQ $128, SI
+	SUBQ $64, R12
+	JNZ madseqchunk
+	VZEROUPPER
+	RET
+
+// func dotsF16x64(k *uint16, stride, np int, q *float32, n int, scale float32, out *float32)
+//
+// np calls of dotF16x64 on key rows stride float16 elements apart, each
+// result times scale, stored to out[0:np], as the Go loop
+//
+//	for p := range np {
+//		out[p] = dotF16(k[p*stride:p*stride+n], q) * scale
+//	}
+//
+// with the same accumulation and reduction order as dotF16x64, so the bits
+// are the same. Rows 8 positions ahead are prefetched (the rows of one head
+// are stride apart, too far apart for the hardware to see one stream).
+TEXT ·dotsF16x64(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), R8
+	MOVQ stride+8(FP), R9
+	SHLQ $1, R9
+	MOVQ np+16(FP), R10
+	MOVQ q+24(FP), R11
+	MOVQ n+32(FP), R12
+	VBROADCASTSS scale+40(FP), X12
+	MOVQ out+48(FP), R13
+	MOVQ R9, R14
+	SHLQ $3, R14 // 8 rows ahead
+
+dotsrow:
+	PREFETCHT0 0(R8)(R14*1)
+	PREFETCHT0 64(R8)(R14*1)
+	PREFETCHT0 128(R8)(R14*1)
+	PREFETCHT0 192(R8)(R14*1)
+	MOVQ R8, SI
+	MOVQ R11, DI
+	MOVQ R12, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+dotsloop:
+	VCVTPH2PS 0(SI), Y8
+	VFMADD231PS 0(DI), Y8, Y0
+	VCVTPH2PS 16(SI), Y9
+	VFMADD231PS 32(DI), Y9, Y1
+	VCVTPH2PS 32(SI), Y10
+	VFMADD231PS 64(DI), Y10, Y2
+	VCVTPH2PS 48(SI), Y11
+	VFMADD231PS 96(DI), Y11, Y3
+	VCVTPH2PS 64(SI), Y8
+	VFMADD231PS 128(DI), Y8, Y4
+	VCVTPH2PS 80(SI), Y9
+	VFMADD231PS 160(DI), Y9, Y5
+	VCVTPH2PS 96(SI), Y10
+	VFMADD231PS 192(DI), Y10, Y6
+	VCVTPH2PS 112(SI), Y11
+	VFMADD231PS 224(DI), Y11, Y7
+	ADDQ $128, SI
+	ADDQ $256, DI
+	SUBQ $64, CX
+	JNZ  dotsloop
+
+	VADDPS Y4, Y0, Y0
+	VADDPS Y6, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y7, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VPERMILPS $0x4E, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VMULSS X12, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	ADDQ R9, R8
+	DECQ R10
+	JNZ dotsrow
+	VZEROUPPER
+	RET
