@@ -54,181 +54,12 @@ DATA q4kMinShuf<>+0x10(SB)/8, $0x8005800580048004
 DATA q4kMinShuf<>+0x18(SB)/8, $0x8007800780068006
 GLOBL q4kMinShuf<>(SB), RODATA|NOPTR, $32
 
-// func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32) float32
-//
-// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
-// product of row r with the activations a.
-// The q4_K · q8_K dot product of nb blocks, as the Go twin dotQ4_K:
-//
-//	for s := 0; s < 8; s++ {
-//		sc, m := scaleMinK4(s, x[4:16])
-//		msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
-//		q := x[16+32*(s/2):]
-//		shift := 4 * (s % 2)
-//		var d int32
-//		for l := 0; l < 32; l++ {
-//			d += int32(q[l]>>shift&0xf) * int32(int8(y[4+32*s+l]))
-//		}
-//		isum += int32(sc) * d
-//	}
-//	dy := q8KScale(y)
-//	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
-//
-// One 32-byte chunk of qs holds sub-blocks 2j (low nibbles) and 2j+1 (high
-// nibbles); it is widened to 64 nibble bytes [low | high] that line up with
-// the 64 activation bytes of those two sub-blocks.
-TEXT ·mvQ4KAVX512(SB), NOSPLIT, $8-92
-	MOVQ w_base+0(FP), SI
-	MOVQ out_base+64(FP), R13
-	MOVQ out_len+72(FP), AX
-	TESTQ AX, AX
-	JNZ mvQ4KAVX512OutOK
-	LEAQ scratch-8(SP), R13 // no out (one row): store to the frame
-mvQ4KAVX512OutOK:
-	MOVQ nrows+56(FP), R12
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
-	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
-	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
-	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
-	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
-	VMOVDQU64 q4kMinShuf<>(SB), Y24
-	MOVL $0xffff0000, AX
-	KMOVD AX, K1 // the upper 16 words: the high nibbles
-
-q4krow:
-	MOVQ a_base+24(FP), DI
-	MOVQ nb+48(FP), CX
-	VPXORD Z30, Z30, Z30 // Σ d·isum lanes
-	VPXORD Z29, Z29, Z29 // Σ dmin·msum lanes (low 8)
-
-q4kloop:
-	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	MOVL BX, R10
-	ANDL $0x3f3f3f3f, R10 // mins 0..3
-	MOVL DX, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R11          // scales 4..7
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, R11
-	ORQ R11, AX
-	SHLQ $32, R8
-	ORQ R8, R10
-	VPBROADCASTQ AX, Z1
-	VPBROADCASTQ R10, Y2
-
-	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
-	VPSHUFB Y24, Y2, Y2
-	VPMADDWD 260(DI), Y2, Y3
-	VCVTDQ2PS Y3, Y3
-
-	// d·d_a and dmin·d_a.
-	VCVTPH2PS (SI), X4
-	VBROADCASTSS (DI), X5
-	VMULPS X5, X4, X4
-	VBROADCASTSS X4, Z6
-	VMOVSHDUP X4, X7
-	VBROADCASTSS X7, Y7
-	VFMADD231PS Y7, Y3, Y29
-
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-
-	// Chunk 0: sub-blocks 0, 1.
-	VBROADCASTI64X4 16(SI), Z8
-	VPSRLW $4, Z8, K1, Z8
-	VPANDD Z31, Z8, Z8
-	VPXORD Z10, Z10, Z10
-	VPDPBUSD 4(DI), Z8, Z10
-	VPSHUFB Z20, Z1, Z11
-	VPDPWSSD Z11, Z10, Z12
-
-	// Chunk 1: sub-blocks 2, 3.
-	VBROADCASTI64X4 48(SI), Z14
-	VPSRLW $4, Z14, K1, Z14
-	VPANDD Z31, Z14, Z14
-	VPXORD Z16, Z16, Z16
-	VPDPBUSD 68(DI), Z14, Z16
-	VPSHUFB Z21, Z1, Z17
-	VPDPWSSD Z17, Z16, Z13
-
-	// Chunk 2: sub-blocks 4, 5.
-	VBROADCASTI64X4 80(SI), Z8
-	VPSRLW $4, Z8, K1, Z8
-	VPANDD Z31, Z8, Z8
-	VPXORD Z10, Z10, Z10
-	VPDPBUSD 132(DI), Z8, Z10
-	VPSHUFB Z22, Z1, Z11
-	VPDPWSSD Z11, Z10, Z12
-
-	// Chunk 3: sub-blocks 6, 7.
-	VBROADCASTI64X4 112(SI), Z14
-	VPSRLW $4, Z14, K1, Z14
-	VPANDD Z31, Z14, Z14
-	VPXORD Z16, Z16, Z16
-	VPDPBUSD 196(DI), Z14, Z16
-	VPSHUFB Z23, Z1, Z17
-	VPDPWSSD Z17, Z16, Z13
-
-	VPADDD Z13, Z12, Z12
-	VCVTDQ2PS Z12, Z12
-	VFMADD231PS Z6, Z12, Z30
-
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q4kloop
-
-q4kdone:
-	VEXTRACTF64X4 $1, Z30, Y0
-	VADDPS Y30, Y0, Y0
-	VSUBPS Y29, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDPS X1, X0, X0
-	VMOVSHDUP X0, X1
-	VADDSS X1, X0, X0
-	MOVSS X0, (R13)
-	ADDQ $4, R13
-	DECQ R12
-	JNZ q4krow
-	VZEROUPPER
-	MOVSS X0, ret+88(FP) // the last row's result
-	RET
-
-// q4kNibbles: VGF2P8AFFINEQB bit matrices that take the low nibble of each
-// byte in the lower 256 bits and the high nibble in the upper 256 bits.
-DATA q4kNibbles<>+0x00(SB)/8, $0x0102040800000000
-DATA q4kNibbles<>+0x08(SB)/8, $0x0102040800000000
-DATA q4kNibbles<>+0x10(SB)/8, $0x0102040800000000
-DATA q4kNibbles<>+0x18(SB)/8, $0x0102040800000000
-DATA q4kNibbles<>+0x20(SB)/8, $0x1020408000000000
-DATA q4kNibbles<>+0x28(SB)/8, $0x1020408000000000
-DATA q4kNibbles<>+0x30(SB)/8, $0x1020408000000000
-DATA q4kNibbles<>+0x38(SB)/8, $0x1020408000000000
-GLOBL q4kNibbles<>(SB), RODATA|NOPTR, $64
-
-// q4_K with GFNI: constants of the scale and min shuffles. The 12 scale
+// q4_K mat-vec (mvQ4KAVX512, mvQ4KAVX512GFNI): constants of the scale and
+// min shuffles. The 12 scale
 // bytes are unpacked (Q4K_SCALES) into 16 bytes [sc0-3 mn0-3 sc4-7 mn4-7];
 // q4kMinCtl spreads the mins into the words m0 m0 m1 m1 ... m7 m7 that meet
 // bsums[0..15] in VPMADDWD; q4kPack01 and q4kPack23 give the word scales of
-// the packed sub-block sums (see mvQ4KAVX512GFNI).
+// the packed sub-block sums (see mvQ4KAVX512).
 DATA q4kMinCtl<>+0x00(SB)/8, $0x8005800580048004
 DATA q4kMinCtl<>+0x08(SB)/8, $0x8007800780068006
 DATA q4kMinCtl<>+0x10(SB)/8, $0x800d800d800c800c
@@ -271,19 +102,145 @@ GLOBL q4kPack23<>(SB), RODATA|NOPTR, $64
 	MOVQ BX, sm-24(SP) \
 	MOVQ AX, smh-16(SP)
 
+// func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows consecutive weight rows of nb blocks each, out[r] is the dot
+// product of row r with the activations a.
+// The q4_K · q8_K dot product of nb blocks, as the Go twin dotQ4_K:
+//
+//	for s := 0; s < 8; s++ {
+//		sc, m := scaleMinK4(s, x[4:16])
+//		msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+//		q := x[16+32*(s/2):]
+//		shift := 4 * (s % 2)
+//		var d int32
+//		for l := 0; l < 32; l++ {
+//			d += int32(q[l]>>shift&0xf) * int32(int8(y[4+32*s+l]))
+//		}
+//		isum += int32(sc) * d
+//	}
+//	dy := q8KScale(y)
+//	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//
+// One 32-byte chunk of qs holds sub-blocks 2j (low nibbles) and 2j+1 (high
+// nibbles); it is widened to 64 nibble bytes [low | high] (a masked shift of
+// the upper half and an AND) that line up with the 64 activation bytes of
+// those two sub-blocks, so one VPDPBUSD covers both. The int32 sums of two
+// chunks (each at most 4·15·128, so they fit in 16 bits) are packed into
+// words with VPACKSSDW, and one VPMADDWD against word scales multiplies four
+// sub-blocks at once. The scales and mins are unpacked with 64-bit scalar
+// operations (Q4K_SCALES).
+TEXT ·mvQ4KAVX512(SB), NOSPLIT, $32-92
+	MOVQ w_base+0(FP), SI
+	MOVQ out_base+64(FP), R13
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JNZ q4kOutOK
+	LEAQ scratch-8(SP), R13
+q4kOutOK:
+	MOVQ nrows+56(FP), R12
+	MOVQ $0x3f3f3f3f3f3f3f3f, R14
+	MOVQ $0x3030303030303030, R15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0xffff0000, AX
+	KMOVD AX, K1 // the upper 16 words: the high nibbles
+	VMOVDQU64 q4kMinCtl<>(SB), Y24
+	VMOVDQU64 q4kPack01<>(SB), Z26
+	VMOVDQU64 q4kPack23<>(SB), Z27
+
+q4krow:
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VPXORD Z30, Z30, Z30
+	VPXORD Y29, Y29, Y29
+
+q4kloop:
+	Q4K_SCALES
+	VPBROADCASTQ sm-24(SP), Z1
+	VPBROADCASTQ smh-16(SP), Z5
+	VPUNPCKLQDQ Z5, Z1, Z1
+	VPSHUFB Y24, Y1, Y2
+	VPMADDWD 260(DI), Y2, Y3
+	VCVTDQ2PS Y3, Y3
+	VCVTPH2PS (SI), X4
+	VMULPS.BCST (DI), X4, X4
+	VMOVQ X4, dd-32(SP)
+	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
+
+	VBROADCASTI64X4 16(SI), Z8
+	VPSRLW $4, Z8, K1, Z8
+	VPANDD Z31, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPDPBUSD 4(DI), Z8, Z10
+	VBROADCASTI64X4 48(SI), Z14
+	VPSRLW $4, Z14, K1, Z14
+	VPANDD Z31, Z14, Z14
+	VPXORD Z16, Z16, Z16
+	VPDPBUSD 68(DI), Z14, Z16
+	VPACKSSDW Z16, Z10, Z10
+	VPSHUFB Z26, Z1, Z11
+	VPMADDWD Z11, Z10, Z12
+
+	VBROADCASTI64X4 80(SI), Z8
+	VPSRLW $4, Z8, K1, Z8
+	VPANDD Z31, Z8, Z8
+	VPXORD Z17, Z17, Z17
+	VPDPBUSD 132(DI), Z8, Z17
+	VBROADCASTI64X4 112(SI), Z14
+	VPSRLW $4, Z14, K1, Z14
+	VPANDD Z31, Z14, Z14
+	VPXORD Z16, Z16, Z16
+	VPDPBUSD 196(DI), Z14, Z16
+	VPACKSSDW Z16, Z17, Z17
+	VPSHUFB Z27, Z1, Z11
+	VPDPWSSD Z11, Z17, Z12
+
+	VCVTDQ2PS Z12, Z12
+	VFMADD231PS.BCST dd-32(SP), Z12, Z30
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q4kloop
+
+	VEXTRACTF64X4 $1, Z30, Y0
+	VADDPS Y30, Y0, Y0
+	VSUBPS Y29, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (R13)
+	ADDQ $4, R13
+	DECQ R12
+	JNZ q4krow
+	VZEROUPPER
+	MOVSS X0, ret+88(FP)
+	RET
+
+// q4kNibbles: VGF2P8AFFINEQB bit matrices that take the low nibble of each
+// byte in the lower 256 bits and the high nibble in the upper 256 bits.
+DATA q4kNibbles<>+0x00(SB)/8, $0x0102040800000000
+DATA q4kNibbles<>+0x08(SB)/8, $0x0102040800000000
+DATA q4kNibbles<>+0x10(SB)/8, $0x0102040800000000
+DATA q4kNibbles<>+0x18(SB)/8, $0x0102040800000000
+DATA q4kNibbles<>+0x20(SB)/8, $0x1020408000000000
+DATA q4kNibbles<>+0x28(SB)/8, $0x1020408000000000
+DATA q4kNibbles<>+0x30(SB)/8, $0x1020408000000000
+DATA q4kNibbles<>+0x38(SB)/8, $0x1020408000000000
+GLOBL q4kNibbles<>(SB), RODATA|NOPTR, $64
+
+
 
 // func mvQ4KAVX512GFNI(w, a []byte, nb, nrows int, out []float32) float32
 //
-// mvQ4KAVX512 for CPUs with GFNI, and with fewer vector operations per
-// block: one VGF2P8AFFINEQB (bit matrices q4kNibbles) takes the low nibbles
-// of a broadcast 32-byte chunk into the lower and the high nibbles into the
-// upper half, so one VPDPBUSD covers sub-blocks 2j and 2j+1 in the natural
-// q8_K order. The int32 sums of two chunks (each at most 4·15·128, so they
-// fit in 16 bits) are packed into words with VPACKSSDW, and one VPMADDWD
-// against word scales multiplies four sub-blocks at once (two VPSHUFBs and
-// two multiplies per block instead of four each). The scales and mins are
-// unpacked with 64-bit scalar operations. It computes, as mvQ4KAVX512 and
-// the Go twin dotQ4_K:
+// mvQ4KAVX512 for CPUs with GFNI: one VGF2P8AFFINEQB (bit matrices
+// q4kNibbles) takes the low nibbles of a broadcast 32-byte chunk into the
+// lower and the high nibbles into the upper half, instead of a masked shift
+// and an AND. It computes, as mvQ4KAVX512 and the Go twin dotQ4_K:
 //
 //	for s := 0; s < 8; s++ {
 //		sc, m := scaleMinK4(s, x[4:16])
