@@ -211,7 +211,7 @@ func TestTileKernels(t *testing.T) {
 // TestOnlineF16BlockedMatchesGo checks that the blocked decode attention
 // (scores first, then the running max and sum, then the accumulator in
 // assembly) gives the same bits as llama.cpp's one-position-at-a-time loop:
-// head sizes 64 and 128, a head at an offset inside wider rows, lengths
+// head sizes 64, 128 and 256, a head at an offset inside wider rows, lengths
 // around the block size, and scores that rise (a new maximum at every
 // position, so the accumulator is rescaled each time), fall, or are large
 // enough to overflow float16 in the accumulator.
@@ -220,7 +220,7 @@ func TestOnlineF16BlockedMatchesGo(t *testing.T) {
 		t.Skip("no AVX2/FMA/F16C kernels on this CPU or build (purego); onlineF16Go is what runs")
 	}
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, hd := range []int{64, 128} {
+	for _, hd := range []int{64, 128, 256} {
 		for _, kvLen := range []int{1, 2, 63, 255, 256, 257, 700, 1300} {
 			for _, shape := range []string{"random", "rising", "falling", "huge"} {
 				const heads = 3
