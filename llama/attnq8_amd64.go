@@ -7,3 +7,10 @@ package llama
 //
 //go:noescape
 func madQ8x32(acc *float32, blk *byte, s float32, nb int)
+
+// madSeqQ8x64 is the accumulator pass of onlineQ8Blocked over np positions
+// (acc *= ms[p] where ms[p] != 1, then madQ8 with vs[p]), keeping acc in
+// registers; hd is a positive multiple of 64 and stride is in bytes.
+//
+//go:noescape
+func madSeqQ8x64(acc *float32, v *byte, stride int, vs, ms *float32, np, hd int)

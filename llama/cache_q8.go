@@ -148,6 +148,17 @@ func (c *Cache) onlineQ8(out, q []float32, l, kvh, kvLen int, scale float32) {
 	clear(acc)
 	_ = quant.QuantizeActivations(gguf.TypeQ8_0, q, qq)
 	kc, vc := c.k8[l], c.v8[l]
+	if haveF16Kernels && hd%64 == 0 && kvLen > 0 {
+		c.onlineQ8Blocked(acc, qq, kc, vc, kvh, kvLen, scale, out)
+		return
+	}
+	c.onlineQ8Go(acc, qq, kc, vc, kvh, kvLen, scale, out)
+}
+
+// onlineQ8Go is the reference (and fallback) of onlineQ8Blocked: llama.cpp's
+// loop, one position at a time, with the accumulator acc (zeroed, hd floats).
+func (c *Cache) onlineQ8Go(acc []float32, qq, kc, vc []byte, kvh, kvLen int, scale float32, out []float32) {
+	hd := len(acc)
 	M := float32(math.Inf(-1))
 	var S float32
 	for p := range kvLen {
@@ -165,6 +176,46 @@ func (c *Cache) onlineQ8(out, q []float32, l, kvh, kvLen int, scale float32) {
 		}
 		madQ8(acc, c.headQ8(vc, p, kvh), vs)
 		S = S*ms + vs
+	}
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
+	for i := range out {
+		out[i] = acc[i] * inv
+	}
+}
+
+// onlineQ8Blocked is the loop of onlineQ8 reordered for speed, with
+// bit-identical results (as onlineF16Blocked): per block of attnBlock
+// positions, all key scores first, then the running max and sum with the
+// factors ms and vs, then the accumulator updates in assembly with the
+// accumulator (zeroed, hd floats) in registers.
+func (c *Cache) onlineQ8Blocked(acc []float32, qq, kc, vc []byte, kvh, kvLen int, scale float32, out []float32) {
+	hd := len(acc)
+	var sc, ms, vs [attnBlock]float32
+	M := float32(math.Inf(-1))
+	var S float32
+	for p0 := 0; p0 < kvLen; p0 += attnBlock {
+		np := min(attnBlock, kvLen-p0)
+		for i := range np {
+			sc[i] = c.dotQ8(hd, c.headQ8(kc, p0+i, kvh), qq) * scale
+		}
+		for i, s := range sc[:np] {
+			m, v := float32(1), float32(1)
+			if s > M {
+				mold := M
+				M = s
+				m = expf(mold - M)
+			} else {
+				v = expf(s - M)
+			}
+			ms[i], vs[i] = m, v
+			S = S*m + v
+		}
+		first, last := c.headQ8(vc, p0, kvh), c.headQ8(vc, p0+np-1, kvh)
+		_ = last[len(last)-1]
+		madSeqQ8x64(&acc[0], &first[0], c.rowQ8, &vs[0], &ms[0], np, hd)
 	}
 	inv := float32(0)
 	if S != 0 {
