@@ -1093,8 +1093,9 @@ GLOBL q5kBits<>(SB), RODATA|NOPTR, $256
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 //
 // It is mvQ4KAVX512 with the fifth bits added: VPTESTMB picks the bytes of
-// qh whose bit s is set, and those quants get 16.
-TEXT ·mvQ5KAVX512(SB), NOSPLIT, $8-92
+// qh whose bit s is set, and those quants get 16. The packed word sums stay
+// exact: four products of quants up to 31 are at most 4·31·128 in size.
+TEXT ·mvQ5KAVX512(SB), NOSPLIT, $32-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
 	MOVQ out_len+72(FP), AX
@@ -1105,11 +1106,11 @@ mvQ5KAVX512OutOK:
 	MOVQ nrows+56(FP), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
-	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
-	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
-	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
-	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
-	VMOVDQU64 q4kMinShuf<>(SB), Y24
+	MOVQ $0x3f3f3f3f3f3f3f3f, R14
+	MOVQ $0x3030303030303030, R15
+	VMOVDQU64 q4kPack01<>(SB), Z20
+	VMOVDQU64 q4kPack23<>(SB), Z21
+	VMOVDQU64 q4kMinCtl<>(SB), Y24
 	MOVL $0xffff0000, AX
 	KMOVD AX, K1 // the upper 16 words: the high nibbles
 	MOVL $0x10101010, AX
@@ -1126,51 +1127,20 @@ q5krow:
 	VPXORD Z29, Z29, Z29 // Σ dmin·msum lanes (low 8)
 
 q5kloop:
-	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	MOVL BX, R10
-	ANDL $0x3f3f3f3f, R10 // mins 0..3
-	MOVL DX, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R11          // scales 4..7
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, R11
-	ORQ R11, AX
-	SHLQ $32, R8
-	ORQ R8, R10
-	VPBROADCASTQ AX, Z1
-	VPBROADCASTQ R10, Y2
+	Q4K_SCALES
+	VPBROADCASTQ sm-24(SP), Z1
+	VPBROADCASTQ smh-16(SP), Z5
+	VPUNPCKLQDQ Z5, Z1, Z1
 
-	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
-	VPSHUFB Y24, Y2, Y2
+	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]); d·d_a and dmin·d_a.
+	VPSHUFB Y24, Y1, Y2
 	VPMADDWD 260(DI), Y2, Y3
 	VCVTDQ2PS Y3, Y3
-
-	// d·d_a and dmin·d_a.
 	VCVTPH2PS (SI), X4
-	VBROADCASTSS (DI), X5
-	VMULPS X5, X4, X4
-	VBROADCASTSS X4, Z6
-	VMOVSHDUP X4, X7
-	VBROADCASTSS X7, Y7
-	VFMADD231PS Y7, Y3, Y29
+	VMULPS.BCST (DI), X4, X4
+	VMOVQ X4, dd-32(SP)
+	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
 
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
 	VBROADCASTI64X4 16(SI), Z9 // qh in both halves
 
 	// Chunk 0: sub-blocks 0, 1.
@@ -1181,8 +1151,6 @@ q5kloop:
 	VPADDB Z19, Z8, K2, Z8
 	VPXORD Z10, Z10, Z10
 	VPDPBUSD 4(DI), Z8, Z10
-	VPSHUFB Z20, Z1, Z11
-	VPDPWSSD Z11, Z10, Z12
 
 	// Chunk 1: sub-blocks 2, 3.
 	VBROADCASTI64X4 80(SI), Z14
@@ -1192,8 +1160,9 @@ q5kloop:
 	VPADDB Z19, Z14, K2, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 68(DI), Z14, Z16
-	VPSHUFB Z21, Z1, Z17
-	VPDPWSSD Z17, Z16, Z13
+	VPACKSSDW Z16, Z10, Z10
+	VPSHUFB Z20, Z1, Z11
+	VPMADDWD Z11, Z10, Z12
 
 	// Chunk 2: sub-blocks 4, 5.
 	VBROADCASTI64X4 112(SI), Z8
@@ -1201,10 +1170,8 @@ q5kloop:
 	VPANDD Z31, Z8, Z8
 	VPTESTMB Z27, Z9, K2
 	VPADDB Z19, Z8, K2, Z8
-	VPXORD Z10, Z10, Z10
-	VPDPBUSD 132(DI), Z8, Z10
-	VPSHUFB Z22, Z1, Z11
-	VPDPWSSD Z11, Z10, Z12
+	VPXORD Z17, Z17, Z17
+	VPDPBUSD 132(DI), Z8, Z17
 
 	// Chunk 3: sub-blocks 6, 7.
 	VBROADCASTI64X4 144(SI), Z14
@@ -1214,12 +1181,12 @@ q5kloop:
 	VPADDB Z19, Z14, K2, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 196(DI), Z14, Z16
-	VPSHUFB Z23, Z1, Z17
-	VPDPWSSD Z17, Z16, Z13
+	VPACKSSDW Z16, Z17, Z17
+	VPSHUFB Z21, Z1, Z11
+	VPDPWSSD Z11, Z17, Z12
 
-	VPADDD Z13, Z12, Z12
 	VCVTDQ2PS Z12, Z12
-	VFMADD231PS Z6, Z12, Z30
+	VFMADD231PS.BCST dd-32(SP), Z12, Z30
 
 	ADDQ $176, SI
 	ADDQ $292, DI
