@@ -8,55 +8,9 @@
 // sub-block scales. Every integer sum is exact; per block, the int32 lanes
 // are converted to float32 and accumulated with FMA against d_w·d_a.
 
-// Shuffle controls for q4_K: control j (64 bytes) spreads scale byte 2j into
-// the low byte of int32 lanes 0-7 and scale 2j+1 into lanes 8-15, zeroing
-// the other bytes (VPSHUFB writes 0 for a control byte with its top bit set).
-DATA q4kScaleShuf<>+0x00(SB)/8, $0x8080800080808000
-DATA q4kScaleShuf<>+0x08(SB)/8, $0x8080800080808000
-DATA q4kScaleShuf<>+0x10(SB)/8, $0x8080800080808000
-DATA q4kScaleShuf<>+0x18(SB)/8, $0x8080800080808000
-DATA q4kScaleShuf<>+0x20(SB)/8, $0x8080800180808001
-DATA q4kScaleShuf<>+0x28(SB)/8, $0x8080800180808001
-DATA q4kScaleShuf<>+0x30(SB)/8, $0x8080800180808001
-DATA q4kScaleShuf<>+0x38(SB)/8, $0x8080800180808001
-DATA q4kScaleShuf<>+0x40(SB)/8, $0x8080800280808002
-DATA q4kScaleShuf<>+0x48(SB)/8, $0x8080800280808002
-DATA q4kScaleShuf<>+0x50(SB)/8, $0x8080800280808002
-DATA q4kScaleShuf<>+0x58(SB)/8, $0x8080800280808002
-DATA q4kScaleShuf<>+0x60(SB)/8, $0x8080800380808003
-DATA q4kScaleShuf<>+0x68(SB)/8, $0x8080800380808003
-DATA q4kScaleShuf<>+0x70(SB)/8, $0x8080800380808003
-DATA q4kScaleShuf<>+0x78(SB)/8, $0x8080800380808003
-DATA q4kScaleShuf<>+0x80(SB)/8, $0x8080800480808004
-DATA q4kScaleShuf<>+0x88(SB)/8, $0x8080800480808004
-DATA q4kScaleShuf<>+0x90(SB)/8, $0x8080800480808004
-DATA q4kScaleShuf<>+0x98(SB)/8, $0x8080800480808004
-DATA q4kScaleShuf<>+0xa0(SB)/8, $0x8080800580808005
-DATA q4kScaleShuf<>+0xa8(SB)/8, $0x8080800580808005
-DATA q4kScaleShuf<>+0xb0(SB)/8, $0x8080800580808005
-DATA q4kScaleShuf<>+0xb8(SB)/8, $0x8080800580808005
-DATA q4kScaleShuf<>+0xc0(SB)/8, $0x8080800680808006
-DATA q4kScaleShuf<>+0xc8(SB)/8, $0x8080800680808006
-DATA q4kScaleShuf<>+0xd0(SB)/8, $0x8080800680808006
-DATA q4kScaleShuf<>+0xd8(SB)/8, $0x8080800680808006
-DATA q4kScaleShuf<>+0xe0(SB)/8, $0x8080800780808007
-DATA q4kScaleShuf<>+0xe8(SB)/8, $0x8080800780808007
-DATA q4kScaleShuf<>+0xf0(SB)/8, $0x8080800780808007
-DATA q4kScaleShuf<>+0xf8(SB)/8, $0x8080800780808007
-GLOBL q4kScaleShuf<>(SB), RODATA|NOPTR, $256
-
-// q4kMinShuf turns the 8 mins (one byte each, broadcast to both 128-bit
-// lanes) into 16 words m0 m0 m1 m1 ... m7 m7, to meet bsums[0..15] in
-// VPMADDWD: int32 lane k = m_k·(bsums[2k] + bsums[2k+1]).
-DATA q4kMinShuf<>+0x00(SB)/8, $0x8001800180008000
-DATA q4kMinShuf<>+0x08(SB)/8, $0x8003800380028002
-DATA q4kMinShuf<>+0x10(SB)/8, $0x8005800580048004
-DATA q4kMinShuf<>+0x18(SB)/8, $0x8007800780068006
-GLOBL q4kMinShuf<>(SB), RODATA|NOPTR, $32
-
-// q4_K mat-vec (mvQ4KAVX512, mvQ4KAVX512GFNI): constants of the scale and
-// min shuffles. The 12 scale
-// bytes are unpacked (Q4K_SCALES) into 16 bytes [sc0-3 mn0-3 sc4-7 mn4-7];
+// q4_K and q5_K (mvQ4KAVX512, mvQ4KAVX512GFNI, mvQ5KAVX512 and the x4
+// kernels): constants of the scale and min shuffles. The 12 scale bytes are
+// unpacked (Q4K_SCALES) into 16 bytes [sc0-3 mn0-3 sc4-7 mn4-7];
 // q4kMinCtl spreads the mins into the words m0 m0 m1 m1 ... m7 m7 that meet
 // bsums[0..15] in VPMADDWD; q4kPack01 and q4kPack23 give the word scales of
 // the packed sub-block sums (see mvQ4KAVX512).
@@ -85,7 +39,8 @@ DATA q4kPack23<>+0x38(SB)/8, $0x800b800b800b800b
 GLOBL q4kPack23<>(SB), RODATA|NOPTR, $64
 
 // Unpacks the 12 scale bytes of the q4_K block at SI into 16 bytes at
-// sm-24(SP): [sc0-3 mn0-3 sc4-7 mn4-7]. R14 = 0x3f3f..., R15 = 0x3030...
+// sm-24(SP): [sc0-3 mn0-3 sc4-7 mn4-7]. R14 = 0x3f3f..., R15 = 0x3030...;
+// it overwrites AX, BX, DX and R9.
 #define Q4K_SCALES \
 	MOVQ 4(SI), AX \
 	MOVL 12(SI), DX \
@@ -93,11 +48,11 @@ GLOBL q4kPack23<>(SB), RODATA|NOPTR, $64
 	ANDQ R14, BX \
 	SHRQ $2, AX \
 	ANDQ R15, AX \
-	MOVL DX, R10 \
+	MOVL DX, R9 \
 	ANDL $0x0f0f0f0f, DX \
-	ANDL $0xf0f0f0f0, R10 \
-	SHLQ $28, R10 \
-	ORQ R10, DX \
+	ANDL $0xf0f0f0f0, R9 \
+	SHLQ $28, R9 \
+	ORQ R9, DX \
 	ORQ DX, AX \
 	MOVQ BX, sm-24(SP) \
 	MOVQ AX, smh-16(SP)
@@ -795,8 +750,9 @@ q80done:
 // out[t] = dotQ4_K(w, a[t*astride:]). Each weight block is
 // unpacked once (nibbles, scales, mins, d, dmin) and then meets the four
 // tokens' blocks, which is what makes a batched prefill cheaper per token
-// than decode. Per token it computes what dotQ4KAVX512 does.
-TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $0-80
+// than decode. Per token it computes what mvQ4KAVX512 does, with the same
+// packing of two chunks' sums into words before the scales (Q4K_TOKEN).
+TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $32-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -806,11 +762,11 @@ TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $0-80
 	LEAQ (R10)(R13*2), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
-	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
-	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
-	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
-	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
-	VMOVDQU64 q4kMinShuf<>(SB), Y24
+	MOVQ $0x3f3f3f3f3f3f3f3f, R14
+	MOVQ $0x3030303030303030, R15
+	VMOVDQU64 q4kPack01<>(SB), Z20
+	VMOVDQU64 q4kPack23<>(SB), Z21
+	VMOVDQU64 q4kMinCtl<>(SB), Y24
 	VPXORD Z25, Z25, Z25
 	VPXORD Z26, Z26, Z26
 	VPXORD Z27, Z27, Z27
@@ -819,37 +775,13 @@ TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $0-80
 	JEQ q4kx4done
 
 q4kx4loop:
-	// Scales (AX) and mins (BX) of the block, as in dotQ4KAVX512.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, DX           // scales 4..7
-	ANDL $0x3f3f3f3f, BX // mins 0..3
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, DX
-	ORQ DX, AX
-	SHLQ $32, R8
-	ORQ R8, BX
-	VPBROADCASTQ AX, Z1
-	VPBROADCASTQ BX, Y2
-	VPSHUFB Y24, Y2, Y2 // mins as word pairs
-	VPSHUFB Z20, Z1, Z12
-	VPSHUFB Z21, Z1, Z13
-	VPSHUFB Z22, Z1, Z14
-	VPSHUFB Z23, Z1, Z15
+	Q4K_SCALES
+	VPBROADCASTQ sm-24(SP), Z1
+	VPBROADCASTQ smh-16(SP), Z5
+	VPUNPCKLQDQ Z5, Z1, Z1
+	VPSHUFB Y24, Y1, Y2 // mins as word pairs
+	VPSHUFB Z20, Z1, Z12 // word scales of chunks 0, 1 packed
+	VPSHUFB Z21, Z1, Z13 // and of chunks 2, 3
 	VCVTPH2PS (SI), X4  // d, dmin
 
 	// The four chunks of nibbles.
@@ -871,20 +803,19 @@ q4kx4loop:
 	VPANDD Z31, Z11, Z11
 
 #define Q4K_TOKEN(A, ACC) \
-	VPXORD Z17, Z17, Z17 \
 	VPXORD Z16, Z16, Z16 \
 	VPDPBUSD 4(A), Z8, Z16 \
-	VPDPWSSD Z12, Z16, Z17 \
-	VPXORD Z16, Z16, Z16 \
-	VPDPBUSD 68(A), Z9, Z16 \
-	VPDPWSSD Z13, Z16, Z17 \
+	VPXORD Z17, Z17, Z17 \
+	VPDPBUSD 68(A), Z9, Z17 \
+	VPACKSSDW Z17, Z16, Z16 \
+	VPMADDWD Z12, Z16, Z18 \
 	VPXORD Z16, Z16, Z16 \
 	VPDPBUSD 132(A), Z10, Z16 \
-	VPDPWSSD Z14, Z16, Z17 \
-	VPXORD Z16, Z16, Z16 \
-	VPDPBUSD 196(A), Z11, Z16 \
-	VPDPWSSD Z15, Z16, Z17 \
-	VCVTDQ2PS Z17, Z17 \
+	VPXORD Z17, Z17, Z17 \
+	VPDPBUSD 196(A), Z11, Z17 \
+	VPACKSSDW Z17, Z16, Z16 \
+	VPDPWSSD Z13, Z16, Z18 \
+	VCVTDQ2PS Z18, Z17 \
 	VPMADDWD 260(A), Y2, Y3 \
 	VCVTDQ2PS Y3, Y3 \
 	VBROADCASTSS (A), X5 \
@@ -1857,7 +1788,7 @@ q2kloop:
 // unpacked once (nibbles, scales, mins, d, dmin) and then meets the four
 // tokens' blocks, which is what makes a batched prefill cheaper per token
 // than decode. Per token it computes what dotQ4KAVX512 does.
-TEXT ·matQ5KAVX512x4(SB), NOSPLIT, $0-80
+TEXT ·matQ5KAVX512x4(SB), NOSPLIT, $32-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -1867,11 +1798,11 @@ TEXT ·matQ5KAVX512x4(SB), NOSPLIT, $0-80
 	LEAQ (R10)(R13*2), R12
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
-	VMOVDQU64 q4kScaleShuf<>+0x00(SB), Z20
-	VMOVDQU64 q4kScaleShuf<>+0x40(SB), Z21
-	VMOVDQU64 q4kScaleShuf<>+0x80(SB), Z22
-	VMOVDQU64 q4kScaleShuf<>+0xc0(SB), Z23
-	VMOVDQU64 q4kMinShuf<>(SB), Y24
+	MOVQ $0x3f3f3f3f3f3f3f3f, R14
+	MOVQ $0x3030303030303030, R15
+	VMOVDQU64 q4kPack01<>(SB), Z20
+	VMOVDQU64 q4kPack23<>(SB), Z21
+	VMOVDQU64 q4kMinCtl<>(SB), Y24
 	MOVL $0x10101010, AX
 	VPBROADCASTD AX, Z19 // the fifth bit
 	VPXORD Z25, Z25, Z25
@@ -1882,37 +1813,13 @@ TEXT ·matQ5KAVX512x4(SB), NOSPLIT, $0-80
 	JEQ q5kx4done
 
 q5kx4loop:
-	// Scales (AX) and mins (BX) of the block, as in dotQ4KAVX512.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, DX           // scales 4..7
-	ANDL $0x3f3f3f3f, BX // mins 0..3
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, DX
-	ORQ DX, AX
-	SHLQ $32, R8
-	ORQ R8, BX
-	VPBROADCASTQ AX, Z1
-	VPBROADCASTQ BX, Y2
-	VPSHUFB Y24, Y2, Y2 // mins as word pairs
-	VPSHUFB Z20, Z1, Z12
-	VPSHUFB Z21, Z1, Z13
-	VPSHUFB Z22, Z1, Z14
-	VPSHUFB Z23, Z1, Z15
+	Q4K_SCALES
+	VPBROADCASTQ sm-24(SP), Z1
+	VPBROADCASTQ smh-16(SP), Z5
+	VPUNPCKLQDQ Z5, Z1, Z1
+	VPSHUFB Y24, Y1, Y2 // mins as word pairs
+	VPSHUFB Z20, Z1, Z12 // word scales of chunks 0, 1 packed
+	VPSHUFB Z21, Z1, Z13 // and of chunks 2, 3
 	VCVTPH2PS (SI), X4  // d, dmin
 
 	// The four chunks of nibbles, with their fifth bits from qh.
