@@ -57,6 +57,49 @@ GLOBL q4kPack23<>(SB), RODATA|NOPTR, $64
 	MOVQ BX, sm-24(SP) \
 	MOVQ AX, smh-16(SP)
 
+// The per-block steps the q4_K and q5_K kernels share (after Q4K_SCALES has
+// been defined). Q4K_BLOCK_SCALES leaves the scale and min bytes in every
+// 128-bit lane of Z1, adds dmin·d_a·Σ m_k·(bsums[2k]+bsums[2k+1]) into Y29
+// and stores d·d_a and dmin·d_a at dd-32(SP) (Y24 = q4kMinCtl).
+#define Q4K_BLOCK_SCALES \
+	Q4K_SCALES \
+	VPBROADCASTQ sm-24(SP), Z1 \
+	VPBROADCASTQ smh-16(SP), Z5 \
+	VPUNPCKLQDQ Z5, Z1, Z1 \
+	VPSHUFB Y24, Y1, Y2 \
+	VPMADDWD 260(DI), Y2, Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	VCVTPH2PS (SI), X4 \
+	VMULPS.BCST (DI), X4, X4 \
+	VMOVQ X4, dd-32(SP) \
+	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
+
+// Q4K_SCALE_PAIR packs the int32 sums of two chunks (S0, S1) into words and
+// multiplies them by their word scales (shuffle control CTL over Z1) into
+// Z12: MUL is VPMADDWD for the first pair of a block, VPDPWSSD for the
+// second.
+#define Q4K_SCALE_PAIR(S0, S1, CTL, MUL) \
+	VPACKSSDW S1, S0, S0 \
+	VPSHUFB CTL, Z1, Z11 \
+	MUL Z11, S0, Z12
+
+// Q4K_BLOCK_SUM adds d·d_a times the block's integer sums into Z30.
+#define Q4K_BLOCK_SUM \
+	VCVTDQ2PS Z12, Z12 \
+	VFMADD231PS.BCST dd-32(SP), Z12, Z30
+
+// Q4K_X4_SCALES is the 4-token kernels' version: mins as word pairs in Y2,
+// the word scales of chunks 0-1 and 2-3 in Z12 and Z13 (Z20, Z21 =
+// q4kPack01, q4kPack23).
+#define Q4K_X4_SCALES \
+	Q4K_SCALES \
+	VPBROADCASTQ sm-24(SP), Z1 \
+	VPBROADCASTQ smh-16(SP), Z5 \
+	VPUNPCKLQDQ Z5, Z1, Z1 \
+	VPSHUFB Y24, Y1, Y2 \
+	VPSHUFB Z20, Z1, Z12 \
+	VPSHUFB Z21, Z1, Z13
+
 // func mvQ4KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
@@ -111,17 +154,7 @@ q4krow:
 	VPXORD Y29, Y29, Y29
 
 q4kloop:
-	Q4K_SCALES
-	VPBROADCASTQ sm-24(SP), Z1
-	VPBROADCASTQ smh-16(SP), Z5
-	VPUNPCKLQDQ Z5, Z1, Z1
-	VPSHUFB Y24, Y1, Y2
-	VPMADDWD 260(DI), Y2, Y3
-	VCVTDQ2PS Y3, Y3
-	VCVTPH2PS (SI), X4
-	VMULPS.BCST (DI), X4, X4
-	VMOVQ X4, dd-32(SP)
-	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
+	Q4K_BLOCK_SCALES
 
 	VBROADCASTI64X4 16(SI), Z8
 	VPSRLW $4, Z8, K1, Z8
@@ -133,9 +166,7 @@ q4kloop:
 	VPANDD Z31, Z14, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 68(DI), Z14, Z16
-	VPACKSSDW Z16, Z10, Z10
-	VPSHUFB Z26, Z1, Z11
-	VPMADDWD Z11, Z10, Z12
+	Q4K_SCALE_PAIR(Z10, Z16, Z26, VPMADDWD)
 
 	VBROADCASTI64X4 80(SI), Z8
 	VPSRLW $4, Z8, K1, Z8
@@ -147,12 +178,9 @@ q4kloop:
 	VPANDD Z31, Z14, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 196(DI), Z14, Z16
-	VPACKSSDW Z16, Z17, Z17
-	VPSHUFB Z27, Z1, Z11
-	VPDPWSSD Z11, Z17, Z12
+	Q4K_SCALE_PAIR(Z17, Z16, Z27, VPDPWSSD)
 
-	VCVTDQ2PS Z12, Z12
-	VFMADD231PS.BCST dd-32(SP), Z12, Z30
+	Q4K_BLOCK_SUM
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -233,17 +261,7 @@ q4kgrow:
 	VPXORD Y29, Y29, Y29
 
 q4kgloop:
-	Q4K_SCALES
-	VPBROADCASTQ sm-24(SP), Z1
-	VPBROADCASTQ smh-16(SP), Z5
-	VPUNPCKLQDQ Z5, Z1, Z1
-	VPSHUFB Y24, Y1, Y2
-	VPMADDWD 260(DI), Y2, Y3
-	VCVTDQ2PS Y3, Y3
-	VCVTPH2PS (SI), X4
-	VMULPS.BCST (DI), X4, X4
-	VMOVQ X4, dd-32(SP)
-	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
+	Q4K_BLOCK_SCALES
 
 	VBROADCASTI64X4 16(SI), Z8
 	VGF2P8AFFINEQB $0, Z28, Z8, Z8
@@ -253,9 +271,7 @@ q4kgloop:
 	VGF2P8AFFINEQB $0, Z28, Z14, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 68(DI), Z14, Z16
-	VPACKSSDW Z16, Z10, Z10
-	VPSHUFB Z26, Z1, Z11
-	VPMADDWD Z11, Z10, Z12
+	Q4K_SCALE_PAIR(Z10, Z16, Z26, VPMADDWD)
 
 	VBROADCASTI64X4 80(SI), Z8
 	VGF2P8AFFINEQB $0, Z28, Z8, Z8
@@ -265,12 +281,9 @@ q4kgloop:
 	VGF2P8AFFINEQB $0, Z28, Z14, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 196(DI), Z14, Z16
-	VPACKSSDW Z16, Z17, Z17
-	VPSHUFB Z27, Z1, Z11
-	VPDPWSSD Z11, Z17, Z12
+	Q4K_SCALE_PAIR(Z17, Z16, Z27, VPDPWSSD)
 
-	VCVTDQ2PS Z12, Z12
-	VFMADD231PS.BCST dd-32(SP), Z12, Z30
+	Q4K_BLOCK_SUM
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -775,13 +788,7 @@ TEXT ·matQ4KAVX512x4(SB), NOSPLIT, $32-80
 	JEQ q4kx4done
 
 q4kx4loop:
-	Q4K_SCALES
-	VPBROADCASTQ sm-24(SP), Z1
-	VPBROADCASTQ smh-16(SP), Z5
-	VPUNPCKLQDQ Z5, Z1, Z1
-	VPSHUFB Y24, Y1, Y2 // mins as word pairs
-	VPSHUFB Z20, Z1, Z12 // word scales of chunks 0, 1 packed
-	VPSHUFB Z21, Z1, Z13 // and of chunks 2, 3
+	Q4K_X4_SCALES
 	VCVTPH2PS (SI), X4  // d, dmin
 
 	// The four chunks of nibbles.
@@ -1050,19 +1057,7 @@ q5krow:
 	VPXORD Z29, Z29, Z29 // Σ dmin·msum lanes (low 8)
 
 q5kloop:
-	Q4K_SCALES
-	VPBROADCASTQ sm-24(SP), Z1
-	VPBROADCASTQ smh-16(SP), Z5
-	VPUNPCKLQDQ Z5, Z1, Z1
-
-	// Mins: Y3 = 8 lanes of m_k·(bsums[2k]+bsums[2k+1]); d·d_a and dmin·d_a.
-	VPSHUFB Y24, Y1, Y2
-	VPMADDWD 260(DI), Y2, Y3
-	VCVTDQ2PS Y3, Y3
-	VCVTPH2PS (SI), X4
-	VMULPS.BCST (DI), X4, X4
-	VMOVQ X4, dd-32(SP)
-	VFMADD231PS.BCST dmin-28(SP), Y3, Y29
+	Q4K_BLOCK_SCALES
 
 	VBROADCASTI64X4 16(SI), Z9 // qh in both halves
 
@@ -1083,9 +1078,7 @@ q5kloop:
 	VPADDB Z19, Z14, K2, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 68(DI), Z14, Z16
-	VPACKSSDW Z16, Z10, Z10
-	VPSHUFB Z20, Z1, Z11
-	VPMADDWD Z11, Z10, Z12
+	Q4K_SCALE_PAIR(Z10, Z16, Z20, VPMADDWD)
 
 	// Chunk 2: sub-blocks 4, 5.
 	VBROADCASTI64X4 112(SI), Z8
@@ -1104,12 +1097,9 @@ q5kloop:
 	VPADDB Z19, Z14, K2, Z14
 	VPXORD Z16, Z16, Z16
 	VPDPBUSD 196(DI), Z14, Z16
-	VPACKSSDW Z16, Z17, Z17
-	VPSHUFB Z21, Z1, Z11
-	VPDPWSSD Z11, Z17, Z12
+	Q4K_SCALE_PAIR(Z17, Z16, Z21, VPDPWSSD)
 
-	VCVTDQ2PS Z12, Z12
-	VFMADD231PS.BCST dd-32(SP), Z12, Z30
+	Q4K_BLOCK_SUM
 
 	ADDQ $176, SI
 	ADDQ $292, DI
@@ -1809,13 +1799,7 @@ TEXT ·matQ5KAVX512x4(SB), NOSPLIT, $32-80
 	JEQ q5kx4done
 
 q5kx4loop:
-	Q4K_SCALES
-	VPBROADCASTQ sm-24(SP), Z1
-	VPBROADCASTQ smh-16(SP), Z5
-	VPUNPCKLQDQ Z5, Z1, Z1
-	VPSHUFB Y24, Y1, Y2 // mins as word pairs
-	VPSHUFB Z20, Z1, Z12 // word scales of chunks 0, 1 packed
-	VPSHUFB Z21, Z1, Z13 // and of chunks 2, 3
+	Q4K_X4_SCALES
 	VCVTPH2PS (SI), X4  // d, dmin
 
 	// The four chunks of nibbles, with their fifth bits from qh.
