@@ -113,18 +113,7 @@ func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride, kvLen int,
 		np := min(attnBlock, kvLen-p0)
 		_ = kc[(p0+np-1)*stride+off+hd-1]
 		dotsF16x64(&kc[p0*stride+off], stride, np, &qh[0], hd, scale, &sc[0])
-		for i, s := range sc[:np] {
-			m, v := float32(1), float32(1)
-			if s > M {
-				mold := M
-				M = s
-				m = expf(mold - M)
-			} else {
-				v = expf(s - M)
-			}
-			ms[i], vs[i] = m, v
-			S = S*m + v
-		}
+		M, S = onlineFactors(sc[:np], ms[:np], vs[:np], M, S)
 		_ = vc[(p0+np-1)*stride+off+hd-1]
 		madSeqF16x64(&acc[0], &vc[p0*stride+off], stride, &vs[0], &ms[0], np, hd)
 	}
@@ -135,6 +124,27 @@ func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride, kvLen int,
 	for i := range out {
 		out[i] = acc[i] * inv
 	}
+}
+
+// onlineFactors is the scalar step of the blocked online softmax: for each
+// score in sc it sets ms[i], the factor that rescales the accumulator (not 1
+// only at a new maximum), and vs[i], the weight of the value row, exactly as
+// onlineF16Go's loop computes them, and returns the updated running max M
+// and sum S.
+func onlineFactors(sc, ms, vs []float32, M, S float32) (float32, float32) {
+	for i, s := range sc {
+		m, v := float32(1), float32(1)
+		if s > M {
+			mold := M
+			M = s
+			m = expf(mold - M)
+		} else {
+			v = expf(s - M)
+		}
+		ms[i], vs[i] = m, v
+		S = S*m + v
+	}
+	return M, S
 }
 
 // onlineF16Go is the reference (and fallback) of onlineF16: the loop as

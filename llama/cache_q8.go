@@ -201,18 +201,7 @@ func (c *Cache) onlineQ8Blocked(acc []float32, qq, kc, vc []byte, kvh, kvLen int
 		for i := range np {
 			sc[i] = c.dotQ8(hd, c.headQ8(kc, p0+i, kvh), qq) * scale
 		}
-		for i, s := range sc[:np] {
-			m, v := float32(1), float32(1)
-			if s > M {
-				mold := M
-				M = s
-				m = expf(mold - M)
-			} else {
-				v = expf(s - M)
-			}
-			ms[i], vs[i] = m, v
-			S = S*m + v
-		}
+		M, S = onlineFactors(sc[:np], ms[:np], vs[:np], M, S)
 		first, last := c.headQ8(vc, p0, kvh), c.headQ8(vc, p0+np-1, kvh)
 		_ = last[len(last)-1]
 		madSeqQ8x64(&acc[0], &first[0], c.rowQ8, &vs[0], &ms[0], np, hd)
