@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "acc_amd64.h"
 
 // The f16·f32 dot product of dotF16x64 and dotsF16x64 in three steps:
 // F16DOT_ZERO clears the eight 8-lane accumulators Y0-Y7 (standing for
@@ -286,14 +287,7 @@ TEXT ·madSeqF16x64(SB), NOSPLIT, $0-56
 	SHLQ $3, R13 // prefetch 8 rows ahead
 
 madseqchunk:
-	VMOVUPS 0(DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VMOVUPS 128(DI), Y4
-	VMOVUPS 160(DI), Y5
-	VMOVUPS 192(DI), Y6
-	VMOVUPS 224(DI), Y7
+	ACC64_LOAD
 	MOVQ SI, BX
 	XORQ CX, CX
 
@@ -374,14 +368,7 @@ madseqmad:
 	CMPQ CX, R11
 	JLT madseqpos
 
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, 128(DI)
-	VMOVUPS Y5, 160(DI)
-	VMOVUPS Y6, 192(DI)
-	VMOVUPS Y7, 224(DI)
+	ACC64_STORE
 	ADDQ $256, DI
 	ADDQ $128, SI
 	SUBQ $64, R12

@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "acc_amd64.h"
 
 // func madQ8x32(acc *float32, blk *byte, s float32, nb int)
 // For each Q8_0 block (d f16 | 32 int8): v = float32(q) * d, then
@@ -73,14 +74,7 @@ TEXT ·madSeqQ8x64(SB), NOSPLIT, $0-56
 	SHLQ $3, R13
 
 madq8chunk:
-	VMOVUPS 0(DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VMOVUPS 128(DI), Y4
-	VMOVUPS 160(DI), Y5
-	VMOVUPS 192(DI), Y6
-	VMOVUPS 224(DI), Y7
+	ACC64_LOAD
 	MOVQ SI, BX
 	XORQ CX, CX
 
@@ -143,14 +137,7 @@ madq8mad:
 	CMPQ CX, R11
 	JLT madq8pos
 
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, 128(DI)
-	VMOVUPS Y5, 160(DI)
-	VMOVUPS Y6, 192(DI)
-	VMOVUPS Y7, 224(DI)
+	ACC64_STORE
 	ADDQ $256, DI
 	ADDQ $68, SI
 	SUBQ $64, R12
