@@ -125,10 +125,10 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 
 	// Attention.
 	for t := range n {
-		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.attnNorm, cfg.RMSEps)
+		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.AttnNorm, cfg.RMSEps)
 	}
 	q, k, v := b.q[:n*Q], b.k[:n*KV], b.v[:n*KV]
-	if err := tensor.MulInto(m.pool, &b.mm, xb, n, tensor.Out{M: w.q, Dst: q}, tensor.Out{M: w.k, Dst: k}, tensor.Out{M: w.v, Dst: v}); err != nil {
+	if err := tensor.MulInto(m.pool, &b.mm, xb, n, tensor.Out{M: w.Q, Dst: q}, tensor.Out{M: w.K, Dst: k}, tensor.Out{M: w.V, Dst: v}); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)
 	}
 	if m.nope.Rotates(l) {
@@ -155,21 +155,21 @@ func (m *Model) layer(c *Cache, l, n, pos int) error {
 	b.attn = attnJob{}
 	c.rotateOut(att)
 	proj := b.proj[:n*E]
-	if err := w.o.Mul(m.pool, &b.mm, proj, att, n); err != nil {
+	if err := w.O.Mul(m.pool, &b.mm, proj, att, n); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)
 	}
 	tensor.Add(x, proj)
 
 	// Feed-forward.
 	for t := range n {
-		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.ffnNorm, cfg.RMSEps)
+		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.FFNNorm, cfg.RMSEps)
 	}
 	F := cfg.FFN
 	gate, up := b.gate[:n*F], b.up[:n*F]
-	if err := tensor.MulSwiGLU(m.pool, &b.mm, gate, gate, up, w.gate, w.up, xb, n); err != nil {
+	if err := tensor.MulSwiGLU(m.pool, &b.mm, gate, gate, up, w.Gate, w.Up, xb, n); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)
 	}
-	if err := w.down.Mul(m.pool, &b.mm, proj, gate, n); err != nil {
+	if err := w.Down.Mul(m.pool, &b.mm, proj, gate, n); err != nil {
 		return fmt.Errorf("llama: layer %d: %w", l, err)
 	}
 	tensor.Add(x, proj)

@@ -405,10 +405,10 @@ func TestNoPELayersAreNotRotated(t *testing.T) {
 	w := &m.layers[3]
 	xb := make([]float32, 5*E)
 	for i := range 5 {
-		rmsNorm(xb[i*E:(i+1)*E], b.x[i*E:(i+1)*E], w.attnNorm, m.Config.RMSEps)
+		rmsNorm(xb[i*E:(i+1)*E], b.x[i*E:(i+1)*E], w.AttnNorm, m.Config.RMSEps)
 	}
 	k := make([]float32, 5*KV)
-	if err := w.k.Mul(m.pool, &b.mm, k, xb, 5); err != nil {
+	if err := w.K.Mul(m.pool, &b.mm, k, xb, 5); err != nil {
 		t.Fatal(err)
 	}
 	if d := maxDiff(k, c.k32[3][:5*KV]); d != 0 {

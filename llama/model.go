@@ -40,13 +40,17 @@ type Model struct {
 	embd    *tensor.Matrix
 	output  *tensor.Matrix // output.weight, or token_embd.weight when tied
 	outNorm []float32
-	layers  []layer
+	layers  []LayerWeights
 }
 
-type layer struct {
-	attnNorm, ffnNorm []float32
-	q, k, v, o        *tensor.Matrix
-	gate, up, down    *tensor.Matrix
+// LayerWeights are one transformer block's tensors as New found them: the
+// matrices are views of the file's memory mapping and the norm weights are
+// read once at load. They are shared, read-only data; a backend that runs the
+// model elsewhere (a GPU) uploads them from here.
+type LayerWeights struct {
+	AttnNorm, FFNNorm []float32      // RMSNorm weights [Embd]
+	Q, K, V, O        *tensor.Matrix // attention projections
+	Gate, Up, Down    *tensor.Matrix // feed-forward (SwiGLU)
 }
 
 // New builds a model over an open GGUF file: it reads the config, checks
@@ -82,19 +86,19 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 		m.output = m.embd
 	}
 	m.outNorm = ld.vector("output_norm.weight", cfg.Embd)
-	m.layers = make([]layer, cfg.Layers)
+	m.layers = make([]LayerWeights, cfg.Layers)
 	for i := range m.layers {
 		n := func(s string) string { return fmt.Sprintf("blk.%d.%s.weight", i, s) }
-		m.layers[i] = layer{
-			attnNorm: ld.vector(n("attn_norm"), cfg.Embd),
-			q:        ld.matrix(n("attn_q"), cfg.Embd, cfg.QDim()),
-			k:        ld.matrix(n("attn_k"), cfg.Embd, cfg.KVDim()),
-			v:        ld.matrix(n("attn_v"), cfg.Embd, cfg.KVDim()),
-			o:        ld.matrix(n("attn_output"), cfg.QDim(), cfg.Embd),
-			ffnNorm:  ld.vector(n("ffn_norm"), cfg.Embd),
-			gate:     ld.matrix(n("ffn_gate"), cfg.Embd, cfg.FFN),
-			up:       ld.matrix(n("ffn_up"), cfg.Embd, cfg.FFN),
-			down:     ld.matrix(n("ffn_down"), cfg.FFN, cfg.Embd),
+		m.layers[i] = LayerWeights{
+			AttnNorm: ld.vector(n("attn_norm"), cfg.Embd),
+			Q:        ld.matrix(n("attn_q"), cfg.Embd, cfg.QDim()),
+			K:        ld.matrix(n("attn_k"), cfg.Embd, cfg.KVDim()),
+			V:        ld.matrix(n("attn_v"), cfg.Embd, cfg.KVDim()),
+			O:        ld.matrix(n("attn_output"), cfg.QDim(), cfg.Embd),
+			FFNNorm:  ld.vector(n("ffn_norm"), cfg.Embd),
+			Gate:     ld.matrix(n("ffn_gate"), cfg.Embd, cfg.FFN),
+			Up:       ld.matrix(n("ffn_up"), cfg.Embd, cfg.FFN),
+			Down:     ld.matrix(n("ffn_down"), cfg.FFN, cfg.Embd),
 		}
 	}
 	if ld.err != nil {
@@ -123,6 +127,17 @@ func (m *Model) TiedEmbeddings() bool { return m.output == m.embd }
 // OutputTensor returns the output projection matrix (the embedding itself
 // when tied). It is the file's memory, not a copy.
 func (m *Model) OutputTensor() *tensor.Matrix { return m.output }
+
+// Embedding returns the token embedding matrix (token_embd.weight), a view
+// of the file's memory.
+func (m *Model) Embedding() *tensor.Matrix { return m.embd }
+
+// OutputNorm returns the final RMSNorm's weights (output_norm.weight).
+func (m *Model) OutputNorm() []float32 { return m.outNorm }
+
+// Layer returns the weights of block i (0 <= i < Config.Layers), to read
+// only.
+func (m *Model) Layer(i int) LayerWeights { return m.layers[i] }
 
 // loader collects the first error while wrapping tensors.
 type loader struct {
