@@ -196,6 +196,13 @@ func (t *Tokenizer) Kind(id int32) (k Kind, ok bool) {
 	return t.kinds[id], true
 }
 
+// Normal reports whether id is a Normal token: one that byte-level BPE makes
+// from text, as opposed to an added (special or user-defined) token.
+func (t *Tokenizer) Normal(id int32) bool {
+	k, ok := t.Kind(id)
+	return ok && k == Normal
+}
+
 // ID returns the id of the token whose stored text is exactly s (an added
 // token's content such as "<|im_end|>", or a normal token's byte-level text).
 func (t *Tokenizer) ID(s string) (int32, bool) {

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+)
+
+// Config holds the settings of a loaded model. Some are for the
+// architecture's loader (how to build the backend: threads, KV cache type,
+// context length, device), the rest for the engine (prompt cache, batching,
+// speculation). Open fills it from Options; New reads the engine's part.
+type Config struct {
+	// Threads is the number of CPU threads per forward step (default
+	// runtime.NumCPU(); at most MaxThreads).
+	Threads int
+	// KVType is the KV cache element type by the name llama.cpp's -ctk/-ctv
+	// flags use: "f16" (default), "f32" or "q8_0".
+	KVType string
+	// Context bounds each sequence's cache to this many positions (default:
+	// the model's trained context).
+	Context int
+	// BatchSize is the most tokens one forward step takes (llama.cpp's
+	// n_ubatch; default 512).
+	BatchSize int
+	// Device runs the model on "cpu" (default) or "cuda:N" (a binary built
+	// with -tags cuda).
+	Device string
+	// Logger receives load and scheduling messages (default slog.Default()).
+	Logger *slog.Logger
+
+	// PromptCacheBytes bounds the prompt cache shared by the sessions (see
+	// PromptCache); 0 means none.
+	PromptCacheBytes int64
+	// MaxSequences is the most generations computed together in one
+	// forward step (continuous batching); more wait their turn in order of
+	// arrival. Default DefaultMaxSequences.
+	MaxSequences int
+	// PrefillChunk is how many prompt tokens of one sequence a step
+	// computes while other sequences decode (a multiple of 64; default
+	// DefaultPrefillChunk). It bounds how long a long new prompt delays the
+	// others' next token. Alone, a sequence computes up to BatchSize prompt
+	// tokens per step, in whole chunks.
+	PrefillChunk int
+	// Speculation turns lookup speculative decoding on by default (see
+	// GenerateOptions.Speculation): drafts copied from the prompt and the
+	// answer so far, checked in one multi-token step.
+	Speculation bool
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxSequences = 4
+	DefaultPrefillChunk = 128
+	// MaxThreads bounds Config.Threads.
+	MaxThreads = 1024
+)
+
+// An Option changes a Config.
+type Option func(*Config)
+
+// WithThreads sets the number of CPU threads per forward step.
+func WithThreads(n int) Option { return func(c *Config) { c.Threads = n } }
+
+// WithKVType sets the KV cache type: "f16", "f32" or "q8_0".
+func WithKVType(t string) Option { return func(c *Config) { c.KVType = t } }
+
+// WithContext bounds every sequence's cache to n positions.
+func WithContext(n int) Option { return func(c *Config) { c.Context = n } }
+
+// WithBatchSize sets the most tokens one forward step takes.
+func WithBatchSize(n int) Option { return func(c *Config) { c.BatchSize = n } }
+
+// WithDevice picks where the model runs: "cpu" or "cuda:N".
+func WithDevice(d string) Option { return func(c *Config) { c.Device = d } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(c *Config) { c.Logger = l } }
+
+// WithPromptCache gives the model a PromptCache of at most maxBytes of
+// snapshots, shared by all its sessions.
+func WithPromptCache(maxBytes int64) Option {
+	return func(c *Config) { c.PromptCacheBytes = maxBytes }
+}
+
+// WithMaxSequences sets how many generations share a forward step.
+func WithMaxSequences(n int) Option { return func(c *Config) { c.MaxSequences = n } }
+
+// WithPrefillChunk sets the prompt tokens per step of a sequence while
+// others decode.
+func WithPrefillChunk(n int) Option { return func(c *Config) { c.PrefillChunk = n } }
+
+// WithSpeculation turns lookup speculative decoding on or off by default.
+func WithSpeculation(on bool) Option { return func(c *Config) { c.Speculation = on } }
+
+// NewConfig applies opts to the defaults and checks the result.
+func NewConfig(opts ...Option) (Config, error) {
+	var c Config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c, c.normalize()
+}
+
+// normalize fills in defaults and reports settings out of range.
+func (c *Config) normalize() error {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Threads == 0 {
+		c.Threads = runtime.NumCPU()
+	}
+	if c.KVType == "" {
+		c.KVType = "f16"
+	}
+	if c.Device == "" {
+		c.Device = "cpu"
+	}
+	if c.MaxSequences == 0 {
+		c.MaxSequences = DefaultMaxSequences
+	}
+	if c.PrefillChunk == 0 {
+		c.PrefillChunk = DefaultPrefillChunk
+	}
+	switch {
+	case c.Threads < 0 || c.Threads > MaxThreads:
+		return fmt.Errorf("engine: %d threads; use 1 to %d (0 for one per CPU)", c.Threads, MaxThreads)
+	case c.Context < 0:
+		return fmt.Errorf("engine: negative context length %d", c.Context)
+	case c.BatchSize < 0:
+		return fmt.Errorf("engine: negative batch size %d", c.BatchSize)
+	case c.PromptCacheBytes < 0:
+		return fmt.Errorf("engine: negative prompt cache size %d", c.PromptCacheBytes)
+	case c.MaxSequences < 0 || c.MaxSequences > 1024:
+		return fmt.Errorf("engine: %d sequences per step; use 1 to 1024", c.MaxSequences)
+	case c.PrefillChunk < 0 || c.PrefillChunk%64 != 0:
+		return fmt.Errorf("engine: prefill chunk %d is not a positive multiple of 64", c.PrefillChunk)
+	}
+	return nil
+}

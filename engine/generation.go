@@ -1,0 +1,515 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/smolgo/smolgo/sample"
+)
+
+// generation is the state of one Generate call. run walks its steps in
+// order: prompt (render and tokenize, dropping old messages if allowed),
+// admit (a place in the batch), reuse (what the caches already hold),
+// prefill (the rest of the prompt, in chunks) and decode (sample, check a
+// draft, emit), then done.
+type generation struct {
+	s       *Session
+	m       *Model
+	opts    GenerateOptions
+	yield   func(Event, error) bool
+	stopped bool // the consumer broke out of the loop
+
+	stats     Stats
+	dropped   int       // messages prompt dropped to fit the context
+	prefilled time.Time // end of the prefill, start of decoding
+
+	// Decoding.
+	sampler  *sample.Sampler
+	cons     *constrained
+	dec      Decoder
+	parser   Parser
+	stop     *stopMatcher
+	spec     *drafter // nil: no speculation
+	lastTok  int32    // the last token that produced text
+	hitStop  bool     // a stop string ended the answer
+	endCalls bool     // a tool call ended the answer (EndAfterToolCall)
+	calls    int      // tool calls so far (their ids)
+	logprobs []TokenLogprob
+	lp       logprober
+	input    []int32   // the tokens of the last step (a token and its draft)
+	logits   []float32 // that step's logits, rows of Vocab
+	// acceptedIn counts the draft tokens the last step confirmed.
+	acceptedIn int
+}
+
+func (g *generation) run(ctx context.Context, msgs []Message) error {
+	s := g.s
+	if err := g.opts.validate(); err != nil {
+		return err
+	}
+	if err := s.ensureCache(); err != nil {
+		return err
+	}
+	if g.opts.Constraint != nil {
+		no := false
+		g.opts.Thinking = &no
+	}
+	prompt, err := g.prompt(msgs)
+	if err != nil {
+		return err
+	}
+	queued := time.Now()
+	release, err := g.m.sched.admit(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return g.done(StopCancelled)
+		}
+		return err
+	}
+	defer release()
+	g.stats.QueueSeconds = time.Since(queued).Seconds()
+
+	logits, err := g.reuse(prompt)
+	if err != nil {
+		return err
+	}
+	if logits == nil {
+		if logits, err = g.prefill(ctx, prompt); err != nil || logits == nil {
+			return err
+		}
+	}
+	g.startDecoding(prompt)
+	return g.decode(ctx, logits)
+}
+
+// prompt renders and tokenizes msgs, dropping old messages if allowed.
+func (g *generation) prompt(msgs []Message) ([]int32, error) {
+	if len(msgs) == 0 {
+		return nil, errors.New("engine: Generate needs at least one message")
+	}
+	ctxLen := g.s.cache.MaxLen()
+	head := 0 // a leading system message is never dropped
+	if msgs[0].Role == "system" {
+		head = 1
+	}
+	popts := PromptOptions{Thinking: g.opts.Thinking, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial}
+	vocab := g.m.b.Vocab()
+	for dropped := 0; ; dropped++ {
+		use := msgs
+		if dropped > 0 {
+			use = append(slices.Clip(msgs[:head]), msgs[head+dropped:]...)
+		}
+		ids, err := g.m.f.Prompt(use, popts)
+		if err != nil {
+			return nil, fmt.Errorf("engine: building the prompt: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil, errors.New("engine: the rendered prompt is empty")
+		}
+		for i, id := range ids {
+			if id < 0 || int(id) >= vocab {
+				return nil, fmt.Errorf("engine: prompt token %d at index %d is outside the model's vocabulary [0, %d)", id, i, vocab)
+			}
+		}
+		if len(ids) < ctxLen {
+			g.dropped = dropped
+			g.stats.DroppedMessages = dropped
+			g.stats.PromptTokens = len(ids)
+			return ids, nil
+		}
+		if !g.opts.DropOldest || len(use)-head <= 1 {
+			how := ""
+			if dropped > 0 {
+				how = fmt.Sprintf(" after dropping the %d oldest messages", dropped)
+			}
+			return nil, fmt.Errorf("engine: the prompt is %d tokens%s but the context holds %d, so %d tokens must go (one position is kept for the answer): %w",
+				len(ids), how, ctxLen, len(ids)-ctxLen+1, ErrContextFull)
+		}
+	}
+}
+
+// reuse keeps what the session's cache (or the prompt cache) already holds
+// of prompt and truncates the rest. It returns the prompt's logits when the
+// very same prompt was computed before.
+func (g *generation) reuse(prompt []int32) ([]float32, error) {
+	s := g.s
+	if g.dropped > 0 && g.opts.ShiftContext {
+		if err := g.shift(prompt); err != nil {
+			return nil, err
+		}
+	}
+	common := commonPrefix(s.tokens, prompt)
+	if pc := g.m.pc; pc != nil {
+		n, logits, err := pc.restore(s.cache, prompt, common)
+		if err != nil {
+			return nil, fmt.Errorf("engine: reusing a shared prompt prefix: %w", err)
+		}
+		if n > common {
+			s.tokens = append(s.tokens[:common], prompt[common:n]...)
+			s.promptEnd = -1
+			if logits != nil {
+				s.promptLogits = append(s.promptLogits[:0], logits...)
+				s.promptEnd = n
+			}
+			g.stats.SharedCachedTokens = n - common
+			common = n
+		}
+	}
+	var logits []float32
+	if common == len(prompt) && s.promptEnd == len(prompt) {
+		logits = s.promptLogits // the same prompt again: reuse its logits
+	} else {
+		common = min(common, len(prompt)-1) // at least one token makes logits
+	}
+	s.tokens = s.tokens[:common]
+	if s.cache.Len() > common {
+		if err := s.cache.Truncate(common); err != nil {
+			return nil, fmt.Errorf("engine: rewinding the KV cache to %d tokens: %w", common, err)
+		}
+	}
+	if s.promptEnd > common {
+		s.promptEnd = -1
+	}
+	if s.approxFrom >= common {
+		s.approxFrom = -1 // everything shifted is recomputed
+	}
+	s.sampled = s.sampled[:0]
+	g.stats.CachedTokens = common
+	return logits, nil
+}
+
+// prefill computes the prompt after what the cache holds, a chunk per step
+// (the scheduler decides how much), and returns the last token's logits. A
+// cancelled ctx ends the generation (nil logits, nil error).
+func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, error) {
+	s := g.s
+	V := g.m.b.Vocab()
+	g.logits = grow(g.logits, V)
+	start, from := time.Now(), len(s.tokens)
+	for len(s.tokens) < len(prompt) {
+		pos := len(s.tokens)
+		n, err := g.m.sched.prefill(ctx, s.cache, prompt[pos:], g.logits[:V])
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, g.done(StopCancelled)
+			}
+			return nil, fmt.Errorf("engine: prefill of prompt tokens %d..%d: %w", pos, len(prompt)-1, err)
+		}
+		s.tokens = append(s.tokens, prompt[pos:pos+n]...)
+		if g.opts.PrefillProgress != nil {
+			g.opts.PrefillProgress(len(s.tokens), len(prompt))
+		}
+	}
+	if d := time.Since(start).Seconds(); d > 0 {
+		g.stats.PrefillTokensPerSec = float64(len(prompt)-from) / d
+	}
+	s.promptLogits = append(s.promptLogits[:0], g.logits[:V]...)
+	s.promptEnd = len(prompt)
+	if pc := g.m.pc; pc != nil && s.approxFrom < 0 {
+		if err := pc.save(s.cache, prompt, s.promptLogits); err != nil {
+			return nil, fmt.Errorf("engine: saving the prompt in the prompt cache: %w", err)
+		}
+	}
+	return s.promptLogits, nil
+}
+
+// startDecoding sets up the sampler, the parsers and the draft.
+func (g *generation) startDecoding(prompt []int32) {
+	g.prefilled = time.Now()
+	g.sampler = sample.New(g.opts.Sampler)
+	if w := g.sampler.Config().PenaltyWindow; w > 0 {
+		for _, t := range prompt[max(0, len(prompt)-w):] {
+			g.sampler.Accept(t)
+		}
+	}
+	g.stop = newStopMatcher(g.opts.Stop)
+	g.dec = g.m.f.NewDecoder()
+	g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, Thinking: g.opts.Thinking})
+	if g.opts.Constraint != nil {
+		g.cons = &constrained{c: g.opts.Constraint}
+	}
+	if g.speculating() {
+		g.spec = newDrafter(prompt)
+	}
+	if g.opts.Logprobs {
+		g.lp.top = g.opts.TopLogprobs
+	}
+}
+
+// speculating reports whether this generation drafts tokens: it is on by
+// request or by default, and off with a constraint (every drafted token
+// would have to pass it).
+func (g *generation) speculating() bool {
+	on := g.m.cfg.Speculation
+	if g.opts.Speculation != nil {
+		on = *g.opts.Speculation
+	}
+	return on && g.cons == nil
+}
+
+// decode samples the answer. Each step's rows of logits are sampled in
+// order: the first row predicts the token after the last one computed, the
+// others check the draft that followed it. At the first sampled token that
+// differs from the draft (or after the last row) the rest of the draft is
+// dropped, and the next step computes that token and a new draft.
+func (g *generation) decode(ctx context.Context, logits []float32) error {
+	s := g.s
+	V := g.m.b.Vocab()
+	ctxLen := s.cache.MaxLen()
+	g.input = g.input[:0] // the tokens of the step that made logits
+	for {
+		var next int32
+		for i := range len(logits) / V {
+			tok, err := g.pick(logits[i*V : (i+1)*V])
+			if err != nil {
+				return err
+			}
+			confirmed := i+1 < len(g.input) && g.input[i+1] == tok
+			if confirmed {
+				g.stats.AcceptedTokens++
+				g.acceptedIn++
+			}
+			reason, err := g.take(tok)
+			if err != nil || reason != "" || ctx.Err() != nil {
+				if err := g.keep(i + 1); err != nil {
+					return err
+				}
+				switch {
+				case err != nil || g.stopped:
+					return err
+				case reason == "":
+					reason = StopCancelled
+				}
+				return g.done(reason)
+			}
+			if !confirmed {
+				if err := g.keep(i + 1); err != nil { // the rest of the draft is wrong
+					return err
+				}
+				next = tok
+				break
+			}
+		}
+		if g.spec != nil && len(g.input) > 1 {
+			g.spec.observe(len(g.input)-1, g.acceptedIn)
+		}
+		if len(s.tokens) >= ctxLen {
+			return g.done(StopLength)
+		}
+		g.input = append(g.input[:0], next)
+		g.input = g.draft(g.input, ctxLen)
+		g.logits = grow(g.logits, len(g.input)*V)
+		if err := g.m.sched.decode(ctx, s.cache, g.input, g.logits[:len(g.input)*V]); err != nil {
+			if ctx.Err() != nil {
+				g.input = g.input[:0]
+				return g.done(StopCancelled)
+			}
+			return fmt.Errorf("engine: decoding at position %d: %w", len(s.tokens), err)
+		}
+		s.tokens = append(s.tokens, g.input...)
+		logits = g.logits[:len(g.input)*V]
+		g.acceptedIn = 0
+	}
+}
+
+// draft appends a speculative continuation to input (the token about to be
+// computed) when this generation speculates and few sequences share the
+// steps: the draft competes with the other sequences for the same compute.
+func (g *generation) draft(input []int32, ctxLen int) []int32 {
+	if g.spec == nil || g.m.sched.active() > maxSpeculatingSequences {
+		return input
+	}
+	// Every draft token checked is one more generated token and one more
+	// cached position.
+	room := min(ctxLen-len(g.s.tokens), g.m.sched.budget) - 1
+	if g.opts.MaxTokens > 0 {
+		room = min(room, g.opts.MaxTokens-g.stats.GeneratedTokens-1)
+	}
+	if room <= 0 {
+		return input
+	}
+	before := len(input)
+	input = g.spec.draft(input, room)
+	g.stats.DraftTokens += len(input) - before
+	return input
+}
+
+// maxSpeculatingSequences is the most sequences in the batch for which
+// drafts are still made: with more, the batch already fills the compute
+// that drafts would use.
+const maxSpeculatingSequences = 2
+
+// pick samples a token from one row of logits, under the constraint.
+func (g *generation) pick(logits []float32) (int32, error) {
+	in := logits
+	if g.cons != nil {
+		// Tokens left: under MaxTokens, and positions for all but the
+		// last token (which is never computed).
+		budget := g.s.cache.MaxLen() - len(g.s.tokens) + 1
+		if g.opts.MaxTokens > 0 {
+			budget = min(budget, g.opts.MaxTokens-g.stats.GeneratedTokens)
+		}
+		var err error
+		if in, err = g.cons.apply(logits, budget); err != nil {
+			return 0, err
+		}
+	}
+	tok := g.sampler.Sample(in)
+	if tok == sample.NoToken {
+		return 0, fmt.Errorf("engine: no token can be sampled at position %d: every logit is -Inf or NaN", len(g.s.tokens))
+	}
+	if g.cons != nil {
+		if err := g.cons.c.Accept(tok); err != nil {
+			return 0, fmt.Errorf("engine: the constraint rejected sampled token %d: %w", tok, err)
+		}
+	}
+	if g.opts.Logprobs {
+		g.logprobs = append(g.logprobs, g.lp.of(logits, tok, g.m.f.Tokenizer()))
+	}
+	return tok, nil
+}
+
+// take records a sampled token and streams its text. It returns a stop
+// reason when the answer ends with this token.
+func (g *generation) take(tok int32) (string, error) {
+	g.stats.GeneratedTokens++
+	g.s.sampled = append(g.s.sampled, tok)
+	if g.spec != nil {
+		g.spec.push(tok)
+	}
+	if g.m.f.EndOfTurn(tok) {
+		return StopEndOfTurn, nil
+	}
+	g.sampler.Accept(tok)
+	text, err := g.dec.Push(tok)
+	if err != nil {
+		return "", fmt.Errorf("engine: decoding generated token %d: %w", tok, err)
+	}
+	g.lastTok = tok
+	hit, ok := g.emit(g.parser.Push(tok, text), tok)
+	switch {
+	case !ok:
+		return StopCancelled, nil // the consumer stopped listening
+	case hit:
+		g.hitStop = true
+		return StopEndOfTurn, nil
+	case g.endCalls:
+		return StopToolCalls, nil
+	case g.opts.MaxTokens > 0 && g.stats.GeneratedTokens >= g.opts.MaxTokens:
+		return StopLength, nil
+	}
+	return "", nil
+}
+
+// keep drops the tokens of the last step after its first n from the
+// session's tokens and cache (an unconfirmed draft).
+func (g *generation) keep(n int) error {
+	drop := len(g.input) - n
+	if drop <= 0 {
+		return nil
+	}
+	s := g.s
+	s.tokens = s.tokens[:len(s.tokens)-drop]
+	if err := s.cache.Truncate(len(s.tokens)); err != nil {
+		return fmt.Errorf("engine: dropping %d draft tokens from the KV cache: %w", drop, err)
+	}
+	return nil
+}
+
+// emit sends the parser's events: reasoning (unless hidden), content
+// through the stop strings, tool calls. hit reports a stop string; ok is
+// false when the consumer stopped listening.
+func (g *generation) emit(evs []Event, tok int32) (hit, ok bool) {
+	for _, ev := range evs {
+		ev.Token = tok
+		switch ev.Kind {
+		case EventReasoning:
+			if ev.Text == "" || g.opts.HideReasoning {
+				continue
+			}
+			if !g.send(ev) {
+				return false, false
+			}
+		case EventContent:
+			if ev.Text == "" {
+				continue
+			}
+			out, hit := g.stop.push(ev.Text)
+			if out != "" && !g.send(Event{Kind: EventContent, Text: out, Token: tok}) {
+				return hit, false
+			}
+			if hit {
+				return true, true
+			}
+		case EventToolCall, EventToolError:
+			// A call ends the text before it: what the stop strings held
+			// back (a possible start of a stop string) goes out first.
+			if rest := g.stop.flush(); rest != "" && !g.send(Event{Kind: EventContent, Text: rest, Token: tok}) {
+				return false, false
+			}
+			if ev.Kind == EventToolCall && ev.ToolCall != nil {
+				call := *ev.ToolCall
+				call.ID = fmt.Sprintf("call_%d", g.calls)
+				g.calls++
+				ev.ToolCall = &call
+				g.endCalls = g.opts.EndAfterToolCall
+			}
+			if !g.send(ev) {
+				return false, false
+			}
+		}
+	}
+	return false, true
+}
+
+// send yields ev (with the log-probabilities gathered since the last
+// event), remembering when the consumer stops listening.
+func (g *generation) send(ev Event) bool {
+	if g.stopped {
+		return false
+	}
+	if len(g.logprobs) > 0 && ev.Kind != EventToolCall {
+		ev.Logprobs, g.logprobs = g.logprobs, nil
+	}
+	if !g.yield(ev, nil) {
+		g.stopped = true
+	}
+	return !g.stopped
+}
+
+// done flushes held text (unless a stop string cut the answer) and yields
+// the final event.
+func (g *generation) done(reason string) error {
+	if g.stopped {
+		return nil
+	}
+	if !g.hitStop && g.dec != nil {
+		evs := g.parser.Push(-1, g.dec.Flush())
+		hit, ok := g.emit(append(evs, g.parser.Flush()...), g.lastTok)
+		if !ok {
+			return nil
+		}
+		if rest := g.stop.flush(); !hit && rest != "" && !g.send(Event{Kind: EventContent, Text: rest, Token: g.lastTok}) {
+			return nil
+		}
+	}
+	if !g.prefilled.IsZero() {
+		if d := time.Since(g.prefilled).Seconds(); d > 0 {
+			g.stats.DecodeTokensPerSec = float64(g.stats.GeneratedTokens) / d
+		}
+	}
+	g.stats.StopReason = reason
+	st := g.stats
+	g.send(Event{Kind: EventDone, Stats: &st})
+	return nil
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}

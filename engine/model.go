@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/smolgo/smolgo/grammar"
+)
+
+// ErrClosed is returned by Generate on a model that has been closed (or is
+// closing: a generation running at Close ends with it).
+var ErrClosed = errors.New("engine: model closed")
+
+// Model is a loaded model ready for conversations: a Backend that computes,
+// a Format that speaks the model's language, the scheduler that batches the
+// sessions' steps, and the prompt cache they share. Make one with Open (any
+// registered architecture) or New; it is safe for concurrent use.
+type Model struct {
+	b     Backend
+	f     Format
+	cfg   Config
+	pc    *PromptCache // nil without Config.PromptCacheBytes
+	sched *scheduler
+
+	release func() error // from Open: what the architecture opened
+
+	vocabOnce sync.Once // the grammar vocabulary, built on first use
+	vocab     *grammar.Vocab
+	vocabErr  error
+
+	closeOnce sync.Once
+	closeErr  error
+	life      sync.Mutex
+	idle      *sync.Cond // signalled when the last generation leaves a closed model
+	closed    bool
+	running   int // generations in flight
+}
+
+// New makes a model from a backend and a format, with cfg's engine settings
+// (Config's loader settings are not used here). The caller keeps ownership of
+// what the backend and format hold: close the Model first, then them.
+func New(b Backend, f Format, cfg Config) (*Model, error) {
+	if b == nil || f == nil {
+		return nil, errors.New("engine: New needs a backend and a format")
+	}
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	if v := f.Tokenizer().Len(); v > b.Vocab() {
+		return nil, fmt.Errorf("engine: the tokenizer has %d tokens but the model only %d logits", v, b.Vocab())
+	}
+	m := &Model{b: b, f: f, cfg: cfg}
+	m.idle = sync.NewCond(&m.life)
+	if cfg.PromptCacheBytes > 0 {
+		m.pc = newPromptCache(cfg.PromptCacheBytes)
+	}
+	m.sched = newScheduler(b, cfg, cfg.Logger)
+	return m, nil
+}
+
+// Backend returns the model's backend.
+func (m *Model) Backend() Backend { return m.b }
+
+// Format returns the model's format (chat template, tokenizer, markers).
+func (m *Model) Format() Format { return m.f }
+
+// Config returns the settings the model was made with.
+func (m *Model) Config() Config { return m.cfg }
+
+// PromptCache returns the model's prompt cache, or nil if it has none.
+func (m *Model) PromptCache() *PromptCache { return m.pc }
+
+// ContextLength is the most positions a sequence can hold.
+func (m *Model) ContextLength() int { return m.sched.maxLen() }
+
+// NewSession starts a conversation; see Session.
+func (m *Model) NewSession() *Session {
+	return &Session{m: m, promptEnd: -1, approxFrom: -1}
+}
+
+// NewConstraint returns a constraint that keeps an answer inside grammar g
+// over this model's vocabulary (for GenerateOptions.Constraint). The
+// vocabulary is prepared on the first call.
+func (m *Model) NewConstraint(g *grammar.Grammar) (Constraint, error) {
+	m.vocabOnce.Do(func() {
+		tok := m.f.Tokenizer()
+		text := make([][]byte, tok.Len())
+		for id := range text {
+			if tok.Normal(int32(id)) {
+				text[id] = tok.TokenBytes(int32(id))
+			}
+		}
+		m.vocab, m.vocabErr = grammar.NewVocab(text, tok.EndOfGeneration())
+	})
+	if m.vocabErr != nil {
+		return nil, fmt.Errorf("engine: preparing the vocabulary for grammars: %w", m.vocabErr)
+	}
+	return g.NewConstraint(m.vocab), nil
+}
+
+// Load describes how busy the model is.
+type Load struct {
+	// Sequences is the number of generations holding a place in the batch,
+	// Waiting those waiting for one; MaxSequences is the limit.
+	Sequences, Waiting, MaxSequences int
+	// Steps counts forward steps, StepTokens the tokens they computed, and
+	// StepSequences the sequences they computed summed over steps
+	// (StepSequences/Steps is the mean batch size).
+	Steps, StepTokens, StepSequences int64
+}
+
+// Load returns the scheduler's occupancy and counters.
+func (m *Model) Load() Load { return m.sched.load() }
+
+// Close stops the model: generations still running end with ErrClosed (and
+// their caches are freed), later calls of Generate fail with ErrClosed, and
+// Close returns once every generation has returned, after releasing what
+// Open loaded. Closing twice is harmless.
+func (m *Model) Close() error {
+	m.closeOnce.Do(func() {
+		m.life.Lock()
+		m.closed = true
+		m.life.Unlock()
+		m.sched.close()
+		m.life.Lock()
+		for m.running > 0 {
+			m.idle.Wait()
+		}
+		m.life.Unlock()
+		if m.release != nil {
+			m.closeErr = m.release()
+		}
+	})
+	return m.closeErr
+}
+
+// enter registers a generation; it fails once the model is closed.
+func (m *Model) enter() error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	m.running++
+	return nil
+}
+
+func (m *Model) leave() {
+	m.life.Lock()
+	defer m.life.Unlock()
+	m.running--
+	if m.running == 0 {
+		m.idle.Broadcast()
+	}
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/smolgo/smolgo/sample"
+)
+
+// GenerateOptions controls one call of Session.Generate. The zero value
+// generates greedily until the model ends its turn or the context is full,
+// with thinking at the template's default.
+type GenerateOptions struct {
+	// MaxTokens caps the number of generated tokens (reasoning included).
+	// 0 means until the end of the turn or of the context.
+	MaxTokens int
+	// Sampler picks each token; its zero value is greedy decoding. The
+	// penalties' window starts with the last tokens of the prompt, so a
+	// repetition penalty also discourages echoing the question.
+	Sampler sample.Config
+	// Stop ends the answer at the first occurrence of any of these strings.
+	// The stop string itself is not returned. Stop strings are matched in
+	// the answer (content), not in the reasoning or in tool calls.
+	Stop []string
+	// Thinking turns the model's reasoning mode on or off for this request;
+	// nil leaves it to the template.
+	Thinking *bool
+	// Tools are function definitions in the OpenAI form ({"type":
+	// "function", "function": {...}}) that the chat template shows the
+	// model. With Tools set, Generate reads the calls the model writes out
+	// of its answer and streams each as an EventToolCall (or an
+	// EventToolError when a call cannot be read) instead of content.
+	Tools []json.RawMessage
+	// EndAfterToolCall ends the generation as soon as a tool call is
+	// complete, with StopReason StopToolCalls (for a forced call, where the
+	// caller runs the tool next; OpenAI's parallel_tool_calls false).
+	EndAfterToolCall bool
+	// HideReasoning drops the reasoning events; the model still thinks.
+	HideReasoning bool
+	// PrefillProgress, if set, is called after each chunk of the prompt is
+	// computed, with the prompt tokens done so far (cached ones included)
+	// and the prompt's length, so that a program can show progress on a
+	// long prompt. It runs on the generating goroutine; keep it quick.
+	PrefillProgress func(done, total int)
+	// DropOldest lets Generate drop the oldest messages (after a leading
+	// system message) until the prompt fits the context, instead of failing
+	// with ErrContextFull. The last message is never dropped; Stats tells
+	// how many were.
+	DropOldest bool
+	// ShiftContext, with DropOldest, drops the oldest messages from the KV
+	// cache by shifting it (llama.cpp's context shift) instead of
+	// recomputing everything after the system prompt: the kept messages'
+	// keys are moved to their new positions, so only the new message is
+	// computed. It is an approximation: the kept messages keep what they
+	// computed while the dropped ones were in view, which is why it is off
+	// by default. It needs a backend whose caches implement Shifter.
+	ShiftContext bool
+	// Constraint, if set, restricts the answer to a format (structured
+	// output; see Constraint and Model.NewConstraint). It is for one
+	// generation: make a new one each time. Thinking is turned off, since
+	// the reasoning would have to follow the format too. A constraint that
+	// can bound its length (Limiter) is told the tokens left under
+	// MaxTokens and the context, so a JSON answer closes in time instead of
+	// being cut off; StopReason is then StopLength when the budget forced
+	// the end.
+	Constraint Constraint
+	// ParseSpecial tokenizes special tokens written in message contents
+	// (such as "<|im_end|>") as the tokens themselves. Leave it off for
+	// text from users: with it, a message can forge turns of the
+	// conversation. The template's own markers are always special.
+	ParseSpecial bool
+	// Logprobs asks for the log-probability of every generated token, and
+	// TopLogprobs (0 to 20) for that many most likely alternatives at each
+	// position, on the events (Event.Logprobs).
+	Logprobs    bool
+	TopLogprobs int
+	// Speculation turns lookup speculative decoding on or off for this
+	// request; nil leaves it to the model's default (Options.Speculation).
+	Speculation *bool
+}
+
+// MaxTopLogprobs is the most alternatives GenerateOptions.TopLogprobs may ask
+// for.
+const MaxTopLogprobs = 20
+
+func (o *GenerateOptions) validate() error {
+	switch {
+	case o.MaxTokens < 0:
+		return fmt.Errorf("engine: GenerateOptions.MaxTokens is %d; use 0 for no limit", o.MaxTokens)
+	case o.TopLogprobs < 0 || o.TopLogprobs > MaxTopLogprobs:
+		return fmt.Errorf("engine: GenerateOptions.TopLogprobs is %d; it must be between 0 and %d", o.TopLogprobs, MaxTopLogprobs)
+	}
+	if err := o.Sampler.Validate(); err != nil {
+		return fmt.Errorf("engine: GenerateOptions.Sampler: %w", err)
+	}
+	return nil
+}
