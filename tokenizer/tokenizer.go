@@ -259,13 +259,39 @@ func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
 
 // AppendEncode is Encode that appends to dst.
 func (t *Tokenizer) AppendEncode(dst []int32, text string, parseSpecial bool) []int32 {
+	return t.appendEncode(dst, text, func(int, int) bool { return parseSpecial })
+}
+
+// EncodeMarked tokenizes text with special tokens parsed everywhere except
+// inside the literal byte ranges ([start, end) pairs), where they are
+// ordinary text. It is how a chat prompt keeps its template's markers
+// special while a user's message cannot forge them: the text between two
+// special tokens is split and merged exactly as Encode would (a literal
+// range does not cut a word in two). User-defined added tokens are
+// recognised everywhere, as in Encode.
+func (t *Tokenizer) EncodeMarked(text string, literal [][2]int) []int32 {
+	dst := make([]int32, 0, len(text)/3+1)
+	return t.appendEncode(dst, text, func(start, end int) bool {
+		for _, r := range literal {
+			if start < r[1] && r[0] < end {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// appendEncode encodes text; special(start, end) says whether a special
+// token found at bytes [start, end) of text counts as one.
+func (t *Tokenizer) appendEncode(dst []int32, text string, special func(start, end int) bool) []int32 {
 	hot, _ := t.hot.Get().(*hotWords)
 	if hot == nil {
 		hot = new(hotWords)
 	}
 	defer t.hot.Put(hot)
+	base := 0
 	for text != "" {
-		pos, n, id := t.added.find(text, parseSpecial)
+		pos, n, id := t.added.find(text, func(i, l int) bool { return special(base+i, base+i+l) })
 		for seg := text[:pos]; seg != ""; {
 			k := matchAt(seg, 0)
 			dst = t.appendWord(dst, seg[:k], hot)
@@ -276,6 +302,7 @@ func (t *Tokenizer) AppendEncode(dst []int32, text string, parseSpecial bool) []
 		}
 		dst = append(dst, id)
 		text = text[pos+n:]
+		base += pos + n
 	}
 	return dst
 }
@@ -568,8 +595,10 @@ func newAddedSet(tokens []addedToken) addedSet {
 }
 
 // find returns the byte position, length and id of the first active added
-// token in text, or (len(text), 0, -1) when there is none.
-func (s *addedSet) find(text string, parseSpecial bool) (pos, n int, id int32) {
+// token in text, or (len(text), 0, -1) when there is none. A special token
+// at [i, i+l) is active if special(i, l) says so; user-defined ones always
+// are.
+func (s *addedSet) find(text string, special func(i, l int) bool) (pos, n int, id int32) {
 	if len(s.tokens) == 0 {
 		return len(text), 0, -1
 	}
@@ -581,7 +610,7 @@ func (s *addedSet) find(text string, parseSpecial bool) (pos, n int, id int32) {
 			if i+l > len(text) {
 				continue
 			}
-			if a, ok := s.byText[text[i:i+l]]; ok && (parseSpecial || !a.special) {
+			if a, ok := s.byText[text[i:i+l]]; ok && (!a.special || special(i, l)) {
 				return i, l, a.id
 			}
 		}

@@ -60,6 +60,23 @@ type Call struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// Text writes a call the way SmolLM3 (and Hermes-style models) write one,
+// as the tool instructions of its chat template show:
+//
+//	<tool_call>
+//	{"name": "get_weather", "arguments": {"city": "Paris"}}
+//	</tool_call>
+//
+// Arguments are written as given ({} when empty).
+func Text(c Call) string {
+	name, _ := json.Marshal(c.Name)
+	args := c.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return OpenTag + "\n{\"name\": " + string(name) + ", \"arguments\": " + string(args) + "}\n" + CloseTag
+}
+
 // Kind says what an Event holds.
 type Kind int
 

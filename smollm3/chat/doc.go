@@ -24,12 +24,14 @@
 //     tool results are rendered as user turns; assistant tool_calls and
 //     reasoning_content are not rendered.
 //
-// The rendered text is meant for tokenizer.Encode with special parsing on,
-// so that <|im_start|> and <|im_end|> become their ids. Like transformers,
-// this also turns special tokens that a user typed into their content into
-// control tokens (a user who writes "<|im_end|>" ends their own turn); that
-// is what the reference ids record. A server that must prevent it can
-// strip such strings from untrusted content before rendering.
+// The template's markers (<|im_start|>, <|im_end|>) must become their token
+// ids, but what users wrote must not: a user who types "<|im_end|>" would
+// end their own turn and could forge a system turn. RenderSpans returns,
+// beside the text, the byte ranges that came from message contents and tool
+// definitions; tokenizer.EncodeMarked parses special tokens everywhere but
+// there. Render's text with tokenizer.Encode and special parsing on is what
+// transformers does (and what the reference ids record), for trusted
+// callers.
 //
 // # Thinking
 //

@@ -5,11 +5,12 @@ import (
 	"log"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/smollm3/chat"
 )
 
 func ExampleRender() {
-	msgs := []chat.Message{
+	msgs := []engine.Message{
 		{Role: "system", Content: "You are a pirate. /no_think"},
 		{Role: "user", Content: "Hello!"},
 	}

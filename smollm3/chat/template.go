@@ -7,34 +7,10 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/toolcall"
 )
-
-// Message is one turn of a conversation.
-type Message struct {
-	// Role is "system", "user", "assistant" or "tool". A system message is
-	// only allowed first.
-	Role string `json:"role"`
-	// Content is the text of the turn. For an assistant turn it may hold the
-	// model's own <think>…</think> block: the template copies it verbatim.
-	Content string `json:"content"`
-	// ReasoningContent is an assistant turn's reasoning, kept apart from
-	// Content by the thinking parser. SmolLM3's template does not render it
-	// (earlier reasoning is not shown to the model again).
-	ReasoningContent string `json:"reasoning_content,omitempty"`
-	// ToolCalls are the calls an assistant turn made. The template does not
-	// render them either; SmolLM3 writes its calls into Content as
-	// <tool_call>{…}</tool_call>.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// Name is the tool's name on a tool message (not rendered).
-	Name string `json:"name,omitempty"`
-}
-
-// ToolCall is a function call made by the assistant.
-type ToolCall struct {
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-}
 
 // Options are the template's inputs besides the messages.
 type Options struct {
@@ -80,20 +56,34 @@ var ErrNoMessages = errors.New("chat: no messages to render")
 
 // Render formats a conversation with SmolLM3's chat template, byte for byte
 // as Hugging Face transformers renders the official template. The result is
-// meant to be tokenized with special tokens parsed.
-func Render(msgs []Message, opts Options) (string, error) {
+// meant to be tokenized with special tokens parsed; RenderSpans also says
+// which bytes came from the messages, to tokenize them as plain text.
+//
+// An assistant message's ToolCalls, which the official template ignores,
+// are written after its Content the way SmolLM3 writes calls
+// (toolcall.Text), so that the model sees the calls it made.
+func Render(msgs []engine.Message, opts Options) (string, error) {
+	text, _, err := RenderSpans(msgs, opts)
+	return text, err
+}
+
+// RenderSpans is Render that also returns the byte ranges ([start, end)) of
+// the text that came from the caller: message contents and tool
+// definitions. Tokenizing those ranges without special-token parsing
+// (tokenizer.EncodeMarked) keeps a user from forging the template's markers.
+func RenderSpans(msgs []engine.Message, opts Options) (string, [][2]int, error) {
 	if len(msgs) == 0 {
-		return "", ErrNoMessages
+		return "", nil, ErrNoMessages
 	}
 	for i, m := range msgs {
 		switch m.Role {
 		case "user", "assistant", "tool":
 		case "system":
 			if i != 0 {
-				return "", fmt.Errorf("chat: message %d: a system message is only allowed first (the template would drop it)", i)
+				return "", nil, fmt.Errorf("chat: message %d: a system message is only allowed first (the template would drop it)", i)
 			}
 		default:
-			return "", fmt.Errorf("chat: message %d: role %q is not one of system, user, assistant, tool", i, m.Role)
+			return "", nil, fmt.Errorf("chat: message %d: role %q is not one of system, user, assistant, tool", i, m.Role)
 		}
 	}
 	think := opts.EnableThinking == nil || *opts.EnableThinking
@@ -109,10 +99,10 @@ func Render(msgs []Message, opts Options) (string, error) {
 		custom = rstrip(strings.ReplaceAll(strings.ReplaceAll(system, "/no_think", ""), "/think", ""))
 	}
 
-	var b strings.Builder
+	var b spanBuilder
 	b.WriteString(imStart + "system\n")
 	if strings.Contains(system, "/system_override") {
-		b.WriteString(rstrip(strings.ReplaceAll(custom, "/system_override", "")))
+		b.literal(rstrip(strings.ReplaceAll(custom, "/system_override", "")))
 		b.WriteString(imEnd)
 	} else {
 		mode := "/no_think"
@@ -129,7 +119,7 @@ func Render(msgs []Message, opts Options) (string, error) {
 		b.WriteString("## Custom Instructions\n\n")
 		switch {
 		case custom != "":
-			b.WriteString(custom)
+			b.literal(custom)
 		case think:
 			b.WriteString(personaThink)
 		default:
@@ -137,20 +127,29 @@ func Render(msgs []Message, opts Options) (string, error) {
 		}
 		b.WriteString("\n\n")
 		if err := writeTools(&b, opts); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
 
 	for _, m := range msgs {
 		switch m.Role {
 		case "user", "tool":
-			b.WriteString(imStart + "user\n" + m.Content + imEnd)
+			b.WriteString(imStart + "user\n")
+			b.literal(m.Content)
+			b.WriteString(imEnd)
 		case "assistant":
 			b.WriteString(imStart + "assistant\n")
 			if !think {
 				b.WriteString(emptyThink)
 			}
-			b.WriteString(strings.TrimLeft(m.Content, "\n") + imEnd)
+			b.literal(strings.TrimLeft(m.Content, "\n"))
+			for i, c := range m.ToolCalls {
+				if i > 0 || m.Content != "" {
+					b.WriteString("\n")
+				}
+				b.literal(toolcall.Text(toolcall.Call{Name: c.Name, Arguments: c.Arguments}))
+			}
+			b.WriteString(imEnd)
 		}
 	}
 	if opts.AddGenerationPrompt {
@@ -159,12 +158,29 @@ func Render(msgs []Message, opts Options) (string, error) {
 			b.WriteString(emptyThink)
 		}
 	}
-	return b.String(), nil
+	return b.String(), b.spans, nil
+}
+
+// spanBuilder is a strings.Builder that records the ranges written with
+// literal.
+type spanBuilder struct {
+	strings.Builder
+	spans [][2]int
+}
+
+// literal writes text that came from the caller.
+func (b *spanBuilder) literal(s string) {
+	if s == "" {
+		return
+	}
+	start := b.Len()
+	b.WriteString(s)
+	b.spans = append(b.spans, [2]int{start, b.Len()})
 }
 
 // writeTools writes the "### Tools" section and closes the system turn,
 // when there are tools.
-func writeTools(b *strings.Builder, opts Options) error {
+func writeTools(b *spanBuilder, opts Options) error {
 	xml := opts.XMLTools
 	if len(opts.Tools) > 0 {
 		xml = opts.Tools
@@ -183,7 +199,8 @@ func writeTools(b *strings.Builder, opts Options) error {
 			if err != nil {
 				return fmt.Errorf("chat: %s[%d]: %w", name, i, err)
 			}
-			b.WriteString(s + "\n")
+			b.literal(s)
+			b.WriteString("\n")
 		}
 		b.WriteString(tail)
 		return nil
