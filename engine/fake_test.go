@@ -313,9 +313,9 @@ func (fakeFormat) Prompt(msgs []Message, opts PromptOptions) ([]int32, error) {
 	return ids, nil
 }
 
-func (fakeFormat) NewDecoder() Decoder     { return &fakeDecoder{} }
-func (fakeFormat) EndOfTurn(id int32) bool { return id == fakeImEnd }
-func (fakeFormat) Tokenizer() Tokenizer    { return fakeTokenizer{} }
+func (fakeFormat) NewDecoder() Decoder           { return &fakeDecoder{} }
+func (fakeFormat) EndOfTurn(id int32) bool       { return id == fakeImEnd }
+func (fakeFormat) Tokenizer() (Tokenizer, error) { return fakeTokenizer{}, nil }
 func (fakeFormat) NewParser(o ParserOptions) Parser {
 	return &fakeParser{tools: o.Tools}
 }

@@ -23,7 +23,9 @@ type Format interface {
 	NewParser(opts ParserOptions) Parser
 	// Tokenizer is the model's vocabulary, for callers that tokenize text
 	// themselves (an API's /tokenize, grammar masks over the vocabulary).
-	Tokenizer() Tokenizer
+	// A format may read it lazily, so it can fail (a file without a
+	// vocabulary still runs Forward, but has no conversations).
+	Tokenizer() (Tokenizer, error)
 }
 
 // PromptOptions are the inputs of Format.Prompt besides the messages.

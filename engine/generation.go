@@ -87,16 +87,21 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 
 // prompt renders and tokenizes msgs, dropping old messages if allowed.
 func (g *generation) prompt(msgs []Message) ([]int32, error) {
+	ctxLen := g.s.cache.MaxLen()
+	if raw := g.opts.RawPrompt; raw != nil {
+		if len(msgs) > 0 {
+			return nil, errors.New("engine: Generate with a RawPrompt takes no messages")
+		}
+		return g.checkPrompt(slices.Clone(raw), ctxLen, "")
+	}
 	if len(msgs) == 0 {
 		return nil, errors.New("engine: Generate needs at least one message")
 	}
-	ctxLen := g.s.cache.MaxLen()
 	head := 0 // a leading system message is never dropped
 	if msgs[0].Role == "system" {
 		head = 1
 	}
 	popts := PromptOptions{Thinking: g.opts.Thinking, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial}
-	vocab := g.m.b.Vocab()
 	for dropped := 0; ; dropped++ {
 		use := msgs
 		if dropped > 0 {
@@ -106,29 +111,36 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 		if err != nil {
 			return nil, fmt.Errorf("engine: building the prompt: %w", err)
 		}
-		if len(ids) == 0 {
-			return nil, errors.New("engine: the rendered prompt is empty")
+		last := !g.opts.DropOldest || len(use)-head <= 1
+		how := ""
+		if dropped > 0 {
+			how = fmt.Sprintf(" after dropping the %d oldest messages", dropped)
 		}
-		for i, id := range ids {
-			if id < 0 || int(id) >= vocab {
-				return nil, fmt.Errorf("engine: prompt token %d at index %d is outside the model's vocabulary [0, %d)", id, i, vocab)
-			}
-		}
-		if len(ids) < ctxLen {
+		if len(ids) < ctxLen || last {
 			g.dropped = dropped
 			g.stats.DroppedMessages = dropped
-			g.stats.PromptTokens = len(ids)
-			return ids, nil
-		}
-		if !g.opts.DropOldest || len(use)-head <= 1 {
-			how := ""
-			if dropped > 0 {
-				how = fmt.Sprintf(" after dropping the %d oldest messages", dropped)
-			}
-			return nil, fmt.Errorf("engine: the prompt is %d tokens%s but the context holds %d, so %d tokens must go (one position is kept for the answer): %w",
-				len(ids), how, ctxLen, len(ids)-ctxLen+1, ErrContextFull)
+			return g.checkPrompt(ids, ctxLen, how)
 		}
 	}
+}
+
+// checkPrompt checks prompt tokens against the vocabulary and the context.
+func (g *generation) checkPrompt(ids []int32, ctxLen int, how string) ([]int32, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("engine: the prompt is empty")
+	}
+	vocab := g.m.b.Vocab()
+	for i, id := range ids {
+		if id < 0 || int(id) >= vocab {
+			return nil, fmt.Errorf("engine: prompt token %d at index %d is outside the model's vocabulary [0, %d)", id, i, vocab)
+		}
+	}
+	if len(ids) >= ctxLen {
+		return nil, fmt.Errorf("engine: the prompt is %d tokens%s but the context holds %d, so %d tokens must go (one position is kept for the answer): %w",
+			len(ids), how, ctxLen, len(ids)-ctxLen+1, ErrContextFull)
+	}
+	g.stats.PromptTokens = len(ids)
+	return ids, nil
 }
 
 // reuse keeps what the session's cache (or the prompt cache) already holds
@@ -227,7 +239,11 @@ func (g *generation) startDecoding(prompt []int32) {
 	}
 	g.stop = newStopMatcher(g.opts.Stop)
 	g.dec = g.m.f.NewDecoder()
-	g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, Thinking: g.opts.Thinking})
+	if g.opts.RawPrompt != nil {
+		g.parser = &rawParser{} // a completion: all text is content
+	} else {
+		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, Thinking: g.opts.Thinking})
+	}
 	if g.opts.Constraint != nil {
 		g.cons = &constrained{c: g.opts.Constraint}
 	}
@@ -236,6 +252,7 @@ func (g *generation) startDecoding(prompt []int32) {
 	}
 	if g.opts.Logprobs {
 		g.lp.top = g.opts.TopLogprobs
+		g.lp.tok, _ = g.m.f.Tokenizer() // loaded: the prompt was tokenized
 	}
 }
 
@@ -367,7 +384,7 @@ func (g *generation) pick(logits []float32) (int32, error) {
 		}
 	}
 	if g.opts.Logprobs {
-		g.logprobs = append(g.logprobs, g.lp.of(logits, tok, g.m.f.Tokenizer()))
+		g.logprobs = append(g.logprobs, g.lp.of(logits, tok))
 	}
 	return tok, nil
 }
@@ -513,3 +530,15 @@ func grow(s []float32, n int) []float32 {
 	}
 	return s[:n]
 }
+
+// rawParser passes all text through as content (RawPrompt completions).
+type rawParser struct{}
+
+func (rawParser) Push(id int32, text string) []Event {
+	if text == "" {
+		return nil
+	}
+	return []Event{{Kind: EventContent, Text: text}}
+}
+
+func (rawParser) Flush() []Event { return nil }

@@ -47,9 +47,6 @@ func New(b Backend, f Format, cfg Config) (*Model, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	if v := f.Tokenizer().Len(); v > b.Vocab() {
-		return nil, fmt.Errorf("engine: the tokenizer has %d tokens but the model only %d logits", v, b.Vocab())
-	}
 	m := &Model{b: b, f: f, cfg: cfg}
 	m.idle = sync.NewCond(&m.life)
 	if cfg.PromptCacheBytes > 0 {
@@ -84,7 +81,11 @@ func (m *Model) NewSession() *Session {
 // vocabulary is prepared on the first call.
 func (m *Model) NewConstraint(g *grammar.Grammar) (Constraint, error) {
 	m.vocabOnce.Do(func() {
-		tok := m.f.Tokenizer()
+		tok, err := m.f.Tokenizer()
+		if err != nil {
+			m.vocabErr = err
+			return
+		}
 		text := make([][]byte, tok.Len())
 		for id := range text {
 			if tok.Normal(int32(id)) {

@@ -77,6 +77,12 @@ type GenerateOptions struct {
 	// Speculation turns lookup speculative decoding on or off for this
 	// request; nil leaves it to the model's default (Options.Speculation).
 	Speculation *bool
+	// RawPrompt, if not nil, is the prompt itself, as tokens (a plain
+	// completion: OpenAI's /v1/completions): Generate then takes no
+	// messages, renders no template, and streams everything the model
+	// writes as content (no reasoning or tool-call parsing). The model's
+	// end-of-generation tokens still end it.
+	RawPrompt []int32
 }
 
 // MaxTopLogprobs is the most alternatives GenerateOptions.TopLogprobs may ask

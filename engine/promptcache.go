@@ -139,11 +139,6 @@ func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
 	if !ok || len(prompt) == 0 {
 		return nil
 	}
-	perPos := c.Bytes() / int64(max(1, c.Len()))
-	size := perPos*int64(len(prompt)) + int64(4*len(logits)) + int64(4*len(prompt))
-	if size > pc.maxBytes {
-		return nil
-	}
 	pc.mu.Lock()
 	for el := pc.lru.Front(); el != nil; el = el.Next() {
 		if e := el.Value.(*promptEntry); len(e.tokens) >= len(prompt) && commonPrefix(e.tokens, prompt) == len(prompt) {
@@ -158,8 +153,14 @@ func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
 	if err != nil {
 		return fmt.Errorf("engine: snapshot of %d prompt tokens: %w", len(prompt), err)
 	}
-	e := &promptEntry{tokens: append([]int32(nil), prompt...), kv: kv, logits: append([]float32(nil), logits...),
-		bytes: kv.Bytes() + int64(4*len(logits)) + int64(4*len(prompt))}
+	// The cache's Bytes counts allocated room, so only the snapshot's own
+	// size says whether it fits.
+	size := kv.Bytes() + int64(4*len(logits)) + int64(4*len(prompt))
+	if size > pc.maxBytes {
+		kv.Close()
+		return nil
+	}
+	e := &promptEntry{tokens: append([]int32(nil), prompt...), kv: kv, logits: append([]float32(nil), logits...), bytes: size}
 
 	pc.mu.Lock()
 	defer pc.mu.Unlock()

@@ -510,3 +510,25 @@ func TestCloseModel(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// A raw prompt is a plain completion: no template, and everything the model
+// writes is content, untrimmed, even inside think tags.
+func TestGenerateRawPrompt(t *testing.T) {
+	f := &fakeBackend{ctxLen: 256, answer: fixed("<think>\nhm\n</think>\nok")} // the fake's think tags are special tokens, which decode to nothing
+	s := testSession(t, f)
+	prompt := fakeEncode("Once upon a time<|im_start|>assistant\n") // the fake answers after this header
+	r := collect(s, context.Background(), nil, GenerateOptions{RawPrompt: prompt})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.content != "\nhm\n\nok" || r.reasoning != "" || r.stats.PromptTokens != len(prompt) {
+		t.Fatalf("content %q reasoning %q stats %+v", r.content, r.reasoning, r.stats)
+	}
+	if r := collect(s, context.Background(), user("hi"), GenerateOptions{RawPrompt: prompt}); r.err == nil {
+		t.Error("messages with a raw prompt: no error")
+	}
+	long := make([]int32, 300)
+	if r := collect(s, context.Background(), nil, GenerateOptions{RawPrompt: long}); !errors.Is(r.err, ErrContextFull) {
+		t.Errorf("300-token raw prompt in a 256 context: %v", r.err)
+	}
+}

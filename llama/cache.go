@@ -1,16 +1,17 @@
 package llama
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/quant"
 	"github.com/smolgo/smolgo/tensor"
 )
 
 // ErrContextFull is wrapped by Forward's error when the tokens would not fit
-// in the cache (its MaxLen, by default the model's context length).
-var ErrContextFull = errors.New("context full")
+// in the cache (its MaxLen, by default the model's context length). It is
+// engine.ErrContextFull, so sessions and Forward report the same error.
+var ErrContextFull = engine.ErrContextFull
 
 // KVType is the element type of the key/value cache.
 type KVType int
