@@ -3,6 +3,7 @@ package smollm3
 import (
 	"context"
 	"fmt"
+	"github.com/smolgo/smolgo/engine"
 	"testing"
 
 	"github.com/smolgo/smolgo/internal/sharedtest"
@@ -14,7 +15,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, model := range []string{"smollm3-tinyq-Q4_K_M", "smollm3-tinyq-Q8_0", "smollm3-tinyq-F16"} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", model, threads), func(b *testing.B) {
-				m, err := Load(sharedtest.Path(b, "golden/models/"+model+".gguf"), WithThreads(threads))
+				m, err := Load(sharedtest.Path(b, "golden/models/"+model+".gguf"), engine.WithThreads(threads))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -47,7 +48,7 @@ func BenchmarkPrefill(b *testing.B) {
 	for _, model := range []string{"smollm3-tinyq-Q4_K_M", "smollm3-tinyq-Q8_0"} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", model, threads), func(b *testing.B) {
-				m, err := Load(sharedtest.Path(b, "golden/models/"+model+".gguf"), WithThreads(threads))
+				m, err := Load(sharedtest.Path(b, "golden/models/"+model+".gguf"), engine.WithThreads(threads))
 				if err != nil {
 					b.Fatal(err)
 				}

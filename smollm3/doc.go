@@ -1,59 +1,66 @@
-// Package smollm3 loads SmolLM3 GGUF models and runs them.
+// Package smollm3 is SmolLM3's wiring: it loads SmolLM3 (and plain llama)
+// GGUF files into the generic llama-family block of package llama, speaks
+// SmolLM3's chat format, and hands both to package engine, which runs the
+// conversations.
 //
 // Load opens a GGUF file (memory-mapped, weights left quantized) and wires
-// SmolLM3's architecture on top of the generic llama-family forward pass of
-// package llama:
+// SmolLM3's architecture:
 //
 //   - tied embeddings: the output projection is output.weight when the file
 //     has one, else token_embd.weight itself (no copy);
 //   - NoPE: layer i applies RoPE only if (i+1) % 4 != 0 (layers 3, 7, ..., 35
 //     of the 3B model have no positional encoding); GGUF has no key for this,
-//     so the rule lives here (NoPEMask) and WithNoPE overrides it;
+//     so the rule lives here (NoPEMask);
 //   - YaRN or linear RoPE scaling when the file's rope.scaling keys ask for it.
 //
-// Plain llama files load too (with RoPE in every layer), which is handy for
-// comparisons. A Model is safe for concurrent use: give each sequence its
-// own cache from NewCache. Two models in one process are independent.
+// The Format is SmolLM3's language side (engine.Format): the chat template
+// of package chat, the tokenizer stored in the file, the <think> block split
+// off as reasoning, and <tool_call> blocks read as tool calls. Message
+// contents are tokenized as plain text, so a user who types "<|im_end|>"
+// cannot forge a turn (engine.GenerateOptions.ParseSpecial opts out).
 //
-// Forward runs token ids through the model (see llama.Model.Forward):
+// A Model embeds an *engine.Model, so chat is the engine's API:
 //
-//	m, err := smollm3.Load("SmolLM3-3B-Q4_K_M.gguf", smollm3.WithThreads(4))
+//	m, err := smollm3.Load("SmolLM3-3B-Q4_K_M.gguf", engine.WithThreads(4))
 //	if err != nil { ... }
 //	defer m.Close()
+//	s := m.NewSession() // keeps its KV cache between turns
+//	msgs := []engine.Message{{Role: "user", Content: "Why is the sky blue?"}}
+//	for ev, err := range s.Generate(ctx, msgs, engine.GenerateOptions{MaxTokens: 512}) {
+//		...
+//	}
+//
+// Sessions of one model generating at once share each forward step
+// (continuous batching, engine.WithMaxSequences); see package engine for
+// the prompt cache, context shifting, stop strings, constraints, lookup
+// speculation and log-probabilities. Registering the "smollm3" and "llama"
+// architectures with engine.Register (at init) also lets engine.Open load
+// these files without naming this package's API.
+//
+// Forward runs token ids through the model without sessions (see
+// llama.Model.Forward), for logits and experiments:
+//
 //	cache, _ := m.NewCache()
 //	logits, err := m.Forward(ctx, cache, promptIDs, 0, false)
 //	next := argmax(logits)
 //	logits, err = m.Forward(ctx, cache, []int32{next}, cache.Len(), false)
 //
-// For chat, NewSession and Session.Generate render the chat template,
-// tokenize, reuse the cached prefix between turns, sample and stream text.
+// Plain llama files load too (RoPE in every layer), which is handy for
+// comparisons with llama.cpp. Two models in one process are independent.
 //
 // # Memory and long conversations
 //
-// Three options trade memory, speed and exactness for long or many
-// conversations:
-//
-//   - WithKVType(llama.KVQ8_0) stores the KV cache in Q8_0 blocks like
+//   - engine.WithKVType("q8_0") stores the KV cache in Q8_0 blocks like
 //     llama.cpp's -ctk q8_0 -ctv q8_0: 39 KB per token for SmolLM3-3B
 //     instead of 74 KB in f16, so a 65,536-token context takes 2.6 GB
 //     (llama.Config.KVBytes). Logits move by about what a quantized model's
 //     do (measured on the golden models: max 0.2 with F32 weights, 0.5 with
 //     Q4_K_M, against the f16 cache), exactly as much as llama.cpp's own
 //     q8_0 cache moves them (ours and its agree to 0.013).
-//   - GenerateOptions.DropOldest drops the oldest messages (after the system
-//     prompt) of a conversation that outgrew the context and prefills the
-//     rest again; with ShiftContext the kept messages are reused from the
-//     cache instead, their keys re-rotated to the new positions in RoPE
-//     layers (llama.Cache.Shift; NoPE layers' keys carry no position and are
-//     left as they are). Shifting is llama.cpp's context shift: much cheaper,
-//     approximate (the kept tokens remember the dropped ones).
-//   - WithPromptCache(bytes) shares computed prompts between sessions: a
-//     request whose prompt starts like an earlier one (the same system
-//     prompt, a regenerated answer, a conversation resumed elsewhere) copies
-//     the longest common prefix from a snapshot and computes only the rest.
-//     Stats.CachedTokens counts it (SharedCachedTokens the part from the
-//     prompt cache); snapshots are evicted least recently used first beyond
-//     the memory bound. With a 2,000-token system prompt on the tiny test
-//     model a new session's first token comes 100 times sooner
-//     (BenchmarkPromptCacheTTFT).
+//   - engine.GenerateOptions.DropOldest and ShiftContext keep a
+//     conversation that outgrew the context going: RoPE layers' keys are
+//     re-rotated to their new positions (llama.Cache.Shift); NoPE layers'
+//     keys carry no position and are left as they are.
+//   - engine.WithPromptCache(bytes) shares computed prompts between
+//     sessions (snapshots of the KV cache, llama.Cache.Clone and CopyFrom).
 package smollm3

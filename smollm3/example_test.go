@@ -1,35 +1,28 @@
 package smollm3_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log"
 
-	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/internal/synth"
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/smollm3"
 )
 
-// Greedy decoding: prefill a prompt, then feed back the most likely token.
-// The model here is the project's tiny synthetic SmolLM3 (8 layers, Q4_K_M),
-// built in memory; in real use call smollm3.Load("model.gguf").
+// tinyModel is the project's small random-weight SmolLM3 (8 layers,
+// Q4_K_M, 2 MB) that the examples run on; in real use, load
+// SmolLM3-3B-Q4_K_M.gguf.
+const tinyModel = "../testdata/smollm3-tinyq-Q4_K_M.gguf"
+
+// Logits without sessions: prefill a prompt with Forward, then feed back the
+// most likely token (greedy decoding by hand).
 func Example() {
-	var buf bytes.Buffer
-	tiny, _ := synth.Preset("tinyq")
-	if err := synth.Write(context.Background(), &buf, tiny, synth.Options{Mix: synth.MixQ4_K_M}); err != nil {
-		log.Fatal(err)
-	}
-	f, err := gguf.Parse(buf.Bytes())
-	if err != nil {
-		log.Fatal(err)
-	}
-	m, err := smollm3.New(f, smollm3.WithThreads(1)) // = smollm3.Load(path, ...)
+	m, err := smollm3.Load(tinyModel, engine.WithThreads(1))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer m.Close()
-	cfg := m.Config()
+	cfg := m.LLM().Config
 	fmt.Println(cfg.Arch, cfg.Layers, "layers; layer 3 uses RoPE:", m.LLM().RotatesLayer(3))
 
 	ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/smolgo/smolgo/engine"
 	"math"
 	"os"
 	"strings"
@@ -153,12 +154,12 @@ func TestGoldenLogits(t *testing.T) {
 			tol := goldenTolerance(t, name)
 			g := loadGolden(t, name)
 			// Like the reference run: the whole prompt in one batch.
-			m, err := Load(goldenModelPath(t, name), WithThreads(2), WithBatchSize(1024))
+			m, err := Load(goldenModelPath(t, name), engine.WithThreads(2), engine.WithBatchSize(1024))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			if got := m.Config().Vocab; got != g.NVocab {
+			if got := m.LLM().Config.Vocab; got != g.NVocab {
 				t.Fatalf("vocab %d, golden %d", got, g.NVocab)
 			}
 			var all diffStats
@@ -189,7 +190,7 @@ func checkPrompt(t *testing.T, m *Model, p goldenPrompt, tol tolerance) diffStat
 	if err != nil {
 		t.Fatal(err)
 	}
-	V := m.Config().Vocab
+	V := m.LLM().Config.Vocab
 	logits, err := m.Forward(ctx, cache, p.Tokens, 0, true)
 	if err != nil {
 		t.Fatalf("%s prefill: %v", p.Name, err)

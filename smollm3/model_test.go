@@ -3,6 +3,7 @@ package smollm3
 import (
 	"context"
 	"errors"
+	"github.com/smolgo/smolgo/engine"
 	"math"
 	"testing"
 
@@ -14,6 +15,20 @@ import (
 func lastLogits(t *testing.T, m *Model, tokens []int32) []float32 {
 	t.Helper()
 	c, err := m.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Forward(context.Background(), c, tokens, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), out...)
+}
+
+// llamaLogits is lastLogits for a bare llama.Model.
+func llamaLogits(t *testing.T, m *llama.Model, tokens []int32) []float32 {
+	t.Helper()
+	c, err := m.NewCache(llama.CacheOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +51,13 @@ var testPrompt = []int32{331, 296, 308, 311, 313, 318, 320, 262}
 
 func TestLoadWiring(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
-	m, err := Load(path, WithThreads(1))
+	m, err := Load(path, engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
 	llm := m.LLM()
-	for i := range m.Config().Layers {
+	for i := range m.LLM().Config.Layers {
 		if want := (i+1)%4 != 0; llm.RotatesLayer(i) != want {
 			t.Errorf("layer %d: RoPE %v, want %v", i, llm.RotatesLayer(i), want)
 		}
@@ -56,33 +71,31 @@ func TestLoadWiring(t *testing.T) {
 		t.Error("output projection is a copy of token_embd.weight")
 	}
 
-	// Overriding the NoPE rule changes the logits (layers 3 and 7 rotate).
+	// Another NoPE rule over the same file changes the logits (layers 3
+	// and 7 rotate).
 	base := lastLogits(t, m, testPrompt)
-	m2, err := Load(path, WithThreads(1), WithNoPE(nil))
+	all, err := llama.New(m.File(), llama.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m2.Close()
-	if !m2.LLM().RotatesLayer(3) {
-		t.Error("WithNoPE(nil): layer 3 still skips RoPE")
-	}
-	if d := maxAbsDiff(base, lastLogits(t, m2, testPrompt)); d < 0.01 {
+	defer all.Close()
+	if d := maxAbsDiff(base, llamaLogits(t, all, testPrompt)); d < 0.01 {
 		t.Errorf("RoPE in every layer changed the logits by only %g", d)
 	}
-	// And a custom mask equal to the rule gives identical logits; two models
-	// are independent.
-	m3, err := Load(path, WithThreads(2), WithNoPE(rope.EveryNth(8, 4)))
+	// And a mask equal to the rule gives identical logits; two models over
+	// one file are independent.
+	same, err := llama.New(m.File(), llama.Options{Threads: 2, NoPE: rope.EveryNth(8, 4)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m3.Close()
-	if d := maxAbsDiff(base, lastLogits(t, m3, testPrompt)); d != 0 {
+	defer same.Close()
+	if d := maxAbsDiff(base, llamaLogits(t, same, testPrompt)); d != 0 {
 		t.Errorf("explicit SmolLM3 mask differs from the default by %g", d)
 	}
 }
 
 func TestLoadLlamaArch(t *testing.T) {
-	m, err := Load(sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf"), WithThreads(1))
+	m, err := Load(sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf"), engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +103,7 @@ func TestLoadLlamaArch(t *testing.T) {
 	if m.LLM().TiedEmbeddings() || m.LLM().OutputTensor().Name != "output.weight" {
 		t.Error("llama-tiny has an untied output.weight")
 	}
-	for i := range m.Config().Layers {
+	for i := range m.LLM().Config.Layers {
 		if !m.LLM().RotatesLayer(i) {
 			t.Errorf("llama layer %d skips RoPE", i)
 		}
@@ -99,7 +112,7 @@ func TestLoadLlamaArch(t *testing.T) {
 
 func TestLoadOptions(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q8_0.gguf")
-	m, err := Load(path, WithThreads(1), WithContext(10), WithKVType(llama.KVF32))
+	m, err := Load(path, engine.WithThreads(1), engine.WithContext(10), engine.WithKVType("f32"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +125,11 @@ func TestLoadOptions(t *testing.T) {
 		t.Errorf("cache: max %d type %v, want 10 f32", c.MaxLen(), c.Type())
 	}
 	long := make([]int32, 11)
-	if _, err := m.Forward(context.Background(), c, long, 0, false); !errors.Is(err, ErrContextFull) {
+	if _, err := m.Forward(context.Background(), c, long, 0, false); !errors.Is(err, engine.ErrContextFull) {
 		t.Errorf("11 tokens in a context of 10: %v", err)
 	}
 	// The f32 cache agrees with the default f16 one to attention noise.
-	f16, err := Load(path, WithThreads(1))
+	f16, err := Load(path, engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +137,7 @@ func TestLoadOptions(t *testing.T) {
 	if d := maxAbsDiff(lastLogits(t, m, testPrompt), lastLogits(t, f16, testPrompt)); d > 0.6 || d == 0 {
 		t.Errorf("f32 vs f16 cache differ by %g (want a small nonzero noise)", d)
 	}
-	if _, err := Load(path, WithContext(-1)); err == nil {
+	if _, err := Load(path, engine.WithContext(-1)); err == nil {
 		t.Error("negative context: no error")
 	}
 	if _, err := Load("/nonexistent/model.gguf"); err == nil {

@@ -3,6 +3,7 @@ package smollm3
 import (
 	"context"
 	"fmt"
+	"github.com/smolgo/smolgo/engine"
 	"strings"
 	"testing"
 )
@@ -15,16 +16,16 @@ func BenchmarkPromptCacheTTFT(b *testing.B) {
 	system := strings.Repeat("Answer in one short sentence. ", 93) + "/system_override" // ~2,000 tokens here
 	for _, pc := range []int64{0, 256 << 20} {
 		b.Run(fmt.Sprintf("prompt-cache=%v", pc > 0), func(b *testing.B) {
-			m := loadGoldenModel(b, "smollm3-tinyq-Q4_K_M", WithThreads(2), WithPromptCache(pc))
-			opts := GenerateOptions{MaxTokens: 1, Thinking: ptr(false)}
-			msgs := func(i int) []Message {
-				return []Message{{Role: "system", Content: system}, {Role: "user", Content: fmt.Sprintf("Question %d?", i)}}
+			m := loadGoldenModel(b, "smollm3-tinyq-Q4_K_M", engine.WithThreads(2), engine.WithPromptCache(pc))
+			opts := engine.GenerateOptions{MaxTokens: 1, Thinking: ptr(false)}
+			msgs := func(i int) []engine.Message {
+				return []engine.Message{{Role: "system", Content: system}, {Role: "user", Content: fmt.Sprintf("Question %d?", i)}}
 			}
 			if r := collect(m.NewSession(), context.Background(), msgs(-1), opts); r.err != nil { // warm-up, fills the cache
 				b.Fatal(r.err)
 			}
 			b.ResetTimer()
-			var st *Stats
+			var st *engine.Stats
 			for i := range b.N {
 				r := collect(m.NewSession(), context.Background(), msgs(i), opts)
 				if r.err != nil {

@@ -3,6 +3,7 @@ package smollm3
 import (
 	"context"
 	"fmt"
+	"github.com/smolgo/smolgo/engine"
 	"math"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 	"github.com/smolgo/smolgo/llama"
 )
 
-func loadGoldenModel(t testing.TB, name string, opts ...Option) *Model {
+func loadGoldenModel(t testing.TB, name string, opts ...engine.Option) *Model {
 	t.Helper()
 	m, err := Load(goldenModelPath(t, name), opts...)
 	if err != nil {
@@ -22,20 +23,20 @@ func loadGoldenModel(t testing.TB, name string, opts ...Option) *Model {
 }
 
 // sysChat is a conversation with a long shared system prompt.
-func sysChat(question string) []Message {
-	return []Message{{Role: "system", Content: strings.Repeat("You answer briefly and kindly. ", 4) + "/system_override"},
+func sysChat(question string) []engine.Message {
+	return []engine.Message{{Role: "system", Content: strings.Repeat("You answer briefly and kindly. ", 4) + "/system_override"},
 		{Role: "user", Content: question}}
 }
 
 // promptLogits runs one generation step and returns the prompt's logits and
 // the stats.
-func promptLogits(t *testing.T, s *Session, msgs []Message) ([]float32, *Stats) {
+func promptLogits(t *testing.T, s *engine.Session, msgs []engine.Message) ([]float32, *engine.Stats) {
 	t.Helper()
-	r := collect(s, context.Background(), msgs, GenerateOptions{MaxTokens: 1, Thinking: ptr(false)})
+	r := collect(s, context.Background(), msgs, engine.GenerateOptions{MaxTokens: 1, Thinking: ptr(false)})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	return append([]float32(nil), s.promptLogits...), r.stats
+	return append([]float32(nil), s.PromptLogits()...), r.stats
 }
 
 func maxAbs(a, b []float32) float64 {
@@ -49,10 +50,10 @@ func maxAbs(a, b []float32) float64 {
 	return d
 }
 
-// Sessions share prompt prefixes through the model's PromptCache, and the
+// Sessions share prompt prefixes through the model's engine.PromptCache, and the
 // logits are those of a model without one: identical with an f32 cache (the
 // tiled attention path for any batch), within the golden tolerance with f16
-// (a short remainder takes the f16 online path; see PromptCache).
+// (a short remainder takes the f16 online path; see engine.PromptCache).
 func TestPromptCacheSharesPrefixes(t *testing.T) {
 	cases := []struct {
 		model string
@@ -64,8 +65,8 @@ func TestPromptCacheSharesPrefixes(t *testing.T) {
 		{"smollm3-tinyq-Q4_K_M", llama.KVF16, 0.9},
 	}
 	for _, tc := range cases {
-		plain := loadGoldenModel(t, tc.model, WithKVType(tc.kv), WithThreads(2))
-		cached := loadGoldenModel(t, tc.model, WithKVType(tc.kv), WithThreads(2), WithPromptCache(64<<20))
+		plain := loadGoldenModel(t, tc.model, engine.WithKVType(tc.kv.String()), engine.WithThreads(2))
+		cached := loadGoldenModel(t, tc.model, engine.WithKVType(tc.kv.String()), engine.WithThreads(2), engine.WithPromptCache(64<<20))
 		if plain.PromptCache() != nil || cached.PromptCache() == nil {
 			t.Fatal("WithPromptCache: prompt cache not set up as asked")
 		}
@@ -107,10 +108,10 @@ func TestPromptCacheEviction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := probe.Config()
+	cfg := probe.LLM().Config
 	probe.Close()
 	// Room for one prompt of about 150 tokens, not two.
-	m := loadGoldenModel(t, "smollm3-tinyq-Q4_K_M", WithPromptCache(cfg.KVBytes(llama.KVF16, 220)))
+	m := loadGoldenModel(t, "smollm3-tinyq-Q4_K_M", engine.WithPromptCache(cfg.KVBytes(llama.KVF16, 220)))
 	a, b := sysChat("first question"), shortChat(strings.Repeat("another system ", 6))
 	_, _ = promptLogits(t, m.NewSession(), a)
 	_, _ = promptLogits(t, m.NewSession(), b)
@@ -123,10 +124,10 @@ func TestPromptCacheEviction(t *testing.T) {
 		t.Errorf("evicted prompt was reused: %+v", st)
 	}
 	// One conversation, two turns: one snapshot, the longer prompt.
-	m2 := loadGoldenModel(t, "smollm3-tinyq-Q4_K_M", WithPromptCache(64<<20))
+	m2 := loadGoldenModel(t, "smollm3-tinyq-Q4_K_M", engine.WithPromptCache(64<<20))
 	s := m2.NewSession()
-	r := collect(s, context.Background(), a, GenerateOptions{MaxTokens: 3, Thinking: ptr(false)})
-	turn2 := append(a, Message{Role: "assistant", Content: r.content}, Message{Role: "user", Content: "and then?"})
+	r := collect(s, context.Background(), a, engine.GenerateOptions{MaxTokens: 3, Thinking: ptr(false)})
+	turn2 := append(a, engine.Message{Role: "assistant", Content: r.content}, engine.Message{Role: "user", Content: "and then?"})
 	if _, st := promptLogits(t, s, turn2); st.SharedCachedTokens != 0 || st.CachedTokens == 0 {
 		t.Errorf("second turn: %+v, want the session's own cache used", st)
 	}
@@ -138,8 +139,8 @@ func TestPromptCacheEviction(t *testing.T) {
 // Sessions on several goroutines share one prompt cache safely, and each
 // gets the answer it would get alone.
 func TestPromptCacheConcurrent(t *testing.T) {
-	m := loadGoldenModel(t, "smollm3-tinyq-F32", WithKVType(llama.KVF32), WithThreads(1), WithPromptCache(8<<20))
-	plain := loadGoldenModel(t, "smollm3-tinyq-F32", WithKVType(llama.KVF32), WithThreads(1))
+	m := loadGoldenModel(t, "smollm3-tinyq-F32", engine.WithKVType("f32"), engine.WithThreads(1), engine.WithPromptCache(8<<20))
+	plain := loadGoldenModel(t, "smollm3-tinyq-F32", engine.WithKVType("f32"), engine.WithThreads(1))
 	questions := []string{"one?", "two?", "three?", "four?"}
 	want := make([][]float32, len(questions))
 	for i, q := range questions {
@@ -152,10 +153,10 @@ func TestPromptCacheConcurrent(t *testing.T) {
 			go func() {
 				defer func() { done <- struct{}{} }()
 				s := m.NewSession()
-				r := collect(s, context.Background(), sysChat(q), GenerateOptions{MaxTokens: 1, Thinking: ptr(false)})
+				r := collect(s, context.Background(), sysChat(q), engine.GenerateOptions{MaxTokens: 1, Thinking: ptr(false)})
 				if r.err != nil {
 					errs <- r.err.Error()
-				} else if d := maxAbs(s.promptLogits, want[i]); d != 0 {
+				} else if d := maxAbs(s.PromptLogits(), want[i]); d != 0 {
 					errs <- fmt.Sprintf("round %d, %q: logits differ by %g", round, q, d)
 				}
 			}()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/smolgo/smolgo/engine"
 	"os"
 	"testing"
 
@@ -15,13 +16,13 @@ import (
 // greedy decoding picks llama.cpp's tokens up to the first step whose margin
 // is below the F16 tolerance (realvocab/README.md).
 func TestRealVocabGreedy(t *testing.T) {
-	m, err := Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), WithThreads(2), WithBatchSize(4096))
+	m, err := Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2), engine.WithBatchSize(4096))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.Config().Vocab != 128256 {
-		t.Fatalf("vocab %d", m.Config().Vocab)
+	if m.LLM().Config.Vocab != 128256 {
+		t.Fatalf("vocab %d", m.LLM().Config.Vocab)
 	}
 	tol := goldenTolerance(t, "smollm3-tinyq-F16").MaxAbs
 	f, err := os.Open(sharedtest.Path(t, "golden/realvocab/cases.jsonl"))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/smolgo/smolgo/engine"
 	"os"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // nonsense, so these tests compare runs with each other; realvocab compares
 // with llama.cpp.
 
-func loadTiny(t *testing.T, opts ...Option) *Model {
+func loadTiny(t *testing.T, opts ...engine.Option) *Model {
 	t.Helper()
 	m, err := Load(sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf"), opts...)
 	if err != nil {
@@ -33,40 +34,43 @@ func loadTiny(t *testing.T, opts ...Option) *Model {
 
 // shortChat keeps prompts short: /system_override replaces the long default
 // system header (the tiny vocabulary spends about a token per byte).
-func shortChat(question string) []Message {
-	return []Message{{Role: "system", Content: "Be brief. /system_override"}, {Role: "user", Content: question}}
+func shortChat(question string) []engine.Message {
+	return []engine.Message{{Role: "system", Content: "Be brief. /system_override"}, {Role: "user", Content: question}}
 }
 
 func TestModelGenerate(t *testing.T) {
 	m := loadTiny(t)
-	opts := GenerateOptions{MaxTokens: 12, Thinking: ptr(false)}
+	opts := engine.GenerateOptions{MaxTokens: 12, Thinking: ptr(false), Logprobs: true}
 	s := m.NewSession()
 	r := collect(s, context.Background(), shortChat("Hi"), opts)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
 	st := r.stats
-	if st == nil || st.StopReason != StopLength || st.GeneratedTokens != 12 || st.CachedTokens != 0 ||
+	if st == nil || st.StopReason != engine.StopLength || st.GeneratedTokens != 12 || st.CachedTokens != 0 ||
 		st.PrefillTokensPerSec <= 0 || st.DecodeTokensPerSec <= 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	b := s.b.(*modelBackend)
-	text, err := b.render(shortChat("Hi"), &opts)
+	prompt, err := m.Format().Prompt(shortChat("Hi"), engine.PromptOptions{Thinking: opts.Thinking})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt, _ := b.encode(text)
+	tok, err := m.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := tok.Decode(prompt, false)
 	if st.PromptTokens != len(prompt) || !strings.HasSuffix(text, "<|im_start|>assistant\n<think>\n\n</think>\n") {
 		t.Fatalf("prompt %d tokens (%q), stats say %d", len(prompt), text, st.PromptTokens)
 	}
 	// The events carry exactly the decoded tokens (this model never writes
 	// think tags after an empty think block, nor <|im_end|> this early).
-	want, err := b.tok.Decode(s.sampled, true)
+	want, err := tok.Decode(r.tokens, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.reasoning + r.content; got != strings.TrimLeft(want, "\n") {
-		t.Fatalf("events say %q, tokens %v decode to %q", got, s.sampled, want)
+	if got := r.reasoning + r.content; len(r.tokens) != 12 || got != strings.TrimLeft(want, "\n") {
+		t.Fatalf("events say %q, tokens %v decode to %q", got, r.tokens, want)
 	}
 	if r.content == "" || r.reasoning != "" {
 		t.Fatalf("reasoning %q content %q", r.reasoning, r.content)
@@ -94,9 +98,12 @@ func TestModelGenerate(t *testing.T) {
 
 	t.Run("tools reach the template", func(t *testing.T) {
 		tool := json.RawMessage(`{"type":"function","function":{"name":"get_weather","parameters":{}}}`)
-		text, err := b.render(user("Hi"), &GenerateOptions{Tools: []json.RawMessage{tool}})
-		if err != nil || !strings.Contains(text, "get_weather") {
-			t.Fatalf("render with a tool: %v\n%s", err, text)
+		with, err := m.Format().Prompt(user("Hi"), engine.PromptOptions{Tools: []json.RawMessage{tool}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, _ := tok.Decode(with, false); !strings.Contains(text, "get_weather") {
+			t.Fatalf("render with a tool:\n%s", text)
 		}
 	})
 
@@ -106,14 +113,14 @@ func TestModelGenerate(t *testing.T) {
 			t.Skipf("answer %q too short to cut", r.content)
 		}
 		stop := string(runes[3:5])
-		cut := collect(m.NewSession(), context.Background(), shortChat("Hi"), GenerateOptions{MaxTokens: 12, Thinking: ptr(false), Stop: []string{stop}})
-		if cut.err != nil || cut.content != r.content[:strings.Index(r.content, stop)] || cut.stats.StopReason != StopEndOfTurn {
+		cut := collect(m.NewSession(), context.Background(), shortChat("Hi"), engine.GenerateOptions{MaxTokens: 12, Thinking: ptr(false), Stop: []string{stop}})
+		if cut.err != nil || cut.content != r.content[:strings.Index(r.content, stop)] || cut.stats.StopReason != engine.StopEndOfTurn {
 			t.Fatalf("stop %q: content %q, stats %+v, err %v (full answer %q)", stop, cut.content, cut.stats, cut.err, r.content)
 		}
 	})
 
 	t.Run("resume reuses the cache", func(t *testing.T) {
-		msgs := append(shortChat("Hi"), Message{Role: "assistant", Content: r.content}, Message{Role: "user", Content: "More"})
+		msgs := append(shortChat("Hi"), engine.Message{Role: "assistant", Content: r.content}, engine.Message{Role: "user", Content: "More"})
 		second := collect(s, context.Background(), msgs, opts)
 		fresh := collect(m.NewSession(), context.Background(), msgs, opts)
 		if second.err != nil || fresh.err != nil {
@@ -131,20 +138,21 @@ func TestModelGenerate(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		cs := m.NewSession()
-		n, atCancel := 0, 0
-		var stats *Stats
-		for ev, err := range cs.Generate(ctx, shortChat("Hi"), GenerateOptions{Thinking: ptr(false)}) {
+		n, sampled := 0, 0
+		var stats *engine.Stats
+		for ev, err := range cs.Generate(ctx, shortChat("Hi"), engine.GenerateOptions{Thinking: ptr(false), Logprobs: true}) {
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n++; n == 2 {
 				cancel()
-				atCancel = len(cs.sampled) // the iterator runs on this goroutine
 			}
+			sampled += len(ev.Logprobs)
 			stats = ev.Stats
 		}
-		if stats == nil || stats.StopReason != StopCancelled || stats.GeneratedTokens != atCancel {
-			t.Fatalf("after cancel at token %d: %+v", atCancel, stats)
+		// The step running at cancel may still finish its token.
+		if stats == nil || stats.StopReason != engine.StopCancelled || stats.GeneratedTokens != sampled || sampled > 4 {
+			t.Fatalf("cancelled after 2 events (%d tokens): %+v", sampled, stats)
 		}
 		after := collect(cs, context.Background(), shortChat("Hi"), opts)
 		if after.err != nil || after.content != r.content || after.stats.CachedTokens == 0 {
@@ -154,14 +162,14 @@ func TestModelGenerate(t *testing.T) {
 }
 
 func TestModelContextFull(t *testing.T) {
-	m := loadTiny(t, WithContext(48))
-	r := collect(m.NewSession(), context.Background(), shortChat(strings.Repeat("word ", 20)), GenerateOptions{Thinking: ptr(false)})
-	if !errors.Is(r.err, ErrContextFull) || !strings.Contains(r.err.Error(), "holds 48") {
-		t.Fatalf("err %v, want ErrContextFull naming the context 48", r.err)
+	m := loadTiny(t, engine.WithContext(48))
+	r := collect(m.NewSession(), context.Background(), shortChat(strings.Repeat("word ", 20)), engine.GenerateOptions{Thinking: ptr(false)})
+	if !errors.Is(r.err, engine.ErrContextFull) || !strings.Contains(r.err.Error(), "holds 48") {
+		t.Fatalf("err %v, want engine.ErrContextFull naming the context 48", r.err)
 	}
-	msgs := append(shortChat(strings.Repeat("word ", 20)), Message{Role: "assistant", Content: "ok"}, Message{Role: "user", Content: "Hi"})
-	r = collect(m.NewSession(), context.Background(), msgs, GenerateOptions{Thinking: ptr(false), DropOldest: true})
-	if r.err != nil || r.stats.StopReason != StopLength || r.stats.PromptTokens+r.stats.GeneratedTokens != 49 {
+	msgs := append(shortChat(strings.Repeat("word ", 20)), engine.Message{Role: "assistant", Content: "ok"}, engine.Message{Role: "user", Content: "Hi"})
+	r = collect(m.NewSession(), context.Background(), msgs, engine.GenerateOptions{Thinking: ptr(false), DropOldest: true})
+	if r.err != nil || r.stats.StopReason != engine.StopLength || r.stats.PromptTokens+r.stats.GeneratedTokens != 49 {
 		t.Fatalf("DropOldest: err %v, stats %+v (want to fill the context of 48)", r.err, r.stats)
 	}
 }
@@ -169,15 +177,15 @@ func TestModelContextFull(t *testing.T) {
 // realvocabCase is a line of golden/realvocab/cases.jsonl joined by name
 // with its conversation from tokenizer/chat_template_cases.jsonl.
 type realvocabCase struct {
-	Name            string         `json:"name"`
-	Messages        []Message      `json:"messages"`
-	Kwargs          map[string]any `json:"kwargs"`
-	Date            string         `json:"date"`
-	PromptIDs       []int32        `json:"prompt_ids"`
-	Generated       []int32        `json:"generated"`
-	Margins         []float64      `json:"margins"`
-	Text            string         `json:"text"`
-	TextSkipSpecial string         `json:"text_skip_special"`
+	Name            string           `json:"name"`
+	Messages        []engine.Message `json:"messages"`
+	Kwargs          map[string]any   `json:"kwargs"`
+	Date            string           `json:"date"`
+	PromptIDs       []int32          `json:"prompt_ids"`
+	Generated       []int32          `json:"generated"`
+	Margins         []float64        `json:"margins"`
+	Text            string           `json:"text"`
+	TextSkipSpecial string           `json:"text_skip_special"`
 }
 
 // readJSONL decodes every line of the shared file rel into a T.
@@ -205,7 +213,7 @@ func readJSONL[T any](t *testing.T, rel string) []T {
 }
 
 // TestRealvocabEndToEnd renders, tokenizes, prefills and greedy-decodes
-// llama.cpp's six chat cases through Session.Generate and compares tokens
+// llama.cpp's six chat cases through engine.Session.Generate and compares tokens
 // and text with what llama.cpp produced.
 func TestRealvocabEndToEnd(t *testing.T) {
 	const tolerance = 0.04 // F16 max-abs logit tolerance of golden/selfcheck.md
@@ -238,16 +246,11 @@ func TestRealvocabEndToEnd(t *testing.T) {
 				thinking = &v
 			}
 			s := m.NewSession()
-			if _, err := s.b.newCache(); err != nil { // loads the tokenizer
-				t.Fatal(err)
-			}
-			b := s.b.(*modelBackend)
-			b.now = func() time.Time { return date }
-			text, err := b.render(c.Messages, &GenerateOptions{Thinking: thinking})
+			m.format.now = func() time.Time { return date }
+			ids, err := m.Format().Prompt(c.Messages, engine.PromptOptions{Thinking: thinking, ParseSpecial: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ids, _ := b.encode(text)
 			if !slices.Equal(ids, c.PromptIDs) {
 				t.Fatalf("prompt ids differ from Hugging Face's (%d vs %d tokens)", len(ids), len(c.PromptIDs))
 			}
@@ -259,16 +262,17 @@ func TestRealvocabEndToEnd(t *testing.T) {
 					break
 				}
 			}
-			r := collect(s, context.Background(), c.Messages, GenerateOptions{MaxTokens: len(c.Generated), Thinking: thinking})
+			r := collect(s, context.Background(), c.Messages, engine.GenerateOptions{MaxTokens: len(c.Generated), Thinking: thinking, ParseSpecial: true, Logprobs: true})
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
-			if !slices.Equal(s.sampled[:k], c.Generated[:k]) {
-				t.Fatalf("tokens\n got %v\nwant %v (first %d compared)", s.sampled, c.Generated, k)
+			sampled := r.tokens
+			if len(sampled) < k || !slices.Equal(sampled[:k], c.Generated[:k]) {
+				t.Fatalf("tokens\n got %v\nwant %v (first %d compared)", sampled, c.Generated, k)
 			}
 			if k < len(c.Generated) {
 				same := 0
-				for same < len(s.sampled) && same < len(c.Generated) && s.sampled[same] == c.Generated[same] {
+				for same < len(sampled) && same < len(c.Generated) && sampled[same] == c.Generated[same] {
 					same++
 				}
 				t.Logf("compared the first %d of %d tokens (margin %.3f at step %d); %d agree", k, len(c.Generated), c.Margins[k], k, same)
@@ -276,7 +280,8 @@ func TestRealvocabEndToEnd(t *testing.T) {
 					return // the texts legitimately differ
 				}
 			}
-			if got, _ := b.tok.Decode(s.sampled, false); got != c.Text {
+			tok, _ := m.Tokenizer()
+			if got, _ := tok.Decode(sampled, false); got != c.Text {
 				t.Errorf("decoded text %q, llama.cpp/HF %q", got, c.Text)
 			}
 			if got := r.reasoning + r.content; !slices.Contains(c.Generated, 128002) && got != strings.TrimLeft(c.TextSkipSpecial, "\n") {

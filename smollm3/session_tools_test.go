@@ -4,30 +4,31 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/smolgo/smolgo/engine"
 	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/toolcall"
 )
 
-// The fake model writes one byte per token, so every <tool_call> tag below
-// reaches the parser split over many tokens.
+// SmolLM3's format reads tool calls out of scripted answers, tokenized by
+// the tiny model's vocabulary (so tags arrive split over several tokens).
 func TestGenerateToolCalls(t *testing.T) {
 	weather := []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}`)}
 	type call struct{ name, args string }
 	tests := []struct {
 		name        string
 		answer      string
-		opts        GenerateOptions
+		opts        engine.GenerateOptions
 		wantContent string
 		wantCalls   []call
-		wantErrs    []string // Text of the EventToolError events
+		wantErrs    []string // Text of the engine.EventToolError events
 		wantKinds   string   // the event kinds in order, runs of one kind collapsed
 	}{
 		{
 			name:      "one call",
 			answer:    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-			opts:      GenerateOptions{Tools: weather},
+			opts:      engine.GenerateOptions{Tools: weather},
 			wantCalls: []call{{"get_weather", `{"city":"Paris"}`}},
 			wantKinds: "tool call,done",
 		},
@@ -35,7 +36,7 @@ func TestGenerateToolCalls(t *testing.T) {
 			name: "text, two calls, text",
 			answer: "Let me check. <tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>" +
 				"<tool_call>{\"name\": \"b\", \"arguments\": {\"x\": [1, 2]}}</tool_call> Done.",
-			opts:        GenerateOptions{Tools: weather},
+			opts:        engine.GenerateOptions{Tools: weather},
 			wantContent: "Let me check.  Done.",
 			wantCalls:   []call{{"a", `{}`}, {"b", `{"x":[1,2]}`}},
 			wantKinds:   "content,tool call,content,done",
@@ -43,14 +44,14 @@ func TestGenerateToolCalls(t *testing.T) {
 		{
 			name:      "reasoning then a call",
 			answer:    "<think>\nI need the weather.\n</think>\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>",
-			opts:      GenerateOptions{Tools: weather},
+			opts:      engine.GenerateOptions{Tools: weather},
 			wantCalls: []call{{"get_weather", `{"city":"Oslo"}`}},
 			wantKinds: "reasoning,tool call,done",
 		},
 		{
 			name:        "malformed call is an error event, the generation goes on",
 			answer:      "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }</tool_call>ok",
-			opts:        GenerateOptions{Tools: weather},
+			opts:        engine.GenerateOptions{Tools: weather},
 			wantContent: "ok",
 			wantErrs:    []string{"<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }</tool_call>"},
 			wantKinds:   "tool error,content,done",
@@ -58,21 +59,21 @@ func TestGenerateToolCalls(t *testing.T) {
 		{
 			name:      "unclosed complete call at the end is read",
 			answer:    "<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": 1}}",
-			opts:      GenerateOptions{Tools: weather},
+			opts:      engine.GenerateOptions{Tools: weather},
 			wantCalls: []call{{"a", `{"k":1}`}},
 			wantKinds: "tool call,done",
 		},
 		{
 			name:      "unclosed broken call at the end is an error",
 			answer:    "<tool_call>{\"name\": \"a\", \"argu",
-			opts:      GenerateOptions{Tools: weather},
+			opts:      engine.GenerateOptions{Tools: weather},
 			wantErrs:  []string{"<tool_call>{\"name\": \"a\", \"argu</tool_call>"},
 			wantKinds: "tool error,done",
 		},
 		{
 			name:        "text held for a stop string goes out before the call",
 			answer:      "see ST<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>STOP never",
-			opts:        GenerateOptions{Tools: weather, Stop: []string{"STOP"}},
+			opts:        engine.GenerateOptions{Tools: weather, Stop: []string{"STOP"}},
 			wantContent: "see ST",
 			wantCalls:   []call{{"a", `{}`}},
 			wantKinds:   "content,tool call,done",
@@ -86,8 +87,8 @@ func TestGenerateToolCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fakeBackend{ctxLen: 1000, answer: fixed(tt.answer)}
-			r := collect(newSession(f), context.Background(), user("weather?"), tt.opts)
+			m := scriptedModel(t, user("weather?"), engine.PromptOptions{Tools: tt.opts.Tools}, tt.answer)
+			r := collect(m.NewSession(), context.Background(), user("weather?"), tt.opts)
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
@@ -101,7 +102,7 @@ func TestGenerateToolCalls(t *testing.T) {
 					kinds = append(kinds, k)
 				}
 				switch ev.Kind {
-				case EventToolCall:
+				case engine.EventToolCall:
 					if ev.ToolCall == nil || ev.Err != nil {
 						t.Fatalf("event %d: tool call %+v, err %v", i, ev.ToolCall, ev.Err)
 					}
@@ -113,7 +114,7 @@ func TestGenerateToolCalls(t *testing.T) {
 						string(back[0].Arguments) != string(ev.ToolCall.Arguments) {
 						t.Errorf("event %d: Text %q reads back as %q %+v %v", i, ev.Text, text, back, err)
 					}
-				case EventToolError:
+				case engine.EventToolError:
 					if !errors.Is(ev.Err, toolcall.ErrMalformed) || ev.ToolCall != nil {
 						t.Fatalf("event %d: tool error %v (call %+v), want one wrapping toolcall.ErrMalformed", i, ev.Err, ev.ToolCall)
 					}

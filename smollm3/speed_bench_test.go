@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/smolgo/smolgo/engine"
 	"os"
 	"testing"
 
@@ -25,7 +26,7 @@ var benchShape = synth.Shape{
 func benchModel(b *testing.B, synthetic bool, threads int) *Model {
 	b.Helper()
 	if path := os.Getenv("SMOLGO_MODEL"); path != "" {
-		m, err := Load(path, WithThreads(threads), WithContext(1024))
+		m, err := Load(path, engine.WithThreads(threads), engine.WithContext(1024))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,7 +44,7 @@ func benchModel(b *testing.B, synthetic bool, threads int) *Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(f, WithThreads(threads), WithContext(1024))
+	m, err := New(f, engine.WithThreads(threads), engine.WithContext(1024))
 	if err != nil {
 		b.Fatal(err)
 	}
