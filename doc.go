@@ -16,33 +16,38 @@
 //	          (Go assembly for amd64 with a pure-Go reference twin)
 //	tensor    the ops a transformer needs and the worker pool that runs them
 //	rope      rotary position embeddings: NORM/NEOX, YaRN, NoPE masks
-//	llama     the generic llama-family block and its KV cache
-//	smollm3   SmolLM3: tied embeddings, NoPE layers, chat template,
-//	          thinking, the streaming generation API
+//	llama     the generic llama-family block and its KV cache: the CPU
+//	          engine.Backend
+//	smollm3   SmolLM3: tied embeddings, NoPE layers, and its format (chat
+//	          template, tokenizer, thinking, tool calls) for the engine
+//	server    an OpenAI-compatible HTTP API and a web chat, over engine
+//	          sessions
 //
-// Beside them: tokenizer (byte-level BPE read from the GGUF or a
+// Beside them, used by the layers above: engine (model-neutral sessions,
+// messages, options and events; the continuous-batching scheduler, prompt
+// cache, stop strings, constraints and speculation; a model plugs in a
+// Backend and a Format), tokenizer (byte-level BPE read from the GGUF or a
 // tokenizer.json), smollm3/chat (SmolLM3's chat template and the thinking
-// parser), sample (samplers: greedy, temperature, top-k/top-p/min-p,
-// penalties) and server (an OpenAI-compatible HTTP API and a web chat).
-// The programs in examples/ are thin apps on top: webchat, chat (terminal),
-// logits (dump logits as JSON), bench and ggufinfo.
+// parser), sample (samplers), grammar (JSON schema and GBNF constraints)
+// and toolcall (the <tool_call> parser). The programs in examples/ are thin
+// apps on top: webchat, chat (terminal), tools, logits, bench and ggufinfo.
 //
 // # Using it
 //
-// A sketch of a whole program (see the smollm3 package for runnable
-// examples):
+// A sketch of a whole program (see the smollm3 and engine packages for
+// runnable examples):
 //
-//	m, err := smollm3.Load("SmolLM3-3B-Q4_K_M.gguf")
+//	m, err := smollm3.Load("SmolLM3-3B-Q4_K_M.gguf", engine.WithThreads(4))
 //	if err != nil { ... }
 //	defer m.Close()
 //	s := m.NewSession()
-//	msgs := []smollm3.Message{{Role: "user", Content: "Why is the sky blue?"}}
-//	for ev, err := range s.Generate(ctx, msgs, smollm3.GenerateOptions{MaxTokens: 256}) {
+//	msgs := []engine.Message{{Role: "user", Content: "Why is the sky blue?"}}
+//	for ev, err := range s.Generate(ctx, msgs, engine.GenerateOptions{MaxTokens: 256}) {
 //		if err != nil { ... }
 //		switch ev.Kind {
-//		case smollm3.EventReasoning: // the model's <think> text
-//		case smollm3.EventContent:   fmt.Print(ev.Text)
-//		case smollm3.EventDone:      fmt.Println(ev.Stats)
+//		case engine.EventReasoning: // the model's <think> text
+//		case engine.EventContent:   fmt.Print(ev.Text)
+//		case engine.EventDone:      fmt.Println(ev.Stats)
 //		}
 //	}
 package smolgo

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/smolgo/smolgo/engine"
 )
 
 // handleChat serves POST /v1/chat/completions.
@@ -25,10 +27,22 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, decodeError(err, s.cfg.MaxBodyBytes))
 		return
 	}
-	msgs, opts, err := req.validate(s.cfg.MaxPromptBytes, s.engine.ContextLength())
+	job, err := req.validate(&s.cfg, s.engine.ContextLength())
 	if err != nil {
 		writeError(w, err.(*apiError))
 		return
+	}
+	if ae := s.checkModel(req.Model); ae != nil {
+		writeError(w, ae)
+		return
+	}
+	if job.format != nil {
+		c, err := s.engine.NewConstraint(job.format)
+		if err != nil {
+			writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "preparing the constraint: " + err.Error()})
+			return
+		}
+		job.opts.Constraint = c
 	}
 
 	// Resources held for the generation (the named session, the slot) are
@@ -92,9 +106,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 	g := &generation{s: s, w: w, req: &req, reqID: reqID, release: release, id: newID("chatcmpl-"), created: time.Now().Unix(), queueWait: queueWait, start: time.Now()}
 	if req.Stream {
-		g.stream(genCtx, sess, msgs, opts)
+		g.stream(genCtx, sess, job)
 	} else {
-		g.complete(genCtx, sess, msgs, opts)
+		g.complete(genCtx, sess, job)
 	}
 	st := g.stats
 	s.log.Info("chat completion", "request_id", reqID, "stream", req.Stream, "session", req.SessionID,
@@ -149,15 +163,16 @@ type generation struct {
 
 	release func() // frees the session and slot once the engine is done
 
-	stats     Stats
-	reasoning int // reasoning tokens
+	stats     engine.Stats
+	reasoning int            // reasoning events
+	calls     []wireToolCall // the tool calls so far
 	errText   string
 }
 
 // engineError maps an error from the engine to an API error.
 func (g *generation) engineError(ctx context.Context, err error) *apiError {
 	switch {
-	case errors.Is(err, ErrContextFull):
+	case errors.Is(err, engine.ErrContextFull):
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages",
 			Code: "context_length_exceeded", Message: err.Error()}
 	case g.s.stopGen.Err() != nil:
@@ -169,11 +184,11 @@ func (g *generation) engineError(ctx context.Context, err error) *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
 }
 
-func (g *generation) finish(st *Stats) {
+func (g *generation) finish(st *engine.Stats) {
 	if st != nil {
 		g.stats = *st
 	}
-	if g.s.stopGen.Err() != nil && g.stats.StopReason == "cancelled" {
+	if g.s.stopGen.Err() != nil && g.stats.StopReason == engine.StopCancelled {
 		g.errText = "stopped by shutdown"
 	}
 }
@@ -193,7 +208,8 @@ func (g *generation) timings() *timings {
 	t := &timings{PromptN: st.PromptTokens - st.CachedTokens, CacheN: st.CachedTokens,
 		PromptPerSecond: st.PrefillTokensPerSec, PredictedN: st.GeneratedTokens,
 		PredictedPerSecond: st.DecodeTokensPerSec, QueueMS: float64(g.queueWait.Microseconds()) / 1000,
-		StopReasonExtension: st.StopReason}
+		StopReasonExtension: st.StopReason, DroppedMessages: st.DroppedMessages,
+		DraftN: st.DraftTokens, DraftAcceptedN: st.AcceptedTokens}
 	if st.DecodeTokensPerSec > 0 {
 		t.PredictedMS = float64(st.GeneratedTokens) / st.DecodeTokensPerSec * 1000
 	}
@@ -201,9 +217,10 @@ func (g *generation) timings() *timings {
 }
 
 // complete produces a non-streaming answer.
-func (g *generation) complete(ctx context.Context, sess Session, msgs []Message, opts Options) {
+func (g *generation) complete(ctx context.Context, sess Session, job *chatJob) {
 	var content, reasoning strings.Builder
-	for ev, err := range sess.Generate(ctx, msgs, opts) {
+	var lps []tokenLogprob
+	for ev, err := range sess.Generate(ctx, job.msgs, job.opts) {
 		if err != nil {
 			e := g.engineError(ctx, err)
 			g.errText = err.Error()
@@ -212,41 +229,55 @@ func (g *generation) complete(ctx context.Context, sess Session, msgs []Message,
 			}
 			return
 		}
+		if job.opts.Logprobs {
+			lps = append(lps, wireLogprobs(ev.Logprobs)...)
+		}
 		switch ev.Kind {
-		case EventReasoning:
+		case engine.EventReasoning:
 			g.reasoning++
 			reasoning.WriteString(ev.Text)
-		case EventContent:
+		case engine.EventContent:
 			content.WriteString(ev.Text)
-		case EventDone:
+		case engine.EventToolCall:
+			g.calls = append(g.calls, toWire(*ev.ToolCall))
+		case engine.EventToolError:
+			g.badCall(ev)
+			content.WriteString(ev.Text) // nothing the model said is lost
+		case engine.EventDone:
 			g.finish(ev.Stats)
 		}
 	}
 	g.release()
-	if g.stats.StopReason == "cancelled" {
+	if g.stats.StopReason == engine.StopCancelled {
 		if g.s.stopGen.Err() != nil {
 			writeError(g.w, g.engineError(ctx, context.Canceled))
 		}
 		return // the client is gone
 	}
-	msg := responseMessage{Role: "assistant", Content: content.String()}
-	if len(opts.Tools) > 0 {
-		tc := newToolCalls()
-		text, _ := tc.push(msg.Content)
-		rest, _ := tc.flush()
-		msg.Content, msg.ToolCalls = text+rest, tc.calls
-		g.logBadCalls(tc)
+	msg := responseMessage{Role: "assistant", ToolCalls: g.calls}
+	if text := content.String(); text != "" || len(g.calls) == 0 {
+		msg.Content = &text
 	}
 	if reasoning.Len() > 0 {
 		r := reasoning.String()
 		msg.ReasoningContent = &r
 	}
+	choice := completionChoice{Index: 0, Message: msg, FinishReason: finishReason(g.stats.StopReason, len(g.calls))}
+	if job.opts.Logprobs {
+		choice.Logprobs = &choiceLogprobs{Content: lps}
+	}
 	writeJSON(g.w, http.StatusOK, completion{
 		ID: g.id, Object: "chat.completion", Created: g.created, Model: g.s.engine.ModelName(),
 		SystemFingerprint: fingerprint,
-		Choices:           []completionChoice{{Index: 0, Message: msg, FinishReason: finishReason(g.stats.StopReason, len(msg.ToolCalls))}},
+		Choices:           []completionChoice{choice},
 		Usage:             g.usage(), Timings: g.timings(),
 	})
+}
+
+// badCall logs a tool call the model wrote but that could not be read; it
+// is returned as text.
+func (g *generation) badCall(ev engine.Event) {
+	g.s.log.Warn("unreadable tool call returned as text", "request_id", g.reqID, "error", ev.Err)
 }
 
 const fingerprint = "smolgo"
@@ -286,7 +317,7 @@ func (e *sse) data(v any) {
 // then (with stream_options.include_usage) a usage chunk, then [DONE].
 // Headers are sent with the first event, so an error before it (context
 // full) is still a plain JSON error with its status code.
-func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, opts Options) {
+func (g *generation) stream(ctx context.Context, sess Session, job *chatJob) {
 	out := &sse{w: g.w, rc: http.NewResponseController(g.w)}
 	started := false
 	begin := func() {
@@ -300,20 +331,7 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 		out.data(g.chunk(delta{Role: "assistant", Content: &empty}, nil))
 	}
 	includeUsage := g.req.StreamOptions != nil && g.req.StreamOptions.IncludeUsage
-	// With tools, content goes through the tool-call parser: text is
-	// streamed as content, each call as one tool_calls delta.
-	var tc *toolCalls
-	if len(opts.Tools) > 0 {
-		tc = newToolCalls()
-	}
-	sendContent := func(text string) {
-		var calls []wireToolCall
-		if tc != nil {
-			text, calls = tc.push(text)
-		}
-		g.sendContent(out, text, calls, len(tc.all()))
-	}
-	for ev, err := range sess.Generate(ctx, msgs, opts) {
+	for ev, err := range sess.Generate(ctx, job.msgs, job.opts) {
 		if err != nil {
 			e := g.engineError(ctx, err)
 			g.errText = err.Error()
@@ -332,18 +350,29 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 		if !started {
 			begin()
 		}
+		var lp *choiceLogprobs
+		if job.opts.Logprobs && len(ev.Logprobs) > 0 {
+			lp = &choiceLogprobs{Content: wireLogprobs(ev.Logprobs)}
+		}
 		switch ev.Kind {
-		case EventReasoning:
+		case engine.EventReasoning:
 			g.reasoning++
-			if ev.Text != "" {
-				t := ev.Text
-				out.data(g.chunk(delta{ReasoningContent: &t}, nil))
-			}
-		case EventContent:
-			if ev.Text != "" {
-				sendContent(ev.Text)
-			}
-		case EventDone:
+			t := ev.Text
+			out.data(g.chunkLP(delta{ReasoningContent: &t}, lp))
+		case engine.EventContent:
+			t := ev.Text
+			out.data(g.chunkLP(delta{Content: &t}, lp))
+		case engine.EventToolCall:
+			c := toWire(*ev.ToolCall)
+			idx := len(g.calls)
+			g.calls = append(g.calls, c)
+			c.Index = &idx
+			out.data(g.chunkLP(delta{ToolCalls: []wireToolCall{c}}, lp))
+		case engine.EventToolError:
+			g.badCall(ev)
+			t := ev.Text
+			out.data(g.chunkLP(delta{Content: &t}, lp))
+		case engine.EventDone:
 			g.finish(ev.Stats)
 		}
 		if out.err != nil {
@@ -355,19 +384,14 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 	if !started {
 		begin()
 	}
-	if g.stats.StopReason == "cancelled" {
+	if g.stats.StopReason == engine.StopCancelled {
 		if g.s.stopGen.Err() != nil {
 			out.data(g.engineError(ctx, context.Canceled).body())
 			out.data("[DONE]")
 		}
 		return
 	}
-	if tc != nil {
-		text, calls := tc.flush()
-		g.sendContent(out, text, calls, len(tc.calls))
-		g.logBadCalls(tc)
-	}
-	fr := finishReason(g.stats.StopReason, len(tc.all()))
+	fr := finishReason(g.stats.StopReason, len(g.calls))
 	last := g.chunk(delta{}, &fr)
 	last.Timings = g.timings()
 	out.data(last)
@@ -381,28 +405,14 @@ func (g *generation) stream(ctx context.Context, sess Session, msgs []Message, o
 	out.data("[DONE]")
 }
 
+// chunkLP is a chunk with a delta and its tokens' log-probabilities.
+func (g *generation) chunkLP(d delta, lp *choiceLogprobs) chunk {
+	c := g.chunk(d, nil)
+	c.Choices[0].Logprobs = lp
+	return c
+}
+
 func (g *generation) chunk(d delta, finish *string) chunk {
 	return chunk{ID: g.id, Object: "chat.completion.chunk", Created: g.created, Model: g.s.engine.ModelName(),
 		SystemFingerprint: fingerprint, Choices: []chunkChoice{{Index: 0, Delta: d, FinishReason: finish}}}
-}
-
-// sendContent streams content text and completed tool calls; total is the
-// number of calls so far, these included (a call's index in the answer).
-func (g *generation) sendContent(out *sse, text string, calls []wireToolCall, total int) {
-	if text != "" {
-		out.data(g.chunk(delta{Content: &text}, nil))
-	}
-	for i, c := range calls {
-		idx := total - len(calls) + i
-		c.Index = &idx
-		out.data(g.chunk(delta{ToolCalls: []wireToolCall{c}}, nil))
-	}
-}
-
-// logBadCalls logs the tool calls the model wrote but that could not be
-// read (they were returned as text).
-func (g *generation) logBadCalls(tc *toolCalls) {
-	for _, e := range tc.bad {
-		g.s.log.Warn("unreadable tool call returned as text", "request_id", g.reqID, "error", e)
-	}
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/grammar"
 	"iter"
 	"testing"
 	"time"
@@ -78,8 +80,8 @@ type sizedSession struct {
 	resets int
 }
 
-func (s *sizedSession) Generate(context.Context, []Message, Options) iter.Seq2[Event, error] {
-	return func(func(Event, error) bool) {}
+func (s *sizedSession) Generate(context.Context, []engine.Message, engine.GenerateOptions) iter.Seq2[engine.Event, error] {
+	return func(func(engine.Event, error) bool) {}
 }
 func (s *sizedSession) Reset()             { s.resets++ }
 func (s *sizedSession) MemoryBytes() int64 { return s.bytes }
@@ -89,6 +91,9 @@ type sizedEngine struct{ bytes int64 }
 func (e sizedEngine) ModelName() string   { return "sized" }
 func (e sizedEngine) ContextLength() int  { return 10 }
 func (e sizedEngine) NewSession() Session { return &sizedSession{bytes: e.bytes} }
+func (e sizedEngine) NewConstraint(*grammar.Grammar) (engine.Constraint, error) {
+	return nil, errors.New("no grammars")
+}
 
 func TestSessionStoreEviction(t *testing.T) {
 	now := time.Unix(1000, 0)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/smolgo/smolgo/engine"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -17,10 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
 // TestLoad runs 16 streaming clients against the fake engine on loopback for
@@ -57,7 +56,7 @@ func TestLoad(t *testing.T) {
 		// An f32 KV cache makes a reused prefix bit-identical to a fresh
 		// prefill, so greedy answers are reproducible whatever the
 		// session's cache held before (with f16 they may differ slightly).
-		e = tinyEngine(t, 2048, smollm3.WithKVType(llama.KVF32))
+		e = tinyEngine(t, 2048, engine.WithKVType("f32"))
 	}
 	var refMu sync.Mutex
 	reference := map[string]string{} // tiny model: prompt -> first greedy answer
@@ -128,7 +127,7 @@ func TestLoad(t *testing.T) {
 				} else if rng.IntN(2) == 0 {
 					k := 20 + rng.IntN(180)
 					msg = "count " + strconv.Itoa(k)
-					_, want = servertest.Echo([]server.Message{{Role: "user", Content: msg}})
+					_, want = servertest.Echo([]engine.Message{{Role: "user", Content: msg}})
 				} else {
 					msg = fmt.Sprintf("client %d request %d says %x", c, seq, rng.Uint64())
 					want = "You said: " + msg

@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/sample"
 )
 
 // This file holds the OpenAI chat-completions wire format: the request as
-// clients send it, its validation into Options, and the response shapes.
+// clients send it, its validation into engine options, and the response
+// shapes.
 
 // chatRequest is the body of POST /v1/chat/completions. Fields not listed
-// (user, logprobs, presence_penalty, ...) are accepted and ignored.
+// (user, metadata, ...) are accepted and ignored.
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
@@ -34,6 +39,10 @@ type chatRequest struct {
 	ToolChoice          json.RawMessage `json:"tool_choice"`
 	ResponseFormat      json.RawMessage `json:"response_format"`
 	Grammar             string          `json:"grammar"` // llama.cpp extension: GBNF text
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
+	ReasoningEffort     string          `json:"reasoning_effort"`
 	ChatTemplateKwargs  struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"`
@@ -152,122 +161,215 @@ func stopStrings(raw json.RawMessage) ([]string, error) {
 
 const maxStopStrings = 16
 
-// validate checks the request and converts it to engine messages and options.
-// maxPrompt bounds the total bytes of message text; ctxLen bounds max_tokens.
-func (req *chatRequest) validate(maxPrompt, ctxLen int) ([]Message, Options, error) {
-	var opts Options
+// chatJob is a validated request: what the engine gets.
+type chatJob struct {
+	msgs []engine.Message
+	opts engine.GenerateOptions
+	// format constrains the answer (response_format, grammar, or a forced
+	// tool call); the engine turns it into opts.Constraint.
+	format *grammar.Grammar
+}
+
+// validate checks the request and converts it to engine messages and
+// options, with cfg's limits and default sampler; ctxLen bounds max_tokens.
+func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
 	if len(req.Messages) == 0 {
-		return nil, opts, badRequest("messages", "messages must be a non-empty array")
+		return nil, badRequest("messages", "messages must be a non-empty array")
 	}
-	msgs := make([]Message, 0, len(req.Messages))
+	job := &chatJob{msgs: make([]engine.Message, 0, len(req.Messages))}
 	total := 0
 	for i, m := range req.Messages {
-		role := m.Role
-		switch role {
-		case "system", "developer":
-			role = "system"
-			if i > 0 {
-				// SmolLM3's template (like most) takes one system
-				// prompt, before the conversation.
-				return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d]: a %s message is only allowed first", i, m.Role)
-			}
-		case "user", "assistant", "tool":
-		case "":
-			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is missing", i)
-		default:
-			return nil, opts, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, user, assistant or tool)", i, m.Role)
-		}
-		text, err := messageText(m.Content, i)
+		msg, err := m.toEngine(i)
 		if err != nil {
-			return nil, opts, err
+			return nil, err
 		}
-		if len(m.ToolCalls) > 0 {
-			if role != "assistant" {
-				return nil, opts, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant messages have tool_calls", i)
-			}
-			calls, err := renderToolCalls(m.ToolCalls, i)
-			if err != nil {
-				return nil, opts, err
-			}
-			if text != "" {
-				text += "\n"
-			}
-			text += calls
+		total += len(msg.Content) + len(msg.ReasoningContent)
+		for _, c := range msg.ToolCalls {
+			total += len(c.Name) + len(c.Arguments)
 		}
-		total += len(text) + len(m.ReasoningContent)
-		msgs = append(msgs, Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent})
+		job.msgs = append(job.msgs, msg)
 	}
-	if maxPrompt > 0 && total > maxPrompt {
-		return nil, opts, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
+	if cfg.MaxPromptBytes > 0 && total > cfg.MaxPromptBytes {
+		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
 			Param: "messages", Code: "context_length_exceeded",
-			Message: fmt.Sprintf("the messages are %d bytes of text; this server accepts at most %d", total, maxPrompt)}
+			Message: fmt.Sprintf("the messages are %d bytes of text; this server accepts at most %d", total, cfg.MaxPromptBytes)}
 	}
 	if req.N != nil && *req.N != 1 {
-		return nil, opts, badRequest("n", "n=%d is not supported; only one choice per request", *req.N)
+		return nil, badRequest("n", "n=%d is not supported; only one choice per request", *req.N)
 	}
 	tools, forceCall, err := parseTools(req.Tools, req.ToolChoice)
 	if err != nil {
-		return nil, opts, err
+		return nil, err
 	}
 	format, err := responseFormat(req.ResponseFormat, req.Grammar)
 	if err != nil {
-		return nil, opts, err
+		return nil, err
 	}
 	if forceCall != nil {
 		if format != nil {
-			return nil, opts, badRequest("tool_choice", "a forced tool call (tool_choice %s) and a response_format or grammar cannot be combined", req.ToolChoice)
+			return nil, badRequest("tool_choice", "a forced tool call (tool_choice %s) and a response_format or grammar cannot be combined", req.ToolChoice)
 		}
 		format = forceCall
 	}
+	job.format = format
+	opts := &job.opts
+	if opts.Sampler, err = req.sampler(cfg); err != nil {
+		return nil, err
+	}
+	if opts.MaxTokens, err = maxTokens(req.MaxCompletionTokens, req.MaxTokens, ctxLen); err != nil {
+		return nil, err
+	}
+	if opts.MaxTokens == 0 {
+		opts.MaxTokens = cfg.DefaultMaxTokens
+	}
+	if opts.Stop, err = stopStrings(req.Stop); err != nil {
+		return nil, err
+	}
+	if req.StreamOptions != nil && !req.Stream {
+		return nil, badRequest("stream_options", "stream_options is only allowed with stream: true")
+	}
+	if opts.Thinking, err = thinking(req.ChatTemplateKwargs.EnableThinking, req.ReasoningEffort); err != nil {
+		return nil, err
+	}
+	if req.TopLogprobs != nil {
+		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
+			return nil, badRequest("top_logprobs", "top_logprobs %d is out of range [0, 20]", *req.TopLogprobs)
+		}
+		if !req.Logprobs {
+			return nil, badRequest("top_logprobs", "top_logprobs needs logprobs: true")
+		}
+		opts.TopLogprobs = *req.TopLogprobs
+	}
+	opts.Logprobs = req.Logprobs
+	opts.Tools = tools
+	// Without parallel calls the turn ends after the first call.
+	opts.EndAfterToolCall = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
+	opts.ParseSpecial = cfg.ParseSpecialTokens
+	opts.DropOldest = req.SessionID != "" // web-chat conversations never dead-end on a full context
+	return job, nil
+}
+
+// toEngine checks message i and converts it.
+func (m *chatMessage) toEngine(i int) (engine.Message, error) {
+	role := m.Role
+	switch role {
+	case "system", "developer":
+		role = "system"
+		if i > 0 {
+			// SmolLM3's template (like most) takes one system prompt,
+			// before the conversation.
+			return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d]: a %s message is only allowed first", i, m.Role)
+		}
+	case "user", "assistant", "tool":
+	case "":
+		return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is missing", i)
+	default:
+		return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, user, assistant or tool)", i, m.Role)
+	}
+	text, err := messageText(m.Content, i)
+	if err != nil {
+		return engine.Message{}, err
+	}
+	msg := engine.Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID}
+	if len(m.ToolCalls) > 0 {
+		if role != "assistant" {
+			return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant messages have tool_calls", i)
+		}
+		if msg.ToolCalls, err = fromWire(m.ToolCalls, i); err != nil {
+			return engine.Message{}, err
+		}
+	}
+	return msg, nil
+}
+
+// sampler applies the request's sampling settings over cfg's defaults.
+func (req *chatRequest) sampler(cfg *Config) (c sample.Config, err error) {
 	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
-		return nil, opts, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)
+		return c, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)
 	}
 	if p := req.TopP; p != nil && (*p <= 0 || *p > 1) {
-		return nil, opts, badRequest("top_p", "top_p %g is out of range (0, 1]", *p)
+		return c, badRequest("top_p", "top_p %g is out of range (0, 1]", *p)
 	}
 	if k := req.TopK; k != nil && *k < 0 {
-		return nil, opts, badRequest("top_k", "top_k %d must not be negative", *k)
+		return c, badRequest("top_k", "top_k %d must not be negative", *k)
 	}
 	if p := req.MinP; p != nil && (*p < 0 || *p > 1) {
-		return nil, opts, badRequest("min_p", "min_p %g is out of range [0, 1]", *p)
+		return c, badRequest("min_p", "min_p %g is out of range [0, 1]", *p)
 	}
 	for _, p := range []struct {
 		name string
 		v    *float64
 	}{{"presence_penalty", req.PresencePenalty}, {"frequency_penalty", req.FrequencyPenalty}} {
 		if p.v != nil && (*p.v < -2 || *p.v > 2) {
-			return nil, opts, badRequest(p.name, "%s %g is out of range [-2, 2]", p.name, *p.v)
+			return c, badRequest(p.name, "%s %g is out of range [-2, 2]", p.name, *p.v)
 		}
 	}
 	if p := req.RepeatPenalty; p != nil && (*p < 0 || *p > 10) {
-		return nil, opts, badRequest("repeat_penalty", "repeat_penalty %g is out of range [0, 10]", *p)
+		return c, badRequest("repeat_penalty", "repeat_penalty %g is out of range [0, 10]", *p)
 	}
-	maxTok, param := req.MaxCompletionTokens, "max_completion_tokens"
-	if maxTok == nil {
-		maxTok, param = req.MaxTokens, "max_tokens"
-	}
-	if maxTok != nil {
-		if *maxTok < 1 {
-			return nil, opts, badRequest(param, "%s must be at least 1, got %d", param, *maxTok)
+	c = cfg.Sampler
+	set := func(dst *float32, src *float64) {
+		if src != nil {
+			*dst = float32(*src)
 		}
-		if ctxLen > 0 && *maxTok > ctxLen {
-			return nil, opts, badRequest(param, "%s %d is larger than the model's context of %d tokens", param, *maxTok, ctxLen)
+	}
+	set(&c.Temperature, req.Temperature)
+	set(&c.TopP, req.TopP)
+	set(&c.MinP, req.MinP)
+	set(&c.PresencePenalty, req.PresencePenalty)
+	set(&c.FrequencyPenalty, req.FrequencyPenalty)
+	set(&c.RepeatPenalty, req.RepeatPenalty)
+	if req.TopK != nil {
+		c.TopK = *req.TopK
+	}
+	if req.Seed != nil {
+		// sample treats seed 0 as "random"; a client asking for seed 0
+		// wants a fixed seed, so map it to another fixed value.
+		c.Seed = uint64(*req.Seed)
+		if c.Seed == 0 {
+			c.Seed = 0x9e3779b97f4a7c15
 		}
-		opts.MaxTokens = *maxTok
 	}
-	stop, err := stopStrings(req.Stop)
-	if err != nil {
-		return nil, opts, err
+	return c, nil
+}
+
+// maxTokens reads max_completion_tokens, or else max_tokens (0: not given).
+func maxTokens(completion, legacy *int, ctxLen int) (int, error) {
+	n, param := completion, "max_completion_tokens"
+	if n == nil {
+		n, param = legacy, "max_tokens"
 	}
-	if req.StreamOptions != nil && !req.Stream {
-		return nil, opts, badRequest("stream_options", "stream_options is only allowed with stream: true")
+	if n == nil {
+		return 0, nil
 	}
-	opts.Temperature, opts.TopP, opts.TopK, opts.MinP, opts.Seed = req.Temperature, req.TopP, req.TopK, req.MinP, req.Seed
-	opts.PresencePenalty, opts.FrequencyPenalty, opts.RepeatPenalty = req.PresencePenalty, req.FrequencyPenalty, req.RepeatPenalty
-	opts.Stop = stop
-	opts.Thinking = req.ChatTemplateKwargs.EnableThinking
-	opts.Tools, opts.Format = tools, format
-	return msgs, opts, nil
+	if *n < 1 {
+		return 0, badRequest(param, "%s must be at least 1, got %d", param, *n)
+	}
+	if ctxLen > 0 && *n > ctxLen {
+		return 0, badRequest(param, "%s %d is larger than the model's context of %d tokens", param, *n, ctxLen)
+	}
+	return *n, nil
+}
+
+// thinking reads chat_template_kwargs.enable_thinking and reasoning_effort
+// ("none" and "minimal" turn reasoning off, "low" to "high" on).
+func thinking(enable *bool, effort string) (*bool, error) {
+	on := func(b bool) *bool { return &b }
+	switch effort {
+	case "":
+		return enable, nil
+	case "none", "minimal":
+		if enable != nil && *enable {
+			return nil, badRequest("reasoning_effort", "reasoning_effort %q contradicts chat_template_kwargs.enable_thinking: true", effort)
+		}
+		return on(false), nil
+	case "low", "medium", "high":
+		if enable != nil && !*enable {
+			return nil, badRequest("reasoning_effort", "reasoning_effort %q contradicts chat_template_kwargs.enable_thinking: false", effort)
+		}
+		return on(true), nil
+	}
+	return nil, badRequest("reasoning_effort", "reasoning_effort %q is not supported (use none, minimal, low, medium or high)", effort)
 }
 
 // decodeError turns a JSON decoding failure into a 400 (or 413 for an
@@ -317,11 +419,19 @@ type timings struct {
 	PredictedMS         float64 `json:"predicted_ms"`
 	QueueMS             float64 `json:"queue_ms"`
 	StopReasonExtension string  `json:"stop_reason"`
+	// DroppedMessages counts the oldest messages left out so that a
+	// web-chat conversation fits the context (the page says so).
+	DroppedMessages int `json:"dropped_messages,omitempty"`
+	// DraftN and DraftAcceptedN count lookup speculation's drafted and
+	// accepted tokens (llama.cpp's names).
+	DraftN         int `json:"draft_n,omitempty"`
+	DraftAcceptedN int `json:"draft_n_accepted,omitempty"`
 }
 
 type responseMessage struct {
-	Role             string         `json:"role"`
-	Content          string         `json:"content"`
+	Role string `json:"role"`
+	// Content is null beside tool calls when the model wrote no text.
+	Content          *string        `json:"content"`
 	ReasoningContent *string        `json:"reasoning_content,omitempty"`
 	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
@@ -329,7 +439,7 @@ type responseMessage struct {
 type completionChoice struct {
 	Index        int             `json:"index"`
 	Message      responseMessage `json:"message"`
-	Logprobs     any             `json:"logprobs"`
+	Logprobs     *choiceLogprobs `json:"logprobs"`
 	FinishReason string          `json:"finish_reason"`
 }
 
@@ -352,10 +462,10 @@ type delta struct {
 }
 
 type chunkChoice struct {
-	Index        int     `json:"index"`
-	Delta        delta   `json:"delta"`
-	Logprobs     any     `json:"logprobs"`
-	FinishReason *string `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Delta        delta           `json:"delta"`
+	Logprobs     *choiceLogprobs `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
 type chunk struct {
@@ -373,10 +483,51 @@ type chunk struct {
 // an answer that ends with tool calls is "tool_calls".
 func finishReason(stop string, calls int) string {
 	switch {
-	case stop == "length":
+	case stop == engine.StopLength:
 		return "length"
-	case calls > 0:
+	case calls > 0 || stop == engine.StopToolCalls:
 		return "tool_calls"
 	}
 	return "stop"
+}
+
+// choiceLogprobs is OpenAI's logprobs object of a choice or chunk.
+type choiceLogprobs struct {
+	Content []tokenLogprob `json:"content"`
+}
+
+type tokenLogprob struct {
+	Token       string       `json:"token"`
+	Logprob     float32      `json:"logprob"`
+	Bytes       []int        `json:"bytes"`
+	TopLogprobs []topLogprob `json:"top_logprobs"`
+}
+
+type topLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float32 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+// wireLogprobs converts the engine's log-probabilities (nil for none).
+func wireLogprobs(lps []engine.TokenLogprob) []tokenLogprob {
+	out := make([]tokenLogprob, 0, len(lps))
+	for _, lp := range lps {
+		t := tokenLogprob{Token: lp.Text, Logprob: lp.Logprob, Bytes: byteInts(lp.Text), TopLogprobs: []topLogprob{}}
+		for _, top := range lp.Top {
+			t.TopLogprobs = append(t.TopLogprobs, topLogprob{Token: top.Text, Logprob: top.Logprob, Bytes: byteInts(top.Text)})
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// byteInts is a token's bytes as OpenAI sends them (a token may be part
+// of a UTF-8 character).
+func byteInts(s string) []int {
+	b := make([]int, len(s))
+	for i := range len(s) {
+		b[i] = int(s[i])
+	}
+	return b
 }

@@ -1,18 +1,18 @@
 package server_test
 
 import (
+	"github.com/smolgo/smolgo/engine"
 	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/server"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
-// With a model-wide prompt cache (smollm3.WithPromptCache), a request in a
+// With a model-wide prompt cache (engine.WithPromptCache), a request in a
 // fresh session reuses the system prompt another session computed, and
 // usage.prompt_tokens_details.cached_tokens says so.
 func TestPromptCacheAcrossSessions(t *testing.T) {
-	e := tinyEngine(t, 1024, smollm3.WithPromptCache(32<<20))
+	e := tinyEngine(t, 1024, engine.WithPromptCache(32<<20))
 	ts := start(t, e, server.Config{})
 	system := strings.Repeat("You answer briefly and kindly. ", 4) + "/system_override"
 	ask := func(session, question string) completion {

@@ -2,16 +2,22 @@
 // API (POST /v1/chat/completions, GET /v1/models, GET /health) and a web
 // chat page, both from one http.Handler.
 //
-// The model is anything that implements Engine; FromSmolLM3 adapts a
-// *smollm3.Model and package servertest has a deterministic fake for tests.
+// The model is anything that implements Engine; FromModel adapts an
+// *engine.Model (a *smollm3.Model embeds one) and package servertest has a
+// deterministic fake for tests. The server sees sessions and their events,
+// never kernels.
 //
-//	srv := server.New(engine, server.Config{Slots: 1})
+//	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "smollm3"})
+//	srv := server.New(e, server.Config{Sampler: sample.SmolLM3Defaults()})
 //	err := srv.ListenAndServe(ctx, "127.0.0.1:8080") // returns when ctx ends, after a graceful shutdown
 //
 // Serving behaviour:
 //
-//   - Generation runs in a fixed number of slots (Config.Slots, default 1:
-//     one CPU generation at a time is fastest). Requests that find every slot
+//   - Generation runs in a fixed number of slots (Config.Slots, by default
+//     the engine's batch size: engine.Config.MaxSequences). The engine
+//     batches the running generations, so each forward step reads the
+//     weights once for all of them (continuous batching; see package
+//     engine). Requests that find every slot
 //     busy wait first come, first served in a line of at most Config.MaxQueue;
 //     past that the server answers 503 with a Retry-After header.
 //   - A client that disconnects cancels its generation: the engine sees the
@@ -56,15 +62,18 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/smolgo/smolgo/sample"
 )
 
 // Config tunes a Server. Zero values mean the defaults in brackets.
 type Config struct {
-	Slots           int           // generations that run at once [1]
+	Slots           int           // generations that run at once [the engine's MaxSequences, or 1]
 	MaxQueue        int           // requests that may wait for a slot [16]; -1 means none may wait
 	MaxBodyBytes    int64         // request body limit [1 MiB]
 	MaxPromptBytes  int           // limit on the messages' text [256 KiB]
@@ -75,6 +84,26 @@ type Config struct {
 	ShutdownGrace   time.Duration // how long Serve lets streams finish on shutdown [10s]
 	Logger          *slog.Logger  // [slog.Default()]
 	DisableUI       bool          // serve only the API, not the web page
+	// Sampler is the sampling a request gets where it says nothing;
+	// requests override temperature, top_p, top_k, min_p, penalties and
+	// seed. The zero value is greedy; sample.SmolLM3Defaults() is SmolLM3's
+	// recommended setting.
+	Sampler sample.Config
+	// DefaultMaxTokens caps answers whose request gives no max_tokens [0:
+	// up to the context], so that a rambling answer cannot fill a
+	// conversation's whole context.
+	DefaultMaxTokens int
+	// ParseSpecialTokens tokenizes special tokens written in message
+	// contents ("<|im_end|>") as the model's control tokens. Off by default,
+	// so a user cannot forge turns; turn it on only for trusted callers.
+	ParseSpecialTokens bool
+	// Demo says the model is the random-weight demo model (the web page
+	// shows a banner; /health reports "demo": true).
+	Demo bool
+	// ModelAliases are other model names that requests may ask for; a
+	// request for any other name than the engine's gets 404 model_not_found.
+	// "*" accepts every name.
+	ModelAliases []string
 	// Now is the clock, for tests [time.Now].
 	Now func() time.Time
 }
@@ -138,6 +167,9 @@ type Server struct {
 
 // New returns a Server for e.
 func New(e Engine, cfg Config) *Server {
+	if o, ok := e.(Occupancy); ok && cfg.Slots <= 0 {
+		cfg.Slots = o.Load().MaxSequences
+	}
 	cfg.defaults()
 	s := &Server{
 		engine:       e,
@@ -324,12 +356,21 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
-	if id := r.PathValue("id"); id != s.engine.ModelName() {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model",
-			Code: "model_not_found", Message: "model " + id + " does not exist; this server has " + s.engine.ModelName()})
+	if ae := s.checkModel(r.PathValue("id")); ae != nil {
+		writeError(w, ae)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.modelObject())
+}
+
+// checkModel answers a request for model id: nil when the server has it
+// (the engine's name, an alias, or "" in a chat request), else a 404.
+func (s *Server) checkModel(id string) *apiError {
+	if id == "" || id == s.engine.ModelName() || slices.Contains(s.cfg.ModelAliases, id) || slices.Contains(s.cfg.ModelAliases, "*") {
+		return nil
+	}
+	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model",
+		Code: "model_not_found", Message: "model " + id + " does not exist; this server has " + s.engine.ModelName()}
 }
 
 func (s *Server) modelObject() map[string]any {
@@ -341,7 +382,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	busy, queued := s.sched.load(s.cfg.Slots)
 	n, bytes := s.sessions.stats()
 	body := map[string]any{"status": "ok", "model": s.engine.ModelName(), "slots_idle": s.cfg.Slots - busy,
-		"slots_processing": busy, "queued": queued, "sessions": n, "session_bytes": bytes}
+		"slots_processing": busy, "queued": queued, "sessions": n, "session_bytes": bytes, "demo": s.cfg.Demo}
+	if o, ok := s.engine.(Occupancy); ok {
+		l := o.Load()
+		body["sequences_active"], body["sequences_max"], body["sequences_waiting"] = l.Sequences, l.MaxSequences, l.Waiting
+	}
 	status := http.StatusOK
 	if s.draining.Load() {
 		body["status"], status = "shutting down", http.StatusServiceUnavailable

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/smolgo/smolgo/sample"
 	"io"
 	"log/slog"
 	"net"
@@ -25,6 +26,9 @@ func start(t *testing.T, e server.Engine, cfg server.Config) *httptest.Server {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger()
+	}
+	if cfg.Sampler == (sample.Config{}) {
+		cfg.Sampler = sample.SmolLM3Defaults() // what examples/webchat serves with
 	}
 	ts := httptest.NewServer(server.New(e, cfg))
 	t.Cleanup(ts.Close)
@@ -137,7 +141,7 @@ type completion struct {
 func TestChatCompletionNonStreaming(t *testing.T) {
 	e := &servertest.Engine{}
 	ts := start(t, e, server.Config{})
-	body := `{"model":"whatever","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hello there"}]}`
+	body := `{"model":"fake-smollm3","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hello there"}]}`
 	resp := post(t, ts.URL+"/v1/chat/completions", body)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -299,6 +303,7 @@ func TestBadRequests(t *testing.T) {
 		{"wrong method", "GET", "/v1/chat/completions", ``, 405, "", "method_not_allowed"},
 		{"unknown path", "GET", "/v1/nothing", ``, 404, "", "not_found"},
 		{"unknown model", "GET", "/v1/models/gpt-4", ``, 404, "model", "model_not_found"},
+		{"chat with an unknown model", "POST", "/v1/chat/completions", `{"model":"gpt-4",` + msgs + `}`, 404, "model", "model_not_found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

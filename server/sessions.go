@@ -139,9 +139,7 @@ func (st *sessionStore) stats() (n int, bytes int64) {
 func (st *sessionStore) bytesLocked() int64 {
 	var total int64
 	for el := st.lru.Front(); el != nil; el = el.Next() {
-		if m, ok := el.Value.(*storedSession).sess.(MemorySizer); ok {
-			total += m.MemoryBytes()
-		}
+		total += el.Value.(*storedSession).sess.MemoryBytes()
 	}
 	return total
 }
@@ -172,8 +170,8 @@ func (st *sessionStore) evictLocked(extra int) {
 	for el := st.lru.Back(); el != nil && total > st.maxBytes; {
 		prev := el.Prev()
 		s := el.Value.(*storedSession)
-		if m, ok := s.sess.(MemorySizer); ok && !s.busy {
-			total -= m.MemoryBytes()
+		if !s.busy {
+			total -= s.sess.MemoryBytes()
 			st.dropLocked(el)
 		}
 		el = prev

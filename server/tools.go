@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/grammar"
-	"github.com/smolgo/smolgo/toolcall"
 )
 
 // This file holds structured output (response_format, grammar) and tool
@@ -158,81 +157,35 @@ type wireToolCall struct {
 	} `json:"function"`
 }
 
-func toWire(c toolcall.Call, id string) wireToolCall {
-	w := wireToolCall{ID: id, Type: "function"}
+// toWire converts a call the model made, with an id unique to this server
+// (the engine numbers calls per generation only).
+func toWire(c engine.ToolCall) wireToolCall {
+	w := wireToolCall{ID: newID("call_"), Type: "function"}
 	w.Function.Name = c.Name
 	w.Function.Arguments = string(c.Arguments)
+	if len(c.Arguments) == 0 {
+		w.Function.Arguments = "{}"
+	}
 	return w
 }
 
-// renderToolCalls writes an assistant message's tool_calls the way SmolLM3
-// wrote them, so that the model sees its own calls again in the history.
-func renderToolCalls(calls []wireToolCall, i int) (string, error) {
-	var b strings.Builder
+// fromWire checks message i's tool_calls and converts them; the chat
+// template writes them back the way the model writes calls.
+func fromWire(calls []wireToolCall, i int) ([]engine.ToolCall, error) {
+	out := make([]engine.ToolCall, len(calls))
 	for j, c := range calls {
 		param := fmt.Sprintf("messages[%d].tool_calls[%d]", i, j)
 		if c.Function.Name == "" {
-			return "", badRequest(param, "%s.function.name is missing", param)
+			return nil, badRequest(param, "%s.function.name is missing", param)
 		}
 		args := bytes.TrimSpace([]byte(c.Function.Arguments))
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		if !json.Valid(args) {
-			return "", badRequest(param, "%s.function.arguments is not valid JSON", param)
+		if !json.Valid(args) || args[0] != '{' {
+			return nil, badRequest(param, "%s.function.arguments is not a valid JSON object", param)
 		}
-		name, _ := json.Marshal(c.Function.Name)
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "%s\n{\"name\": %s, \"arguments\": %s}\n%s", toolcall.OpenTag, name, args, toolcall.CloseTag)
+		out[j] = engine.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(args)}
 	}
-	return b.String(), nil
-}
-
-// toolCalls splits the answer's content into text and calls while it
-// streams. A call the model wrote badly is given back as text, tags
-// included, so that nothing the model said is lost.
-type toolCalls struct {
-	p     *toolcall.Parser
-	calls []wireToolCall
-	bad   []string // errors of calls that could not be read
-}
-
-func newToolCalls() *toolCalls { return &toolCalls{p: toolcall.NewParser(-1, -1)} }
-
-// all returns the calls so far (none for a nil toolCalls: no tools).
-func (t *toolCalls) all() []wireToolCall {
-	if t == nil {
-		return nil
-	}
-	return t.calls
-}
-
-// push takes content text and returns the text to show and the calls that
-// were completed.
-func (t *toolCalls) push(text string) (string, []wireToolCall) {
-	return t.events(t.p.Push(-1, text))
-}
-
-// flush ends the content.
-func (t *toolCalls) flush() (string, []wireToolCall) { return t.events(t.p.Flush()) }
-
-func (t *toolCalls) events(evs []toolcall.Event) (string, []wireToolCall) {
-	var text strings.Builder
-	var calls []wireToolCall
-	for _, ev := range evs {
-		switch ev.Kind {
-		case toolcall.KindText:
-			text.WriteString(ev.Text)
-		case toolcall.KindCall:
-			c := toWire(ev.Call, newID("call_"))
-			t.calls = append(t.calls, c)
-			calls = append(calls, c)
-		case toolcall.KindError:
-			t.bad = append(t.bad, ev.Err.Error())
-			text.WriteString(toolcall.OpenTag + ev.Raw + toolcall.CloseTag)
-		}
-	}
-	return text.String(), calls
+	return out, nil
 }

@@ -3,6 +3,8 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/smolgo/smolgo/engine"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/internal/sharedtest"
-	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
 	"github.com/smolgo/smolgo/smollm3"
@@ -51,16 +52,16 @@ const weatherTool = `[{"type":"function","function":{"name":"get_weather","descr
 
 // replyWith makes the fake engine answer content (no reasoning) and
 // records the messages it was given.
-func replyWith(content string) (*servertest.Engine, func() []server.Message) {
+func replyWith(content string) (*servertest.Engine, func() []engine.Message) {
 	var mu sync.Mutex
-	var got []server.Message
-	e := &servertest.Engine{Reply: func(msgs []server.Message) (string, string) {
+	var got []engine.Message
+	e := &servertest.Engine{Reply: func(msgs []engine.Message) (string, string) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = slices.Clone(msgs)
 		return "", content
 	}}
-	return e, func() []server.Message {
+	return e, func() []engine.Message {
 		mu.Lock()
 		defer mu.Unlock()
 		return got
@@ -148,7 +149,8 @@ func TestToolCalls(t *testing.T) {
 }
 
 // TestToolRoundTrip sends the model's call and the tool's result back: the
-// engine sees the call as SmolLM3 wrote it and the result as a tool turn.
+// engine gets the call and the result as they were sent (the model's chat
+// template writes them back the way the model writes calls).
 func TestToolRoundTrip(t *testing.T) {
 	e, got := replyWith("It is 21 °C in Paris.")
 	ts := start(t, e, server.Config{})
@@ -162,12 +164,12 @@ func TestToolRoundTrip(t *testing.T) {
 		t.Fatalf("status %d: %+v", resp.StatusCode, c)
 	}
 	msgs := got()
-	want := []server.Message{
+	want := []engine.Message{
 		{Role: "user", Content: "Weather in Paris?"},
-		{Role: "assistant", Content: "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"},
-		{Role: "tool", Content: `{"temp_c": 21}`},
+		{Role: "assistant", ToolCalls: []engine.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}},
+		{Role: "tool", Content: `{"temp_c": 21}`, ToolCallID: "call_1"},
 	}
-	if fmt.Sprint(msgs) != fmt.Sprint(want) {
+	if !reflect.DeepEqual(msgs, want) {
 		t.Fatalf("engine got %q, want %q", msgs, want)
 	}
 }
@@ -187,7 +189,7 @@ func TestToolAndFormatBadRequests(t *testing.T) {
 		{"forced call and format", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":"required","response_format":{"type":"json_object"}}`, "tool_choice", "cannot be combined"},
 		{"forced call with bad parameters", `{` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string","format":"email"}}}],"tool_choice":"required"}`, "tools", `keyword "format"`},
 		{"tool_calls on a user message", `{"messages":[{"role":"user","content":"x","tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}]}`, "messages[0].tool_calls", "only assistant"},
-		{"bad tool call arguments", `{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":"{bad"}}]}]}`, "messages[1].tool_calls[0]", "not valid JSON"},
+		{"bad tool call arguments", `{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":"{bad"}}]}]}`, "messages[1].tool_calls[0]", "not a valid JSON object"},
 		{"unknown response_format", `{` + msgs + `,"response_format":{"type":"yaml"}}`, "response_format.type", `"yaml" is not supported`},
 		{"json_schema without schema", `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}`, "response_format.json_schema.schema", "needs json_schema.schema"},
 		{"unsupported schema keyword", `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","pattern":"a+"}}}}`, "response_format", `keyword "pattern" is not supported`},
@@ -210,12 +212,12 @@ func TestToolAndFormatBadRequests(t *testing.T) {
 // for structured output, streaming and not: the random-weight model's
 // answer must parse and match the schema every time.
 func TestResponseFormat(t *testing.T) {
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), smollm3.WithThreads(2))
+	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e, err := server.FromSmolLM3(m, server.SmolLM3Options{Name: "tiny-realvocab", Sampler: sample.SmolLM3Defaults()})
+	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "tiny-realvocab"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,12 +293,12 @@ func TestResponseFormat(t *testing.T) {
 // even the random-weight model can only answer with calls whose arguments
 // fit the tool's parameters.
 func TestForcedToolCall(t *testing.T) {
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), smollm3.WithThreads(2))
+	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e, err := server.FromSmolLM3(m, server.SmolLM3Options{Name: "tiny-realvocab", Sampler: sample.SmolLM3Defaults()})
+	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "tiny-realvocab"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,13 +28,15 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
 // demoModel is the tiny random-weight SmolLM3 shipped in testdata/.
@@ -73,12 +75,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("name", "", "model id reported to clients (default: the file name without .gguf)")
 	ctxLen := fs.Int("ctx", 0, "context length in tokens (default: the model's, capped at 8192 to bound memory)")
 	threads := fs.Int("threads", runtime.NumCPU(), "threads per generation")
-	slots := fs.Int("slots", 1, "generations that run at once (1 is fastest on a CPU)")
+	slots := fs.Int("slots", engine.DefaultMaxSequences, "conversations that generate at once; their tokens share each forward step (continuous batching)")
 	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
 	sessions := fs.Int("sessions", 32, "web-chat conversations kept on the server (least recently used are evicted)")
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
 	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
 	promptCache := fs.Int64("prompt-cache", 512<<20, "memory in `bytes` for prompts shared between requests and conversations (0: off)")
+	device := fs.String("device", "cpu", "where the model runs: cpu, or cuda:N in a build with -tags cuda")
+	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
+	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
+	trustSpecial := fs.Bool("trust-special-tokens", false, "tokenize special tokens typed in messages (<|im_end|>) as control tokens; only for trusted clients")
+	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use (\"*\": any); others get 404")
 	verbose := fs.Bool("v", false, "debug logging")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: webchat [-model FILE] [-addr HOST:PORT] [flags]")
@@ -97,10 +104,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	var engine server.Engine
+	var eng server.Engine
+	demo := false
 	switch {
 	case *fake:
-		engine = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond}
+		eng = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond}
 		fmt.Fprintln(stdout, "Serving the fake echo engine (no model): it echoes your messages.")
 	default:
 		path := *model
@@ -109,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprint(stderr, getModel)
 				return 2
 			}
-			path = demoModel
+			path, demo = demoModel, true
 			fmt.Fprintln(stdout, "Note: no -model given; running the tiny random-weight demo model "+demoModel+
 				".\nIts answers are gibberish; it shows the app working. See -h for getting a real model.")
 		}
@@ -118,19 +126,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			id = filepath.Base(path)
 			id = id[:len(id)-len(filepath.Ext(id))]
 		}
-		kvType, err := llama.ParseKVType(*kv)
-		if err != nil {
+		if _, err := llama.ParseKVType(*kv); err != nil {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}
 		e, closeModel, err := loadModel(ctx, log, path, id, *ctxLen, *threads,
-			smollm3.WithKVType(kvType), smollm3.WithPromptCache(*promptCache))
+			engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
+			engine.WithDevice(*device), engine.WithSpeculation(*speculate))
 		if err != nil {
 			fmt.Fprintf(stderr, "webchat: %v\n", err)
 			return 1
 		}
 		defer closeModel()
-		engine = e
+		eng = e
 	}
 
 	ln, err := net.Listen("tcp", *addr)
@@ -139,9 +147,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
-		engine.ModelName(), ln.Addr(), ln.Addr())
-	srv := server.New(engine, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
-		MaxSessionBytes: *sessionMem, Logger: log})
+		eng.ModelName(), ln.Addr(), ln.Addr())
+	var alias []string
+	if *aliases != "" {
+		alias = strings.Split(*aliases, ",")
+	}
+	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
+		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
+		ParseSpecialTokens: *trustSpecial, ModelAliases: alias, Demo: demo})
 	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "webchat: %v\n", err)
 		return 1

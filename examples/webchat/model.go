@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
-	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/smollm3"
 )
@@ -19,8 +19,10 @@ import (
 const defaultContext = 8192
 
 // loadModel maps the GGUF file and adapts the model to the server.
-// extra options (KV type, prompt cache) are passed on to smollm3.New.
-func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen, threads int, extra ...smollm3.Option) (server.Engine, func(), error) {
+// extra options (KV type, prompt cache, batching) are passed on to
+// smollm3.New. A model whose tokenizer cannot be read is refused here, not
+// at the first chat.
+func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen, threads int, extra ...engine.Option) (server.Engine, func(), error) {
 	start := time.Now()
 	log.Info("loading model", "file", path)
 	f, err := gguf.Open(path)
@@ -35,7 +37,7 @@ func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen,
 		}
 		ctxLen = min(cfg.Context, defaultContext)
 	}
-	opts := append([]smollm3.Option{smollm3.WithThreads(threads), smollm3.WithContext(ctxLen), smollm3.WithLogger(log)}, extra...)
+	opts := append([]engine.Option{engine.WithThreads(threads), engine.WithContext(ctxLen), engine.WithLogger(log)}, extra...)
 	m, err := smollm3.New(f, opts...)
 	if err != nil {
 		f.Close()
@@ -45,10 +47,15 @@ func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen,
 		m.Close()
 		return nil, nil, err
 	}
-	cfg := m.Config()
+	if _, err := m.Tokenizer(); err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("%s: cannot chat without a tokenizer: %w", path, err)
+	}
+	cfg := m.LLM().Config
 	log.Info("model loaded", "name", name, "arch", cfg.Arch, "layers", cfg.Layers, "embd", cfg.Embd,
-		"vocab", cfg.Vocab, "context", ctxLen, "threads", threads, "took", time.Since(start).Round(time.Millisecond))
-	e, err := server.FromSmolLM3(m, server.SmolLM3Options{Name: name, Context: ctxLen, Sampler: sample.SmolLM3Defaults()})
+		"vocab", cfg.Vocab, "context", ctxLen, "threads", threads, "sequences", m.Config().MaxSequences,
+		"device", m.Config().Device, "took", time.Since(start).Round(time.Millisecond))
+	e, err := server.FromModel(m.Model, server.ModelOptions{Name: name})
 	if err != nil {
 		m.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

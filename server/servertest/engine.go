@@ -1,8 +1,10 @@
 // Package servertest provides a deterministic fake server.Engine for tests,
 // load tests and UI development: it "generates" canned text word by word,
 // with optional delays, reasoning first and then content, and honours the
-// same rules as a real engine (context limit, max tokens, stop strings,
-// thinking on/off, cancellation, prefix caching between turns).
+// same rules as a real engine (context limit and dropping the oldest
+// messages, max tokens, stop strings, thinking on/off, tool calls,
+// cancellation, prefix caching between turns). It ignores sampling and
+// constraints: its answers are scripted.
 //
 // It also counts what happened (calls, cancellations, concurrent sessions),
 // so tests can assert that the server really cancelled a generation or never
@@ -21,7 +23,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/server"
+	"github.com/smolgo/smolgo/toolcall"
 )
 
 // Engine is a fake server.Engine. The zero value is usable: it echoes the
@@ -38,7 +43,7 @@ type Engine struct {
 	// ctx.Err() instead of an EventDone with StopReason "cancelled".
 	CancelAsError bool
 	// Reply computes the answer; nil means Echo.
-	Reply func(msgs []server.Message) (reasoning, content string)
+	Reply func(msgs []engine.Message) (reasoning, content string)
 
 	calls, cancelled, active, maxActive, overlaps, sessions atomic.Int64
 }
@@ -83,6 +88,9 @@ func (e *Engine) NewSession() server.Session {
 	return &Session{e: e}
 }
 
+// NewConstraint implements server.Engine; the fake's answers ignore it.
+func (e *Engine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) { return nil, nil }
+
 // Echo is the default reply: a short reasoning and the last user message
 // echoed back. A message "count N" is answered with the numbers 1..N, which
 // makes long, predictable streams for stop-button and load tests, and
@@ -94,7 +102,7 @@ func (e *Engine) NewSession() server.Session {
 // passed through as given, so broken JSON makes a malformed call. A
 // conversation that ends with a "tool" message (a tool's result) is answered
 // with "The tool returned: " and that result.
-func Echo(msgs []server.Message) (reasoning, content string) {
+func Echo(msgs []engine.Message) (reasoning, content string) {
 	if n := len(msgs); n > 0 && msgs[n-1].Role == "tool" {
 		return "A tool answered. I will report its result.", "The tool returned: " + msgs[n-1].Content
 	}
@@ -177,7 +185,7 @@ func (s *Session) Reset() {
 	s.mu.Unlock()
 }
 
-// MemoryBytes implements server.MemorySizer.
+// MemoryBytes implements server.Session.
 func (s *Session) MemoryBytes() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,7 +196,7 @@ func (s *Session) MemoryBytes() int64 {
 	return int64(len(s.cache)) * per
 }
 
-func render(msgs []server.Message, thinking bool) string {
+func render(msgs []engine.Message, thinking bool) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", m.Role, m.Content)
@@ -220,9 +228,27 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// fit drops the oldest messages after a leading system message until the
+// prompt fits ctxLen (the last message stays), as engine's DropOldest does.
+func fit(msgs []engine.Message, thinking bool, ctxLen int) ([]engine.Message, []string, int) {
+	dropped := 0
+	for {
+		prompt := Tokenize(render(msgs, thinking))
+		first := 0
+		if len(msgs) > 0 && msgs[0].Role == "system" {
+			first = 1
+		}
+		if len(prompt) < ctxLen || len(msgs)-first <= 1 {
+			return msgs, prompt, dropped
+		}
+		msgs = append(msgs[:first:first], msgs[first+1:]...)
+		dropped++
+	}
+}
+
 // Generate implements server.Session.
-func (s *Session) Generate(ctx context.Context, msgs []server.Message, opts server.Options) iter.Seq2[server.Event, error] {
-	return func(yield func(server.Event, error) bool) {
+func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engine.GenerateOptions) iter.Seq2[engine.Event, error] {
+	return func(yield func(engine.Event, error) bool) {
 		e := s.e
 		e.calls.Add(1)
 		if !s.running.CompareAndSwap(false, true) {
@@ -240,10 +266,14 @@ func (s *Session) Generate(ctx context.Context, msgs []server.Message, opts serv
 		}
 
 		thinking := opts.Thinking == nil || *opts.Thinking
-		prompt := Tokenize(render(msgs, thinking))
 		ctxLen := e.ContextLength()
+		dropped := 0
+		prompt := Tokenize(render(msgs, thinking))
+		if opts.DropOldest {
+			msgs, prompt, dropped = fit(msgs, thinking, ctxLen)
+		}
 		if len(prompt) > ctxLen {
-			yield(server.Event{}, fmt.Errorf("fake engine: prompt is %d tokens, context is %d: %w", len(prompt), ctxLen, server.ErrContextFull))
+			yield(engine.Event{}, fmt.Errorf("fake engine: prompt is %d tokens, context is %d: %w", len(prompt), ctxLen, engine.ErrContextFull))
 			return
 		}
 		s.mu.Lock()
@@ -262,29 +292,29 @@ func (s *Session) Generate(ctx context.Context, msgs []server.Message, opts serv
 		if !thinking {
 			reasoning = ""
 		}
-		stop := "stop"
+		stop := engine.StopEndOfTurn
 		for _, st := range opts.Stop {
 			if i := strings.Index(content, st); st != "" && i >= 0 {
 				content = content[:i]
 			}
 		}
 		start := time.Now()
-		stats := &server.Stats{PromptTokens: len(prompt), CachedTokens: cached}
+		stats := &engine.Stats{PromptTokens: len(prompt), CachedTokens: cached, DroppedMessages: dropped}
 		finish := func() {
 			el := time.Since(start).Seconds()
 			if el > 0 {
 				stats.DecodeTokensPerSec = float64(stats.GeneratedTokens) / el
 			}
 			stats.PrefillTokensPerSec = 1e4
-			yield(server.Event{Kind: server.EventDone, Stats: stats}, nil)
+			yield(engine.Event{Kind: engine.EventDone, Stats: stats}, nil)
 		}
 		cancelled := func(err error) {
 			e.cancelled.Add(1)
 			if e.CancelAsError {
-				yield(server.Event{}, fmt.Errorf("fake engine: generation cancelled: %w", err))
+				yield(engine.Event{}, fmt.Errorf("fake engine: generation cancelled: %w", err))
 				return
 			}
-			stats.StopReason = "cancelled"
+			stats.StopReason = engine.StopCancelled
 			finish()
 		}
 		if err := sleep(ctx, e.PrefillDelay); err != nil {
@@ -292,24 +322,41 @@ func (s *Session) Generate(ctx context.Context, msgs []server.Message, opts serv
 			return
 		}
 		type piece struct {
-			kind server.EventKind
+			kind engine.EventKind
 			text string
 		}
 		var pieces []piece
 		if thinking {
-			pieces = append(pieces, piece{server.EventContent, "<think>\n"})
+			pieces = append(pieces, piece{engine.EventContent, "<think>\n"})
 			for _, t := range Tokenize(reasoning) {
-				pieces = append(pieces, piece{server.EventReasoning, t})
+				pieces = append(pieces, piece{engine.EventReasoning, t})
 			}
-			pieces = append(pieces, piece{server.EventContent, "\n</think>\n"})
+			pieces = append(pieces, piece{engine.EventContent, "\n</think>\n"})
 		}
 		for _, t := range Tokenize(content) {
-			pieces = append(pieces, piece{server.EventContent, t})
+			pieces = append(pieces, piece{engine.EventContent, t})
+		}
+		// With tools, the content goes through the tool-call parser, as
+		// a real model's format does.
+		var tools *toolcall.Parser
+		if len(opts.Tools) > 0 {
+			tools = toolcall.NewParser(-1, -1)
+		}
+		calls := 0
+		emit := func(ev engine.Event) bool {
+			if tools == nil || ev.Kind != engine.EventContent {
+				return ev.Text == "" && ev.Kind == engine.EventContent || yield(ev, nil)
+			}
+			return s.emitTools(tools.Push(-1, ev.Text), ev.Token, &calls, yield)
 		}
 		for _, p := range pieces {
 			if opts.MaxTokens > 0 && stats.GeneratedTokens >= opts.MaxTokens ||
 				len(prompt)+stats.GeneratedTokens >= ctxLen {
-				stop = "length"
+				stop = engine.StopLength
+				break
+			}
+			if opts.EndAfterToolCall && calls > 0 {
+				stop = engine.StopToolCalls
 				break
 			}
 			if err := sleep(ctx, e.TokenDelay); err != nil {
@@ -324,17 +371,44 @@ func (s *Session) Generate(ctx context.Context, msgs []server.Message, opts serv
 			s.mu.Lock()
 			s.cache = append(s.cache, p.text)
 			s.mu.Unlock()
-			ev := server.Event{Kind: p.kind, Text: p.text, Token: tokenID(p.text)}
+			ev := engine.Event{Kind: p.kind, Text: p.text, Token: tokenID(p.text)}
 			if p.text == "<think>\n" || p.text == "\n</think>\n" {
-				// Markers are tokens too, but a real engine with a
-				// thinking parser reports them as empty reasoning text.
-				ev = server.Event{Kind: server.EventReasoning, Token: tokenID(p.text)}
+				// Markers are tokens too, but a real engine's parser
+				// leaves them out of the text.
+				continue
 			}
-			if !yield(ev, nil) {
+			if !emit(ev) {
 				return
 			}
+		}
+		if tools != nil && !s.emitTools(tools.Flush(), 0, &calls, yield) {
+			return
 		}
 		stats.StopReason = stop
 		finish()
 	}
+}
+
+// emitTools yields the tool-call parser's events as engine events.
+func (s *Session) emitTools(evs []toolcall.Event, tok int32, calls *int, yield func(engine.Event, error) bool) bool {
+	for _, tev := range evs {
+		ev := engine.Event{Token: tok}
+		switch tev.Kind {
+		case toolcall.KindText:
+			if tev.Text == "" {
+				continue
+			}
+			ev.Kind, ev.Text = engine.EventContent, tev.Text
+		case toolcall.KindCall:
+			ev.Kind, ev.Text = engine.EventToolCall, toolcall.Text(tev.Call)
+			ev.ToolCall = &engine.ToolCall{ID: fmt.Sprintf("call_%d", *calls), Name: tev.Call.Name, Arguments: tev.Call.Arguments}
+			*calls++
+		default:
+			ev.Kind, ev.Text, ev.Err = engine.EventToolError, toolcall.OpenTag+tev.Raw+toolcall.CloseTag, tev.Err
+		}
+		if !yield(ev, nil) {
+			return false
+		}
+	}
+	return true
 }
