@@ -3,11 +3,12 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/grammar"
 	"iter"
 	"testing"
 	"time"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/grammar"
 )
 
 func TestSchedulerFIFO(t *testing.T) {

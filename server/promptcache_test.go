@@ -1,10 +1,10 @@
 package server_test
 
 import (
-	"github.com/smolgo/smolgo/engine"
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/server"
 )
 

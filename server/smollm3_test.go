@@ -2,12 +2,12 @@ package server_test
 
 import (
 	"encoding/json"
-	"github.com/smolgo/smolgo/engine"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/smollm3"

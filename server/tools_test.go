@@ -3,13 +3,13 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/smolgo/smolgo/engine"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/server"

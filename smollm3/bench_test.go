@@ -3,9 +3,9 @@ package smollm3
 import (
 	"context"
 	"fmt"
-	"github.com/smolgo/smolgo/engine"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 

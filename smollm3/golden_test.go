@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/smolgo/smolgo/engine"
 	"math"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 

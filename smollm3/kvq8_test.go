@@ -1,9 +1,9 @@
 package smollm3
 
 import (
-	"github.com/smolgo/smolgo/engine"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/llama"
 )
 

@@ -3,10 +3,10 @@ package smollm3
 import (
 	"context"
 	"errors"
-	"github.com/smolgo/smolgo/engine"
 	"math"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/rope"

@@ -3,9 +3,10 @@ package smollm3
 import (
 	"context"
 	"fmt"
-	"github.com/smolgo/smolgo/engine"
 	"strings"
 	"testing"
+
+	"github.com/smolgo/smolgo/engine"
 )
 
 // BenchmarkPromptCacheTTFT is the time to first token of a new session

@@ -3,11 +3,11 @@ package smollm3
 import (
 	"context"
 	"fmt"
-	"github.com/smolgo/smolgo/engine"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
 )

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/smolgo/smolgo/engine"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/sample"
 )

@@ -2,9 +2,10 @@ package smollm3
 
 import (
 	"context"
-	"github.com/smolgo/smolgo/engine"
 	"strings"
 	"testing"
+
+	"github.com/smolgo/smolgo/engine"
 )
 
 // A conversation that outgrows the context drops its oldest turns; with

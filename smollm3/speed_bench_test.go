@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/smolgo/smolgo/engine"
 	"os"
+	"slices"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/synth"
 )
@@ -144,4 +145,28 @@ func BenchmarkSpeedPrefill(b *testing.B) {
 			benchPrefill(b, m, n)
 		})
 	}
+}
+
+// BenchmarkSessionDecode is decode speed through the whole engine (a
+// session's Generate: scheduler, sampling, detokenizing, parsing), next to
+// BenchmarkSpeedDecode's bare Forward calls: each op is one 32-token
+// greedy answer after a short prompt, reported as decode tokens/s.
+//
+//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SessionDecode -benchtime 5x ./smollm3
+func BenchmarkSessionDecode(b *testing.B) {
+	m := benchModel(b, true, 2)
+	defer m.Close()
+	if _, err := m.Tokenizer(); err != nil {
+		b.Skipf("the model has no tokenizer: %v", err)
+	}
+	var rates []float64
+	for b.Loop() {
+		r := collect(m.NewSession(), context.Background(), user("Tell me a story."), engine.GenerateOptions{MaxTokens: 32, Thinking: ptr(false)})
+		if r.err != nil {
+			b.Fatal(r.err)
+		}
+		rates = append(rates, r.stats.DecodeTokensPerSec)
+	}
+	slices.Sort(rates)
+	b.ReportMetric(rates[len(rates)/2], "tok/s")
 }
