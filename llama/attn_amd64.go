@@ -1,13 +1,13 @@
-//go:build !purego
+//go:build gc && !purego
 
 package llama
 
-import "golang.org/x/sys/cpu"
+import "github.com/smolgo/smolgo/internal/cpu"
 
 // haveF16Kernels is read once at start-up: the AVX2 + FMA + F16C attention
 // kernels of attn_amd64.s need all three (GODEBUG=cpu.avx2=off turns them off;
 // the purego build tag leaves only the Go code).
-var haveF16Kernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+var haveF16Kernels = cpu.X86.AVX2
 
 // dotF16x64 is dotF16Go for n a positive multiple of 64, in AVX2: eight
 // 8-lane accumulators stand for the 64 lanes of ggml's AVX-512 kernel and

@@ -1,18 +1,17 @@
-//go:build !purego
+//go:build gc && !purego
 
 package quant
 
-import "golang.org/x/sys/cpu"
+import "github.com/smolgo/smolgo/internal/cpu"
 
-// detectLevel reads the CPU features once (golang.org/x/sys/cpu, which
-// honours GODEBUG: GODEBUG=cpu.avx512f=off selects the AVX2 kernels,
-// cpu.avx2=off the pure Go ones).
+// detectLevel returns the best level the CPU runs, from the features
+// internal/cpu read once at start-up (GODEBUG=cpu.avx512f=off selects the
+// AVX2 kernels, cpu.avx2=off the pure Go ones).
 func detectLevel() isaLevel {
-	x := cpu.X86
 	switch {
-	case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI && x.HasAVX2 && x.HasFMA && x.HasF16C:
+	case cpu.X86.AVX512:
 		return levelAVX512
-	case x.HasAVX2 && x.HasFMA && x.HasF16C:
+	case cpu.X86.AVX2:
 		return levelAVX2
 	}
 	return levelGeneric

@@ -1,10 +1,10 @@
-//go:build !purego
+//go:build gc && !purego
 
 package quant
 
 import (
 	"github.com/smolgo/smolgo/gguf"
-	"golang.org/x/sys/cpu"
+	"github.com/smolgo/smolgo/internal/cpu"
 )
 
 // Assembly kernels (dot_avx512_amd64.s, dot_avx2_amd64.s). The mv kernels
@@ -115,7 +115,7 @@ func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 // its kernels (VGF2P8AFFINEQB unpacks nibbles in one instruction). It reads
 // the features golang.org/x/sys/cpu detected once at start-up
 // (GODEBUG=cpu.avx512gfni=off turns it off).
-func hasGFNI() bool { return cpu.X86.HasAVX512GFNI }
+func hasGFNI() bool { return cpu.X86.GFNI }
 
 type mvKernel func(w, a []byte, nb, nrows int, out []float32) float32
 

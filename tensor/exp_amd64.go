@@ -1,13 +1,13 @@
-//go:build !purego
+//go:build gc && !purego
 
 package tensor
 
-import "golang.org/x/sys/cpu"
+import "github.com/smolgo/smolgo/internal/cpu"
 
 // haveExpKernels is read once at start-up: the vectorized Expf kernels of
 // exp_amd64.s need AVX2 and FMA (GODEBUG=cpu.avx2=off or the purego build
 // tag leaves the Go code).
-var haveExpKernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+var haveExpKernels = cpu.X86.AVX2 // F16C is not needed here, but every AVX2 CPU has it
 
 // swigluAVX2 is SwiGLU's Go loop for n a multiple of 8, eight lanes at a
 // time; it returns how many elements it did (it stops at the first group

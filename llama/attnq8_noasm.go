@@ -1,4 +1,4 @@
-//go:build purego || !amd64
+//go:build !gc || purego || !amd64
 
 package llama
 
