@@ -1,7 +1,96 @@
-// Package engine runs text generation for any model that can take a forward
+// Package engine runs conversations with any model that can take a forward
 // step: it turns a Backend (a model's forward pass over per-sequence KV
-// caches) into chat sessions.
+// caches) and a Format (the model's chat template, tokenizer and markers)
+// into sessions that stream text, reasoning and tool calls, and it batches
+// the steps of every session that is generating at the same time.
 //
-// This package is being built (issue 18); so far it defines the seam
-// between scheduling and computing: Backend, Seq and Cache.
+// It knows no model. Package smollm3 plugs SmolLM3 in (its CPU backend is
+// package llama's forward pass); a GPU backend plugs in the same way.
+//
+// # Sessions
+//
+// A Model is a loaded model: make one with Open (any registered
+// architecture) or New (a backend and a format you built), or load it
+// through its package (smollm3.Load). NewSession starts a conversation.
+// Session.Generate takes the whole conversation each turn, as chat APIs do,
+// and streams Events:
+//
+//	s := m.NewSession()
+//	for ev, err := range s.Generate(ctx, msgs, engine.GenerateOptions{MaxTokens: 512}) {
+//		if err != nil { ... }
+//		switch ev.Kind {
+//		case engine.EventReasoning: // the model's thinking
+//		case engine.EventContent:   // the answer
+//		case engine.EventToolCall:  // ev.ToolCall, with GenerateOptions.Tools
+//		case engine.EventDone:      // ev.Stats: tokens, speed, stop reason
+//		}
+//	}
+//
+// A session keeps its KV cache between turns: when the new conversation
+// starts with the tokens of the last one (the usual case: the old turns
+// plus the answer plus a new question), only the new tokens are computed.
+// A session runs one generation at a time (ErrSessionBusy otherwise); a
+// Model runs many sessions at once and is safe for concurrent use.
+//
+// Cancelling Generate's context ends the generation at the next step (a
+// Done event with StopReason StopCancelled); breaking out of the loop does
+// the same. Model.Close ends running generations with ErrClosed and then
+// lets its backend go; a closed model never crashes its callers.
+//
+// # Steps and batching
+//
+// Every forward step of a Model computes the next tokens of all the
+// generations that are running (continuous batching), so the weights are
+// read once per step for all of them. Config.MaxSequences bounds how many
+// take part (more wait in order of arrival; Model.Load reports the
+// occupancy). A new prompt is cut into chunks of Config.PrefillChunk tokens;
+// while others decode, a step takes one chunk of one prompt beside their
+// tokens, so a long paste delays everyone else's next token by about one
+// chunk's compute instead of the whole prompt's. Callers of Generate get
+// all this without changing their code.
+//
+// The partition of a prompt into chunks does not depend on what else runs,
+// so with a backend whose products are batch-invariant (the CPU backend
+// groups them so), a sequence's tokens do not depend on its neighbours.
+//
+// # How a model plugs in
+//
+// A Backend owns the weights and makes Caches (one per sequence). Its Step
+// runs one forward pass over a batch of Seqs: each Seq appends Tokens to its
+// own Cache and asks for the logits of its last rows. Caches that implement
+// Snapshotter let the prompt cache share prompts between sessions; those
+// that implement Shifter allow context shifting.
+//
+// A Format renders messages into prompt tokens (Prompt), detokenizes
+// (NewDecoder), says which token ends a turn (EndOfTurn), and splits an
+// answer into reasoning, content and tool calls (NewParser). The engine
+// itself knows no marker.
+//
+// An architecture package registers a loader for its general.architecture
+// name (Register), after which Open loads its GGUF files. A new
+// llama-family architecture is a package with a Format (or SmolLM3's) and a
+// registration; see the Example.
+//
+// # Around the loop
+//
+//   - Stop strings (GenerateOptions.Stop) are matched in the content as it
+//     streams; text that could be the start of one is held back.
+//   - DropOldest drops the oldest messages of a conversation that outgrew
+//     the context (Stats.DroppedMessages says how many); ShiftContext does
+//     it by shifting the cache (llama.cpp's context shift) instead of
+//     recomputing.
+//   - A Constraint (Model.NewConstraint over a package grammar Grammar)
+//     masks the logits so the answer follows a JSON schema or a grammar; a
+//     constraint that implements Limiter is told the remaining token
+//     budget, so the value closes before MaxTokens or the context run out.
+//   - The PromptCache (Config.PromptCacheBytes) keeps snapshots of computed
+//     prompts under a memory bound and copies the longest shared prefix
+//     into a new session's cache.
+//   - Lookup speculation (Config.Speculation, GenerateOptions.Speculation)
+//     drafts the next tokens by copying what followed the last few tokens
+//     earlier in the conversation and checks the draft in the next step; the
+//     output is the same as without it.
+//   - Logprobs and TopLogprobs put the log-probabilities of the sampled
+//     tokens on the events. RawPrompt generates a plain completion of
+//     tokens, without the template.
 package engine
