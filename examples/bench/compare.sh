@@ -6,15 +6,17 @@
 # average before and after is printed to stderr (check it: other jobs skew
 # both engines).
 #
-#   examples/bench/compare.sh MODEL.gguf [-threads 2] [-pp 512] [-tg 64] [-reps 3] [-rounds 1]
+#   examples/bench/compare.sh MODEL.gguf [-threads 2] [-pp 512] [-tg 64] [-reps 3] [-rounds 1] [-parallel N]
+#
+# -parallel N also measures N streams decoding at once in both (par_tps).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-model=${1:?usage: compare.sh MODEL.gguf [-threads N] [-pp N] [-tg N] [-reps N] [-rounds N]}
+model=${1:?usage: compare.sh MODEL.gguf [-threads N] [-pp N] [-tg N] [-reps N] [-rounds N] [-parallel N]}
 shift
-threads=2 pp=512 tg=64 reps=3 rounds=1
+threads=2 pp=512 tg=64 reps=3 rounds=1 parallel=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    -threads) threads=$2 ;; -pp) pp=$2 ;; -tg) tg=$2 ;; -reps) reps=$2 ;; -rounds) rounds=$2 ;;
+    -threads) threads=$2 ;; -pp) pp=$2 ;; -tg) tg=$2 ;; -reps) reps=$2 ;; -rounds) rounds=$2 ;; -parallel) parallel=$2 ;;
     *) echo "compare.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -29,9 +31,9 @@ out="$bin/results.jsonl"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq "$rounds"); do
   echo "round $r: llama.cpp" >&2
-  bash "$peer" --model "$model" --threads "$threads" --pp "$pp" --tg "$tg" --reps "$reps" | tail -1 | tee -a "$out"
+  bash "$peer" --model "$model" --threads "$threads" --pp "$pp" --tg "$tg" --reps "$reps" --parallel "$((parallel > 1 ? parallel : 1))" | tail -1 | tee -a "$out"
   echo "round $r: smolgo" >&2
-  "$bin/smolgo-bench" -model "$model" -threads "$threads" -pp "$pp" -tg "$tg" -reps "$reps" 2>/dev/null | tee -a "$out"
+  "$bin/smolgo-bench" -model "$model" -threads "$threads" -pp "$pp" -tg "$tg" -reps "$reps" -parallel "$parallel" 2>/dev/null | tee -a "$out"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 python3 - "$out" <<'PY'
@@ -48,6 +50,9 @@ for e in (l, s):
     rs = by.get(e, [])
     print(f"{e:10} {med(e,'pp_tps'):8.2f} {med(e,'tg_tps'):8.2f} {statistics.median(r['load_s'] for r in rs):7.2f} {max(r['peak_rss_mb'] for r in rs):7.0f}")
 print(f"{'ratio':10} {med(s,'pp_tps')/med(l,'pp_tps'):8.2f}x {med(s,'tg_tps')/med(l,'tg_tps'):7.2f}x")
+if all(r.get("par_tps") for e in (l, s) for r in by.get(e, [])):
+    n = by[s][0]["parallel"]
+    print(f"{n} streams, total decode t/s: llama.cpp {med(l,'par_tps'):.2f}, smolgo {med(s,'par_tps'):.2f} ({med(s,'par_tps')/med(l,'par_tps'):.2f}x)")
 roof = [r for r in by.get(s, []) if r.get("read_gbps")]
 if roof:
     gb = statistics.median(r["read_gbps"] for r in roof)

@@ -3,14 +3,25 @@
 // can be compared line by line on the same file and machine:
 //
 //	go run ./examples/bench -model smollm3-3b-Q4_K_M.gguf -threads 2 -pp 512 -tg 64 -reps 3
+//	go run ./examples/bench -model smollm3-3b-Q4_K_M.gguf -threads 2 -pp 16 -tg 32 -parallel 4
 //
-// It loads the model -reps times (load_s is the median), warms up with one
-// prefill and one decode step, then measures, -reps times each: prefill of
-// -pp random tokens in one forward call from an empty cache (logits of the
+// It opens the model with engine.Open (any registered architecture) -reps
+// times (load_s is the median), warms up with one prefill and one decode
+// step, then measures, -reps times each, on the model's engine.Backend
+// (the code that computes, CPU or -device): prefill of -pp random tokens
+// from an empty cache in steps of the backend's batch size (logits of the
 // last position only), and decode of -tg tokens one at a time after an
-// untimed -tg-prompt token prompt, each step computing its logits. Speeds are
-// medians; the *_all arrays hold every repetition. peak_rss_mb is the
+// untimed -tg-prompt token prompt, each step computing its logits. Speeds
+// are medians; the *_all arrays hold every repetition. peak_rss_mb is the
 // process's maximum resident set (touched pages of the mapped file count).
+//
+// -parallel N then measures N sessions of the model decoding at once
+// through the engine, which computes one token of each per forward step
+// (continuous batching), like llama.cpp's bench --parallel N: par_tps is
+// the total decode rate of the N streams (median over -reps), par_stream_tps
+// each stream's own rate and par_mean_batch the sequences per forward step
+// (see benchParallel). -speculate turns lookup speculative decoding on in
+// those sessions (par_draft_tokens, par_accepted_tokens).
 //
 // Decode reads every weight once per token, so its speed is bounded by how
 // fast the machine streams memory. After the speed runs bench measures that
@@ -26,6 +37,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,10 +52,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/quant"
-	"github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 and llama for engine.Open
 )
 
 type result struct {
@@ -53,6 +66,7 @@ type result struct {
 	Threads    int       `json:"threads"`
 	Kernel     string    `json:"kernel"`
 	KV         string    `json:"kv_type"`
+	Device     string    `json:"device"`
 	PP         int       `json:"pp"`
 	PPTps      float64   `json:"pp_tps"`
 	TG         int       `json:"tg"`
@@ -69,58 +83,86 @@ type result struct {
 	ReadGBps      float64 `json:"read_gbps,omitempty"`
 	TGRoofline    float64 `json:"tg_roofline_tps,omitempty"`
 	TGRooflineFra float64 `json:"tg_roofline_frac,omitempty"`
+
+	// -parallel N (the names of llama.cpp's bench --parallel N, plus
+	// smolgo's own details).
+	Parallel     int       `json:"parallel,omitempty"`
+	ParTps       float64   `json:"par_tps,omitempty"`
+	ParTpsAll    []float64 `json:"par_tps_all,omitempty"`
+	ParStreamTps []float64 `json:"par_stream_tps,omitempty"`
+	ParMeanBatch []float64 `json:"par_mean_batch,omitempty"`
+	ParDraft     int       `json:"par_draft_tokens,omitempty"`
+	ParAccepted  int       `json:"par_accepted_tokens,omitempty"`
+}
+
+// params are the flags.
+type params struct {
+	path                            string
+	threads, pp, tg, tgPrompt, reps int
+	kv, device                      string
+	seed                            uint64
+	roofline, speculate             bool
+	parallel                        int
 }
 
 func main() {
-	var (
-		model    = flag.String("model", "", "GGUF model file (required)")
-		threads  = flag.Int("threads", runtime.NumCPU(), "threads per matrix product")
-		pp       = flag.Int("pp", 512, "prefill length in tokens (0 skips prefill)")
-		tg       = flag.Int("tg", 64, "decode length in tokens (0 skips decode)")
-		tgPrompt = flag.Int("tg-prompt", 16, "untimed prompt before decode")
-		reps     = flag.Int("reps", 3, "repetitions (medians are reported)")
-		kvType   = flag.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
-		seed     = flag.Uint64("seed", 1, "seed of the random prompt tokens")
-		roofline = flag.Bool("roofline", true, "measure the memory read rate of the weights (decode's bound)")
-	)
+	var p params
+	flag.StringVar(&p.path, "model", "", "GGUF model file (required)")
+	flag.IntVar(&p.threads, "threads", runtime.NumCPU(), "threads per matrix product")
+	flag.IntVar(&p.pp, "pp", 512, "prefill length in tokens (0 skips prefill)")
+	flag.IntVar(&p.tg, "tg", 64, "decode length in tokens (0 skips decode)")
+	flag.IntVar(&p.tgPrompt, "tg-prompt", 16, "untimed prompt before decode")
+	flag.IntVar(&p.reps, "reps", 3, "repetitions (medians are reported)")
+	flag.StringVar(&p.kv, "kv", "f16", "KV cache type: f16, f32 or q8_0")
+	flag.StringVar(&p.device, "device", "cpu", "where the model runs: cpu, or cuda:N in a build with CUDA")
+	flag.Uint64Var(&p.seed, "seed", 1, "seed of the random prompt tokens")
+	flag.BoolVar(&p.roofline, "roofline", true, "measure the memory read rate of the weights (decode's bound)")
+	flag.IntVar(&p.parallel, "parallel", 0, "also decode -tg tokens in `N` sessions of the model at once (0: off)")
+	flag.BoolVar(&p.speculate, "speculate", false, "lookup speculative decoding in the -parallel sessions")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(os.Stdout, log, *model, *threads, *pp, *tg, *tgPrompt, *reps, *kvType, *seed, *roofline); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout, log, p); err != nil {
 		log.Error("bench failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(out io.Writer, log *slog.Logger, path string, threads, pp, tg, tgPrompt, reps int, kvName string, seed uint64, roofline bool) error {
-	if path == "" {
+func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
+	if p.path == "" {
 		return fmt.Errorf("-model is required")
 	}
-	if reps < 1 || pp < 0 || tg < 0 || tgPrompt < 1 || threads < 1 {
-		return fmt.Errorf("bad flags: -reps %d -pp %d -tg %d -tg-prompt %d -threads %d", reps, pp, tg, tgPrompt, threads)
+	if p.reps < 1 || p.pp < 0 || p.tg < 0 || p.tgPrompt < 1 || p.threads < 1 || p.parallel < 0 || p.parallel > 1024 {
+		return fmt.Errorf("bad flags: -reps %d -pp %d -tg %d -tg-prompt %d -threads %d -parallel %d",
+			p.reps, p.pp, p.tg, p.tgPrompt, p.threads, p.parallel)
 	}
-	kv, err := llama.ParseKVType(kvName)
+	if p.parallel > 0 && p.tg == 0 {
+		return fmt.Errorf("-parallel %d needs -tg > 0", p.parallel)
+	}
+	kv, err := llama.ParseKVType(p.kv)
 	if err != nil {
 		return fmt.Errorf("-kv: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
-	st, err := os.Stat(path)
+	st, err := os.Stat(p.path)
 	if err != nil {
 		return err
 	}
-	need := max(pp, tgPrompt+tg) + 1
-	opts := []smollm3.Option{smollm3.WithThreads(threads), smollm3.WithKVType(kv), smollm3.WithContext(need), smollm3.WithLogger(log)}
+	need := max(p.pp, p.tgPrompt+p.tg) + 1
+	opts := []engine.Option{engine.WithThreads(p.threads), engine.WithKVType(p.kv), engine.WithContext(need),
+		engine.WithLogger(log), engine.WithDevice(p.device), engine.WithSpeculation(p.speculate),
+		engine.WithMaxSequences(max(p.parallel, engine.DefaultMaxSequences))}
 
 	// Load -reps times; keep the last model.
-	var m *smollm3.Model
+	var m *engine.Model
 	var loads []float64
-	for i := range reps {
+	for i := range p.reps {
 		if m != nil {
 			m.Close()
 		}
 		t0 := time.Now()
-		m, err = smollm3.Load(path, opts...)
+		m, err = engine.Open(p.path, opts...)
 		if err != nil {
 			return err
 		}
@@ -128,9 +170,10 @@ func run(out io.Writer, log *slog.Logger, path string, threads, pp, tg, tgPrompt
 		log.Info("loaded", "rep", i+1, "seconds", loads[i])
 	}
 	defer m.Close()
-	vocab := m.Config().Vocab
+	b := m.Backend()
+	vocab := b.Vocab()
 
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	rng := rand.New(rand.NewPCG(p.seed, 0x5eed))
 	tokens := func(n int) []int32 {
 		t := make([]int32, n)
 		for i := range t {
@@ -138,67 +181,74 @@ func run(out io.Writer, log *slog.Logger, path string, threads, pp, tg, tgPrompt
 		}
 		return t
 	}
-	cache, err := m.NewCache()
+	// The speed runs step the backend directly, as llama.cpp's bench
+	// calls llama_decode: no sessions run meanwhile, so nothing else
+	// steps it.
+	cache, err := b.NewCache()
 	if err != nil {
 		return err
 	}
+	defer cache.Close()
+	logits := make([]float32, vocab)
 
 	// Warm-up: one prefill and one decode step (pages in the weights).
 	log.Info("warming up")
-	warm := tokens(min(max(pp, 1), 32))
-	if _, err := m.Forward(ctx, cache, warm, 0, false); err != nil {
+	warm := tokens(min(max(p.pp, 1), 32))
+	if err := forward(ctx, b, cache, warm, logits); err != nil {
 		return err
 	}
-	if _, err := m.Forward(ctx, cache, warm[:1], len(warm), false); err != nil {
+	if err := forward(ctx, b, cache, warm[:1], logits); err != nil {
 		return err
 	}
 
-	res := result{Engine: "smolgo", Model: filepath.Base(path), ModelBytes: st.Size(), Threads: threads,
-		Kernel: quant.Path(), KV: kv.String(), PP: pp, TG: tg, TGPrompt: tgPrompt, Reps: reps,
+	res := result{Engine: "smolgo", Model: filepath.Base(p.path), ModelBytes: st.Size(), Threads: p.threads,
+		Kernel: quant.Path(), KV: kv.String(), Device: m.Config().Device, PP: p.pp, TG: p.tg, TGPrompt: p.tgPrompt, Reps: p.reps,
 		LoadFirstS: round(loads[0]), LoadS: round(median(loads)), GoVersion: runtime.Version()}
 
-	for i := range reps {
-		if pp > 0 {
-			cache.Reset()
-			prompt := tokens(pp)
-			t0 := time.Now()
-			if _, err := m.Forward(ctx, cache, prompt, 0, false); err != nil {
+	for i := range p.reps {
+		if p.pp > 0 {
+			if err := cache.Truncate(0); err != nil {
 				return err
 			}
-			tps := float64(pp) / time.Since(t0).Seconds()
+			prompt := tokens(p.pp)
+			t0 := time.Now()
+			if err := forward(ctx, b, cache, prompt, logits); err != nil {
+				return err
+			}
+			tps := float64(p.pp) / time.Since(t0).Seconds()
 			res.PPTpsAll = append(res.PPTpsAll, tps)
-			log.Info("prefill", "rep", i+1, "tokens", pp, "tokens_per_s", round(tps))
+			log.Info("prefill", "rep", i+1, "tokens", p.pp, "tokens_per_s", round(tps))
 		}
-		if tg > 0 {
-			cache.Reset()
-			prompt := tokens(tgPrompt)
-			logits, err := m.Forward(ctx, cache, prompt, 0, false)
-			if err != nil {
+		if p.tg > 0 {
+			if err := cache.Truncate(0); err != nil {
+				return err
+			}
+			if err := forward(ctx, b, cache, tokens(p.tgPrompt), logits); err != nil {
 				return err
 			}
 			t0 := time.Now()
-			for j := range tg {
-				next := argmax(logits)
-				if logits, err = m.Forward(ctx, cache, []int32{next}, tgPrompt+j, false); err != nil {
+			for range p.tg {
+				if err := forward(ctx, b, cache, []int32{argmax(logits)}, logits); err != nil {
 					return err
 				}
 			}
-			tps := float64(tg) / time.Since(t0).Seconds()
+			tps := float64(p.tg) / time.Since(t0).Seconds()
 			res.TGTpsAll = append(res.TGTpsAll, tps)
-			log.Info("decode", "rep", i+1, "tokens", tg, "tokens_per_s", round(tps))
+			log.Info("decode", "rep", i+1, "tokens", p.tg, "tokens_per_s", round(tps))
+		}
+	}
+	if p.parallel > 0 {
+		if err := benchParallel(ctx, log, m, p, tokens, &res); err != nil {
+			return err
 		}
 	}
 	res.PPTps, res.TGTps = median(res.PPTpsAll), median(res.TGTpsAll)
 	res.PeakRSSMB = peakRSSMB()
-	for i := range res.PPTpsAll {
-		res.PPTpsAll[i] = round(res.PPTpsAll[i])
-	}
-	for i := range res.TGTpsAll {
-		res.TGTpsAll[i] = round(res.TGTpsAll[i])
-	}
+	roundAll(res.PPTpsAll)
+	roundAll(res.TGTpsAll)
 	res.PPTps, res.TGTps = round(res.PPTps), round(res.TGTps)
-	if roofline && tg > 0 {
-		gbps, tensorBytes, err := readRate(ctx, path, threads, reps)
+	if p.roofline && p.tg > 0 {
+		gbps, tensorBytes, err := readRate(ctx, p.path, p.threads, p.reps)
 		if err != nil {
 			return err
 		}
@@ -209,6 +259,154 @@ func run(out io.Writer, log *slog.Logger, path string, threads, pp, tg, tgPrompt
 	}
 	return json.NewEncoder(out).Encode(res)
 }
+
+// forward runs tokens through the backend after what cache holds, in steps
+// of at most the backend's batch size (llama.cpp's n_ubatch), and writes
+// the last token's logits.
+func forward(ctx context.Context, b engine.Backend, cache engine.Cache, tokens []int32, logits []float32) error {
+	bs := b.BatchSize()
+	for i := 0; i < len(tokens); i += bs {
+		seq := engine.Seq{Cache: cache, Tokens: tokens[i:min(i+bs, len(tokens))]}
+		if i+bs >= len(tokens) {
+			seq.Logits = logits
+		}
+		if err := b.Step(ctx, []engine.Seq{seq}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchParallel measures p.parallel sessions of m decoding at once, as a
+// server with that many busy conversations does (llama.cpp's bench
+// --parallel N): the engine computes one token of every session per forward
+// step. Each repetition gives every session its own random prompt of
+// -tg-prompt tokens, computes the prompts (untimed, all sessions at once),
+// then times the sessions decoding -tg tokens each from there: the first
+// token of each comes from the prompt's logits, which the session kept, and
+// each of the -tg steps after it computes one token per session. par_tps is
+// all sessions' computed tokens over the time until the last one finished,
+// par_stream_tps each session's own rate (its tokens over its own time).
+//
+// Generation is greedy. Without -speculate a constraint keeps the
+// end-of-turn tokens out, so that every session decodes all -tg tokens, as
+// llama.cpp's streams do (constrained generations do not speculate; with
+// -speculate a session that ends its turn early stops, with a warning).
+func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p params, tokens func(int) []int32, res *result) error {
+	n := p.parallel
+	var keepGoing engine.Constraint
+	if !p.speculate {
+		keepGoing = newNoEndOfTurn(m.Format(), m.Backend().Vocab())
+	}
+	sessions := make([]*engine.Session, n)
+	for i := range sessions {
+		sessions[i] = m.NewSession()
+		defer sessions[i].Close()
+	}
+	streamTps := make([][]float64, n)
+	for rep := range p.reps {
+		prompts := make([][]int32, n)
+		for i := range prompts {
+			prompts[i] = tokens(p.tgPrompt)
+		}
+		// The prompts, with one token from each (not computed).
+		if _, err := generateAll(ctx, sessions, prompts, engine.GenerateOptions{MaxTokens: 1, Constraint: keepGoing}); err != nil {
+			return err
+		}
+		before := m.Load()
+		t0 := time.Now()
+		runs, err := generateAll(ctx, sessions, prompts, engine.GenerateOptions{MaxTokens: p.tg + 1, Constraint: keepGoing})
+		if err != nil {
+			return err
+		}
+		var total int
+		var last time.Duration
+		for i, r := range runs {
+			if r.stats.CachedTokens != len(prompts[i]) {
+				return fmt.Errorf("parallel session %d: %d of %d prompt tokens cached after the untimed prompt run", i, r.stats.CachedTokens, len(prompts[i]))
+			}
+			computed := r.stats.GeneratedTokens - 1 // the first came from the prompt's logits
+			if computed < p.tg {
+				log.Warn("parallel session ended early", "session", i, "tokens", computed, "of", p.tg, "stop", r.stats.StopReason)
+			}
+			d := r.end.Sub(t0)
+			streamTps[i] = append(streamTps[i], float64(computed)/d.Seconds())
+			total += computed
+			last = max(last, d)
+			res.ParDraft += r.stats.DraftTokens
+			res.ParAccepted += r.stats.AcceptedTokens
+		}
+		after := m.Load()
+		tps := float64(total) / last.Seconds()
+		res.ParTpsAll = append(res.ParTpsAll, tps)
+		batch := float64(after.StepSequences-before.StepSequences) / float64(max(after.Steps-before.Steps, 1))
+		res.ParMeanBatch = append(res.ParMeanBatch, round(batch))
+		log.Info("parallel decode", "rep", rep+1, "sessions", n, "tokens", total, "tokens_per_s", round(tps), "mean_batch", round(batch))
+	}
+	res.Parallel = n
+	res.ParTps = round(median(res.ParTpsAll))
+	roundAll(res.ParTpsAll)
+	for _, tps := range streamTps {
+		res.ParStreamTps = append(res.ParStreamTps, round(median(tps)))
+	}
+	return nil
+}
+
+// finished is how one session's generation in generateAll ended.
+type finished struct {
+	stats engine.Stats
+	end   time.Time
+}
+
+// generateAll runs one raw-prompt generation in each session at once and
+// waits for all of them.
+func generateAll(ctx context.Context, sessions []*engine.Session, prompts [][]int32, opts engine.GenerateOptions) ([]finished, error) {
+	runs := make([]finished, len(sessions))
+	errs := make([]error, len(sessions))
+	var wg sync.WaitGroup
+	start := make(chan struct{}) // all start together, as far as goroutines can
+	for i, s := range sessions {
+		o := opts
+		o.RawPrompt = prompts[i]
+		wg.Go(func() {
+			<-start
+			for ev, err := range s.Generate(ctx, nil, o) {
+				if err != nil {
+					errs[i] = fmt.Errorf("parallel session %d: %w", i, err)
+					return
+				}
+				if ev.Kind == engine.EventDone {
+					runs[i] = finished{stats: *ev.Stats, end: time.Now()}
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// noEndOfTurn is a constraint that allows every token but those that end
+// the model's turn. It keeps no state, so generations may share it.
+type noEndOfTurn struct{ allowed []bool }
+
+func newNoEndOfTurn(f engine.Format, vocab int) noEndOfTurn {
+	allowed := make([]bool, vocab)
+	for id := range allowed {
+		allowed[id] = !f.EndOfTurn(int32(id))
+	}
+	return noEndOfTurn{allowed}
+}
+
+func (c noEndOfTurn) Allow(mask []bool)     { copy(mask, c.allowed) }
+func (c noEndOfTurn) Accept(id int32) error { return nil }
+func (c noEndOfTurn) Done() bool            { return false }
 
 // readRate maps the model file again and scans all its tensor data reps
 // times with threads goroutines (each takes its share of every tensor, as
@@ -270,3 +468,9 @@ func median(x []float64) float64 {
 }
 
 func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+func roundAll(x []float64) {
+	for i := range x {
+		x[i] = round(x[i])
+	}
+}

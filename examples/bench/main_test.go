@@ -2,25 +2,40 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"testing"
 )
 
-// TestRunTinyModel runs the benchmark on the demo model and checks that the
-// JSON line carries every measurement, the roofline included.
-func TestRunTinyModel(t *testing.T) {
+const tiny = "../../testdata/smollm3-tinyq-Q4_K_M.gguf"
+
+// tinyParams are quick settings on the demo model.
+func tinyParams() params {
+	return params{path: tiny, threads: 2, pp: 8, tg: 4, tgPrompt: 4, reps: 1, kv: "f16", device: "cpu", seed: 1}
+}
+
+func runTiny(t *testing.T, p params) result {
+	t.Helper()
 	var out bytes.Buffer
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := run(&out, log, "../../testdata/smollm3-tinyq-Q4_K_M.gguf", 2, 8, 4, 4, 1, "f16", 1, true); err != nil {
+	if err := run(context.Background(), &out, slog.New(slog.DiscardHandler), p); err != nil {
 		t.Fatal(err)
 	}
 	var r result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("%v in %q", err, out.String())
 	}
-	if r.PPTps <= 0 || r.TGTps <= 0 || r.LoadS < 0 || r.PeakRSSMB <= 0 || r.ModelBytes <= 0 {
+	return r
+}
+
+// TestRunTinyModel runs the benchmark on the demo model and checks that the
+// JSON line carries every measurement, the roofline included.
+func TestRunTinyModel(t *testing.T) {
+	p := tinyParams()
+	p.roofline = true
+	r := runTiny(t, p)
+	if r.PPTps <= 0 || r.TGTps <= 0 || r.LoadS < 0 || r.PeakRSSMB <= 0 || r.ModelBytes <= 0 || r.Device != "cpu" || r.KV != "f16" {
 		t.Errorf("missing measurements: %+v", r)
 	}
 	if r.ReadGBps <= 0 || r.TGRoofline <= 0 || r.TGRooflineFra <= 0 {
@@ -29,17 +44,50 @@ func TestRunTinyModel(t *testing.T) {
 	if len(r.PPTpsAll) != 1 || len(r.TGTpsAll) != 1 {
 		t.Errorf("want one repetition each, got %v and %v", r.PPTpsAll, r.TGTpsAll)
 	}
+	if r.Parallel != 0 || r.ParTps != 0 {
+		t.Errorf("parallel results without -parallel: %+v", r)
+	}
+}
+
+// TestParallel runs 3 sessions at once for 2 repetitions: a total rate per
+// repetition, one rate per session, and steps that computed several
+// sessions together (the engine batches them; 32 tokens leave time for
+// every session to join, however the goroutines start).
+func TestParallel(t *testing.T) {
+	for _, speculate := range []bool{false, true} {
+		p := tinyParams()
+		p.pp, p.tg, p.reps, p.parallel, p.speculate = 0, 32, 2, 3, speculate
+		r := runTiny(t, p)
+		if r.Parallel != 3 || r.ParTps <= 0 || len(r.ParTpsAll) != 2 || len(r.ParStreamTps) != 3 || len(r.ParMeanBatch) != 2 {
+			t.Fatalf("speculate %v: parallel results %+v", speculate, r)
+		}
+		for i, tps := range r.ParStreamTps {
+			if tps <= 0 {
+				t.Errorf("speculate %v: session %d: %v tokens/s", speculate, i, tps)
+			}
+		}
+		for _, b := range r.ParMeanBatch {
+			if b <= 1 || b > 3 {
+				t.Errorf("speculate %v: mean batch %v, want in (1, 3]", speculate, b)
+			}
+		}
+	}
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := run(io.Discard, log, "", 2, 8, 4, 4, 1, "f16", 1, false); err == nil {
-		t.Error("no error without -model")
-	}
-	if err := run(io.Discard, log, "../../testdata/smollm3-tinyq-Q4_K_M.gguf", 0, 8, 4, 4, 1, "f16", 1, false); err == nil {
-		t.Error("no error for -threads 0")
-	}
-	if err := run(io.Discard, log, "../../testdata/smollm3-tinyq-Q4_K_M.gguf", 2, 8, 4, 4, 1, "f8", 1, false); err == nil {
-		t.Error("no error for -kv f8")
+	for name, change := range map[string]func(*params){
+		"no -model":        func(p *params) { p.path = "" },
+		"-threads 0":       func(p *params) { p.threads = 0 },
+		"-kv f8":           func(p *params) { p.kv = "f8" },
+		"-reps 0":          func(p *params) { p.reps = 0 },
+		"-parallel -1":     func(p *params) { p.parallel = -1 },
+		"-parallel, -tg 0": func(p *params) { p.parallel, p.tg = 2, 0 },
+		"-device tpu":      func(p *params) { p.device = "tpu" },
+	} {
+		p := tinyParams()
+		change(&p)
+		if err := run(context.Background(), io.Discard, slog.New(slog.DiscardHandler), p); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }

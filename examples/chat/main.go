@@ -1,4 +1,5 @@
-// Command chat talks with a SmolLM3 model in the terminal.
+// Command chat talks with a model in the terminal (any architecture
+// engine.Open knows: SmolLM3 and plain llama files).
 //
 // Interactive:
 //
@@ -16,7 +17,10 @@
 //	chat -model FILE -prompt "Why is the sky blue?" -n 64 -temp 0 -think=false
 //
 // Sampling defaults to SmolLM3's recommendation (temperature 0.6, top-p
-// 0.95); -temp 0 is greedy.
+// 0.95); -temp 0 is greedy. -speculate turns on lookup speculative decoding
+// (the same answer, sometimes faster when it repeats the conversation), and
+// -device picks where the model runs ("cpu", or "cuda:N" in a build with
+// CUDA). SIGTERM ends the program like a Ctrl-C at the prompt.
 package main
 
 import (
@@ -31,18 +35,23 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/sample"
-	"github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 and llama for engine.Open
 )
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// Ctrl-C stops an answer (see watchInterrupts); SIGTERM ends everything.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
 	interrupts := make(chan os.Signal, 2)
 	signal.Notify(interrupts, os.Interrupt)
-	err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, interrupts, log)
-	if err != nil && !errors.Is(err, errQuit) {
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, interrupts, log)
+	if err != nil && !errors.Is(err, errQuit) && !errors.Is(err, context.Canceled) {
 		log.Error("chat failed", "err", err)
 		os.Exit(1)
 	}
@@ -55,7 +64,8 @@ type config struct {
 	model, prompt, system string
 	n, ctx, threads       int
 	think, hideReasoning  bool
-	color                 string
+	speculate             bool
+	color, device         string
 	sampler               sample.Config
 }
 
@@ -70,6 +80,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.n, "n", 0, "maximum tokens per answer, reasoning included (0: until the model stops)")
 	fs.IntVar(&c.ctx, "ctx", 8192, "context length in tokens (0: the model's own)")
 	fs.IntVar(&c.threads, "threads", 0, "threads (0: all cores)")
+	fs.StringVar(&c.device, "device", "cpu", "where the model runs: cpu, or cuda:N in a build with CUDA")
+	fs.BoolVar(&c.speculate, "speculate", false, "lookup speculative decoding (drafts copied from the conversation; same output)")
 	fs.BoolVar(&c.think, "think", true, "let the model reason before answering")
 	fs.BoolVar(&c.hideReasoning, "hide-reasoning", false, "do not show the reasoning")
 	fs.StringVar(&c.color, "color", "auto", "dim the reasoning and stats: auto, always or never")
@@ -107,11 +119,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	start := time.Now()
-	opts := []smollm3.Option{smollm3.WithLogger(log), smollm3.WithThreads(c.threads)}
-	if c.ctx > 0 {
-		opts = append(opts, smollm3.WithContext(c.ctx))
-	}
-	m, err := smollm3.Load(c.model, opts...)
+	m, err := engine.Open(c.model, engine.WithLogger(log), engine.WithThreads(c.threads), engine.WithContext(c.ctx),
+		engine.WithDevice(c.device), engine.WithSpeculation(c.speculate))
 	if err != nil {
 		return err
 	}
@@ -130,8 +139,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 type chat struct {
 	cfg     config
-	session *smollm3.Session
-	history []smollm3.Message
+	session *engine.Session
+	history []engine.Message
 	stdout  io.Writer
 	stderr  io.Writer
 	dim     bool
@@ -140,9 +149,9 @@ type chat struct {
 	cancel context.CancelFunc // of the answer being generated, nil between answers
 }
 
-func (c *chat) options(interactive bool) smollm3.GenerateOptions {
+func (c *chat) options(interactive bool) engine.GenerateOptions {
 	think := c.cfg.think
-	return smollm3.GenerateOptions{
+	return engine.GenerateOptions{
 		MaxTokens: c.cfg.n, Sampler: c.cfg.sampler, Thinking: &think,
 		HideReasoning: c.cfg.hideReasoning, DropOldest: interactive,
 		PrefillProgress: c.progress(),
@@ -166,13 +175,13 @@ func (c *chat) progress() func(done, total int) {
 	}
 }
 
-func (c *chat) messages(user string) []smollm3.Message {
-	var msgs []smollm3.Message
+func (c *chat) messages(user string) []engine.Message {
+	var msgs []engine.Message
 	if c.cfg.system != "" {
-		msgs = append(msgs, smollm3.Message{Role: "system", Content: c.cfg.system})
+		msgs = append(msgs, engine.Message{Role: "system", Content: c.cfg.system})
 	}
 	msgs = append(msgs, c.history...)
-	return append(msgs, smollm3.Message{Role: "user", Content: user})
+	return append(msgs, engine.Message{Role: "user", Content: user})
 }
 
 // answerOnce is the -prompt mode: the answer on stdout, the rest on stderr.
@@ -224,6 +233,9 @@ func (c *chat) interactive(ctx context.Context, stdin io.Reader, interrupts <-ch
 		case <-quit:
 			fmt.Fprintln(c.stdout)
 			return errQuit
+		case <-ctx.Done():
+			fmt.Fprintln(c.stdout)
+			return ctx.Err()
 		}
 		line = strings.TrimSpace(line)
 		switch line {
@@ -259,6 +271,9 @@ func (c *chat) interactive(ctx context.Context, stdin io.Reader, interrupts <-ch
 		case <-quit:
 			fmt.Fprintln(c.stdout)
 			return errQuit
+		case <-ctx.Done():
+			fmt.Fprintln(c.stdout)
+			return ctx.Err()
 		default:
 		}
 		fmt.Fprintln(c.stdout)
@@ -267,7 +282,7 @@ func (c *chat) interactive(ctx context.Context, stdin io.Reader, interrupts <-ch
 			continue
 		}
 		c.printStats(c.stdout, stats)
-		c.history = append(msgs[len(msgs)-len(c.history)-1:], smollm3.Message{Role: "assistant", Content: answer})
+		c.history = append(msgs[len(msgs)-len(c.history)-1:], engine.Message{Role: "assistant", Content: answer})
 	}
 }
 
@@ -290,22 +305,22 @@ func (c *chat) watchInterrupts(interrupts <-chan os.Signal, quit chan<- struct{}
 
 // generate streams one answer: reasoning (dimmed) to reasoningOut, content to
 // stdout. It returns the content.
-func (c *chat) generate(ctx context.Context, msgs []smollm3.Message, opts smollm3.GenerateOptions, reasoningOut io.Writer) (string, *smollm3.Stats, error) {
+func (c *chat) generate(ctx context.Context, msgs []engine.Message, opts engine.GenerateOptions, reasoningOut io.Writer) (string, *engine.Stats, error) {
 	var answer strings.Builder
-	var stats *smollm3.Stats
+	var stats *engine.Stats
 	inReasoning := false
 	for ev, err := range c.session.Generate(ctx, msgs, opts) {
 		if err != nil {
 			return answer.String(), nil, err
 		}
 		switch ev.Kind {
-		case smollm3.EventReasoning:
+		case engine.EventReasoning:
 			if !inReasoning {
 				inReasoning = true
 				c.style(reasoningOut, true)
 			}
 			fmt.Fprint(reasoningOut, ev.Text)
-		case smollm3.EventContent:
+		case engine.EventContent:
 			if inReasoning {
 				inReasoning = false
 				c.style(reasoningOut, false)
@@ -313,7 +328,7 @@ func (c *chat) generate(ctx context.Context, msgs []smollm3.Message, opts smollm
 			}
 			answer.WriteString(ev.Text)
 			fmt.Fprint(c.stdout, ev.Text)
-		case smollm3.EventDone:
+		case engine.EventDone:
 			stats = ev.Stats
 		}
 	}
@@ -334,13 +349,16 @@ func (c *chat) style(w io.Writer, dim bool) {
 	}
 }
 
-func (c *chat) printStats(w io.Writer, st *smollm3.Stats) {
+func (c *chat) printStats(w io.Writer, st *engine.Stats) {
 	if st == nil {
 		return
 	}
 	c.style(w, true)
 	fmt.Fprintf(w, "[%d prompt tokens (%d cached), %.1f tokens/s prefill; %d generated, %.1f tokens/s; %s]",
 		st.PromptTokens, st.CachedTokens, st.PrefillTokensPerSec, st.GeneratedTokens, st.DecodeTokensPerSec, st.StopReason)
+	if st.DraftTokens > 0 {
+		fmt.Fprintf(w, " [speculation: %d of %d drafted tokens accepted]", st.AcceptedTokens, st.DraftTokens)
+	}
 	c.style(w, false)
 	fmt.Fprintln(w)
 }

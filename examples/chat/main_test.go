@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -45,6 +46,34 @@ func TestPromptMode(t *testing.T) {
 	if again.String() != stdout.String() {
 		t.Fatalf("greedy answers differ: %q, %q", stdout.String(), again.String())
 	}
+	// Lookup speculation does not change a greedy answer.
+	var spec bytes.Buffer
+	if err := run(context.Background(), append(args, "-speculate"), strings.NewReader(""), &spec, io.Discard, nil, log); err != nil {
+		t.Fatal(err)
+	}
+	if spec.String() != stdout.String() {
+		t.Fatalf("greedy answer with -speculate %q, without %q", spec.String(), stdout.String())
+	}
+}
+
+// TestContextCancelled: a cancelled context (SIGTERM in main) ends an
+// answer as cancelled, and ends the interactive loop at the prompt.
+func TestContextCancelled(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stderr bytes.Buffer
+	if err := run(ctx, tinyArgs(t, "-prompt", "Hi", "-n", "6", "-temp", "0"), strings.NewReader(""), io.Discard, &stderr, nil, log); err != nil {
+		t.Fatal(err)
+	}
+	if m := statsLine.FindStringSubmatch(stderr.String()); m == nil || m[4] != "cancelled" || m[3] != "0" {
+		t.Errorf("-prompt with a cancelled context: stderr %q, want a cancelled answer of 0 tokens", stderr.String())
+	}
+	pr, pw := io.Pipe() // no input ever: only the context can end the loop
+	defer pw.Close()
+	if err := run(ctx, tinyArgs(t), pr, io.Discard, io.Discard, make(chan os.Signal), log); !errors.Is(err, context.Canceled) {
+		t.Errorf("interactive with a cancelled context: %v, want context.Canceled", err)
+	}
 }
 
 func TestInteractive(t *testing.T) {
@@ -72,7 +101,9 @@ func TestInteractive(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{}, {"-model", "x", "-temp", "-1"}, {"-model", "x", "-color", "pink"}, {"-model", "x", "stray"}} {
+	bad := [][]string{{}, {"-model", "x", "-temp", "-1"}, {"-model", "x", "-color", "pink"}, {"-model", "x", "stray"},
+		tinyArgs(t, "-prompt", "Hi", "-device", "tpu:0"), tinyArgs(t, "-prompt", "Hi", "-threads", "-1")}
+	for _, args := range bad {
 		err := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil {
 			t.Errorf("%q: no error", args)

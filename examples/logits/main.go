@@ -45,6 +45,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/smollm3"
 	"github.com/smolgo/smolgo/tokenizer"
@@ -139,8 +140,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 			return err
 		}
 	}
-	kvType, err := llama.ParseKVType(*kv)
-	if err != nil {
+	if _, err := llama.ParseKVType(*kv); err != nil {
 		return fmt.Errorf("-kv: %w", err)
 	}
 
@@ -150,13 +150,13 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	if *batch == 0 {
 		*batch = math.MaxInt32 // one pass for the whole prompt
 	}
-	m, err := smollm3.Load(*model, smollm3.WithThreads(*threads), smollm3.WithKVType(kvType),
-		smollm3.WithBatchSize(*batch), smollm3.WithLogger(log))
+	m, err := smollm3.Load(*model, engine.WithThreads(*threads), engine.WithKVType(*kv),
+		engine.WithBatchSize(*batch), engine.WithLogger(log))
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	cfg := m.Config()
+	cfg := m.LLM().Config
 	log.Info("model loaded", "file", *model, "arch", cfg.Arch, "layers", cfg.Layers, "vocab", cfg.Vocab, "threads", m.LLM().Threads())
 	cache, err := m.NewCache()
 	if err != nil {

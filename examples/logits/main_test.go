@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/smollm3"
 )
@@ -31,7 +32,7 @@ func runJSON(t *testing.T, args ...string) Output {
 func TestLogitsMatchesForward(t *testing.T) {
 	model := sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf")
 	tokens := []int32{331, 296, 308, 311}
-	m, err := smollm3.Load(model, smollm3.WithThreads(1))
+	m, err := smollm3.Load(model, engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestLogitsMatchesForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = append([]float32(nil), want...)
-	V := m.Config().Vocab
+	V := m.LLM().Config.Vocab
 
 	out := runJSON(t, "-model", model, "-tokens", "331,296,308,311", "-all", "-decode", "3", "-threads", "1")
 	if len(out.Positions) != 4 || len(out.Decode) != 3 {

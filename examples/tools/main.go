@@ -1,13 +1,15 @@
-// Command tools lets SmolLM3 call Go functions from a terminal chat.
+// Command tools lets a model call Go functions from a terminal chat.
 //
 //	tools -model SmolLM3-3B-Q4_K_M.gguf -prompt "What is 1234 * 5678, and what time is it in Tokyo?"
 //
-// The model is shown two tools, "multiply" and "current_time", in the
-// format of SmolLM3's chat template. When its answer holds calls
-// (<tool_call>{"name": …, "arguments": …}</tool_call>), the program runs the
-// Go functions, sends their results back as "tool" messages and lets the
-// model continue, until it answers without calling anything (or after
-// -rounds rounds). A call the model writes badly is answered with an error
+// The model is shown two tools, "multiply" and "current_time", through its
+// chat template (engine.GenerateOptions.Tools). The engine reads the calls
+// the model writes out of its answer (for SmolLM3,
+// <tool_call>{"name": …, "arguments": …}</tool_call>) and streams each as an
+// engine.EventToolCall; the program runs the Go functions, sends their
+// results back as "tool" messages and lets the model continue, until it
+// answers without calling anything (or after -rounds rounds). A call the
+// model writes badly (an engine.EventToolError) is answered with an error
 // message as its result, so that it can try again.
 //
 // Without -prompt it reads one question per line from standard input.
@@ -21,20 +23,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/sample"
-	"github.com/smolgo/smolgo/smollm3"
-	"github.com/smolgo/smolgo/toolcall"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 for engine.Open
 )
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, log); err != nil {
 		log.Error("tools failed", "err", err)
@@ -82,47 +86,79 @@ func demoTools(now func() time.Time) map[string]tool {
 	}
 }
 
-// generate produces the model's next answer (its content) to msgs.
-type generate func(ctx context.Context, msgs []smollm3.Message) (string, error)
+// An answer is one assistant turn as the engine streams it: the content,
+// and the tool calls in the order the model wrote them.
+type answer struct {
+	content string
+	calls   []call
+}
 
-// converse answers question, running tool calls until the model answers
-// without one or rounds runs out. It returns the whole conversation.
-func converse(ctx context.Context, gen generate, tools map[string]tool, msgs []smollm3.Message, rounds int, log *slog.Logger) ([]smollm3.Message, error) {
+// A call is one tool call of an answer: read (an EventToolCall), or
+// unreadable (an EventToolError: text is what the model wrote, err why it
+// cannot be read).
+type call struct {
+	tc   *engine.ToolCall
+	text string
+	err  error
+}
+
+// generate produces the model's next answer to msgs.
+type generate func(ctx context.Context, msgs []engine.Message) (answer, error)
+
+// collect reads one generation's events into an answer. The calls come
+// from the engine (the model's Format reads them out of the text), so the
+// program never parses the model's tool-call syntax itself.
+func collect(events iter.Seq2[engine.Event, error]) (answer, error) {
+	var a answer
+	var content strings.Builder
+	for ev, err := range events {
+		if err != nil {
+			return a, err
+		}
+		switch ev.Kind {
+		case engine.EventContent:
+			content.WriteString(ev.Text)
+		case engine.EventToolCall:
+			a.calls = append(a.calls, call{tc: ev.ToolCall, text: ev.Text})
+		case engine.EventToolError:
+			a.calls = append(a.calls, call{text: ev.Text, err: ev.Err})
+		}
+	}
+	a.content = content.String()
+	return a, nil
+}
+
+// converse answers the question in msgs, running tool calls until the model
+// answers without one or rounds runs out. It returns the whole
+// conversation.
+func converse(ctx context.Context, gen generate, tools map[string]tool, msgs []engine.Message, rounds int, log *slog.Logger) ([]engine.Message, error) {
 	for round := 0; ; round++ {
-		answer, err := gen(ctx, msgs)
+		a, err := gen(ctx, msgs)
 		if err != nil {
 			return msgs, err
 		}
-		// The template copies an assistant turn's content verbatim, so
-		// the calls stay in it as the model wrote them.
-		msgs = append(msgs, smollm3.Message{Role: "assistant", Content: answer})
-		p := toolcall.NewParser(-1, -1)
-		events := append(p.Push(-1, answer), p.Flush()...)
-		var results []smollm3.Message
-		for _, ev := range events {
+		// The template writes the calls back the way the model writes
+		// them. A call that could not be read goes back as the text the
+		// model wrote, so it sees what the error is about.
+		reply := engine.Message{Role: "assistant", Content: a.content}
+		var results []engine.Message
+		for _, c := range a.calls {
 			var result any
-			switch ev.Kind {
-			case toolcall.KindCall:
-				t, ok := tools[ev.Call.Name]
-				if !ok {
-					result = map[string]string{"error": fmt.Sprintf("there is no tool named %q", ev.Call.Name)}
-					break
-				}
-				out, err := t.call(ev.Call.Arguments)
-				if err != nil {
-					out = map[string]string{"error": err.Error()}
-				}
-				log.Info("tool call", "name", ev.Call.Name, "arguments", string(ev.Call.Arguments), "result", out)
-				result = out
-			case toolcall.KindError:
-				log.Warn("unreadable tool call", "err", ev.Err)
-				result = map[string]string{"error": "could not read your tool call: " + ev.Err.Error()}
-			default:
-				continue
+			msg := engine.Message{Role: "tool"}
+			if c.err != nil {
+				log.Warn("unreadable tool call", "text", c.text, "err", c.err)
+				reply.Content += c.text
+				result = map[string]string{"error": "could not read your tool call: " + c.err.Error()}
+			} else {
+				reply.ToolCalls = append(reply.ToolCalls, *c.tc)
+				msg.ToolCallID, msg.Name = c.tc.ID, c.tc.Name
+				result = runTool(tools, *c.tc, log)
 			}
 			b, _ := json.Marshal(result)
-			results = append(results, smollm3.Message{Role: "tool", Content: string(b)})
+			msg.Content = string(b)
+			results = append(results, msg)
 		}
+		msgs = append(msgs, reply)
 		if len(results) == 0 {
 			return msgs, nil
 		}
@@ -131,6 +167,21 @@ func converse(ctx context.Context, gen generate, tools map[string]tool, msgs []s
 			return msgs, fmt.Errorf("the model still calls tools after %d rounds", rounds)
 		}
 	}
+}
+
+// runTool runs one call and returns its result, or an error object for the
+// model.
+func runTool(tools map[string]tool, tc engine.ToolCall, log *slog.Logger) any {
+	t, ok := tools[tc.Name]
+	if !ok {
+		return map[string]string{"error": fmt.Sprintf("there is no tool named %q", tc.Name)}
+	}
+	out, err := t.call(tc.Arguments)
+	if err != nil {
+		out = map[string]string{"error": err.Error()}
+	}
+	log.Info("tool call", "name", tc.Name, "arguments", string(tc.Arguments), "result", out)
+	return out
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
@@ -147,11 +198,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	if *model == "" {
 		return errors.New("-model is required")
 	}
-	var opts []smollm3.Option
-	if *threads > 0 {
-		opts = append(opts, smollm3.WithThreads(*threads))
-	}
-	m, err := smollm3.Load(*model, opts...)
+	m, err := engine.Open(*model, engine.WithThreads(*threads), engine.WithLogger(log))
 	if err != nil {
 		return err
 	}
@@ -162,26 +209,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 		specs = append(specs, tools[name].spec)
 	}
 	s := m.NewSession()
-	gen := func(ctx context.Context, msgs []smollm3.Message) (string, error) {
-		var b strings.Builder
-		g := smollm3.GenerateOptions{MaxTokens: *maxTokens, Sampler: sample.SmolLM3Defaults(), Tools: specs,
-			Thinking: think, HideReasoning: true}
-		for ev, err := range s.Generate(ctx, msgs, g) {
-			if err != nil {
-				return "", err
-			}
-			// With Tools set, calls arrive as their own events; their
-			// Text is the call as the model writes it, which converse
-			// reads back (and the next turn's prompt must show).
-			switch ev.Kind {
-			case smollm3.EventContent, smollm3.EventToolCall, smollm3.EventToolError:
-				b.WriteString(ev.Text)
-			}
-		}
-		return b.String(), nil
+	opts := engine.GenerateOptions{MaxTokens: *maxTokens, Sampler: sample.SmolLM3Defaults(), Tools: specs,
+		Thinking: think, HideReasoning: true}
+	gen := func(ctx context.Context, msgs []engine.Message) (answer, error) {
+		return collect(s.Generate(ctx, msgs, opts))
 	}
 	ask := func(q string) error {
-		msgs, err := converse(ctx, gen, tools, []smollm3.Message{{Role: "user", Content: q}}, *rounds, log)
+		msgs, err := converse(ctx, gen, tools, []engine.Message{{Role: "user", Content: q}}, *rounds, log)
 		if len(msgs) > 0 && msgs[len(msgs)-1].Role == "assistant" {
 			fmt.Fprintln(stdout, strings.TrimSpace(msgs[len(msgs)-1].Content))
 		}
