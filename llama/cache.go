@@ -161,7 +161,7 @@ func (c *Cache) reserve(n int) {
 // buffers are the forward pass's work areas, sized for the largest batch
 // seen so far.
 type buffers struct {
-	rows     int
+	cap      int       // rows the buffers below hold
 	x, xb    []float32 // residual stream, normed input   [rows × Embd]
 	q, att   []float32 // queries, attention output      [rows × QDim]
 	k, v     []float32 // new keys and values            [rows × KVDim]
@@ -170,9 +170,20 @@ type buffers struct {
 	cos, sin []float32 // RoPE angles                     [rows × Dims/2]
 	runM     []float32 // attention running max and sum   [rows × Heads]
 	runS     []float32
-	logits   []float32
+	logits   []float32 // logits of product calls shared by several pieces
+	logits1  []float32 // Forward's result
 	mm       tensor.Scratch
-	attn     attnJob
+
+	// The pass's bookkeeping (step.go), reused from call to call.
+	tokens   []int32
+	jobs     []job
+	pieces   []piece
+	counts   []int
+	rows     []int
+	spans    []span
+	attnJobs []attnJob
+	attnEnds []int
+	attn     attnBatch
 }
 
 func grow(s []float32, n int) []float32 {
@@ -183,10 +194,10 @@ func grow(s []float32, n int) []float32 {
 }
 
 func (b *buffers) ensure(cfg *Config, rows int) {
-	if rows <= b.rows {
+	if rows <= b.cap {
 		return
 	}
-	b.rows = rows
+	b.cap = rows
 	b.x = grow(b.x, rows*cfg.Embd)
 	b.xb = grow(b.xb, rows*cfg.Embd)
 	b.proj = grow(b.proj, rows*cfg.Embd)

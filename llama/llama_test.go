@@ -396,8 +396,10 @@ func TestNoPELayersAreNotRotated(t *testing.T) {
 		m.Config.Rope.Angles(i, b.cos[i*half:], b.sin[i*half:])
 	}
 	ref.reserve(5)
+	ps := []piece{{c: ref, tokens: prompt[:5]}}
+	b.spans = []span{{0, 5}}
 	for l := range 3 {
-		if err := m.layer(ref, l, 5, 0); err != nil {
+		if err := m.layer(b, ps, l, 5); err != nil {
 			t.Fatal(err)
 		}
 	}
