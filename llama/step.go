@@ -258,7 +258,13 @@ func (m *Model) layer(b *buffers, ps []piece, l, n int) error {
 		}
 		p.c.rotateIn(q, kk, v) // q8_0 cache: Hadamard rotations (cache_q8.go)
 		p.c.store(l, p.pos, kk, v)
-		j := attnJob{m: m, c: p.c, layer: l, pos: p.pos, n: k, q: q, out: b.att[r0*Q : r1*Q],
+		var qq []byte
+		if p.c.typ == KVQ8_0 {
+			qb := Q / q8Block * q8Bytes
+			qq = b.qq[r0*qb : r1*qb]
+			quantizeQueries(qq, q)
+		}
+		j := attnJob{m: m, c: p.c, layer: l, pos: p.pos, n: k, q: q, qq: qq, out: b.att[r0*Q : r1*Q],
 			tiled: p.c.typ == KVF32 || (k >= tileKV && p.c.typ == KVF16),
 			runM:  b.runM[r0*cfg.Heads : r1*cfg.Heads], runS: b.runS[r0*cfg.Heads : r1*cfg.Heads]}
 		u := j.units()
