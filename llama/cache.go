@@ -170,7 +170,7 @@ type buffers struct {
 	cos, sin []float32 // RoPE angles                     [rows × Dims/2]
 	runM     []float32 // attention running max and sum   [rows × Heads]
 	runS     []float32
-	qq       []byte // KVQ8_0: queries rounded to Q8_0 [rows × QDim/32 blocks]
+	qq       []byte    // KVQ8_0: queries rounded to Q8_0 [rows × QDim/32 blocks]
 	logits   []float32 // logits of product calls shared by several pieces
 	logits1  []float32 // Forward's result
 	mm       tensor.Scratch
