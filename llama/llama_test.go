@@ -14,7 +14,7 @@ import (
 	"github.com/smolgo/smolgo/rope"
 )
 
-func openModel(t *testing.T, name string, opts Options) (*gguf.File, *Model) {
+func openModel(t testing.TB, name string, opts Options) (*gguf.File, *Model) {
 	t.Helper()
 	var path string
 	if strings.HasSuffix(name, "-F32") && strings.HasPrefix(name, "smollm3-tinyq") {
