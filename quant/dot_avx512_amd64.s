@@ -854,9 +854,9 @@ q4kx4done:
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 
-#define HSUM_STORE(ZACC, YACC) \
-	VEXTRACTF64X4 $1, ZACC, Y0 \
-	VADDPS YACC, Y0, Y0 \
+// HSUM_Y0_STORE adds the eight lanes of Y0 as the mv kernels do and
+// stores the sum at (AX), then moves AX on by BX.
+#define HSUM_Y0_STORE \
 	VEXTRACTF128 $1, Y0, X1 \
 	VADDPS X1, X0, X0 \
 	VMOVHLPS X0, X0, X1 \
@@ -866,6 +866,13 @@ q4kx4done:
 	MOVSS X0, (AX) \
 	ADDQ BX, AX
 
+// HSUM_STORE stores the sum of the 16 lanes of ZACC (upper half plus
+// lower half, then HSUM_Y0_STORE).
+#define HSUM_STORE(ZACC, YACC) \
+	VEXTRACTF64X4 $1, ZACC, Y0 \
+	VADDPS YACC, Y0, Y0 \
+	HSUM_Y0_STORE
+
 // HSUM_SUB_STORE is HSUM_STORE with the min terms YMIN subtracted from the
 // eight lanes first, as the mv kernels finish (so the x4 kernels give each
 // token MatVec's bits).
@@ -873,14 +880,7 @@ q4kx4done:
 	VEXTRACTF64X4 $1, ZACC, Y0 \
 	VADDPS YACC, Y0, Y0 \
 	VSUBPS YMIN, Y0, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS X1, X0, X0 \
-	VMOVHLPS X0, X0, X1 \
-	VADDPS X1, X0, X0 \
-	VMOVSHDUP X0, X1 \
-	VADDSS X1, X0, X0 \
-	MOVSS X0, (AX) \
-	ADDQ BX, AX
+	HSUM_Y0_STORE
 
 	HSUM_SUB_STORE(Z25, Y25, Y14)
 	HSUM_SUB_STORE(Z26, Y26, Y15)
