@@ -65,6 +65,13 @@ func TestStepEqualsForwardAlone(t *testing.T) {
 		{"smollm3-tinyq-F16", KVF16},
 		{"smollm3-tinyq-Q5_K_M", KVQ8_0},
 	}
+	steps := 14
+	if !haveF16Kernels {
+		// The pure Go kernels (purego builds) take one row at a time, so
+		// they are batch-invariant by construction, and slow: a shorter
+		// run still checks the bookkeeping.
+		cases, steps = cases[:3], 5
+	}
 	for ci, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v", tc.model, tc.kv), func(t *testing.T) {
 			const batch = 96 // so that some steps take two passes
@@ -77,7 +84,7 @@ func TestStepEqualsForwardAlone(t *testing.T) {
 				seqs[i] = stepSeq{c: newSeqCache(t, b), ref: newCache(t, m, CacheOptions{Type: tc.kv})}
 			}
 			checked := 0
-			for step := range 14 {
+			for step := range steps {
 				var batch []engine.Seq
 				var who []int
 				for i := range seqs {
@@ -120,7 +127,7 @@ func TestStepEqualsForwardAlone(t *testing.T) {
 					checked++
 				}
 			}
-			if checked < 20 {
+			if checked < 3*steps/2 {
 				t.Fatalf("only %d sequences' logits compared", checked)
 			}
 		})
