@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/rope"
 )
 
@@ -319,5 +321,58 @@ func TestStepCaches(t *testing.T) {
 	}
 	if err := a.Truncate(0); err == nil {
 		t.Error("Truncate of a closed cache: no error")
+	}
+}
+
+// TestStepModelEqualsForward runs the batching contract on the model file
+// named by SMOLGO_MODEL (a full-size shape: the 3B of issue 13), where the
+// products have thousands of rows: four decoding sequences, one of them
+// with a 5-token draft, next to a 64-token prompt chunk, each compared with
+// Forward alone.
+func TestStepModelEqualsForward(t *testing.T) {
+	path := os.Getenv("SMOLGO_MODEL")
+	if path == "" {
+		t.Skip("SMOLGO_MODEL is not set (a heavy check)")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(f, Options{Threads: 2, NoPE: rope.EveryNth(cfg.Layers, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := newBackend(t, m, BackendOptions{MaxLen: 256})
+	V := m.Config.Vocab
+	rng := rand.New(rand.NewPCG(3, 4))
+	var batch []engine.Seq
+	var refs []*Cache
+	for i, n := range []int{1, 1, 5, 1, 64} {
+		c, ref := newSeqCache(t, b), newCache(t, m, CacheOptions{MaxLen: 256})
+		prompt := randomTokens(rng, 8+i, V)
+		if err := b.Step(context.Background(), []engine.Seq{{Cache: c, Tokens: prompt}}); err != nil {
+			t.Fatal(err)
+		}
+		forward(t, m, ref, prompt, false)
+		rows := min(n, 5)
+		batch = append(batch, engine.Seq{Cache: c, Tokens: randomTokens(rng, n, V), Logits: make([]float32, rows*V)})
+		refs = append(refs, ref)
+	}
+	batch[4].Logits = batch[4].Logits[:V]
+	if err := b.Step(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range batch {
+		rows := len(s.Logits) / V
+		want := forward(t, m, refs[i], s.Tokens, rows > 1)
+		if d := maxDiff(s.Logits, want[len(want)-rows*V:]); d != 0 {
+			t.Errorf("sequence %d (%d tokens): batched logits differ from Forward alone by %g", i, len(s.Tokens), d)
+		}
 	}
 }
