@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/rope"
 )
 
@@ -334,20 +333,7 @@ func TestStepModelEqualsForward(t *testing.T) {
 	if path == "" {
 		t.Skip("SMOLGO_MODEL is not set (a heavy check)")
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg, err := ConfigFromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(f, Options{Threads: 2, NoPE: rope.EveryNth(cfg.Layers, 4)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModelFile(t, path, 2)
 	b := newBackend(t, m, BackendOptions{MaxLen: 256})
 	V := m.Config.Vocab
 	rng := rand.New(rand.NewPCG(3, 4))

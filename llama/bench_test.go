@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/rope"
 )
 
@@ -102,20 +101,7 @@ func BenchmarkStepModel(b *testing.B) {
 			b.Fatalf("SMOLGO_THREADS=%q: %v", s, err)
 		}
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.Close() })
-	cfg, err := ConfigFromGGUF(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := New(f, Options{Threads: threads, NoPE: rope.EveryNth(cfg.Layers, 4)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
+	m := openModelFile(b, path, threads)
 	for _, n := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("decode/N=%d", n), func(b *testing.B) { benchDecode(b, m, n) })
 	}
