@@ -22,8 +22,15 @@ type BackendOptions struct {
 // NewBackend returns m as an engine.Backend: Step runs one forward pass over
 // all the sequences of a batch (continuous batching), reading each weight
 // once per pass for all of them, with per-sequence KV caches, positions and
-// attention. A sequence's logits are bit for bit those Forward gives it
-// alone (step.go explains how), so batching changes no output.
+// attention. A batch of more than BatchSize tokens runs in several passes,
+// each sequence cut at multiples of BatchSize as Forward cuts it.
+//
+// A sequence's logits are bit for bit those Forward gives it alone
+// (step.go explains how), so batching changes no output. Two limits: the
+// AVX-512 kernels of q4_0 weights, and of q8_0 rows of an odd number of
+// blocks, still round differently with one row and with several (see
+// quant.MatMulFunc); and a chunk of 24 or more tokens has its logits
+// computed as Forward's only when it asks for one row or all of them.
 //
 // Its caches implement engine.Snapshotter and engine.Shifter. Steady-state
 // steps allocate nothing: the work buffers belong to the backend and are
