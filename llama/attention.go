@@ -36,6 +36,7 @@ type attnJob struct {
 	layer  int
 	pos, n int
 	q, out []float32
+	qq     []byte // KVQ8_0: the queries rounded to Q8_0 (quantizeQueries)
 	tiled  bool
 	runM   []float32 // tiled path: running max per (token, head)
 	runS   []float32 // tiled path: running sum per (token, head)
@@ -68,7 +69,8 @@ func (j *attnJob) Do(lo, hi int) {
 		off := (h / group) * hd
 		kvLen := j.pos + t + 1 // causal: positions 0..pos+t
 		if j.c.typ == KVQ8_0 {
-			j.c.onlineQ8(out, q, j.layer, h/group, kvLen, scale)
+			hb := hd / q8Block * q8Bytes
+			j.c.onlineQ8(out, j.qq[(t*cfg.Heads+h)*hb:(t*cfg.Heads+h+1)*hb], j.layer, h/group, kvLen, scale)
 			continue
 		}
 		onlineF16(out, q, j.c.k16[j.layer], j.c.v16[j.layer], off, KV, kvLen, scale)

@@ -161,7 +161,7 @@ func (c *Cache) reserve(n int) {
 // buffers are the forward pass's work areas, sized for the largest batch
 // seen so far.
 type buffers struct {
-	rows     int
+	cap      int       // rows the buffers below hold
 	x, xb    []float32 // residual stream, normed input   [rows × Embd]
 	q, att   []float32 // queries, attention output      [rows × QDim]
 	k, v     []float32 // new keys and values            [rows × KVDim]
@@ -170,9 +170,21 @@ type buffers struct {
 	cos, sin []float32 // RoPE angles                     [rows × Dims/2]
 	runM     []float32 // attention running max and sum   [rows × Heads]
 	runS     []float32
-	logits   []float32
+	qq       []byte    // KVQ8_0: queries rounded to Q8_0 [rows × QDim/32 blocks]
+	logits   []float32 // logits of product calls shared by several pieces
+	logits1  []float32 // Forward's result
 	mm       tensor.Scratch
-	attn     attnJob
+
+	// The pass's bookkeeping (step.go), reused from call to call.
+	tokens   []int32
+	jobs     []job
+	pieces   []piece
+	counts   []int
+	rows     []int
+	spans    []span
+	attnJobs []attnJob
+	attnEnds []int
+	attn     attnBatch
 }
 
 func grow(s []float32, n int) []float32 {
@@ -183,10 +195,10 @@ func grow(s []float32, n int) []float32 {
 }
 
 func (b *buffers) ensure(cfg *Config, rows int) {
-	if rows <= b.rows {
+	if rows <= b.cap {
 		return
 	}
-	b.rows = rows
+	b.cap = rows
 	b.x = grow(b.x, rows*cfg.Embd)
 	b.xb = grow(b.xb, rows*cfg.Embd)
 	b.proj = grow(b.proj, rows*cfg.Embd)
@@ -200,4 +212,25 @@ func (b *buffers) ensure(cfg *Config, rows int) {
 	b.sin = grow(b.sin, rows*cfg.Rope.Dims/2)
 	b.runM = grow(b.runM, rows*cfg.Heads)
 	b.runS = grow(b.runS, rows*cfg.Heads)
+	if n := rows * cfg.QDim() / q8Block * q8Bytes; cap(b.qq) < n {
+		b.qq = make([]byte, n)
+	} else {
+		b.qq = b.qq[:n]
+	}
+}
+
+// release drops the cache's memory (keys, values and work buffers) and
+// empties it; it can grow again from nothing.
+func (c *Cache) release() {
+	for l := range c.model.Config.Layers {
+		switch c.typ {
+		case KVQ8_0:
+			c.k8[l], c.v8[l] = nil, nil
+		case KVF16:
+			c.k16[l], c.v16[l] = nil, nil
+		default:
+			c.k32[l], c.v32[l] = nil, nil
+		}
+	}
+	c.n, c.capLen, c.buf = 0, 0, buffers{}
 }

@@ -132,27 +132,34 @@ func dequantQ8(dst []float32, src []byte) {
 }
 
 // onlineQ8 is llama.cpp's flash-attention path over a Q8_0 cache for one
-// query head q against positions [0, kvLen) of KV head kvh in layer l:
-// q rounded to Q8_0, scores by the Q8_0 dot product, online softmax, and
-// V dequantized into an f32 accumulator (ggml_vec_mad_f32: fused
-// multiply-add; ggml_vec_scale_f32: a plain product).
-func (c *Cache) onlineQ8(out, q []float32, l, kvh, kvLen int, scale float32) {
-	hd := len(q)
-	var qbuf [maxStackHead / q8Block * q8Bytes]byte
+// query head against positions [0, kvLen) of KV head kvh in layer l: the
+// query rounded to Q8_0 (qq, by quantizeQueries), scores by the Q8_0 dot
+// product, online softmax, and V dequantized into an f32 accumulator
+// (ggml_vec_mad_f32: fused multiply-add; ggml_vec_scale_f32: a plain
+// product) that is written to out.
+func (c *Cache) onlineQ8(out []float32, qq []byte, l, kvh, kvLen int, scale float32) {
+	hd := len(out)
 	var accBuf [maxStackHead]float32
-	qq, acc := qbuf[:], accBuf[:]
+	acc := accBuf[:]
 	if hd > maxStackHead {
-		qq, acc = make([]byte, hd/q8Block*q8Bytes), make([]float32, hd)
+		acc = make([]float32, hd)
 	}
-	qq, acc = qq[:hd/q8Block*q8Bytes], acc[:hd]
+	acc = acc[:hd]
 	clear(acc)
-	_ = quant.QuantizeActivations(gguf.TypeQ8_0, q, qq)
 	kc, vc := c.k8[l], c.v8[l]
 	if haveF16Kernels && hd%64 == 0 && kvLen > 0 {
 		c.onlineQ8Blocked(acc, qq, kc, vc, kvh, kvLen, scale, out)
 		return
 	}
 	c.onlineQ8Go(acc, qq, kc, vc, kvh, kvLen, scale, out)
+}
+
+// quantizeQueries rounds queries (whole heads, back to back) to Q8_0 blocks
+// in dst, as llama.cpp rounds the query for a quantized cache; head h's
+// blocks start at h*HeadDim/32*34.
+func quantizeQueries(dst []byte, q []float32) {
+	// The length is whole blocks by construction (HeadDim is a multiple of 32).
+	_ = quant.QuantizeActivations(gguf.TypeQ8_0, q, dst[:len(q)/q8Block*q8Bytes])
 }
 
 // onlineQ8Go is the reference (and fallback) of onlineQ8Blocked: llama.cpp's

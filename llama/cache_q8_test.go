@@ -105,7 +105,7 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 		for kvh := range m.Config.KVHeads {
 			for _, kvLen := range []int{1, 17, 40} {
 				got := make([]float32, hd)
-				c.onlineQ8(got, q, layer, kvh, kvLen, scale)
+				c.onlineQ8(got, qq, layer, kvh, kvLen, scale)
 				// float64 reference
 				k, v := make([]float32, hd), make([]float32, hd)
 				s := make([]float64, kvLen)
@@ -242,8 +242,10 @@ func BenchmarkAttentionDecodeQ8(b *testing.B) {
 	for i := range q {
 		q[i] = float32(r.NormFloat64())
 	}
+	qq := make([]byte, hd/q8Block*q8Bytes)
+	quantizeQueries(qq, q)
 	for b.Loop() {
-		c.onlineQ8(out, q, 0, 0, n, 0.088)
+		c.onlineQ8(out, qq, 0, 0, n, 0.088)
 	}
 }
 

@@ -42,6 +42,20 @@
 // error wrapping ErrContextFull. The context is checked between layers.
 // A Model serves any number of caches concurrently (one goroutine per cache).
 //
+// # Many sequences in one pass
+//
+// NewBackend makes the Model an engine.Backend (package engine schedules
+// sessions onto it). Its Step runs one forward pass over a batch of
+// sequences, each with its own cache, position and new tokens (decode
+// tokens, drafts, prompt chunks): the rows of all of them go through every
+// weight product together, so each weight block is read from memory once
+// per step for all the sequences, while RoPE, the KV store and attention
+// stay per sequence. A sequence's logits are bit for bit what Forward gives
+// it alone: rows of small sequences (under 24 new tokens) share product
+// calls, where quant's kernels give every row MatVec's bits, and a longer
+// prompt chunk gets calls of its own, exactly those it would get alone.
+// Forward is the one-sequence case of the same pass (step.go).
+//
 // # Numerics
 //
 // Every step follows llama.cpp's CPU kernels (see golden/README.md in the

@@ -13,6 +13,27 @@ import (
 	"github.com/smolgo/smolgo/rope"
 )
 
+// openModelFile opens the GGUF file at path as a SmolLM3-style model (NoPE
+// in every fourth layer) with the given threads; both close with the test.
+func openModelFile(t testing.TB, path string, threads int) *Model {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(f, Options{Threads: threads, NoPE: rope.EveryNth(cfg.Layers, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 // TestLongContext3B decodes one token at position 65,535 of a 3B-shaped
 // Q4_K_M model over a full q8_0 cache and reads the process's peak memory:
 // the 64K-token context fits a 24 GB machine with room to spare. The
@@ -26,20 +47,8 @@ func TestLongContext3B(t *testing.T) {
 	if os.Getenv("SMOLGO_HEAVY") != "1" || path == "" {
 		t.Skip("set SMOLGO_HEAVY=1 and SMOLGO_3B to a 3B-shaped GGUF")
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg, err := ConfigFromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(f, Options{Threads: 2, NoPE: rope.EveryNth(cfg.Layers, 4)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModelFile(t, path, 2)
+	cfg := m.Config
 	const ctxLen = 65536
 	c, err := m.NewCache(CacheOptions{Type: KVQ8_0, MaxLen: ctxLen})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/smolgo/smolgo/rope"
 )
 
-func openModel(t *testing.T, name string, opts Options) (*gguf.File, *Model) {
+func openModel(t testing.TB, name string, opts Options) (*gguf.File, *Model) {
 	t.Helper()
 	var path string
 	if strings.HasSuffix(name, "-F32") && strings.HasPrefix(name, "smollm3-tinyq") {
@@ -396,8 +396,10 @@ func TestNoPELayersAreNotRotated(t *testing.T) {
 		m.Config.Rope.Angles(i, b.cos[i*half:], b.sin[i*half:])
 	}
 	ref.reserve(5)
+	ps := []piece{{c: ref, tokens: prompt[:5]}}
+	b.spans = []span{{0, 5}}
 	for l := range 3 {
-		if err := m.layer(ref, l, 5, 0); err != nil {
+		if err := m.layer(b, ps, l, 5); err != nil {
 			t.Fatal(err)
 		}
 	}

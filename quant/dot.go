@@ -83,6 +83,12 @@ func MatVec(w gguf.Type) (MatVecFunc, error) { return best.matVec(w) }
 // range of weight rows (w and out sliced to it, the same ldo). Kernels reuse
 // each weight block across several tokens, so the weights are streamed from
 // memory about once per call instead of once per token.
+//
+// Under 24 tokens each token's outputs are bit for bit MatVec's for that
+// token alone, so a batch of sequences gets the same numbers as each
+// sequence run by itself (except q4_0 with AVX-512, and q8_0 rows of an odd
+// number of blocks with AVX-512, which round in the last bits differently).
+// From 24 tokens on, the K-quant GEMM sums in another order.
 type MatMulFunc func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int)
 
 // MatMul returns the batched kernel for weights of type w.

@@ -802,7 +802,7 @@ q402loop:
 // out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
 // it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
 // four tokens, which makes a batched prefill cheaper per token than decode.
-TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
+TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $128-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -817,6 +817,10 @@ TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	VMOVUPS Y4, m0-128(SP) // the min terms of the four tokens
+	VMOVUPS Y4, m1-96(SP)
+	VMOVUPS Y4, m2-64(SP)
+	VMOVUPS Y4, m3-32(SP)
 
 #define Q4KX4_TOK(aoff, P, ACC) \
 	VPMADDUBSW aoff(P), Y8, Y12 \
@@ -826,7 +830,11 @@ TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
 	VPMADDWD Y11, Y13, Y13 \
 	VPADDD Y13, ACC, ACC
 
-#define Q4KX4_SCALE(P, IACC, FACC) \
+// Q4KX4_SCALE adds the block's d·d_a·isum lanes into FACC and its
+// dmin·d_a·msum lanes into the token's min accumulator at MACC(SP) (no
+// register is left for it), which is subtracted at the end as in
+// mvQ4KAVX2, so that each token gets MatVec's bits.
+#define Q4KX4_SCALE(P, IACC, FACC, MACC) \
 	VCVTDQ2PS IACC, IACC \
 	VBROADCASTSS (P), X10 \
 	VMULPS X10, X9, X10 \
@@ -836,7 +844,9 @@ TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
 	VCVTDQ2PS Y12, Y12 \
 	VMOVSHDUP X10, X13 \
 	VBROADCASTSS X13, Y13 \
-	VFNMADD231PS Y13, Y12, FACC
+	VMOVUPS MACC(SP), Y11 \
+	VFMADD231PS Y13, Y12, Y11 \
+	VMOVUPS Y11, MACC(SP)
 
 q4k2x4loop:
 	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
@@ -916,10 +926,10 @@ q4k2x4loop:
 	VPBROADCASTQ X8, Y8
 	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
 	VCVTPH2PS (SI), X9                // d, dmin
-	Q4KX4_SCALE(DI, Y0, Y4)
-	Q4KX4_SCALE(R10, Y1, Y5)
-	Q4KX4_SCALE(R11, Y2, Y6)
-	Q4KX4_SCALE(R12, Y3, Y7)
+	Q4KX4_SCALE(DI, Y0, Y4, m0-128)
+	Q4KX4_SCALE(R10, Y1, Y5, m1-96)
+	Q4KX4_SCALE(R11, Y2, Y6, m2-64)
+	Q4KX4_SCALE(R12, Y3, Y7, m3-32)
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -942,6 +952,10 @@ q4k2x4loop:
 	MOVSS X0, (AX) \
 	ADDQ BX, AX
 
+	VSUBPS m0-128(SP), Y4, Y4
+	VSUBPS m1-96(SP), Y5, Y5
+	VSUBPS m2-64(SP), Y6, Y6
+	VSUBPS m3-32(SP), Y7, Y7
 	HSUM2_STORE(Y4, X4)
 	HSUM2_STORE(Y5, X5)
 	HSUM2_STORE(Y6, X6)
@@ -1542,7 +1556,7 @@ q3k2loop:
 // out[t] = dotQ5_K(w, a[t*astride:]), as mvQ5KAVX2 computes
 // it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
 // four tokens, which makes a batched prefill cheaper per token than decode.
-TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $0-80
+TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $128-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -1557,6 +1571,10 @@ TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $0-80
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	VMOVUPS Y4, m0-128(SP) // the min terms of the four tokens
+	VMOVUPS Y4, m1-96(SP)
+	VMOVUPS Y4, m2-64(SP)
+	VMOVUPS Y4, m3-32(SP)
 
 q5k2x4loop:
 	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
@@ -1667,10 +1685,10 @@ q5k2x4loop:
 	VPBROADCASTQ X8, Y8
 	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
 	VCVTPH2PS (SI), X9                // d, dmin
-	Q4KX4_SCALE(DI, Y0, Y4)
-	Q4KX4_SCALE(R10, Y1, Y5)
-	Q4KX4_SCALE(R11, Y2, Y6)
-	Q4KX4_SCALE(R12, Y3, Y7)
+	Q4KX4_SCALE(DI, Y0, Y4, m0-128)
+	Q4KX4_SCALE(R10, Y1, Y5, m1-96)
+	Q4KX4_SCALE(R11, Y2, Y6, m2-64)
+	Q4KX4_SCALE(R12, Y3, Y7, m3-32)
 
 	ADDQ $176, SI
 	ADDQ $292, DI
@@ -1683,6 +1701,10 @@ q5k2x4loop:
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 
+	VSUBPS m0-128(SP), Y4, Y4
+	VSUBPS m1-96(SP), Y5, Y5
+	VSUBPS m2-64(SP), Y6, Y6
+	VSUBPS m3-32(SP), Y7, Y7
 	HSUM2_STORE(Y4, X4)
 	HSUM2_STORE(Y5, X5)
 	HSUM2_STORE(Y6, X6)

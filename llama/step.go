@@ -1,0 +1,353 @@
+package llama
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/smolgo/smolgo/tensor"
+)
+
+// One forward pass computes several sequences at once (continuous batching):
+// their rows (one per new token) are stacked, every weight product runs over
+// the stack so each weight block is read once per pass for all of them, and
+// only RoPE, the KV store and attention look at which sequence a row belongs
+// to. Forward is the one-sequence case of the same code.
+//
+// A sequence's numbers do not depend on its neighbours. The products are the
+// only place where rows meet, and quant's kernels give a row the same bits in
+// any product of fewer than gemmRows rows (the four-token kernels compute what
+// MatVec does); a product of gemmRows or more goes through the K-quant GEMM,
+// which sums in another order. So the rows of "small" sequences (fewer than
+// gemmRows new tokens: decode steps, drafts) share product calls of at most
+// maxSmallRows rows, and each larger sequence (a prompt chunk) gets product
+// calls of its own, exactly the calls it would get alone.
+
+const (
+	// gemmRows is the product size from which quant's K-quant MatMul
+	// switches to its GEMM (quant's gemmMinTokens).
+	gemmRows = 24
+	// maxSmallRows is the most rows of small sequences one product call
+	// takes: just under gemmRows.
+	maxSmallRows = gemmRows - 1
+)
+
+// job is one sequence's work in Forward or Step: tokens to append to c and
+// where the logits of the last len(out)/Vocab of them go.
+type job struct {
+	c      *Cache
+	tokens []int32
+	out    []float32
+	start  int // c.Len() before the call
+	done   int // tokens already run
+}
+
+// piece is one sequence's part of a pass: tokens placed at positions pos...
+// in the rows [row, row+len(tokens)) of the pass's buffers, and where the
+// logits of its last len(out)/Vocab tokens go (nil: none).
+type piece struct {
+	c      *Cache
+	tokens []int32
+	pos    int
+	out    []float32
+	row    int
+}
+
+// span is a range of rows that one product call covers.
+type span struct{ lo, hi int }
+
+// run runs jobs (already checked) in passes of at most batch tokens: each
+// job's tokens are cut at multiples of batch from its first, as Forward
+// always has, and packed into passes in order. On any error every cache goes
+// back to its length before the call.
+func (m *Model) run(ctx context.Context, b *buffers, jobs []job, batch int) error {
+	for i := range jobs {
+		j := &jobs[i]
+		j.start, j.done = j.c.n, 0
+		j.c.reserve(j.start + len(j.tokens))
+	}
+	V := m.Config.Vocab
+	for {
+		ps, room := b.pieces[:0], batch
+		for i := range jobs {
+			j := &jobs[i]
+			n := len(j.tokens)
+			take := min(n-j.done, batch)
+			if take == 0 || take > room {
+				continue
+			}
+			p := piece{c: j.c, tokens: j.tokens[j.done : j.done+take], pos: j.start + j.done}
+			// The logits asked for are the last R rows of the job; this
+			// piece holds the ones in [max(first, done), done+take).
+			first := n - len(j.out)/V
+			if lo := max(first, j.done); lo < j.done+take {
+				p.out = j.out[(lo-first)*V : (j.done+take-first)*V]
+			}
+			ps = append(ps, p)
+			j.done += take
+			room -= take
+		}
+		b.pieces = ps
+		if len(ps) == 0 {
+			return nil
+		}
+		if err := m.pass(ctx, b, ps); err != nil {
+			for i := range jobs {
+				jobs[i].c.n = jobs[i].start
+			}
+			return err
+		}
+	}
+}
+
+// layout places entries of counts[i] rows (0 for none) in rows[i]: the small
+// ones (fewer than gemmRows) first, in order, then the others, and returns
+// the product calls over them: the small rows cut into even calls of at most
+// maxSmallRows, then one call per large entry.
+func layout(counts, rows []int, spans []span) []span {
+	r := 0
+	for i, n := range counts {
+		if n > 0 && n < gemmRows {
+			rows[i] = r
+			r += n
+		}
+	}
+	spans = spans[:0]
+	if small := r; small > 0 {
+		k := (small + maxSmallRows - 1) / maxSmallRows
+		for j := range k {
+			spans = append(spans, span{small * j / k, small * (j + 1) / k})
+		}
+	}
+	for i, n := range counts {
+		if n >= gemmRows {
+			rows[i] = r
+			spans = append(spans, span{r, r + n})
+			r += n
+		}
+	}
+	return spans
+}
+
+// pass runs one forward pass over pieces of distinct caches, at most the
+// model's batch size in all, and grows each cache by its piece.
+func (m *Model) pass(ctx context.Context, b *buffers, ps []piece) error {
+	cfg := &m.Config
+	E, half := cfg.Embd, cfg.Rope.Dims/2
+	n := 0
+	b.counts, b.rows = b.counts[:0], b.rows[:0]
+	for _, p := range ps {
+		n += len(p.tokens)
+		b.counts = append(b.counts, len(p.tokens))
+		b.rows = append(b.rows, 0)
+	}
+	b.ensure(cfg, n)
+	b.spans = layout(b.counts, b.rows, b.spans)
+	x := b.x[:n*E]
+	for i := range ps {
+		p := &ps[i]
+		p.row = b.rows[i]
+		for t, tok := range p.tokens {
+			r := p.row + t
+			if err := m.embd.Row(int(tok), x[r*E:(r+1)*E]); err != nil {
+				return fmt.Errorf("llama: embedding: %w", err)
+			}
+			cfg.Rope.Angles(p.pos+t, b.cos[r*half:(r+1)*half], b.sin[r*half:(r+1)*half])
+		}
+	}
+	for l := range m.layers {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := m.layer(b, ps, l, n); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		p.c.n = p.pos + len(p.tokens)
+	}
+	return m.logits(b, ps)
+}
+
+// logits writes the logits of the pieces that ask for them: final norm and
+// output projection of those rows only, grouped as the layers' products.
+func (m *Model) logits(b *buffers, ps []piece) error {
+	cfg := &m.Config
+	E, V := cfg.Embd, cfg.Vocab
+	b.counts = b.counts[:0]
+	for _, p := range ps {
+		b.counts = append(b.counts, len(p.out)/V)
+	}
+	b.spans = layout(b.counts, b.rows, b.spans)
+	if len(b.spans) == 0 {
+		return nil
+	}
+	small := 0
+	for i, p := range ps {
+		k := b.counts[i]
+		if k < gemmRows {
+			small += k
+		}
+		first := p.row + len(p.tokens) - k
+		for t := range k {
+			o := (b.rows[i] + t) * E
+			tensor.RMSNorm(b.xb[o:o+E], b.x[(first+t)*E:(first+t+1)*E], m.outNorm, cfg.RMSEps)
+		}
+	}
+	// A call that is one piece's rows writes straight into its logits;
+	// calls shared by several pieces go through b.logits.
+	b.logits = grow(b.logits, small*V)
+	for _, s := range b.spans {
+		dst := b.logits[min(s.lo, small)*V : min(s.hi, small)*V]
+		for i, p := range ps {
+			if b.counts[i] > 0 && b.rows[i] == s.lo && b.rows[i]+b.counts[i] == s.hi {
+				dst = p.out
+				b.counts[i] = -b.counts[i] // written
+			}
+		}
+		if err := m.output.Mul(m.pool, &b.mm, dst, b.xb[s.lo*E:s.hi*E], s.hi-s.lo); err != nil {
+			return fmt.Errorf("llama: output: %w", err)
+		}
+	}
+	for i, p := range ps {
+		if k := b.counts[i]; k > 0 {
+			copy(p.out, b.logits[b.rows[i]*V:(b.rows[i]+k)*V])
+		}
+	}
+	return nil
+}
+
+// layer runs transformer block l on the n rows of the pass.
+func (m *Model) layer(b *buffers, ps []piece, l, n int) error {
+	cfg := &m.Config
+	w := &m.layers[l]
+	E, Q, KV, F := cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.FFN
+	x, xb := b.x[:n*E], b.xb[:n*E]
+
+	// Attention.
+	for t := range n {
+		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.AttnNorm, cfg.RMSEps)
+	}
+	for _, s := range b.spans {
+		lo, hi := s.lo, s.hi
+		if err := tensor.MulInto(m.pool, &b.mm, xb[lo*E:hi*E], hi-lo,
+			tensor.Out{M: w.Q, Dst: b.q[lo*Q : hi*Q]}, tensor.Out{M: w.K, Dst: b.k[lo*KV : hi*KV]}, tensor.Out{M: w.V, Dst: b.v[lo*KV : hi*KV]}); err != nil {
+			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+	}
+	rotates := m.nope.Rotates(l)
+	half, hd := cfg.Rope.Dims/2, cfg.HeadDim
+	b.attnJobs, b.attnEnds = b.attnJobs[:0], b.attnEnds[:0]
+	units, work := 0, 0
+	for _, p := range ps {
+		k := len(p.tokens)
+		r0, r1 := p.row, p.row+k
+		q, kk, v := b.q[r0*Q:r1*Q], b.k[r0*KV:r1*KV], b.v[r0*KV:r1*KV]
+		if rotates {
+			for t := r0; t < r1; t++ {
+				cos, sin := b.cos[t*half:(t+1)*half], b.sin[t*half:(t+1)*half]
+				for h := range cfg.Heads {
+					cfg.Rope.Rotate(b.q[t*Q+h*hd:t*Q+(h+1)*hd], cos, sin)
+				}
+				for h := range cfg.KVHeads {
+					cfg.Rope.Rotate(b.k[t*KV+h*hd:t*KV+(h+1)*hd], cos, sin)
+				}
+			}
+		}
+		p.c.rotateIn(q, kk, v) // q8_0 cache: Hadamard rotations (cache_q8.go)
+		p.c.store(l, p.pos, kk, v)
+		var qq []byte
+		if p.c.typ == KVQ8_0 {
+			qb := Q / q8Block * q8Bytes
+			qq = b.qq[r0*qb : r1*qb]
+			quantizeQueries(qq, q)
+		}
+		j := attnJob{m: m, c: p.c, layer: l, pos: p.pos, n: k, q: q, qq: qq, out: b.att[r0*Q : r1*Q],
+			tiled: p.c.typ == KVF32 || (k >= tileKV && p.c.typ == KVF16),
+			runM:  b.runM[r0*cfg.Heads : r1*cfg.Heads], runS: b.runS[r0*cfg.Heads : r1*cfg.Heads]}
+		u := j.units()
+		units += u
+		work += u * (p.pos + k)
+		b.attnJobs = append(b.attnJobs, j)
+		b.attnEnds = append(b.attnEnds, units)
+	}
+	// Hand a thread at least ~64K multiply-adds of attention (decode over a
+	// short cache is less work than a wake-up is worth).
+	grain := max(1, (1<<16)*units/(max(1, work)*hd*2))
+	b.attn = attnBatch{jobs: b.attnJobs, ends: b.attnEnds}
+	m.pool.Run(units, grain, &b.attn)
+	b.attn = attnBatch{}
+	clear(b.attnJobs) // drop the cache pointers
+	for _, p := range ps {
+		p.c.rotateOut(b.att[p.row*Q : (p.row+len(p.tokens))*Q])
+	}
+	proj := b.proj[:n*E]
+	for _, s := range b.spans {
+		if err := w.O.Mul(m.pool, &b.mm, proj[s.lo*E:s.hi*E], b.att[s.lo*Q:s.hi*Q], s.hi-s.lo); err != nil {
+			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+	}
+	tensor.Add(x, proj)
+
+	// Feed-forward.
+	for t := range n {
+		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.FFNNorm, cfg.RMSEps)
+	}
+	for _, s := range b.spans {
+		lo, hi := s.lo, s.hi
+		gate, up := b.gate[lo*F:hi*F], b.up[lo*F:hi*F]
+		if err := tensor.MulSwiGLU(m.pool, &b.mm, gate, gate, up, w.Gate, w.Up, xb[lo*E:hi*E], hi-lo); err != nil {
+			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+		if err := w.Down.Mul(m.pool, &b.mm, proj[lo*E:hi*E], gate, hi-lo); err != nil {
+			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+	}
+	tensor.Add(x, proj)
+	return nil
+}
+
+// attnBatch is the attention of every piece of a pass as one job for the
+// pool: the units of piece i (its (token, head) or (tile, KV head) pairs,
+// see attnJob) are [ends[i-1], ends[i]).
+type attnBatch struct {
+	jobs []attnJob
+	ends []int
+}
+
+func (a *attnBatch) Do(lo, hi int) {
+	start := 0
+	for i := range a.jobs {
+		end := a.ends[i]
+		if s, e := max(lo, start), min(hi, end); s < e {
+			a.jobs[i].Do(s-start, e-start)
+		}
+		if end >= hi {
+			return
+		}
+		start = end
+	}
+}
+
+// store writes the new keys and values of layer l (whole positions, back to
+// back) at positions pos...
+func (c *Cache) store(l, pos int, k, v []float32) {
+	kv := c.model.Config.KVDim()
+	n := len(k) / kv
+	switch c.typ {
+	case KVQ8_0:
+		c.storeQ8(l, pos, k, v)
+		return
+	case KVF32:
+		copy(c.k32[l][pos*kv:], k)
+		copy(c.v32[l][pos*kv:], v)
+		return
+	}
+	dk, dv := c.k16[l][pos*kv:(pos+n)*kv], c.v16[l][pos*kv:(pos+n)*kv]
+	for i := range k {
+		dk[i] = toF16(k[i])
+		dv[i] = toF16(v[i])
+	}
+}
