@@ -36,7 +36,8 @@ type Config struct {
 //
 // Counts are checked against what the file holds before anyone allocates
 // for them: the block count against the file's tensors (each block has
-// tensorsPerLayer of them), the widths against the 2^24 limit and against
+// tensorsPerLayer of them), the embedding width and vocabulary against
+// token_embd.weight, the other widths against the 2^24 limit and against
 // each other, so that a hostile header fails here, at once.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	arch, err := f.Architecture()
@@ -105,14 +106,25 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if err == nil && c.Heads%c.KVHeads != 0 {
 		err = fmt.Errorf("%s %d is not a multiple of %s %d", k("attention.head_count"), c.Heads, k("attention.head_count_kv"), c.KVHeads)
 	}
-	// Vocabulary: the key if present, else the embedding's rows.
+	// Vocabulary: the key if present, else the embedding's rows. Where both
+	// are there they must agree, as must the embedding's width.
+	embd, hasEmbd := f.Tensor("token_embd.weight")
+	hasEmbd = hasEmbd && len(embd.Dims) == 2
 	if err == nil {
 		if _, ok := f.Get(k("vocab_size")); ok {
 			req("vocab_size", &c.Vocab)
-		} else if t, ok := f.Tensor("token_embd.weight"); ok && len(t.Dims) == 2 {
-			c.Vocab = int(t.Dims[1])
+		} else if hasEmbd {
+			c.Vocab = int(embd.Dims[1])
 		} else {
 			err = fmt.Errorf("no %s key and no 2-D token_embd.weight to infer it from", k("vocab_size"))
+		}
+	}
+	if err == nil && hasEmbd {
+		switch {
+		case embd.Dims[0] != uint64(c.Embd):
+			err = fmt.Errorf("%s = %d, but token_embd.weight has rows of %d", k("embedding_length"), c.Embd, embd.Dims[0])
+		case embd.Dims[1] != uint64(c.Vocab):
+			err = fmt.Errorf("%s = %d, but token_embd.weight has %d rows", k("vocab_size"), c.Vocab, embd.Dims[1])
 		}
 	}
 	// RoPE.

@@ -72,13 +72,13 @@ func TestHostileWidths(t *testing.T) {
 		v      uint32
 		errHas string
 	}{
-		{"smollm3.embedding_length", 1 << 24, "token_embd.weight"},
+		{"smollm3.embedding_length", 1 << 24, "smollm3.embedding_length = 16777216, but token_embd.weight has rows of 256"},
 		{"smollm3.embedding_length", 1<<24 + 1, "smollm3.embedding_length"},
 		{"smollm3.feed_forward_length", 1 << 24, "ffn_gate.weight"},
 		{"smollm3.attention.head_count", 1 << 24, "smollm3.attention.head_count"},
 		{"smollm3.attention.head_count_kv", 1 << 24, "smollm3.attention.head_count_kv"},
 		{"smollm3.attention.key_length", 1 << 24, "attn_q.weight"},
-		{"smollm3.vocab_size", 1 << 24, "token_embd.weight"},
+		{"smollm3.vocab_size", 1 << 24, "smollm3.vocab_size = 16777216, but token_embd.weight has 337 rows"},
 	} {
 		f := editDemo(t, setKey(c.key, c.v), nil)
 		var err error
