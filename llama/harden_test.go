@@ -165,3 +165,37 @@ func TestThreadsBounded(t *testing.T) {
 		t.Errorf("Threads() = %d, want 2", m.Threads())
 	}
 }
+
+// Every integer key of the model's header, set to each edge value, gives a
+// model or an error, never a panic, and New never allocates more than a
+// few MB for it: what a header declares costs nothing until the tensors
+// back it.
+func TestHostileHeaderSweep(t *testing.T) {
+	src, err := gguf.Open(demoModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var keys []string
+	for _, kv := range src.KV {
+		if _, ok := kv.Value.(uint32); ok && strings.HasPrefix(kv.Key, "smollm3.") {
+			keys = append(keys, kv.Key)
+		}
+	}
+	if len(keys) < 6 {
+		t.Fatalf("only %d integer keys: %v", len(keys), keys)
+	}
+	for _, key := range keys {
+		for _, v := range []any{uint32(0), uint32(1), uint32(3), uint32(1 << 24), uint32(math.MaxUint32), int64(-1), uint64(1 << 40), "8", float32(8)} {
+			f := rewriteFile(t, src, setKey(key, v), nil)
+			var m *Model
+			bytes := allocated(func() { m, err = New(f, Options{Threads: 1}) })
+			if err == nil {
+				m.Close()
+			}
+			if bytes > 8<<20 {
+				t.Errorf("%s = %v: New allocated %d bytes (err %v)", key, v, bytes, err)
+			}
+		}
+	}
+}
