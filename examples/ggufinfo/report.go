@@ -230,6 +230,7 @@ func summarizeArch(f *gguf.File) *archSummary {
 	plausible := a.Layers <= int64(len(f.Tensors))
 	if !plausible {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("%s.block_count %d is more than the file's %d tensors can hold", arch, a.Layers, len(f.Tensors)))
+		a.NoPELayers = nil // unknown
 	}
 	if arch == "smollm3" && plausible {
 		// llama.cpp hard-codes SmolLM3's NoPE pattern: every fourth layer
@@ -272,7 +273,9 @@ func (r *report) writeText(w io.Writer) error {
 			p("rope scaling\t%s\n", printable(a.RopeScaling))
 		}
 		nope := "none"
-		if len(a.NoPELayers) > 0 {
+		if a.NoPELayers == nil {
+			nope = "unknown"
+		} else if len(a.NoPELayers) > 0 {
 			nope = strings.Trim(fmt.Sprint(a.NoPELayers), "[]")
 		}
 		p("NoPE layers\t%s\n", nope)
