@@ -69,7 +69,7 @@ type archSummary struct {
 	Vocab          int64       `json:"vocab_size"`
 	RopeBase       float32JSON `json:"rope_freq_base,omitempty"`
 	RopeScaling    string      `json:"rope_scaling,omitempty"`
-	NoPELayers     []int       `json:"nope_layers"` // null: unknown (see Warnings)
+	NoPELayers     []int       `json:"nope_layers"`               // null: unknown (see Warnings)
 	TiedEmbeddings *bool       `json:"tied_embeddings,omitempty"` // nil: no token_embd.weight
 	Params         uint64      `json:"parameters"`
 	// Warnings says which of the values above the file cannot back, such as
