@@ -18,7 +18,13 @@ const DefaultAlignment = 32
 
 // Limits on what a file may declare. They are far above what real models
 // use (SmolLM3's vocabulary is 128,256 tokens and 280,147 merges) and keep
-// a hostile file from making the reader allocate much more than its size.
+// a hostile file from making the reader allocate much more than its size:
+// every count in a header is checked against the bytes left before anything
+// is allocated for it, and the worst case (a file of nothing but one-byte
+// keys) costs about 12 bytes of memory per byte of file
+// (TestParseMemoryBounded). Counts inside the metadata (a model's block
+// count, its widths) are the model package's to check against the tensors
+// the file holds.
 const (
 	// MaxDims is the most dimensions a tensor may have (ggml's GGML_MAX_DIMS).
 	MaxDims = 4

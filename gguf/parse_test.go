@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -408,4 +410,66 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("%s: error %q, want %q", path, err, want)
 		}
 	}
+}
+
+// TestParseMemoryBounded parses files that are valid but as dense as the
+// format allows in what costs the reader memory: many keys, many tensors,
+// long arrays of empty strings and of empty arrays. What Parse allocates must
+// stay within a small multiple of the file's size, so that no count in a
+// header can make the reader allocate more than the file could justify.
+func TestParseMemoryBounded(t *testing.T) {
+	const n = 1 << 14
+	arrayOf := func(elem gguf.ValueType, body func(r *raw)) []byte {
+		r := new(raw).header(3, 0, 1)
+		r.str("k").u32(uint32(gguf.ValueArray)).u32(uint32(elem)).u64(n)
+		body(r)
+		return r.data(0)
+	}
+	keys := new(raw).header(3, 0, n)
+	for i := range n {
+		keys.str(fmt.Sprintf("%x", i)).u32(uint32(gguf.ValueUint8)).WriteByte(0)
+	}
+	tensors := new(raw).header(3, n, 0)
+	for i := range n {
+		tensors.tensor(fmt.Sprintf("%x", i), gguf.TypeI8, uint64(32*i), 1)
+	}
+	tensorFile := tensors.data(32 * n)
+	files := map[string][]byte{
+		"keys":    keys.data(0),
+		"tensors": tensorFile,
+		"strings": arrayOf(gguf.ValueString, func(r *raw) {
+			for range n {
+				r.u64(0)
+			}
+		}),
+		"arrays": arrayOf(gguf.ValueArray, func(r *raw) {
+			for range n {
+				r.u32(uint32(gguf.ValueUint8)).u64(0)
+			}
+		}),
+		"u64s": arrayOf(gguf.ValueUint64, func(r *raw) { r.Write(make([]byte, 8*n)) }),
+	}
+	for name, data := range files {
+		_, got, err := parseCounted(t, data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("%s: %d-byte file, %d bytes allocated (%.1f×)", name, len(data), got, float64(got)/float64(len(data)))
+	}
+}
+
+// parseCounted parses data and fails the test if Parse allocated more than
+// a small multiple of len(data); it returns the file, the bytes Parse
+// allocated and the error.
+func parseCounted(t testing.TB, data []byte) (*gguf.File, uint64, error) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f, err := gguf.Parse(data)
+	runtime.ReadMemStats(&after)
+	got := after.TotalAlloc - before.TotalAlloc
+	if limit := 16*uint64(len(data)) + 64<<10; got > limit {
+		t.Errorf("parsing %d bytes allocated %d bytes, more than %d (err %v)", len(data), got, limit, err)
+	}
+	return f, got, err
 }

@@ -8,10 +8,9 @@ import (
 	"github.com/smolgo/smolgo/rope"
 )
 
-// Architectures returns the general.architecture values this package runs.
-// Both are the same graph; smollm3 additionally skips RoPE in some layers,
-// which the caller supplies as a NoPE mask (package smollm3 does).
-func Architectures() []string { return []string{"llama", "smollm3"} }
+// tensorsPerLayer is how many tensors New reads for each block: two norms,
+// four attention projections and three feed-forward matrices.
+const tensorsPerLayer = 9
 
 // Config holds a model's hyper-parameters, read from the `<arch>.*` keys of
 // a GGUF file by ConfigFromGGUF.
@@ -29,20 +28,24 @@ type Config struct {
 	Rope    rope.Config
 }
 
-// ConfigFromGGUF reads the hyper-parameters of a llama-family model. An
-// architecture other than those in Architectures is an error, as is a
-// missing required key or an inconsistent value; errors name the key.
+// ConfigFromGGUF reads the hyper-parameters of a llama-family model from the
+// keys named after the file's general.architecture (`llama.block_count`,
+// `smollm3.block_count`, ...): any architecture name is accepted, and which
+// ones a program runs is the business of its registry (package engine). A
+// missing required key or an inconsistent value is an error naming the key.
+//
+// Counts are checked against what the file holds before anyone allocates
+// for them: the block count against the file's tensors (each block has
+// tensorsPerLayer of them), the embedding width and vocabulary against
+// token_embd.weight, the other widths against the 2^24 limit and against
+// each other, so that a hostile header fails here, at once.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	arch, err := f.Architecture()
 	if err != nil {
 		return Config{}, fmt.Errorf("llama: %w", err)
 	}
-	supported := false
-	for _, a := range Architectures() {
-		supported = supported || a == arch
-	}
-	if !supported {
-		return Config{}, fmt.Errorf("llama: unsupported architecture %q (this package runs %v)", arch, Architectures())
+	if arch == "" {
+		return Config{}, errors.New("llama: general.architecture is empty")
 	}
 	c := Config{Arch: arch}
 	k := func(name string) string { return arch + "." + name }
@@ -78,6 +81,10 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		*dst, err = f.Float32(k(name))
 	}
 	req("block_count", &c.Layers)
+	if err == nil && c.Layers > len(f.Tensors)/tensorsPerLayer {
+		err = fmt.Errorf("%s = %d, but the file has %d tensors, room for at most %d blocks of %d tensors",
+			k("block_count"), c.Layers, len(f.Tensors), len(f.Tensors)/tensorsPerLayer, tensorsPerLayer)
+	}
 	req("embedding_length", &c.Embd)
 	req("feed_forward_length", &c.FFN)
 	req("attention.head_count", &c.Heads)
@@ -99,14 +106,25 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if err == nil && c.Heads%c.KVHeads != 0 {
 		err = fmt.Errorf("%s %d is not a multiple of %s %d", k("attention.head_count"), c.Heads, k("attention.head_count_kv"), c.KVHeads)
 	}
-	// Vocabulary: the key if present, else the embedding's rows.
+	// Vocabulary: the key if present, else the embedding's rows. Where both
+	// are there they must agree, as must the embedding's width.
+	embd, hasEmbd := f.Tensor("token_embd.weight")
+	hasEmbd = hasEmbd && len(embd.Dims) == 2
 	if err == nil {
 		if _, ok := f.Get(k("vocab_size")); ok {
 			req("vocab_size", &c.Vocab)
-		} else if t, ok := f.Tensor("token_embd.weight"); ok && len(t.Dims) == 2 {
-			c.Vocab = int(t.Dims[1])
+		} else if hasEmbd {
+			c.Vocab = int(embd.Dims[1])
 		} else {
 			err = fmt.Errorf("no %s key and no 2-D token_embd.weight to infer it from", k("vocab_size"))
+		}
+	}
+	if err == nil && hasEmbd {
+		switch {
+		case embd.Dims[0] != uint64(c.Embd):
+			err = fmt.Errorf("%s = %d, but token_embd.weight has rows of %d", k("embedding_length"), c.Embd, embd.Dims[0])
+		case embd.Dims[1] != uint64(c.Vocab):
+			err = fmt.Errorf("%s = %d, but token_embd.weight has %d rows", k("vocab_size"), c.Vocab, embd.Dims[1])
 		}
 	}
 	// RoPE.

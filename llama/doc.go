@@ -1,5 +1,6 @@
-// Package llama runs llama-family transformers (general.architecture
-// "llama" and "smollm3") from GGUF files, producing the same next-token
+// Package llama runs llama-family transformers (any general.architecture
+// whose keys and tensors follow llama's layout, such as "llama" and
+// "smollm3") from GGUF files, producing the same next-token
 // logits as llama.cpp's CPU backend to float noise.
 //
 // # Building a model

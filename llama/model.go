@@ -13,7 +13,8 @@ import (
 // Options tune how a Model is built. The zero value is a good default.
 type Options struct {
 	// Threads is the number of threads that share each matrix product;
-	// 0 means runtime.NumCPU().
+	// 0 means runtime.NumCPU(). New rejects a negative count and one above
+	// MaxThreads (each thread is a goroutine with its own work buffers).
 	Threads int
 	// NoPE marks layers that skip RoPE; nil rotates every layer (plain
 	// llama). Its length, if not nil, must equal the layer count.
@@ -26,6 +27,10 @@ type Options struct {
 
 // DefaultBatchSize is the default micro-batch size, llama.cpp's n_ubatch.
 const DefaultBatchSize = 512
+
+// MaxThreads bounds Options.Threads, as engine.MaxThreads bounds the
+// engine's: far more cores than any machine this runs on has.
+const MaxThreads = 1024
 
 // Model is a llama-family transformer whose weights stay in their stored
 // types inside the GGUF file's memory mapping. It is safe for concurrent use
@@ -74,6 +79,9 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 	if opts.BatchSize < 0 {
 		return nil, fmt.Errorf("llama: negative batch size %d", opts.BatchSize)
 	}
+	if opts.Threads < 0 || opts.Threads > MaxThreads {
+		return nil, fmt.Errorf("llama: %d threads; use 1 to %d (0 for one per CPU)", opts.Threads, MaxThreads)
+	}
 	m := &Model{Config: cfg, file: f, nope: opts.NoPE, batch: opts.BatchSize}
 	if m.batch == 0 {
 		m.batch = DefaultBatchSize
@@ -87,7 +95,7 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 	}
 	m.outNorm = ld.vector("output_norm.weight", cfg.Embd)
 	m.layers = make([]LayerWeights, cfg.Layers)
-	for i := range m.layers {
+	for i := 0; i < len(m.layers) && ld.err == nil; i++ {
 		n := func(s string) string { return fmt.Sprintf("blk.%d.%s.weight", i, s) }
 		m.layers[i] = LayerWeights{
 			AttnNorm: ld.vector(n("attn_norm"), cfg.Embd),
@@ -190,7 +198,10 @@ func (l *loader) matrix(name string, cols, rows int) *tensor.Matrix {
 	return m
 }
 
-// vector reads a 1-D f32 tensor (a norm weight) into a new slice.
+// vector reads a 1-D f32 tensor (a norm weight) into a new slice. A NaN or
+// infinite weight is an error naming the tensor and the element: it would
+// turn every activation after it into NaN, and the logits into garbage that
+// sampling cannot tell from a real answer.
 func (l *loader) vector(name string, n int) []float32 {
 	t := l.info(name, n)
 	if t == nil {
@@ -207,6 +218,10 @@ func (l *loader) vector(name string, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
+		if x := float64(v[i]); math.IsNaN(x) || math.IsInf(x, 0) {
+			l.err = fmt.Errorf("tensor %s: element %d is %v; the file is corrupt", name, i, v[i])
+			return nil
+		}
 	}
 	return v
 }

@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,7 +52,7 @@ func main() {
 	interrupts := make(chan os.Signal, 2)
 	signal.Notify(interrupts, os.Interrupt)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, interrupts, log)
-	if err != nil && !errors.Is(err, errQuit) && !errors.Is(err, context.Canceled) {
+	if err != nil && !errors.Is(err, errQuit) && !errors.Is(err, context.Canceled) && !errors.Is(err, flag.ErrHelp) {
 		log.Error("chat failed", "err", err)
 		os.Exit(1)
 	}
@@ -67,6 +68,13 @@ type config struct {
 	speculate             bool
 	color, device         string
 	sampler               sample.Config
+}
+
+// decimal widens x to the float64 with the same shortest decimal form, so
+// that -h shows a default of 0.6 and not 0.6000000238418579.
+func decimal(x float32) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+	return v
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -85,8 +93,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.think, "think", true, "let the model reason before answering")
 	fs.BoolVar(&c.hideReasoning, "hide-reasoning", false, "do not show the reasoning")
 	fs.StringVar(&c.color, "color", "auto", "dim the reasoning and stats: auto, always or never")
-	temp := fs.Float64("temp", float64(defaults.Temperature), "temperature (0: greedy)")
-	topP := fs.Float64("top-p", float64(defaults.TopP), "top-p (1: off)")
+	temp := fs.Float64("temp", decimal(defaults.Temperature), "temperature (0: greedy)")
+	topP := fs.Float64("top-p", decimal(defaults.TopP), "top-p (1: off)")
 	topK := fs.Int("top-k", 0, "top-k (0: off)")
 	minP := fs.Float64("min-p", 0, "min-p (0: off)")
 	repeat := fs.Float64("repeat-penalty", 1, "repetition penalty (1: off)")

@@ -7,9 +7,14 @@
 //
 //	go run ./examples/ggufinfo [-json] [-tensors=false] FILE
 //
-// With -json it prints the same report as one JSON object. A file that is
-// not valid GGUF makes it exit with status 1 and an error naming the
-// problem and its byte offset.
+// With -json it prints the same report as one JSON object; a NaN or
+// infinite float in the file is written as the string "NaN", "+Inf" or
+// "-Inf", since JSON has no such numbers. In the text report, a key, string
+// or tensor name holding control or other non-printing characters is shown
+// quoted with Go escapes (\x1b, \t, \u202e), never written raw to the
+// terminal. A file that is not valid GGUF makes it exit with status 1 and an
+// error naming the problem and its byte offset; -h prints the usage and
+// exits 0.
 package main
 
 import (
@@ -45,7 +50,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: ggufinfo [-json] [-tensors=false] [-v] FILE")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 {

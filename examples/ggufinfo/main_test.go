@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -128,5 +133,117 @@ func TestDemoModel(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("output does not match %s", want)
 		}
+	}
+}
+
+// writeGGUF writes a GGUF file into the test's folder and returns its path.
+func writeGGUF(t *testing.T, kv []gguf.KV, tensors []gguf.WriterTensor) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, kv, tensors); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Control characters in keys, values and tensor names are printed escaped:
+// a file must not be able to drive the terminal that inspects it.
+func TestEscapesControlCharacters(t *testing.T) {
+	path := writeGGUF(t, []gguf.KV{
+		{Key: "general.architecture", Value: "ll\x1b[2Jama"},
+		{Key: "evil\x1b[31m.key", Value: "bell\a and tab\tand \u202eoverride"},
+		{Key: "names", Value: []string{"a\x1b]0;title\a", "b", "c", "d", "e", "f", "g"}},
+		{Key: "nested", Value: []any{[]string{"x\x1by"}}},
+	}, []gguf.WriterTensor{{Name: "t\x1b[0m\r", Dims: []uint64{1}, Type: gguf.TypeF32, Data: make([]byte, 4)}})
+	code, out, errOut := runInfo(t, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for i, r := range out {
+		if r != '\n' && !strconv.IsPrint(r) {
+			t.Fatalf("output holds %U at byte %d: %q", r, i, out[max(0, i-20):min(len(out), i+20)])
+		}
+	}
+	for _, want := range []string{`"evil\x1b[31m.key"`, `\a and tab\tand \u202eoverride`, `"a\x1b]0;title\a"`, `"t\x1b[0m\r"`, `"ll\x1b[2Jama"`, `x\x1by`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+// -json describes a file whose floats are NaN or infinite, writing them as
+// strings; before, encoding failed and the report was cut off.
+func TestJSONNonFinite(t *testing.T) {
+	path := writeGGUF(t, []gguf.KV{
+		{Key: "general.architecture", Value: "llama"},
+		{Key: "llama.rope.freq_base", Value: float32(math.NaN())},
+		{Key: "f64", Value: math.Inf(-1)},
+		{Key: "f32s", Value: []float32{1.5, float32(math.Inf(1)), 0.6}},
+		{Key: "nested", Value: []any{[]float64{math.NaN()}}},
+	}, nil)
+	code, out, errOut := runInfo(t, "-json", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Arch     map[string]any `json:"architecture"`
+		Metadata []metaEntry    `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]any{}
+	for _, m := range r.Metadata {
+		got[m.Key] = m.Value
+	}
+	for key, want := range map[string]string{
+		"llama.rope.freq_base": "NaN",
+		"f64":                  "-Inf",
+		"f32s":                 "[1.5 +Inf 0.6]",
+		"nested":               "[[NaN]]",
+	} {
+		if s := fmt.Sprint(got[key]); s != want {
+			t.Errorf("%s = %s, want %s", key, s, want)
+		}
+	}
+	if r.Arch["rope_freq_base"] != "NaN" {
+		t.Errorf("architecture.rope_freq_base = %v, want \"NaN\"", r.Arch["rope_freq_base"])
+	}
+}
+
+// A block count far beyond what the file's tensors can hold is reported as
+// such, without allocating for it (block_count = 1e9 used to exhaust memory
+// listing SmolLM3's NoPE layers).
+func TestHugeBlockCount(t *testing.T) {
+	path := writeGGUF(t, []gguf.KV{
+		{Key: "general.architecture", Value: "smollm3"},
+		{Key: "smollm3.block_count", Value: uint32(1e9)},
+	}, []gguf.WriterTensor{{Name: "t", Dims: []uint64{1}, Type: gguf.TypeF32, Data: make([]byte, 4)}})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, out, errOut := runInfo(t, "-json", path)
+	runtime.ReadMemStats(&after)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("describing the file allocated %d bytes", n)
+	}
+	if !strings.Contains(out, "smollm3.block_count 1000000000 is more than the file's 1 tensors can hold") || !strings.Contains(out, `"nope_layers": null`) {
+		t.Errorf("no warning about the block count:\n%s", out)
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	code, out, errOut := runInfo(t, "-h")
+	if code != 0 || out != "" || !strings.Contains(errOut, "usage: ggufinfo") || strings.Contains(errOut, "level=") {
+		t.Errorf("-h: exit %d, stdout %q, stderr %q; want exit 0 and only the usage", code, out, errOut)
 	}
 }

@@ -2,12 +2,16 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/smolgo/smolgo/gguf"
 )
@@ -54,20 +58,23 @@ type typeCount struct {
 // archSummary is the model shape read from the <arch>.* keys; fields whose
 // key is missing stay zero.
 type archSummary struct {
-	Name           string  `json:"name"`
-	Layers         int64   `json:"layers"`
-	Embedding      int64   `json:"embedding_length"`
-	FFN            int64   `json:"feed_forward_length"`
-	Heads          int64   `json:"heads"`
-	KVHeads        int64   `json:"kv_heads"`
-	HeadDim        int64   `json:"head_dim"`
-	Context        int64   `json:"context_length"`
-	Vocab          int64   `json:"vocab_size"`
-	RopeBase       float32 `json:"rope_freq_base,omitempty"`
-	RopeScaling    string  `json:"rope_scaling,omitempty"`
-	NoPELayers     []int   `json:"nope_layers"`
-	TiedEmbeddings *bool   `json:"tied_embeddings,omitempty"` // nil: no token_embd.weight
-	Params         uint64  `json:"parameters"`
+	Name           string      `json:"name"`
+	Layers         int64       `json:"layers"`
+	Embedding      int64       `json:"embedding_length"`
+	FFN            int64       `json:"feed_forward_length"`
+	Heads          int64       `json:"heads"`
+	KVHeads        int64       `json:"kv_heads"`
+	HeadDim        int64       `json:"head_dim"`
+	Context        int64       `json:"context_length"`
+	Vocab          int64       `json:"vocab_size"`
+	RopeBase       float32JSON `json:"rope_freq_base,omitempty"`
+	RopeScaling    string      `json:"rope_scaling,omitempty"`
+	NoPELayers     []int       `json:"nope_layers"`               // null: unknown (see Warnings)
+	TiedEmbeddings *bool       `json:"tied_embeddings,omitempty"` // nil: no token_embd.weight
+	Params         uint64      `json:"parameters"`
+	// Warnings says which of the values above the file cannot back, such as
+	// a block count its tensors cannot hold.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func newReport(path string, f *gguf.File) *report {
@@ -109,14 +116,14 @@ func summarize(kv gguf.KV) metaEntry {
 		e.Type = fmt.Sprintf("%T", kv.Value)
 		return e
 	}
-	if typ != gguf.ValueArray {
-		return e
+	if typ == gguf.ValueArray {
+		e.Type = "[]" + elem.String()
+		e.Len = lenOf(kv.Value)
+		if e.Len > arrayPreview {
+			e.Value = head(kv.Value, arrayPreview)
+		}
 	}
-	e.Type = "[]" + elem.String()
-	e.Len = lenOf(kv.Value)
-	if e.Len > arrayPreview {
-		e.Value = head(kv.Value, arrayPreview)
-	}
+	e.Value = jsonFloats(e.Value)
 	return e
 }
 
@@ -214,9 +221,18 @@ func summarizeArch(f *gguf.File) *archSummary {
 			a.Vocab = int64(len(toks))
 		}
 	}
-	a.RopeBase, _ = f.Float32(arch + ".rope.freq_base")
+	base, _ := f.Float32(arch + ".rope.freq_base")
+	a.RopeBase = float32JSON(base)
 	a.RopeScaling, _ = f.String(arch + ".rope.scaling.type")
-	if arch == "smollm3" {
+	// Every block has tensors, so a file cannot hold more blocks than
+	// tensors: a larger count is a broken or hostile header, and listing
+	// its NoPE layers would take memory in proportion to the lie.
+	plausible := a.Layers <= int64(len(f.Tensors))
+	if !plausible {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("%s.block_count %d is more than the file's %d tensors can hold", arch, a.Layers, len(f.Tensors)))
+		a.NoPELayers = nil // unknown
+	}
+	if arch == "smollm3" && plausible {
 		// llama.cpp hard-codes SmolLM3's NoPE pattern: every fourth layer
 		// skips RoPE.
 		for i := range int(a.Layers) {
@@ -239,12 +255,12 @@ func summarizeArch(f *gguf.File) *archSummary {
 func (r *report) writeText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
-	p("file\t%s\n", r.File)
+	p("file\t%s\n", printable(r.File))
 	p("size\t%s (%d bytes)\n", human(uint64(r.FileBytes)), r.FileBytes)
 	p("GGUF\tversion %d, alignment %d, data at byte %d\n", r.Version, r.Alignment, r.DataOffset)
 	if a := r.Arch; a != nil {
 		p("\nARCHITECTURE\n")
-		p("arch\t%s\n", a.Name)
+		p("arch\t%s\n", printable(a.Name))
 		p("layers\t%d\n", a.Layers)
 		p("hidden / ffn\t%d / %d\n", a.Embedding, a.FFN)
 		p("heads / kv heads\t%d / %d (head dim %d)\n", a.Heads, a.KVHeads, a.HeadDim)
@@ -254,19 +270,24 @@ func (r *report) writeText(w io.Writer) error {
 			p("rope base\t%g\n", a.RopeBase)
 		}
 		if a.RopeScaling != "" {
-			p("rope scaling\t%s\n", a.RopeScaling)
+			p("rope scaling\t%s\n", printable(a.RopeScaling))
 		}
 		nope := "none"
-		if len(a.NoPELayers) > 0 {
+		if a.NoPELayers == nil {
+			nope = "unknown"
+		} else if len(a.NoPELayers) > 0 {
 			nope = strings.Trim(fmt.Sprint(a.NoPELayers), "[]")
 		}
 		p("NoPE layers\t%s\n", nope)
 		p("tied embeddings\t%s\n", yesNo(a.TiedEmbeddings))
 		p("parameters\t%s\n", count(a.Params))
+		for _, w := range a.Warnings {
+			p("warning\t%s\n", printable(w))
+		}
 	}
 	p("\nMETADATA (%d keys)\n", len(r.Metadata))
 	for _, m := range r.Metadata {
-		p("%s\t%s\t%s\n", m.Key, m.Type, formatValue(m))
+		p("%s\t%s\t%s\n", printable(m.Key), m.Type, formatValue(m))
 	}
 	p("\nTENSOR TYPES (%d tensors)\n", r.NTensors)
 	for _, c := range r.Types {
@@ -276,7 +297,7 @@ func (r *report) writeText(w io.Writer) error {
 		p("\nTENSORS\n")
 		p("name\ttype\tshape\tbytes\toffset\n")
 		for _, t := range r.Tensors {
-			p("%s\t%s\t%v\t%d\t%d\n", t.Name, t.Type, t.Shape, t.Bytes, t.Offset)
+			p("%s\t%s\t%v\t%d\t%d\n", printable(t.Name), t.Type, t.Shape, t.Bytes, t.Offset)
 		}
 	}
 	return tw.Flush()
@@ -296,7 +317,69 @@ func formatValue(m metaEntry) string {
 			s = fmt.Sprintf("%s ... (%d elements)", strings.TrimSuffix(fmt.Sprint(m.Value), "]"), m.Len)
 		}
 	}
-	return strings.ReplaceAll(s, "\t", `\t`)
+	return printable(s)
+}
+
+// printable returns s as it is when every rune of it prints, and quoted Go
+// style otherwise, so that a key, value or tensor name holding control
+// characters (a terminal escape, a tab that would break the columns, a
+// bidirectional override) is shown escaped rather than acted on.
+func printable(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// float32JSON and float64JSON are floats that encode as JSON numbers when
+// finite and as the strings "NaN", "+Inf" and "-Inf" otherwise: JSON has no
+// such numbers, and a corrupt file must still be described.
+type (
+	float32JSON float32
+	float64JSON float64
+)
+
+func (x float32JSON) MarshalJSON() ([]byte, error) { return floatJSON(float64(x), float32(x)) }
+func (x float64JSON) MarshalJSON() ([]byte, error) { return floatJSON(float64(x), float64(x)) }
+
+// floatJSON encodes v (x widened) the way encoding/json does, or x's name
+// when it is not finite.
+func floatJSON(x float64, v any) ([]byte, error) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return json.Marshal(fmt.Sprint(x))
+	}
+	return json.Marshal(v)
+}
+
+// jsonFloats returns v with its floats (alone, in arrays, in nested arrays)
+// made float32JSON or float64JSON, so that the report encodes whatever
+// numbers the file holds. Other values are returned as they are.
+func jsonFloats(v any) any {
+	switch x := v.(type) {
+	case float32:
+		return float32JSON(x)
+	case float64:
+		return float64JSON(x)
+	case []float32:
+		out := make([]float32JSON, len(x))
+		for i, y := range x {
+			out[i] = float32JSON(y)
+		}
+		return out
+	case []float64:
+		out := make([]float64JSON, len(x))
+		for i, y := range x {
+			out[i] = float64JSON(y)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, y := range x {
+			out[i] = jsonFloats(y)
+		}
+		return out
+	}
+	return v
 }
 
 func yesNo(b *bool) string {

@@ -55,7 +55,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil && !errors.Is(err, flag.ErrHelp) {
 		log.Error("logits failed", "err", err)
 		os.Exit(1)
 	}

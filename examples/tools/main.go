@@ -40,7 +40,7 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, log); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, log); err != nil && !errors.Is(err, flag.ErrHelp) {
 		log.Error("tools failed", "err", err)
 		os.Exit(1)
 	}

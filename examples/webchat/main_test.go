@@ -53,6 +53,7 @@ func TestBadArguments(t *testing.T) {
 		code int
 		want string
 	}{
+		{[]string{"-h"}, 0, "usage"},
 		{[]string{"-nope"}, 2, "flag provided but not defined"},
 		{[]string{"extra"}, 2, "usage"},
 		{[]string{"-model", "/does/not/exist.gguf"}, 1, "exist.gguf"},

@@ -6,13 +6,25 @@
 // absent, a test that needs it skips with a message, except under CI
 // (CI=true), where a missing folder fails the test: CI must not pass by
 // testing nothing. SMOLGO_SHARED overrides the location.
+//
+// A skip alone would go unseen: `go test ./...` prints nothing but "ok" for a
+// package that passes, discarding whatever its tests wrote to stdout and
+// stderr (only -v, -json and `go test` in one package's folder show it). So
+// the first skip in each test binary also writes one line to the terminal
+// (/dev/tty, or stderr where there is none):
+//
+//	smolgo: github.com/smolgo/smolgo/llama: reference data not found (../shared); tests that need it are skipped (set SMOLGO_SHARED)
+//
+// A cached result prints nothing again, as go test replays only "ok (cached)".
 package sharedtest
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -92,7 +104,58 @@ func missing(t testing.TB, why string) {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("reference data missing under CI: %s (CI must have ../shared beside the repository)", why)
 	}
+	noticeOnce.Do(func() { notice() })
 	t.Skipf("reference data not found, skipping: %s (place the shared folder beside the repository or set SMOLGO_SHARED)", why)
+}
+
+// noticeOnce makes the terminal notice one line per test binary.
+var noticeOnce sync.Once
+
+// notice tells the person running the tests, once, that some were skipped.
+func notice() {
+	w := io.Writer(os.Stderr)
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		defer tty.Close()
+		w = tty
+	}
+	wd, _ := os.Getwd()
+	writeNotice(w, packageOf(wd))
+}
+
+// writeNotice writes the skip notice for the package pkg.
+func writeNotice(w io.Writer, pkg string) {
+	where := "../shared"
+	if d := os.Getenv("SMOLGO_SHARED"); d != "" {
+		where = "SMOLGO_SHARED=" + d
+	}
+	fmt.Fprintf(w, "smolgo: %s: reference data not found (%s); tests that need it are skipped (set SMOLGO_SHARED)\n", pkg, where)
+}
+
+// packageOf names the package whose folder is dir (go test runs a test
+// binary there): its import path when dir lies in a module, else dir.
+func packageOf(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			rel, err := filepath.Rel(d, dir)
+			if err != nil {
+				return dir
+			}
+			return filepath.ToSlash(filepath.Join(modulePath(b), rel))
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+// modulePath returns the path on the module line of a go.mod file.
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return "?"
 }
 
 var (
