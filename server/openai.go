@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,21 +20,12 @@ import (
 // chatRequest is the body of POST /v1/chat/completions. Fields not listed
 // (user, metadata, ...) are accepted and ignored.
 type chatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []chatMessage   `json:"messages"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *streamOptions  `json:"stream_options"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	TopK                *int            `json:"top_k"` // llama.cpp extension
-	MinP                *float64        `json:"min_p"` // llama.cpp extension
-	MaxTokens           *int            `json:"max_tokens"`
+	Model         string         `json:"model"`
+	Messages      []chatMessage  `json:"messages"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options"`
+	sampling
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Seed                *int64          `json:"seed"`
-	PresencePenalty     *float64        `json:"presence_penalty"`
-	FrequencyPenalty    *float64        `json:"frequency_penalty"`
-	RepeatPenalty       *float64        `json:"repeat_penalty"` // llama.cpp extension
-	Stop                json.RawMessage `json:"stop"`
 	N                   *int            `json:"n"`
 	Tools               json.RawMessage `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
@@ -50,6 +42,21 @@ type chatRequest struct {
 	// made with POST /api/sessions, so its KV cache is kept for this
 	// conversation alone.
 	SessionID string `json:"session_id"`
+}
+
+// sampling holds the sampling fields that the OpenAI endpoints
+// (chat and plain completions) share.
+type sampling struct {
+	Temperature      *float64        `json:"temperature"`
+	TopP             *float64        `json:"top_p"`
+	TopK             *int            `json:"top_k"` // llama.cpp extension
+	MinP             *float64        `json:"min_p"` // llama.cpp extension
+	MaxTokens        *int            `json:"max_tokens"`
+	Seed             *int64          `json:"seed"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
+	RepeatPenalty    *float64        `json:"repeat_penalty"` // llama.cpp extension
+	Stop             json.RawMessage `json:"stop"`
 }
 
 type streamOptions struct {
@@ -165,10 +172,16 @@ const maxStopStrings = 16
 type chatJob struct {
 	msgs []engine.Message
 	opts engine.GenerateOptions
-	// format constrains the answer (response_format, grammar, or a forced
-	// tool call); the engine turns it into opts.Constraint.
-	format *grammar.Grammar
+	// format builds the grammar that constrains the answer
+	// (response_format, grammar, or a forced tool call); the engine turns
+	// it into opts.Constraint. It runs once the request holds a slot.
+	format grammarBuild
 }
+
+// grammarBuild compiles a request's grammar. Compiling a large schema costs
+// real CPU, so it runs under the request's context after the request got a
+// generation slot (it counts against the queue), never during validation.
+type grammarBuild func(ctx context.Context) (*grammar.Grammar, error)
 
 // validate checks the request and converts it to engine messages and
 // options, with cfg's limits and default sampler; ctxLen bounds max_tokens.
@@ -283,7 +296,7 @@ func (m *chatMessage) toEngine(i int) (engine.Message, error) {
 }
 
 // sampler applies the request's sampling settings over cfg's defaults.
-func (req *chatRequest) sampler(cfg *Config) (c sample.Config, err error) {
+func (req *sampling) sampler(cfg *Config) (c sample.Config, err error) {
 	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
 		return c, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)
 	}
@@ -385,7 +398,8 @@ func decodeError(err error, limit int64) *apiError {
 	case errors.As(err, &syn):
 		return badRequest("", "request body is not valid JSON: %v (at byte %d)", err, syn.Offset)
 	case errors.As(err, &typ):
-		return badRequest(typ.Field, "request body: field %q must be %s, not JSON %s", typ.Field, typ.Type, typ.Value)
+		field := strings.TrimPrefix(typ.Field, "sampling.") // an embedded struct's name is no part of the wire format
+		return badRequest(field, "request body: field %q must be %s, not JSON %s", field, typ.Type, typ.Value)
 	case errors.Is(err, errEmptyBody):
 		return badRequest("", "request body is empty; send a JSON object")
 	}
