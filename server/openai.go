@@ -190,19 +190,14 @@ func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
 		return nil, badRequest("messages", "messages must be a non-empty array")
 	}
 	job := &chatJob{msgs: make([]engine.Message, 0, len(req.Messages))}
-	total := 0
 	for i, m := range req.Messages {
 		msg, err := m.toEngine(i)
 		if err != nil {
 			return nil, err
 		}
-		total += len(msg.Content) + len(msg.ReasoningContent)
-		for _, c := range msg.ToolCalls {
-			total += len(c.Name) + len(c.Arguments)
-		}
 		job.msgs = append(job.msgs, msg)
 	}
-	if cfg.MaxPromptBytes > 0 && total > cfg.MaxPromptBytes {
+	if total := messagesBytes(job.msgs); cfg.MaxPromptBytes > 0 && total > cfg.MaxPromptBytes {
 		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
 			Param: "messages", Code: "context_length_exceeded",
 			Message: fmt.Sprintf("the messages are %d bytes of text; this server accepts at most %d", total, cfg.MaxPromptBytes)}

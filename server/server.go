@@ -490,8 +490,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// The whole request, body included; the deadline is lifted once
 		// the handler has read the body, so long answers still stream.
 		ReadTimeout: s.cfg.ReadTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.log.Info("serving", "addr", ln.Addr().String(), "model", s.engine.ModelName(),
 		"context", s.engine.ContextLength(), "slots", s.cfg.Slots, "max_queue", s.cfg.MaxQueue)
