@@ -424,8 +424,11 @@ func (rs *responseStream) emit(typ string, fields map[string]any) {
 	if !rs.started {
 		rs.started = true
 		rs.out.begin()
-		rs.emit("response.created", map[string]any{"response": rs.object("in_progress")})
-		rs.emit("response.in_progress", map[string]any{"response": rs.object("in_progress")})
+		// The items come after, in their own events.
+		early := *rs.object("in_progress")
+		early.Output = []*outputItem{}
+		rs.emit("response.created", map[string]any{"response": &early})
+		rs.emit("response.in_progress", map[string]any{"response": &early})
 	}
 	fields["type"] = typ
 	fields["sequence_number"] = rs.seq
