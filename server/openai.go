@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 
@@ -387,6 +388,9 @@ func decodeError(err error, limit int64) *apiError {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case isTimeout(err):
+		return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error",
+			Code: "request_timeout", Message: "the request body was not received in time"}
 	case errors.As(err, &tooBig):
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 			Code: "request_too_large", Message: fmt.Sprintf("request body is larger than %d bytes", limit)}
@@ -402,6 +406,13 @@ func decodeError(err error, limit int64) *apiError {
 }
 
 var errEmptyBody = errors.New("empty body")
+
+// isTimeout reports a read that hit the connection's deadline (the server's
+// ReadTimeout).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
 
 // --- responses ---
 

@@ -228,8 +228,13 @@ type Session struct {
 	running atomic.Bool
 }
 
-// Reset implements server.Session.
+// Reset implements server.Session. Like engine.Session's, it waits for a
+// running generation to finish, so a server that resets a busy session
+// while holding a lock shows up in tests as a stall.
 func (s *Session) Reset() {
+	for s.running.Load() {
+		time.Sleep(time.Millisecond)
+	}
 	s.mu.Lock()
 	s.cache = nil
 	s.mu.Unlock()
