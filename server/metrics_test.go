@@ -88,8 +88,8 @@ func TestMetrics(t *testing.T) {
 		`smolgo_generations_total{endpoint="chat",stop_reason="stop"}`:             1,
 		`smolgo_time_to_first_token_seconds_count`:                                 1,
 		`smolgo_time_to_first_token_seconds_bucket{le="+Inf"}`:                     1,
-		`smolgo_slots_busy`:                                                        0,
-		`smolgo_queue_length`:                                                      0,
+		`smolgo_slots_busy`:   0,
+		`smolgo_queue_length`: 0,
 	} {
 		if got, ok := after[name]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
