@@ -44,6 +44,20 @@ func (s *Server) tokenizing() (Tokenizing, *apiError) {
 	return t, nil
 }
 
+// tokenizerRequest reads the body of a request that needs the engine's
+// vocabulary into v; it writes the error and returns false when it fails.
+func (s *Server) tokenizerRequest(w http.ResponseWriter, r *http.Request, v any) (Tokenizing, bool) {
+	if !s.readRequest(w, r, v, nil) {
+		return nil, false
+	}
+	tok, ae := s.tokenizing()
+	if ae != nil {
+		writeError(w, ae)
+		return nil, false
+	}
+	return tok, true
+}
+
 // promptTokens reads prompt: a string, an array of one string, an array of
 // token ids, or an array of one such array.
 func (s *Server) promptTokens(raw json.RawMessage, tok Tokenizing) ([]int32, *apiError) {
@@ -139,15 +153,11 @@ func (req *completionRequest) validate(s *Server, tok Tokenizing) (*chatJob, *ap
 // handleCompletions serves POST /v1/completions.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var req completionRequest
-	if !s.readRequest(w, r, &req, nil) {
+	tok, ok := s.tokenizerRequest(w, r, &req)
+	if !ok {
 		return
 	}
 	if ae := s.checkModel(req.Model); ae != nil {
-		writeError(w, ae)
-		return
-	}
-	tok, ae := s.tokenizing()
-	if ae != nil {
 		writeError(w, ae)
 		return
 	}
@@ -319,12 +329,8 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		ParseSpecial *bool   `json:"parse_special"`
 		WithPieces   bool    `json:"with_pieces"`
 	}
-	if !s.readRequest(w, r, &req, nil) {
-		return
-	}
-	tok, ae := s.tokenizing()
-	if ae != nil {
-		writeError(w, ae)
+	tok, ok := s.tokenizerRequest(w, r, &req)
+	if !ok {
 		return
 	}
 	if req.Content == nil {
@@ -366,12 +372,8 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Tokens []int32 `json:"tokens"`
 	}
-	if !s.readRequest(w, r, &req, nil) {
-		return
-	}
-	tok, ae := s.tokenizing()
-	if ae != nil {
-		writeError(w, ae)
+	tok, ok := s.tokenizerRequest(w, r, &req)
+	if !ok {
 		return
 	}
 	text, err := tok.Detokenize(req.Tokens)

@@ -110,7 +110,8 @@ func (req *messagesRequest) chat() (*chatRequest, error) {
 		c.Messages = append(c.Messages, msgs...)
 	}
 	var err error
-	if c.Tools, err = anthropicTools(req.Tools); err != nil {
+	if c.Tools, err = flatTools(req.Tools, func(typ string) bool { return typ == "" || typ == "custom" },
+		`client tools ({"name": …, "input_schema": …})`); err != nil {
 		return nil, err
 	}
 	if c.ToolChoice, c.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice); err != nil {
@@ -127,22 +128,7 @@ func (req *messagesRequest) chat() (*chatRequest, error) {
 
 // anthropicText reads a string or an array of text blocks.
 func anthropicText(raw json.RawMessage, param string) (string, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var blocks []anthropicBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", badRequest(param, "%s must be a string or an array of text blocks", param)
-	}
-	var b strings.Builder
-	for j, bl := range blocks {
-		if bl.Type != "text" {
-			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j), "%s[%d]: block type %q is not supported here (only text)", param, j, bl.Type)
-		}
-		b.WriteString(bl.Text)
-	}
-	return b.String(), nil
+	return textContent(raw, param, "text")
 }
 
 // chat converts message i: tool_result blocks become tool messages (before
@@ -203,36 +189,6 @@ func (m *anthropicMessage) chat(i int) ([]chatMessage, error) {
 		out = append(out, msg)
 	}
 	return out, nil
-}
-
-// anthropicTools converts tools ({name, description, input_schema}) to the
-// chat form.
-func anthropicTools(raw json.RawMessage) (json.RawMessage, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var tools []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}
-	if err := json.Unmarshal(raw, &tools); err != nil {
-		return nil, badRequest("tools", "tools must be an array of tools")
-	}
-	out := make([]map[string]any, len(tools))
-	for i, t := range tools {
-		if t.Type != "" && t.Type != "custom" || t.Name == "" {
-			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: only client tools ({\"name\": …, \"input_schema\": …}) are supported", i)
-		}
-		f := map[string]any{"name": t.Name, "description": t.Description}
-		if len(t.InputSchema) > 0 {
-			f["parameters"] = t.InputSchema
-		}
-		out[i] = map[string]any{"type": "function", "function": f}
-	}
-	b, _ := json.Marshal(out)
-	return b, nil
 }
 
 // anthropicToolChoice converts tool_choice ({"type": auto|any|tool|none},

@@ -12,12 +12,23 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
 )
 
 func anthropicClient(url string) anthropic.Client {
 	return anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0))
+}
+
+// recordingEngine is the fake echo engine, sending each conversation it
+// is given on the channel.
+func recordingEngine() (*servertest.Engine, chan []engine.Message) {
+	msgs := make(chan []engine.Message, 8)
+	return &servertest.Engine{Reply: func(m []engine.Message) (string, string) {
+		msgs <- m
+		return servertest.Echo(m)
+	}}, msgs
 }
 
 func userText(s string) []anthropic.MessageParam {
@@ -33,11 +44,7 @@ func blockTypes(m *anthropic.Message) string {
 }
 
 func TestMessagesSDK(t *testing.T) {
-	msgs := make(chan []engine.Message, 8)
-	e := &servertest.Engine{Reply: func(m []engine.Message) (string, string) {
-		msgs <- m
-		return servertest.Echo(m)
-	}}
+	e, msgs := recordingEngine()
 	ts := start(t, e, server.Config{})
 	client := anthropicClient(ts.URL)
 	ctx := context.Background()
@@ -146,11 +153,7 @@ func TestMessagesStreaming(t *testing.T) {
 // stop_reason tool_use, streamed or not; the tool_result goes back to the
 // model as a tool message tied by id.
 func TestMessagesToolUseRoundTrip(t *testing.T) {
-	msgs := make(chan []engine.Message, 8)
-	e := &servertest.Engine{Reply: func(m []engine.Message) (string, string) {
-		msgs <- m
-		return servertest.Echo(m)
-	}}
+	e, msgs := recordingEngine()
 	ts := start(t, e, server.Config{})
 	client := anthropicClient(ts.URL)
 	tools := []anthropic.ToolUnionParam{anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{
@@ -208,13 +211,20 @@ func TestMessagesToolUseRoundTrip(t *testing.T) {
 // TestMessagesForcedToolTinyModel: tool_choice "tool" forces a call on the
 // real model, which then parses against the tool's input_schema.
 func TestMessagesForcedToolTinyModel(t *testing.T) {
-	ts := start(t, tinyEngine(t, 1024), server.Config{})
+	sampler := sample.SmolLM3Defaults()
+	sampler.Seed = 11
+	ts := start(t, tinyEngine(t, 1024), server.Config{Sampler: sampler})
 	client := anthropicClient(ts.URL)
+	// One call (disable_parallel_tool_use): the turn ends when it is
+	// complete. (With parallel calls allowed the random model may go on
+	// calling until max_tokens, which is then the honest stop reason.)
+	choice := anthropic.ToolChoiceParamOfTool("get_weather")
+	choice.OfTool.DisableParallelToolUse = anthropic.Bool(true)
 	res, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{
 		Model: "tiny", MaxTokens: 300, Messages: userText("Weather in Paris?"),
 		Tools: []anthropic.ToolUnionParam{anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{
 			Properties: map[string]any{"city": map[string]any{"type": "string", "maxLength": 10}}, Required: []string{"city"}}, "get_weather")},
-		ToolChoice: anthropic.ToolChoiceParamOfTool("get_weather"),
+		ToolChoice: choice,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -140,22 +141,14 @@ func (m *metrics) write(b *strings.Builder) {
 	defer m.mu.Unlock()
 	p := promWriter{w: b}
 	p.header("smolgo_http_requests_total", "counter", "HTTP requests answered, by route and status.")
-	keys := make([]requestKey, 0, len(m.requests))
-	for k := range m.requests {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b requestKey) int {
+	keys := slices.SortedFunc(maps.Keys(m.requests), func(a, b requestKey) int {
 		return cmp.Or(strings.Compare(a.endpoint, b.endpoint), cmp.Compare(a.status, b.status))
 	})
 	for _, k := range keys {
 		p.sample("smolgo_http_requests_total", labels("endpoint", k.endpoint, "status", strconv.Itoa(k.status)), float64(m.requests[k]))
 	}
 	p.header("smolgo_generations_total", "counter", "Finished generations, by API and stop reason.")
-	gkeys := make([]genKey, 0, len(m.gens))
-	for k := range m.gens {
-		gkeys = append(gkeys, k)
-	}
-	slices.SortFunc(gkeys, func(a, b genKey) int {
+	gkeys := slices.SortedFunc(maps.Keys(m.gens), func(a, b genKey) int {
 		return cmp.Or(strings.Compare(a.endpoint, b.endpoint), strings.Compare(a.stop, b.stop))
 	})
 	for _, k := range gkeys {

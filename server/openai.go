@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/smolgo/smolgo/engine"
@@ -114,7 +115,12 @@ func (e *apiError) body() errorBody {
 // messageText reads a message's content: a string, null, or an array of
 // parts of which only {"type":"text"} is supported.
 func messageText(raw json.RawMessage, i int) (string, error) {
-	param := fmt.Sprintf("messages[%d].content", i)
+	return textContent(raw, fmt.Sprintf("messages[%d].content", i), "text")
+}
+
+// textContent reads content that is a string, null, or an array of parts
+// ({"type": …, "text": …}) whose types are among types.
+func textContent(raw json.RawMessage, param string, types ...string) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -131,8 +137,8 @@ func messageText(raw json.RawMessage, i int) (string, error) {
 	}
 	var b strings.Builder
 	for j, p := range parts {
-		if p.Type != "text" {
-			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j), "%s[%d]: content part type %q is not supported (only \"text\")", param, j, p.Type)
+		if !slices.Contains(types, p.Type) {
+			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j), "%s[%d]: content part type %q is not supported (only %q)", param, j, p.Type, types)
 		}
 		b.WriteString(p.Text)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/smolgo/smolgo/engine"
@@ -72,7 +71,8 @@ func (req *responsesRequest) chat() (*chatRequest, error) {
 		return nil, err
 	}
 	c.Messages = append(c.Messages, msgs...)
-	if c.Tools, err = responseTools(req.Tools); err != nil {
+	if c.Tools, err = flatTools(req.Tools, func(typ string) bool { return typ == "function" },
+		`{"type": "function", "name": …, "parameters": …} tools`); err != nil {
 		return nil, err
 	}
 	if len(req.ToolChoice) > 0 && req.ToolChoice[0] == '{' {
@@ -182,32 +182,18 @@ func responseItems(raw json.RawMessage) ([]chatMessage, error) {
 // responseContent reads an item's content (a string or an array of text
 // parts) as the chat endpoint's string content.
 func responseContent(raw json.RawMessage, param string) (json.RawMessage, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return raw, nil
+	text, err := textContent(raw, param, "input_text", "output_text", "text")
+	if err != nil {
+		return nil, err
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, badRequest(param, "%s must be a string or an array of text parts", param)
-	}
-	var b strings.Builder
-	for j, p := range parts {
-		switch p.Type {
-		case "input_text", "output_text", "text":
-			b.WriteString(p.Text)
-		default:
-			return nil, badRequest(fmt.Sprintf("%s[%d].type", param, j), "%s[%d]: content type %q is not supported (only text)", param, j, p.Type)
-		}
-	}
-	return jsonString(b.String()), nil
+	return jsonString(text), nil
 }
 
-// responseTools converts the Responses API's flat function tools to the
-// chat form ({"type": "function", "function": {...}}).
-func responseTools(raw json.RawMessage) (json.RawMessage, error) {
+// flatTools converts tools written flat ({"type", "name", "description",
+// and "parameters" or Anthropic's "input_schema"}) to the chat form
+// ({"type": "function", "function": {...}}); ok says which types are
+// accepted and what, in an error, names them.
+func flatTools(raw json.RawMessage, ok func(typ string) bool, what string) (json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -216,18 +202,21 @@ func responseTools(raw json.RawMessage) (json.RawMessage, error) {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
 		Parameters  json.RawMessage `json:"parameters"`
+		InputSchema json.RawMessage `json:"input_schema"`
 	}
 	if err := json.Unmarshal(raw, &tools); err != nil {
-		return nil, badRequest("tools", "tools must be an array of function tools")
+		return nil, badRequest("tools", "tools must be an array of tools")
 	}
 	out := make([]map[string]any, len(tools))
 	for i, t := range tools {
-		if t.Type != "function" || t.Name == "" {
-			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: only {\"type\": \"function\", \"name\": …, \"parameters\": …} tools are supported", i)
+		if !ok(t.Type) || t.Name == "" {
+			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: only %s are supported", i, what)
 		}
 		f := map[string]any{"name": t.Name, "description": t.Description}
 		if len(t.Parameters) > 0 {
 			f["parameters"] = t.Parameters
+		} else if len(t.InputSchema) > 0 {
+			f["parameters"] = t.InputSchema
 		}
 		out[i] = map[string]any{"type": "function", "function": f}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
 )
@@ -152,11 +151,7 @@ func TestResponsesStreaming(t *testing.T) {
 // runs it and sends function_call_output after previous_response_id, and
 // the model answers with the result.
 func TestResponsesFunctionToolRoundTrip(t *testing.T) {
-	var mu = make(chan []engine.Message, 4)
-	e := &servertest.Engine{Reply: func(msgs []engine.Message) (string, string) {
-		mu <- msgs
-		return servertest.Echo(msgs)
-	}}
+	e, mu := recordingEngine()
 	ts := start(t, e, server.Config{})
 	client := openaiClient(ts.URL)
 	ctx := context.Background()

@@ -60,27 +60,25 @@ func responseFormat(raw json.RawMessage, gbnf string) (grammarBuild, error) {
 		if build != nil {
 			return nil, badRequest("grammar", "give either grammar or a JSON response_format, not both")
 		}
-		build = func(ctx context.Context) (*grammar.Grammar, error) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			g, err := grammar.Parse(gbnf) // grammar has no context-aware compile yet: pass ctx here when it does
-			if err != nil {
-				return nil, badRequest("grammar", "%v", err)
-			}
-			return g, nil
-		}
+		build = compileUnder("grammar", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.Parse(gbnf) })
 	}
 	return build, nil
 }
 
 // schemaGrammar compiles a JSON schema for the request field param.
 func schemaGrammar(param string, schema json.RawMessage) grammarBuild {
+	return compileUnder(param, func(ctx context.Context) (*grammar.Grammar, error) { return grammar.FromJSONSchema(schema) })
+}
+
+// compileUnder makes a grammarBuild of compile, whose errors are 400s on
+// param. Package grammar has no context-aware compile yet: when it has,
+// the compile functions pass ctx on and nothing else changes.
+func compileUnder(param string, compile func(ctx context.Context) (*grammar.Grammar, error)) grammarBuild {
 	return func(ctx context.Context) (*grammar.Grammar, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		g, err := grammar.FromJSONSchema(schema) // grammar has no context-aware compile yet: pass ctx here when it does
+		g, err := compile(ctx)
 		if err != nil {
 			return nil, badRequest(param, "%s: %v", param, err)
 		}
@@ -156,17 +154,7 @@ func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, grammarBuild, e
 	default:
 		return nil, nil, badRequest("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}")
 	}
-	build := func(ctx context.Context) (*grammar.Grammar, error) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		g, err := grammar.ToolCalls(funcs) // grammar has no context-aware compile yet: pass ctx here when it does
-		if err != nil {
-			return nil, badRequest("tools", "tool_choice needs a grammar for the tools' parameters: %v", err)
-		}
-		return g, nil
-	}
-	return tools, build, nil
+	return tools, compileUnder("tools", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.ToolCalls(funcs) }), nil
 }
 
 // wireToolCall is a call in OpenAI's format (responses, stream deltas and
