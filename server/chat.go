@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
 	"net/http"
 	"strings"
 	"time"
@@ -15,16 +16,8 @@ import (
 
 // handleChat serves POST /v1/chat/completions.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	reqID := requestID(ctx)
-	if s.draining.Load() {
-		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error",
-			Code: "shutting_down", Message: "server is shutting down"})
-		return
-	}
 	var req chatRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		writeError(w, decodeError(err, s.cfg.MaxBodyBytes))
+	if !s.readRequest(w, r, &req, nil) {
 		return
 	}
 	job, err := req.validate(&s.cfg, s.engine.ContextLength())
@@ -36,19 +29,60 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ae)
 		return
 	}
-	if job.format != nil {
-		c, err := s.engine.NewConstraint(job.format)
-		if err != nil {
-			writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "preparing the constraint: " + err.Error()})
-			return
-		}
-		job.opts.Constraint = c
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	s.runJob(w, r, jobRun{endpoint: "chat", idPrefix: "chatcmpl-", sessionID: req.SessionID, stream: req.Stream, job: job},
+		func(ctx context.Context, g *generation) {
+			if req.Stream {
+				g.stream(ctx, includeUsage)
+			} else {
+				g.complete(ctx)
+			}
+		})
+}
+
+// readRequest refuses requests while the server shuts down and decodes the
+// JSON body into v; it writes the error (in errBody's shape; nil means
+// OpenAI's) and returns false when there is one.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, v any, errBody func(*apiError) any) bool {
+	if s.draining.Load() {
+		writeErrorAs(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error",
+			Code: "shutting_down", Message: "server is shutting down"}, errBody)
+		return false
 	}
+	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, v); err != nil {
+		writeErrorAs(w, decodeError(err, s.cfg.MaxBodyBytes), errBody)
+		return false
+	}
+	return true
+}
+
+// jobRun is a validated generation request of any API, for runJob.
+type jobRun struct {
+	endpoint  string // the API, for logs: "chat", "completions", "responses", "messages"
+	idPrefix  string // of the response id
+	sessionID string // a server-side session (POST /api/sessions), or "" for the slot's
+	stream    bool
+	job       *chatJob
+	// errBody writes an error in the API's shape; nil means OpenAI's.
+	errBody func(*apiError) any
+}
+
+// runJob is the path every generation endpoint shares: it takes the named
+// session, waits in line for a slot, compiles the request's grammar under
+// the request's context (holding the slot, so that compilation counts
+// against the queue), and then calls produce, which runs the generation
+// and writes the answer in its API's shape. The context produce gets ends
+// when the client goes away or when shutdown runs out of grace.
+func (s *Server) runJob(w http.ResponseWriter, r *http.Request, jr jobRun, produce func(ctx context.Context, g *generation)) {
+	ctx := r.Context()
+	reqID := requestID(ctx)
+	arrived := time.Now()
+	fail := func(e *apiError) { writeErrorAs(w, e, jr.errBody) }
 
 	// Resources held for the generation (the named session, the slot) are
 	// released as soon as the engine is done, before the last bytes of the
-	// answer are written: a client that reads [DONE] and sends its next
-	// turn at once must find them free.
+	// answer are written: a client that reads the end of its answer and
+	// sends its next turn at once must find them free.
 	var held []func()
 	release := func() {
 		for i := len(held) - 1; i >= 0; i-- {
@@ -61,8 +95,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	// A named session is this conversation's own KV cache; it is held for
 	// the whole generation so that two generations never share it.
 	var sess Session
-	if req.SessionID != "" {
-		named, done, err := s.sessions.acquire(ctx, req.SessionID, s.cfg.SessionWait)
+	if jr.sessionID != "" {
+		named, done, err := s.sessions.acquire(ctx, jr.sessionID, s.cfg.SessionWait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the client left while waiting
@@ -71,32 +105,29 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			if errors.Is(err, errSessionBusy) {
 				status, code = http.StatusConflict, "session_busy"
 			}
-			writeError(w, &apiError{Status: status, Type: "invalid_request_error", Param: "session_id", Code: code, Message: err.Error()})
+			fail(&apiError{Status: status, Type: "invalid_request_error", Param: "session_id", Code: code, Message: err.Error()})
 			return
 		}
 		held = append(held, done)
 		sess = named
 	}
 
-	queued := time.Now()
 	slot, err := s.sched.acquire(ctx)
 	if err != nil {
 		if errors.Is(err, errQueueFull) {
 			busy, waiting := s.sched.load(s.cfg.Slots)
 			s.log.Warn("queue full", "request_id", reqID, "busy", busy, "queued", waiting)
-			writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "queue_full",
+			fail(&apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "queue_full",
 				Message: "model busy: all generation slots are in use and the queue is full; retry shortly"})
 		}
 		return // otherwise the client left while waiting
 	}
 	held = append(held, func() { s.sched.release(slot) })
-	queueWait := time.Since(queued)
+	queueWait := time.Since(arrived)
 	if sess == nil {
 		sess = s.slotSession(slot)
 	}
 
-	// The generation stops when the client goes away or when shutdown
-	// runs out of grace.
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	genCtx, cancel := context.WithCancel(ctx)
@@ -104,17 +135,43 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	stopAfter := context.AfterFunc(s.stopGen, cancel)
 	defer stopAfter()
 
-	g := &generation{s: s, w: w, req: &req, reqID: reqID, release: release, id: newID("chatcmpl-"), created: time.Now().Unix(), queueWait: queueWait, start: time.Now()}
-	if req.Stream {
-		g.stream(genCtx, sess, job)
-	} else {
-		g.complete(genCtx, sess, job)
+	if jr.job.format != nil {
+		if ae := s.prepareConstraint(genCtx, jr.job); ae != nil {
+			if genCtx.Err() == nil {
+				fail(ae)
+			}
+			return
+		}
 	}
+
+	g := &generation{s: s, w: w, job: jr.job, sess: sess, errBody: jr.errBody, reqID: reqID, release: release,
+		id: newID(jr.idPrefix), created: time.Now().Unix(), queueWait: queueWait, arrived: arrived, start: time.Now()}
+	produce(genCtx, g)
+	s.metrics.generation(jr.endpoint, g)
 	st := g.stats
-	s.log.Info("chat completion", "request_id", reqID, "stream", req.Stream, "session", req.SessionID,
+	s.log.Info("generation", "endpoint", jr.endpoint, "request_id", reqID, "stream", jr.stream, "session", jr.sessionID,
 		"slot", slot, "queue_wait", queueWait.Round(time.Microsecond), "duration", time.Since(g.start).Round(time.Microsecond),
 		"prompt_tokens", st.PromptTokens, "cached_tokens", st.CachedTokens, "generated_tokens", st.GeneratedTokens,
 		"prefill_tok_s", round1(st.PrefillTokensPerSec), "decode_tok_s", round1(st.DecodeTokensPerSec), "stop", st.StopReason, "error", g.errText)
+}
+
+// prepareConstraint compiles the job's grammar and makes the engine's
+// constraint from it. Bad schemas are 400s naming the problem.
+func (s *Server) prepareConstraint(ctx context.Context, job *chatJob) *apiError {
+	g, err := job.format(ctx)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return ae
+		}
+		return &apiError{Status: 499, Type: "server_error", Code: "cancelled", Message: "request cancelled: " + err.Error()}
+	}
+	c, err := s.engine.NewConstraint(g)
+	if err != nil {
+		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "preparing the constraint: " + err.Error()}
+	}
+	job.opts.Constraint = c
+	return nil
 }
 
 func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
@@ -150,23 +207,74 @@ func (s *Server) slotSession(slot int) Session {
 	return s.slotSessions[slot]
 }
 
-// generation is one chat completion being produced.
+// generation is one answer being produced, in any API's shape.
 type generation struct {
 	s         *Server
 	w         http.ResponseWriter
-	req       *chatRequest
+	job       *chatJob
+	sess      Session
+	errBody   func(*apiError) any // the API's error shape (nil: OpenAI's)
 	reqID     string
 	id        string
 	created   int64
 	queueWait time.Duration
-	start     time.Time
+	arrived   time.Time // when the request was read
+	start     time.Time // when it got its slot
 
 	release func() // frees the session and slot once the engine is done
 
-	stats     engine.Stats
-	reasoning int            // reasoning events
-	calls     []wireToolCall // the tool calls so far
-	errText   string
+	stats      engine.Stats
+	firstToken time.Duration  // from arrival to the first event (0: none)
+	reasoning  int            // reasoning events
+	calls      []wireToolCall // the tool calls so far
+	errText    string
+}
+
+// events runs the job on the session, recording the time to the first
+// token, the reasoning events and, from EventDone, the stats.
+func (g *generation) events(ctx context.Context) iter.Seq2[engine.Event, error] {
+	return func(yield func(engine.Event, error) bool) {
+		for ev, err := range g.sess.Generate(ctx, g.job.msgs, g.job.opts) {
+			if err != nil {
+				g.errText = err.Error()
+				yield(ev, err)
+				return
+			}
+			switch ev.Kind {
+			case engine.EventDone:
+				g.finish(ev.Stats)
+			case engine.EventReasoning:
+				g.reasoning++
+			}
+			if g.firstToken == 0 && ev.Kind != engine.EventDone {
+				g.firstToken = time.Since(g.arrived)
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// tell reports whether an error should still be written: the client is
+// there, or the server is stopping it.
+func (g *generation) tell(ctx context.Context) bool {
+	return ctx.Err() == nil || g.s.stopGen.Err() != nil
+}
+
+// fail writes an API error in the API's shape.
+func (g *generation) fail(e *apiError) { writeErrorAs(g.w, e, g.errBody) }
+
+// cancelled reports a generation that ended because its context did; it
+// writes the shutdown error when that was the reason.
+func (g *generation) cancelled(ctx context.Context) bool {
+	if g.stats.StopReason != engine.StopCancelled {
+		return false
+	}
+	if g.s.stopGen.Err() != nil {
+		g.fail(g.engineError(ctx, context.Canceled))
+	}
+	return true
 }
 
 // engineError maps an error from the engine to an API error.
@@ -217,24 +325,21 @@ func (g *generation) timings() *timings {
 }
 
 // complete produces a non-streaming answer.
-func (g *generation) complete(ctx context.Context, sess Session, job *chatJob) {
+func (g *generation) complete(ctx context.Context) {
 	var content, reasoning strings.Builder
 	var lps []tokenLogprob
-	for ev, err := range sess.Generate(ctx, job.msgs, job.opts) {
+	for ev, err := range g.events(ctx) {
 		if err != nil {
-			e := g.engineError(ctx, err)
-			g.errText = err.Error()
-			if ctx.Err() == nil || g.s.stopGen.Err() != nil {
-				writeError(g.w, e)
+			if g.tell(ctx) {
+				g.fail(g.engineError(ctx, err))
 			}
 			return
 		}
-		if job.opts.Logprobs {
+		if g.job.opts.Logprobs {
 			lps = append(lps, wireLogprobs(ev.Logprobs)...)
 		}
 		switch ev.Kind {
 		case engine.EventReasoning:
-			g.reasoning++
 			reasoning.WriteString(ev.Text)
 		case engine.EventContent:
 			content.WriteString(ev.Text)
@@ -243,16 +348,11 @@ func (g *generation) complete(ctx context.Context, sess Session, job *chatJob) {
 		case engine.EventToolError:
 			g.badCall(ev)
 			content.WriteString(ev.Text) // nothing the model said is lost
-		case engine.EventDone:
-			g.finish(ev.Stats)
 		}
 	}
 	g.release()
-	if g.stats.StopReason == engine.StopCancelled {
-		if g.s.stopGen.Err() != nil {
-			writeError(g.w, g.engineError(ctx, context.Canceled))
-		}
-		return // the client is gone
+	if g.cancelled(ctx) {
+		return // the client is gone, or shutdown stopped it
 	}
 	msg := responseMessage{Role: "assistant", ToolCalls: g.calls}
 	if text := content.String(); text != "" || len(g.calls) == 0 {
@@ -263,7 +363,7 @@ func (g *generation) complete(ctx context.Context, sess Session, job *chatJob) {
 		msg.ReasoningContent = &r
 	}
 	choice := completionChoice{Index: 0, Message: msg, FinishReason: finishReason(g.stats.StopReason, len(g.calls))}
-	if job.opts.Logprobs {
+	if g.job.opts.Logprobs {
 		choice.Logprobs = &choiceLogprobs{Content: lps}
 	}
 	writeJSON(g.w, http.StatusOK, completion{
@@ -289,7 +389,22 @@ type sse struct {
 	err error
 }
 
-func (e *sse) data(v any) {
+func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
+
+// begin sends the headers of an event stream.
+func (e *sse) begin() {
+	h := e.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	e.w.WriteHeader(http.StatusOK)
+}
+
+// data writes an event with only a data line: v as JSON, or a string as it is.
+func (e *sse) data(v any) { e.event("", v) }
+
+// event writes an event of the given type (none when empty) with v as its data.
+func (e *sse) event(name string, v any) {
 	if e.err != nil {
 		return
 	}
@@ -302,7 +417,12 @@ func (e *sse) data(v any) {
 			return
 		}
 	}
-	buf := make([]byte, 0, len(b)+8)
+	buf := make([]byte, 0, len(name)+len(b)+16)
+	if name != "" {
+		buf = append(buf, "event: "...)
+		buf = append(buf, name...)
+		buf = append(buf, '\n')
+	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, b...)
 	buf = append(buf, "\n\n"...)
@@ -317,31 +437,25 @@ func (e *sse) data(v any) {
 // then (with stream_options.include_usage) a usage chunk, then [DONE].
 // Headers are sent with the first event, so an error before it (context
 // full) is still a plain JSON error with its status code.
-func (g *generation) stream(ctx context.Context, sess Session, job *chatJob) {
-	out := &sse{w: g.w, rc: http.NewResponseController(g.w)}
+func (g *generation) stream(ctx context.Context, includeUsage bool) {
+	out := newSSE(g.w)
 	started := false
 	begin := func() {
-		h := g.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		g.w.WriteHeader(http.StatusOK)
+		out.begin()
 		started = true
 		empty := ""
 		out.data(g.chunk(delta{Role: "assistant", Content: &empty}, nil))
 	}
-	includeUsage := g.req.StreamOptions != nil && g.req.StreamOptions.IncludeUsage
-	for ev, err := range sess.Generate(ctx, job.msgs, job.opts) {
+	for ev, err := range g.events(ctx) {
 		if err != nil {
 			e := g.engineError(ctx, err)
-			g.errText = err.Error()
 			if !started {
-				if ctx.Err() == nil || g.s.stopGen.Err() != nil {
-					writeError(g.w, e)
+				if g.tell(ctx) {
+					g.fail(e)
 				}
 				return
 			}
-			if ctx.Err() == nil || g.s.stopGen.Err() != nil {
+			if g.tell(ctx) {
 				out.data(e.body())
 				out.data("[DONE]")
 			}
@@ -351,12 +465,11 @@ func (g *generation) stream(ctx context.Context, sess Session, job *chatJob) {
 			begin()
 		}
 		var lp *choiceLogprobs
-		if job.opts.Logprobs && len(ev.Logprobs) > 0 {
+		if g.job.opts.Logprobs && len(ev.Logprobs) > 0 {
 			lp = &choiceLogprobs{Content: wireLogprobs(ev.Logprobs)}
 		}
 		switch ev.Kind {
 		case engine.EventReasoning:
-			g.reasoning++
 			t := ev.Text
 			out.data(g.chunkLP(delta{ReasoningContent: &t}, lp))
 		case engine.EventContent:
@@ -372,8 +485,6 @@ func (g *generation) stream(ctx context.Context, sess Session, job *chatJob) {
 			g.badCall(ev)
 			t := ev.Text
 			out.data(g.chunkLP(delta{Content: &t}, lp))
-		case engine.EventDone:
-			g.finish(ev.Stats)
 		}
 		if out.err != nil {
 			g.errText = "write: " + out.err.Error()

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/smolgo/smolgo/engine"
@@ -82,4 +83,75 @@ func (e *modelEngine) NewSession() Session { return e.m.NewSession() }
 func (e *modelEngine) Load() engine.Load   { return e.m.Load() }
 func (e *modelEngine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) {
 	return e.m.NewConstraint(g)
+}
+
+// Tokenizing is implemented by engines that expose their vocabulary:
+// POST /tokenize, /detokenize and /v1/completions (whose prompt is text or
+// tokens, with no chat template) need it.
+type Tokenizing interface {
+	// Tokenize turns text into token ids; with special, special tokens
+	// written in the text ("<|im_end|>") become their ids.
+	Tokenize(text string, special bool) ([]int32, error)
+	// Detokenize turns ids back into text (special tokens included); an id
+	// outside the vocabulary is an error.
+	Detokenize(ids []int32) (string, error)
+	// TokenPiece is the text of one token (it may be part of a UTF-8
+	// character).
+	TokenPiece(id int32) (string, error)
+}
+
+func (e *modelEngine) tokenizer() (engine.Tokenizer, error) {
+	tok, err := e.m.Format().Tokenizer()
+	if err != nil {
+		return nil, fmt.Errorf("the model has no usable tokenizer: %w", err)
+	}
+	return tok, nil
+}
+
+func (e *modelEngine) Tokenize(text string, special bool) ([]int32, error) {
+	tok, err := e.tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	return tok.Encode(text, special), nil
+}
+
+func (e *modelEngine) Detokenize(ids []int32) (string, error) {
+	tok, err := e.tokenizer()
+	if err != nil {
+		return "", err
+	}
+	if err := checkIDs(ids, tok.Len()); err != nil {
+		return "", err
+	}
+	return tok.Decode(ids, false)
+}
+
+func (e *modelEngine) TokenPiece(id int32) (string, error) {
+	tok, err := e.tokenizer()
+	if err != nil {
+		return "", err
+	}
+	if err := checkIDs([]int32{id}, tok.Len()); err != nil {
+		return "", err
+	}
+	return string(tok.TokenBytes(id)), nil
+}
+
+// checkIDs reports the first id outside a vocabulary of n tokens.
+func checkIDs(ids []int32, n int) error {
+	for i, id := range ids {
+		if id < 0 || int(id) >= n {
+			return fmt.Errorf("token %d (at index %d) is not in the vocabulary of %d tokens", id, i, n)
+		}
+	}
+	return nil
+}
+
+func (e *modelEngine) PromptCacheStats() (engine.PromptCacheStats, bool) {
+	pc := e.m.PromptCache()
+	if pc == nil {
+		return engine.PromptCacheStats{}, false
+	}
+	return pc.Stats(), true
 }

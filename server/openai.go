@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/smolgo/smolgo/engine"
@@ -19,21 +22,12 @@ import (
 // chatRequest is the body of POST /v1/chat/completions. Fields not listed
 // (user, metadata, ...) are accepted and ignored.
 type chatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []chatMessage   `json:"messages"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *streamOptions  `json:"stream_options"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	TopK                *int            `json:"top_k"` // llama.cpp extension
-	MinP                *float64        `json:"min_p"` // llama.cpp extension
-	MaxTokens           *int            `json:"max_tokens"`
+	Model         string         `json:"model"`
+	Messages      []chatMessage  `json:"messages"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options"`
+	sampling
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Seed                *int64          `json:"seed"`
-	PresencePenalty     *float64        `json:"presence_penalty"`
-	FrequencyPenalty    *float64        `json:"frequency_penalty"`
-	RepeatPenalty       *float64        `json:"repeat_penalty"` // llama.cpp extension
-	Stop                json.RawMessage `json:"stop"`
 	N                   *int            `json:"n"`
 	Tools               json.RawMessage `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
@@ -50,6 +44,21 @@ type chatRequest struct {
 	// made with POST /api/sessions, so its KV cache is kept for this
 	// conversation alone.
 	SessionID string `json:"session_id"`
+}
+
+// sampling holds the sampling fields that the OpenAI endpoints
+// (chat and plain completions) share.
+type sampling struct {
+	Temperature      *float64        `json:"temperature"`
+	TopP             *float64        `json:"top_p"`
+	TopK             *int            `json:"top_k"` // llama.cpp extension
+	MinP             *float64        `json:"min_p"` // llama.cpp extension
+	MaxTokens        *int            `json:"max_tokens"`
+	Seed             *int64          `json:"seed"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
+	RepeatPenalty    *float64        `json:"repeat_penalty"` // llama.cpp extension
+	Stop             json.RawMessage `json:"stop"`
 }
 
 type streamOptions struct {
@@ -106,7 +115,12 @@ func (e *apiError) body() errorBody {
 // messageText reads a message's content: a string, null, or an array of
 // parts of which only {"type":"text"} is supported.
 func messageText(raw json.RawMessage, i int) (string, error) {
-	param := fmt.Sprintf("messages[%d].content", i)
+	return textContent(raw, fmt.Sprintf("messages[%d].content", i), "text")
+}
+
+// textContent reads content that is a string, null, or an array of parts
+// ({"type": …, "text": …}) whose types are among types.
+func textContent(raw json.RawMessage, param string, types ...string) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -123,8 +137,8 @@ func messageText(raw json.RawMessage, i int) (string, error) {
 	}
 	var b strings.Builder
 	for j, p := range parts {
-		if p.Type != "text" {
-			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j), "%s[%d]: content part type %q is not supported (only \"text\")", param, j, p.Type)
+		if !slices.Contains(types, p.Type) {
+			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j), "%s[%d]: content part type %q is not supported (only %q)", param, j, p.Type, types)
 		}
 		b.WriteString(p.Text)
 	}
@@ -165,10 +179,16 @@ const maxStopStrings = 16
 type chatJob struct {
 	msgs []engine.Message
 	opts engine.GenerateOptions
-	// format constrains the answer (response_format, grammar, or a forced
-	// tool call); the engine turns it into opts.Constraint.
-	format *grammar.Grammar
+	// format builds the grammar that constrains the answer
+	// (response_format, grammar, or a forced tool call); the engine turns
+	// it into opts.Constraint. It runs once the request holds a slot.
+	format grammarBuild
 }
+
+// grammarBuild compiles a request's grammar. Compiling a large schema costs
+// real CPU, so it runs under the request's context after the request got a
+// generation slot (it counts against the queue), never during validation.
+type grammarBuild func(ctx context.Context) (*grammar.Grammar, error)
 
 // validate checks the request and converts it to engine messages and
 // options, with cfg's limits and default sampler; ctxLen bounds max_tokens.
@@ -177,19 +197,14 @@ func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
 		return nil, badRequest("messages", "messages must be a non-empty array")
 	}
 	job := &chatJob{msgs: make([]engine.Message, 0, len(req.Messages))}
-	total := 0
 	for i, m := range req.Messages {
 		msg, err := m.toEngine(i)
 		if err != nil {
 			return nil, err
 		}
-		total += len(msg.Content) + len(msg.ReasoningContent)
-		for _, c := range msg.ToolCalls {
-			total += len(c.Name) + len(c.Arguments)
-		}
 		job.msgs = append(job.msgs, msg)
 	}
-	if cfg.MaxPromptBytes > 0 && total > cfg.MaxPromptBytes {
+	if total := messagesBytes(job.msgs); cfg.MaxPromptBytes > 0 && total > cfg.MaxPromptBytes {
 		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
 			Param: "messages", Code: "context_length_exceeded",
 			Message: fmt.Sprintf("the messages are %d bytes of text; this server accepts at most %d", total, cfg.MaxPromptBytes)}
@@ -283,7 +298,7 @@ func (m *chatMessage) toEngine(i int) (engine.Message, error) {
 }
 
 // sampler applies the request's sampling settings over cfg's defaults.
-func (req *chatRequest) sampler(cfg *Config) (c sample.Config, err error) {
+func (req *sampling) sampler(cfg *Config) (c sample.Config, err error) {
 	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
 		return c, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)
 	}
@@ -379,13 +394,17 @@ func decodeError(err error, limit int64) *apiError {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case isTimeout(err):
+		return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error",
+			Code: "request_timeout", Message: "the request body was not received in time"}
 	case errors.As(err, &tooBig):
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 			Code: "request_too_large", Message: fmt.Sprintf("request body is larger than %d bytes", limit)}
 	case errors.As(err, &syn):
 		return badRequest("", "request body is not valid JSON: %v (at byte %d)", err, syn.Offset)
 	case errors.As(err, &typ):
-		return badRequest(typ.Field, "request body: field %q must be %s, not JSON %s", typ.Field, typ.Type, typ.Value)
+		field := strings.TrimPrefix(typ.Field, "sampling.") // an embedded struct's name is no part of the wire format
+		return badRequest(field, "request body: field %q must be %s, not JSON %s", field, typ.Type, typ.Value)
 	case errors.Is(err, errEmptyBody):
 		return badRequest("", "request body is empty; send a JSON object")
 	}
@@ -393,6 +412,13 @@ func decodeError(err error, limit int64) *apiError {
 }
 
 var errEmptyBody = errors.New("empty body")
+
+// isTimeout reports a read that hit the connection's deadline (the server's
+// ReadTimeout).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
 
 // --- responses ---
 

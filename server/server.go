@@ -104,6 +104,19 @@ type Config struct {
 	// request for any other name than the engine's gets 404 model_not_found.
 	// "*" accepts every name.
 	ModelAliases []string
+	// CORSOrigins are the web origins ("https://app.example.com", or "*"
+	// for any) whose pages may call the API from a browser: they get
+	// Access-Control-Allow-Origin and answers to preflight OPTIONS
+	// requests. Other origins stay refused [none].
+	CORSOrigins []string
+	// ReadTimeout bounds reading a whole request, body included, so a
+	// client that sends its body slowly cannot hold a connection [60s].
+	ReadTimeout time.Duration
+	// MaxStoredResponses bounds the responses kept for
+	// previous_response_id (POST /v1/responses) [256]; -1 keeps none.
+	MaxStoredResponses int
+	// MaxStoredResponseBytes bounds their text [64 MiB].
+	MaxStoredResponseBytes int64
 	// Now is the clock, for tests [time.Now].
 	Now func() time.Time
 }
@@ -138,6 +151,17 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 60 * time.Second
+	}
+	if c.MaxStoredResponses == 0 {
+		c.MaxStoredResponses = 256
+	} else if c.MaxStoredResponses < 0 {
+		c.MaxStoredResponses = 0
+	}
+	if c.MaxStoredResponseBytes <= 0 {
+		c.MaxStoredResponseBytes = 64 << 20
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -150,6 +174,8 @@ type Server struct {
 	log      *slog.Logger
 	sched    *scheduler
 	sessions *sessionStore
+	stored   *responseStore // for previous_response_id
+	metrics  *metrics
 	mux      *http.ServeMux
 	started  time.Time
 
@@ -177,6 +203,8 @@ func New(e Engine, cfg Config) *Server {
 		log:          cfg.Logger,
 		sched:        newScheduler(cfg.Slots, cfg.MaxQueue),
 		sessions:     newSessionStore(e, cfg.MaxSessions, cfg.MaxSessionBytes, cfg.SessionIdle, cfg.Now),
+		stored:       newResponseStore(cfg.MaxStoredResponses, cfg.MaxStoredResponseBytes),
+		metrics:      newMetrics(),
 		mux:          http.NewServeMux(),
 		started:      cfg.Now(),
 		slotSessions: make([]Session, cfg.Slots),
@@ -189,6 +217,15 @@ func New(e Engine, cfg Config) *Server {
 func (s *Server) routes() {
 	s.mux.HandleFunc("/v1/chat/completions", s.only("POST", s.handleChat))
 	s.mux.HandleFunc("/chat/completions", s.only("POST", s.handleChat))
+	s.mux.HandleFunc("/v1/completions", s.only("POST", s.handleCompletions))
+	s.mux.HandleFunc("/completions", s.only("POST", s.handleCompletions))
+	s.mux.HandleFunc("/v1/responses", s.only("POST", s.handleResponses))
+	s.mux.HandleFunc("GET /v1/responses/{id}", s.handleGetResponse)
+	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.handleDeleteResponse)
+	s.mux.HandleFunc("/v1/messages", s.only("POST", s.handleMessages))
+	s.mux.HandleFunc("/tokenize", s.only("POST", s.handleTokenize))
+	s.mux.HandleFunc("/detokenize", s.only("POST", s.handleDetokenize))
+	s.mux.HandleFunc("/metrics", s.only("GET", s.handleMetrics))
 	s.mux.HandleFunc("/v1/models", s.only("GET", s.handleModels))
 	s.mux.HandleFunc("/v1/models/{id}", s.only("GET", s.handleModel))
 	s.mux.HandleFunc("/health", s.only("GET", s.handleHealth))
@@ -264,7 +301,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("request for a non-loopback host refused", "request_id", id, "host", r.Host)
 		return
 	}
-	if crossSite(r) {
+	if s.cors(sw, r) {
+		return // a preflight request, answered
+	}
+	if crossSite(r, s.cfg.CORSOrigins) {
 		// A page on another site may not make this browser spend the
 		// model's time (or delete its sessions): browsers send Origin on
 		// such requests, API clients and curl do not.
@@ -295,6 +335,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if status >= 500 {
 			level = slog.LevelWarn
 		}
+		s.metrics.request(r.Pattern, status)
 		s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method,
 			"path", r.URL.Path, "status", status, "bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 	}()
@@ -317,13 +358,13 @@ func loopbackHost(hostport string) bool {
 }
 
 // crossSite reports a state-changing request sent by a browser from a page
-// of another origin.
-func crossSite(r *http.Request) bool {
+// of another origin that is not in allowed (Config.CORSOrigins).
+func crossSite(r *http.Request, allowed []string) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 		return false
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" {
+	if origin == "" || corsAllowed(origin, allowed) {
 		return false
 	}
 	u, err := url.Parse(origin)
@@ -342,11 +383,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-func writeError(w http.ResponseWriter, e *apiError) {
+func writeError(w http.ResponseWriter, e *apiError) { writeErrorAs(w, e, nil) }
+
+// writeErrorAs writes e with body, the API's error shape (nil: OpenAI's).
+func writeErrorAs(w http.ResponseWriter, e *apiError, body func(*apiError) any) {
 	if e.Status == http.StatusServiceUnavailable || e.Status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.Status, e.body())
+	if body == nil {
+		writeJSON(w, e.Status, e.body())
+		return
+	}
+	writeJSON(w, e.Status, body(e))
 }
 
 // --- small endpoints ---
@@ -439,8 +487,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// The whole request, body included; the deadline is lifted once
+		// the handler has read the body, so long answers still stream.
+		ReadTimeout: s.cfg.ReadTimeout,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.log.Info("serving", "addr", ln.Addr().String(), "model", s.engine.ModelName(),
 		"context", s.engine.ContextLength(), "slots", s.cfg.Slots, "max_queue", s.cfg.MaxQueue)

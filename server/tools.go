@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,10 +22,11 @@ import (
 //	{"type": "json_schema", "json_schema": {"name": …, "schema": {…}, "strict": …}}
 //
 // and llama.cpp's {"type": "json_object", "schema": {…}} and top-level
-// "grammar" (GBNF text). Unsupported schema keywords are a 400 that names
-// them.
-func responseFormat(raw json.RawMessage, gbnf string) (*grammar.Grammar, error) {
-	var g *grammar.Grammar
+// "grammar" (GBNF text). It checks the shape at once and returns the
+// compilation for later (see grammarBuild); unsupported schema keywords are
+// then a 400 that names them.
+func responseFormat(raw json.RawMessage, gbnf string) (grammarBuild, error) {
+	var build grammarBuild
 	if len(raw) > 0 && string(raw) != "null" {
 		var rf struct {
 			Type       string          `json:"type"`
@@ -37,37 +39,51 @@ func responseFormat(raw json.RawMessage, gbnf string) (*grammar.Grammar, error) 
 		if err := json.Unmarshal(raw, &rf); err != nil {
 			return nil, badRequest("response_format", "response_format must be an object with a type: %v", err)
 		}
-		var err error
 		switch rf.Type {
 		case "text":
 		case "json_object":
 			if len(rf.Schema) > 0 && string(rf.Schema) != "null" {
-				g, err = grammar.FromJSONSchema(rf.Schema)
+				build = schemaGrammar("response_format", rf.Schema)
 			} else {
-				g = grammar.JSONObject()
+				build = func(context.Context) (*grammar.Grammar, error) { return grammar.JSONObject(), nil }
 			}
 		case "json_schema":
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 || string(rf.JSONSchema.Schema) == "null" {
 				return nil, badRequest("response_format.json_schema.schema", "response_format of type json_schema needs json_schema.schema")
 			}
-			g, err = grammar.FromJSONSchema(rf.JSONSchema.Schema)
+			build = schemaGrammar("response_format", rf.JSONSchema.Schema)
 		default:
 			return nil, badRequest("response_format.type", "response_format type %q is not supported (use text, json_object or json_schema)", rf.Type)
 		}
-		if err != nil {
-			return nil, badRequest("response_format", "response_format: %v", err)
-		}
 	}
 	if gbnf != "" {
-		if g != nil {
+		if build != nil {
 			return nil, badRequest("grammar", "give either grammar or a JSON response_format, not both")
 		}
-		var err error
-		if g, err = grammar.Parse(gbnf); err != nil {
-			return nil, badRequest("grammar", "%v", err)
-		}
+		build = compileUnder("grammar", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.Parse(gbnf) })
 	}
-	return g, nil
+	return build, nil
+}
+
+// schemaGrammar compiles a JSON schema for the request field param.
+func schemaGrammar(param string, schema json.RawMessage) grammarBuild {
+	return compileUnder(param, func(ctx context.Context) (*grammar.Grammar, error) { return grammar.FromJSONSchema(schema) })
+}
+
+// compileUnder makes a grammarBuild of compile, whose errors are 400s on
+// param. Package grammar has no context-aware compile yet: when it has,
+// the compile functions pass ctx on and nothing else changes.
+func compileUnder(param string, compile func(ctx context.Context) (*grammar.Grammar, error)) grammarBuild {
+	return func(ctx context.Context) (*grammar.Grammar, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		g, err := compile(ctx)
+		if err != nil {
+			return nil, badRequest(param, "%s: %v", param, err)
+		}
+		return g, nil
+	}
 }
 
 // functionTool is one entry of "tools".
@@ -84,9 +100,9 @@ const maxTools = 128
 
 // parseTools checks "tools" and "tool_choice" and returns the tool
 // definitions to show the model (none when tool_choice is "none") and, when
-// tool_choice asks for a call ("required", or a named function), the grammar
-// that forces one.
-func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, *grammar.Grammar, error) {
+// tool_choice asks for a call ("required", or a named function), the
+// compilation of the grammar that forces one.
+func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, grammarBuild, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if len(choice) > 0 && string(choice) != "null" && string(choice) != `"none"` && string(choice) != `"auto"` {
 			return nil, nil, badRequest("tool_choice", "tool_choice %s needs tools", choice)
@@ -138,11 +154,7 @@ func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, *grammar.Gramma
 	default:
 		return nil, nil, badRequest("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}")
 	}
-	g, err := grammar.ToolCalls(funcs)
-	if err != nil {
-		return nil, nil, badRequest("tools", "tool_choice needs a grammar for the tools' parameters: %v", err)
-	}
-	return tools, g, nil
+	return tools, compileUnder("tools", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.ToolCalls(funcs) }), nil
 }
 
 // wireToolCall is a call in OpenAI's format (responses, stream deltas and

@@ -86,6 +86,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
 	trustSpecial := fs.Bool("trust-special-tokens", false, "tokenize special tokens typed in messages (<|im_end|>) as control tokens; only for trusted clients")
 	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use (\"*\": any); others get 404")
+	corsOrigins := fs.String("cors-origin", "", "comma-separated web `origins` (https://app.example, or \"*\") whose pages may call the API from a browser; others are refused")
+	readTimeout := fs.Duration("read-timeout", 60*time.Second, "time a client has to send a whole request, body included")
+	storedResponses := fs.Int("stored-responses", 256, "responses kept for previous_response_id on /v1/responses (-1: none)")
 	verbose := fs.Bool("v", false, "debug logging")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: webchat [-model FILE] [-addr HOST:PORT] [flags]")
@@ -150,16 +153,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
 		eng.ModelName(), ln.Addr(), ln.Addr())
-	var alias []string
-	if *aliases != "" {
-		alias = strings.Split(*aliases, ",")
-	}
 	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
 		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
-		ParseSpecialTokens: *trustSpecial, ModelAliases: alias, Demo: demo})
+		ParseSpecialTokens: *trustSpecial, ModelAliases: splitList(*aliases), Demo: demo,
+		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses})
 	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "webchat: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// splitList splits a comma-separated flag value, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

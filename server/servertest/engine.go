@@ -46,6 +46,10 @@ type Engine struct {
 	Reply func(msgs []engine.Message) (reasoning, content string)
 
 	calls, cancelled, active, maxActive, overlaps, sessions atomic.Int64
+
+	vocabMu sync.Mutex
+	vocab   map[string]int32 // pieces (see Tokenize) numbered as first seen
+	pieces  []string
 }
 
 // Counters is a snapshot of what an Engine has seen.
@@ -90,6 +94,52 @@ func (e *Engine) NewSession() server.Session {
 
 // NewConstraint implements server.Engine; the fake's answers ignore it.
 func (e *Engine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) { return nil, nil }
+
+// Tokenize implements server.Tokenizing: the text's pieces (see the
+// function Tokenize), numbered in the order the engine first saw them. The
+// fake has no special tokens, so special changes nothing.
+func (e *Engine) Tokenize(text string, special bool) ([]int32, error) {
+	e.vocabMu.Lock()
+	defer e.vocabMu.Unlock()
+	if e.vocab == nil {
+		e.vocab = make(map[string]int32)
+	}
+	var ids []int32
+	for _, p := range Tokenize(text) {
+		id, ok := e.vocab[p]
+		if !ok {
+			id = int32(len(e.pieces))
+			e.vocab[p] = id
+			e.pieces = append(e.pieces, p)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// Detokenize implements server.Tokenizing; ids the engine never gave out
+// are an error.
+func (e *Engine) Detokenize(ids []int32) (string, error) {
+	var b strings.Builder
+	for i, id := range ids {
+		p, err := e.TokenPiece(id)
+		if err != nil {
+			return "", fmt.Errorf("token %d (at index %d): %w", id, i, err)
+		}
+		b.WriteString(p)
+	}
+	return b.String(), nil
+}
+
+// TokenPiece implements server.Tokenizing.
+func (e *Engine) TokenPiece(id int32) (string, error) {
+	e.vocabMu.Lock()
+	defer e.vocabMu.Unlock()
+	if id < 0 || int(id) >= len(e.pieces) {
+		return "", fmt.Errorf("fake engine: token %d is not in the vocabulary of %d pieces", id, len(e.pieces))
+	}
+	return e.pieces[id], nil
+}
 
 // Echo is the default reply: a short reasoning and the last user message
 // echoed back. A message "count N" is answered with the numbers 1..N, which
@@ -178,8 +228,13 @@ type Session struct {
 	running atomic.Bool
 }
 
-// Reset implements server.Session.
+// Reset implements server.Session. Like engine.Session's, it waits for a
+// running generation to finish, so a server that resets a busy session
+// while holding a lock shows up in tests as a stall.
 func (s *Session) Reset() {
+	for s.running.Load() {
+		time.Sleep(time.Millisecond)
+	}
 	s.mu.Lock()
 	s.cache = nil
 	s.mu.Unlock()
@@ -269,7 +324,18 @@ func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engi
 		ctxLen := e.ContextLength()
 		dropped := 0
 		prompt := Tokenize(render(msgs, thinking))
-		if opts.DropOldest {
+		if opts.RawPrompt != nil {
+			// A plain completion: the prompt is the text itself, the
+			// reply is to it as one user message, all of it content.
+			text, err := e.Detokenize(opts.RawPrompt)
+			if err != nil {
+				yield(engine.Event{}, err)
+				return
+			}
+			thinking = false
+			msgs = []engine.Message{{Role: "user", Content: text}}
+			prompt = Tokenize(text)
+		} else if opts.DropOldest {
 			msgs, prompt, dropped = fit(msgs, thinking, ctxLen)
 		}
 		if len(prompt) > ctxLen {
@@ -339,7 +405,7 @@ func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engi
 		// With tools, the content goes through the tool-call parser, as
 		// a real model's format does.
 		var tools *toolcall.Parser
-		if len(opts.Tools) > 0 {
+		if len(opts.Tools) > 0 && opts.RawPrompt == nil {
 			tools = toolcall.NewParser(-1, -1)
 		}
 		calls := 0
