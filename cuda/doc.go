@@ -30,3 +30,5 @@
 // come from llama.cpp disagreeing with itself across such paths); the
 // cuda-tagged tests compare against the CPU on a GPU.
 package cuda
+
+//go:generate sh kernels/build.sh

@@ -77,8 +77,8 @@ func newPlan(llm *llama.Model, opts Options) (*plan, error) {
 		return nil, fmt.Errorf("cuda: batch size %d: must be at least 1", p.batch)
 	case p.context < 1 || p.context > cfg.Context:
 		return nil, fmt.Errorf("cuda: context %d: must be in [1, %d] (the model's context)", p.context, cfg.Context)
-	case cfg.HeadDim%32 != 0 || cfg.HeadDim > 256:
-		return nil, fmt.Errorf("cuda: head size %d: the attention kernels need a multiple of 32 up to 256", cfg.HeadDim)
+	case cfg.HeadDim%32 != 0 || cfg.HeadDim > 128:
+		return nil, fmt.Errorf("cuda: head size %d: the attention kernels need a multiple of 32 up to 128", cfg.HeadDim)
 	case cfg.Rope.Dims > cfg.HeadDim:
 		return nil, fmt.Errorf("cuda: RoPE dimension count %d exceeds the head size %d", cfg.Rope.Dims, cfg.HeadDim)
 	}
