@@ -4,8 +4,6 @@ package cuda
 
 import _ "embed"
 
-//go:generate sh kernels/build.sh
-
 // The kernels as PTX for sm_80, made from kernels/*.cu by go generate.
 var (
 	//go:embed matmul.ptx
