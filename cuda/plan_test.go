@@ -10,7 +10,7 @@ import (
 )
 
 // openModel loads a model for the checks that run before any upload.
-func openModel(t *testing.T, path string) *llama.Model {
+func openModel(t testing.TB, path string) *llama.Model {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
