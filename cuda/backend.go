@@ -247,6 +247,8 @@ func (b *Backend) Device() string {
 
 var errClosed = errors.New("cuda: backend closed")
 
+var _ engine.Backend = (*Backend)(nil)
+
 // Step runs one forward pass over the batch (see engine.Backend).
 func (b *Backend) Step(ctx context.Context, batch []engine.Seq) error {
 	caches, total, rows, err := b.checkBatch(batch)
@@ -262,31 +264,11 @@ func (b *Backend) Step(ctx context.Context, batch []engine.Seq) error {
 		return errClosed
 	}
 	err = b.g.run(func() error {
-		for i, c := range caches {
-			if err := c.reserve(c.n + len(batch[i].Tokens)); err != nil {
-				return err
-			}
+		err := b.step(ctx, batch, caches, total, rows)
+		if err != nil {
+			b.g.sync() // let launched work finish before anything is freed
 		}
-		if err := b.growLogits(rows); err != nil {
-			return err
-		}
-		if err := b.stage(batch, caches, total); err != nil {
-			return err
-		}
-		for l := range b.layers {
-			if err := ctx.Err(); err != nil {
-				b.g.sync()
-				return err
-			}
-			if err := b.layer(l, batch, caches, total); err != nil {
-				return err
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			b.g.sync()
-			return err
-		}
-		return b.logits(batch, rows)
+		return err
 	})
 	if err != nil {
 		return err
@@ -295,6 +277,33 @@ func (b *Backend) Step(ctx context.Context, batch []engine.Seq) error {
 		c.n += len(batch[i].Tokens)
 	}
 	return nil
+}
+
+// step runs Step's work with the context current.
+func (b *Backend) step(ctx context.Context, batch []engine.Seq, caches []*Cache, total, rows int) error {
+	for i, c := range caches {
+		if err := c.reserve(c.n + len(batch[i].Tokens)); err != nil {
+			return err
+		}
+	}
+	if err := b.growLogits(rows); err != nil {
+		return err
+	}
+	if err := b.stage(batch, caches, total); err != nil {
+		return err
+	}
+	for l := range b.layers {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := b.layer(l, batch, caches, total); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.logits(batch, rows)
 }
 
 // checkBatch validates a Step's arguments and returns its caches, its

@@ -222,17 +222,15 @@ func (d *driver) onThread(ctx cuContext, f func() error) error {
 // launcher packs kernel arguments for cuLaunchKernel: each argument is
 // stored in a 64-bit slot (the driver reads as many bytes as the kernel's
 // parameter has, and the machine is little endian), and params points at
-// the slots. The struct is pinned so that the driver may read the Go
-// pointers in params during the call.
+// the slots. launch pins it during the call, so that the driver may read
+// the Go pointers in params.
 type launcher struct {
 	slots  [24]uint64
 	params [24]unsafe.Pointer
-	pin    runtime.Pinner
 }
 
 func newLauncher() *launcher {
 	l := &launcher{}
-	l.pin.Pin(l)
 	for i := range l.slots {
 		l.params[i] = unsafe.Pointer(&l.slots[i])
 	}
@@ -262,6 +260,9 @@ func (d *driver) launch(l *launcher, name string, f cuFunction, grid, block [3]u
 			return fmt.Errorf("cuda: kernel %s: argument %d has Go type %T", name, i, a)
 		}
 	}
+	var pin runtime.Pinner
+	pin.Pin(l)
 	r := d.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shmem, s, unsafe.Pointer(&l.params[0]), nil)
+	pin.Unpin()
 	return d.check("cuLaunchKernel "+name, r)
 }

@@ -140,6 +140,7 @@ func (g *gpu) close() error {
 	if g.ctx == 0 {
 		return nil
 	}
+	g.sync()
 	err := g.d.check("cuCtxDestroy", g.d.cuCtxDestroy(g.ctx))
 	g.ctx = 0
 	return err
