@@ -7,4 +7,4 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
-require github.com/ebitengine/purego v0.11.3 // indirect
+require github.com/ebitengine/purego v0.11.3

@@ -16,17 +16,16 @@ import (
 // logits per prompt position and the tolerance selfcheck.json derives from
 // llama.cpp's own spread across its CPU paths.
 
-type goldenRow struct {
-	Pos    int       `json:"pos"`
-	Token  int32     `json:"token"`
-	Logits []float32 `json:"logits"`
-}
-
+// goldenPrompt is one prompt's tokens and llama.cpp's logits: a row per
+// prompt position, then a row per teacher-forced decode step.
 type goldenPrompt struct {
-	Name    string      `json:"name"`
-	Tokens  []int32     `json:"tokens"`
-	Prefill []goldenRow `json:"prefill"`
-	Decode  []goldenRow `json:"decode"`
+	Name            string
+	Tokens          []int32
+	Prefill, Decode []struct {
+		Pos    int
+		Token  int32
+		Logits []float32
+	}
 }
 
 type goldenTol struct {

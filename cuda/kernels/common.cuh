@@ -46,13 +46,12 @@ struct Sub {
     float b;        // offset per weight (multiplies the activation sum)
 };
 
-// Q4_K, 144 bytes per 256: d f16 | dmin f16 | scales[12] | qs[128].
-// Sub-block j of a super-block: chunk j/2 of qs, low nibbles for even j, high
-// for odd; scale and min are 6-bit values packed as get_scale_min_k4.
-#define Q4K_BYTES 144
-__device__ __forceinline__ void unpack_q4_K(const u8* row, int sub, Sub& s) {
-    const u8* blk = row + (sub >> 3) * Q4K_BYTES;
-    int j = sub & 7;
+// scale_min_k4 sets the affine map of sub-block j (0..7) of a Q4_K or Q5_K
+// super-block from d, dmin and the 12 scale bytes at blk+4 (ggml's
+// get_scale_min_k4): sub-blocks 0-3 keep a 6-bit scale in sc[j] and min in
+// sc[j+4]; 4-7 keep their low nibbles in sc[j+4] and top two bits in bits
+// 6-7 of sc[j-4] (scale) and sc[j] (min). w = d*scale*q - dmin*min.
+__device__ __forceinline__ void scale_min_k4(const u8* blk, int j, Sub& s) {
     float d = ld_f16(blk), dmin = ld_f16(blk + 2);
     const u8* sc = blk + 4;
     int scv, mv;
@@ -63,12 +62,22 @@ __device__ __forceinline__ void unpack_q4_K(const u8* row, int sub, Sub& s) {
         scv = (sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4);
         mv = (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4);
     }
+    s.a0 = s.a1 = d * (float)scv;
+    s.b = -dmin * (float)mv;
+}
+
+// Q4_K, 144 bytes per 256: d f16 | dmin f16 | scales[12] | qs[128].
+// Sub-block j of a super-block: chunk j/2 of qs, low nibbles for even j, high
+// for odd; scale and min are 6-bit values packed as get_scale_min_k4.
+#define Q4K_BYTES 144
+__device__ __forceinline__ void unpack_q4_K(const u8* row, int sub, Sub& s) {
+    const u8* blk = row + (sub >> 3) * Q4K_BYTES;
+    int j = sub & 7;
     const u32* qs = (const u32*)(blk + 16 + 32 * (j >> 1));
     int sh = 4 * (j & 1);
 #pragma unroll
     for (int i = 0; i < 8; i++) s.q[i] = (qs[i] >> sh) & 0x0F0F0F0F;
-    s.a0 = s.a1 = d * (float)scv;
-    s.b = -dmin * (float)mv;
+    scale_min_k4(blk, j, s);
 }
 
 // Q5_K, 176 bytes per 256: d | dmin | scales[12] | qh[32] | qs[128]; the
@@ -77,23 +86,12 @@ __device__ __forceinline__ void unpack_q4_K(const u8* row, int sub, Sub& s) {
 __device__ __forceinline__ void unpack_q5_K(const u8* row, int sub, Sub& s) {
     const u8* blk = row + (sub >> 3) * Q5K_BYTES;
     int j = sub & 7;
-    float d = ld_f16(blk), dmin = ld_f16(blk + 2);
-    const u8* sc = blk + 4;
-    int scv, mv;
-    if (j < 4) {
-        scv = sc[j] & 63;
-        mv = sc[j + 4] & 63;
-    } else {
-        scv = (sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4);
-        mv = (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4);
-    }
     const u32* qh = (const u32*)(blk + 16);
     const u32* qs = (const u32*)(blk + 48 + 32 * (j >> 1));
     int sh = 4 * (j & 1);
 #pragma unroll
     for (int i = 0; i < 8; i++) s.q[i] = ((qs[i] >> sh) & 0x0F0F0F0F) | (((qh[i] >> j) & 0x01010101) << 4);
-    s.a0 = s.a1 = d * (float)scv;
-    s.b = -dmin * (float)mv;
+    scale_min_k4(blk, j, s);
 }
 
 // Q6_K, 210 bytes per 256: ql[128] | qh[64] | scales[16] int8 | d f16.
