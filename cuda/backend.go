@@ -189,14 +189,14 @@ func (b *Backend) upload() error {
 			return err
 		}
 	}
-	if err := b.growLogits(gemvMaxTokens); err != nil {
-		return err
-	}
 	b.host = hostBufs{
 		x:    make([]float32, B*E),
 		cos:  make([]float32, B*half),
 		sin:  make([]float32, B*half),
 		rows: make([]int32, B),
+	}
+	if err := b.growLogits(gemvMaxTokens); err != nil {
+		return err
 	}
 	return g.sync()
 }

@@ -4,6 +4,8 @@ package cuda
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"unsafe"
 )
 
@@ -20,6 +22,7 @@ type gpu struct {
 	stream cuStream
 	mods   []cuModule
 	fns    map[string]cuFunction
+	params map[string]string // kernel name: its parameter types, one letter each
 	l      *launcher
 }
 
@@ -33,7 +36,7 @@ func openDevice(lib string, n int) (*gpu, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gpu{d: d, n: n, dev: dev, info: info, fns: map[string]cuFunction{}, l: newLauncher()}, nil
+	return &gpu{d: d, n: n, dev: dev, info: info, fns: map[string]cuFunction{}, params: map[string]string{}, l: newLauncher()}, nil
 }
 
 // start creates the context and stream and loads the kernels.
@@ -56,6 +59,9 @@ func (g *gpu) start() error {
 				return err
 			}
 			g.mods = append(g.mods, mod)
+			for k, v := range ptxParams(*m.ptx) {
+				g.params[k] = v
+			}
 		}
 		return nil
 	})
@@ -80,10 +86,16 @@ func (g *gpu) fn(name string) (cuFunction, error) {
 	return 0, fmt.Errorf("cuda: no kernel %s in the embedded PTX", name)
 }
 
-// launch runs kernel name on the stream (inside run).
+// launch runs kernel name on the stream (inside run). The arguments must
+// match the kernel's PTX parameters in number and kind (a devPtr for .u64,
+// an int for .u32, a float32 for .f32): a mismatch is an error here rather
+// than garbage on the device.
 func (g *gpu) launch(name string, grid, block [3]uint32, shmem uint32, args ...arg) error {
 	f, err := g.fn(name)
 	if err != nil {
+		return err
+	}
+	if err := checkArgs(name, g.params[name], args); err != nil {
 		return err
 	}
 	return g.d.launch(g.l, name, f, grid, block, shmem, g.stream, args...)
@@ -144,6 +156,49 @@ func (g *gpu) close() error {
 	err := g.d.check("cuCtxDestroy", g.d.cuCtxDestroy(g.ctx))
 	g.ctx = 0
 	return err
+}
+
+var reParam = regexp.MustCompile(`\.param \.(u64|u32|f32) `)
+
+// ptxParams reads the parameter kinds of every kernel in a PTX module:
+// 'p' for .u64 (our kernels' pointers), 'i' for .u32, 'f' for .f32.
+func ptxParams(ptx string) map[string]string {
+	out := map[string]string{}
+	for _, entry := range strings.Split(ptx, ".entry ")[1:] {
+		name, rest, ok := strings.Cut(entry, "(")
+		if !ok {
+			continue
+		}
+		list, _, _ := strings.Cut(rest, ")")
+		var kinds []byte
+		for _, m := range reParam.FindAllStringSubmatch(list, -1) {
+			kinds = append(kinds, map[string]byte{"u64": 'p', "u32": 'i', "f32": 'f'}[m[1]])
+		}
+		out[name] = string(kinds)
+	}
+	return out
+}
+
+// checkArgs compares launch arguments with a kernel's parameter kinds.
+func checkArgs(name, kinds string, args []arg) error {
+	if len(args) != len(kinds) {
+		return fmt.Errorf("cuda: kernel %s takes %d arguments, launched with %d", name, len(kinds), len(args))
+	}
+	for i, a := range args {
+		var k byte
+		switch a.(type) {
+		case devPtr:
+			k = 'p'
+		case int, int32:
+			k = 'i'
+		case float32:
+			k = 'f'
+		}
+		if k != kinds[i] {
+			return fmt.Errorf("cuda: kernel %s: argument %d is a %T, the kernel wants kind %c", name, i, a, kinds[i])
+		}
+	}
+	return nil
 }
 
 // floats and ints view numeric slices as bytes for the copies.
