@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/quant"
 	"github.com/smolgo/smolgo/rope"
@@ -137,8 +138,8 @@ func weightRows(r *rand.Rand, m, k int) []float32 {
 
 // TestGPUMatMul checks every weight type's GEMV (1 to 8 tokens) and GEMM
 // (more) against the exact product of the dequantized weights, within the
-// bound of rounding the activations to int8 blocks (float types: float32
-// rounding), and with accumulate adding to what out held.
+// bound of rounding the activations to int8 blocks (float types: to the
+// weight's float type), and with accumulate adding to what out held.
 func TestGPUMatMul(t *testing.T) {
 	g := testGPU(t)
 	const M, K = 100, 768
@@ -208,6 +209,12 @@ func TestGPUMatMul(t *testing.T) {
 									bound += math.Abs(float64(v)) * amax / 254
 								}
 							}
+						}
+						switch typ { // activations rounded to the weight's type
+						case gguf.TypeF16:
+							bound += mag / (1 << 11)
+						case gguf.TypeBF16:
+							bound += mag / (1 << 8)
 						}
 						bound = bound*1.01 + 1e-5*mag + 1e-6
 						if e := math.Abs(float64(got[tok*M+row]) - 1 - exact); e > bound || math.IsNaN(e) {

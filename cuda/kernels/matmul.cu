@@ -5,7 +5,8 @@
 // (ad) and the scale times the sum of the 32 quants (as) per block: a
 // sub-block contributes ad * (a0 * dot(q[0:16], qa[0:16]) + a1 * dot(q[16:32],
 // qa[16:32])) + b * as, the dots done four bytes at a time with __dp4a.
-// Float weights (f32, f16, bf16) take float32 activations.
+// Float weights (f32, f16, bf16) take float32 activations, rounded to the
+// weight's type.
 //
 // Every kernel takes accumulate: 0 writes out, 1 adds to it (the residual
 // connections after the attention and feed-forward outputs).
@@ -49,10 +50,21 @@ __device__ __forceinline__ void gemv_q(const u8* __restrict__ W, int rowBytes, i
     }
 }
 
+// load_w reads weight i as a float; act rounds an activation to the
+// weight's type first, as llama.cpp's CPU dot products do (F16 weights meet
+// F16 activations, BF16 meet BF16, F32 meet F32), which keeps the GPU on
+// the CPU reference's numbers.
 __device__ __forceinline__ float load_w(const float* W, size_t i) { return W[i]; }
+__device__ __forceinline__ float act(const float*, float x) { return x; }
 __device__ __forceinline__ float load_w(const u16* W, size_t i) { return f16_to_f32(W[i]); }
+__device__ __forceinline__ float act(const u16*, float x) { return f16_to_f32(f32_to_f16(x)); }
 struct bf16 { u16 h; };
 __device__ __forceinline__ float load_w(const bf16* W, size_t i) { return bf16_to_f32(W[i].h); }
+// Round to nearest even bfloat16 (ggml's GGML_FP32_TO_BF16; inputs are finite).
+__device__ __forceinline__ float act(const bf16*, float x) {
+    u32 u = __float_as_uint(x);
+    return __uint_as_float((u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u);
+}
 
 template <typename T, int NT>
 __device__ __forceinline__ void gemv_f(const T* __restrict__ W, int K, int M, const float* __restrict__ x,
@@ -67,7 +79,7 @@ __device__ __forceinline__ void gemv_f(const T* __restrict__ W, int K, int M, co
     for (int k = lane; k < K; k += 32) {
         float w = load_w(W, base + k);
 #pragma unroll
-        for (int t = 0; t < NT; t++) acc[t] += w * x[(size_t)t * K + k];
+        for (int t = 0; t < NT; t++) acc[t] += w * act(W, x[(size_t)t * K + k]);
     }
 #pragma unroll
     for (int t = 0; t < NT; t++) {
