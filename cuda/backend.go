@@ -457,8 +457,7 @@ func (b *Backend) layer(l int, batch []engine.Seq, caches []*Cache, n int) error
 			return err
 		}
 	}
-	if b.rot[l] {
-		half := cfg.Rope.Dims / 2
+	if half := cfg.Rope.Dims / 2; b.rot[l] && half > 0 {
 		for _, r := range []struct {
 			x         devPtr
 			heads, ld int
