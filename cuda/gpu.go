@@ -143,6 +143,13 @@ func (g *gpu) copyD(dst, src devPtr, bytes int64) error {
 	return g.d.check("cuMemcpyDtoDAsync", g.d.cuMemcpyDtoDAsync(dst, src, uintptr(bytes), g.stream))
 }
 
+// used is the device memory in use by every process (total - free).
+func (g *gpu) used() (int64, error) {
+	var free, total uintptr
+	err := g.run(func() error { return g.d.check("cuMemGetInfo", g.d.cuMemGetInfo(&free, &total)) })
+	return int64(total) - int64(free), err
+}
+
 func (g *gpu) sync() error {
 	return g.d.check("cuStreamSynchronize", g.d.cuStreamSynchronize(g.stream))
 }

@@ -565,6 +565,19 @@ func BenchmarkGPUPrefill(bb *testing.B) {
 		}
 	}
 	bb.ReportMetric(float64(bb.N*len(tokens))/bb.Elapsed().Seconds(), "tokens/s")
+	reportMemory(bb, b, c)
+}
+
+// reportMemory reports the device memory in use beside what the weights and
+// the cache need (the bound: weights + KV + 10 %). The driver's
+// context itself takes a few hundred MiB, counted in the first figure.
+func reportMemory(bb *testing.B, b *Backend, c engine.Cache) {
+	used, err := b.g.used()
+	if err != nil {
+		bb.Fatal(err)
+	}
+	bb.ReportMetric(float64(used)/(1<<20), "MiB-used")
+	bb.ReportMetric(float64(b.p.weights+c.Bytes())/(1<<20), "MiB-weights+KV")
 }
 
 // BenchmarkGPUDecode is llama-bench's tg128 (at a context depth of
@@ -592,4 +605,5 @@ func BenchmarkGPUDecode(bb *testing.B) {
 		}
 	}
 	bb.ReportMetric(float64(bb.N*128)/bb.Elapsed().Seconds(), "tokens/s")
+	reportMemory(bb, b, c)
 }
