@@ -182,49 +182,189 @@ func TestGPUMatMul(t *testing.T) {
 					return b.mul(dm, xd, ntok, od, M, true)
 				})
 				got := get(t, g, od, ntok*M)
+				// The CPU path (quant's dot products, activations in the
+				// weight's vec dot type) on the first token, for comparison.
+				cpu := cpuMatVec(t, typ, wb, x[:K], M)
+				var worstCPU float64
 				for tok := range ntok {
 					xs := x[tok*K : (tok+1)*K]
 					for row := range M {
 						ws := wd[row*K : (row+1)*K]
-						// mag bounds the float32 rounding: each block's
-						// weights are a*q + b, summed per block as a*Σq·x + b*Σx.
-						var exact, mag, bound float64
-						for blk := 0; blk < K; blk += 32 {
-							var wmax float64
-							for _, v := range ws[blk : blk+32] {
-								wmax = math.Max(wmax, math.Abs(float64(v)))
-							}
-							for j := blk; j < blk+32; j++ {
-								exact += float64(ws[j]) * float64(xs[j])
-								mag += wmax * math.Abs(float64(xs[j]))
-							}
+						exact, bound := dotBound(typ, ws, xs, 32)
+						gpu := float64(got[tok*M+row]) - 1
+						if e := math.Abs(gpu - exact); e > bound || math.IsNaN(e) {
+							t.Fatalf("token %d row %d: got %v, exact %v, error %.3g > bound %.3g", tok, row, gpu, exact, e, bound)
 						}
-						if quantized(typ) { // |x - d*q| <= d/2 per element, d = amax/127 of its block
-							for blk := 0; blk < K; blk += 32 {
-								var amax float64
-								for _, v := range xs[blk : blk+32] {
-									amax = math.Max(amax, math.Abs(float64(v)))
-								}
-								for _, v := range ws[blk : blk+32] {
-									bound += math.Abs(float64(v)) * amax / 254
-								}
+						// Tight: the exact product with the activations
+						// rounded as the GPU rounds them leaves only float32
+						// rounding.
+						rounded, _ := dotBound(gguf.TypeF32, ws, gpuActivations(typ, xs), 0)
+						if e, tight := math.Abs(gpu-rounded), 1e-5*magnitude(ws, xs)+1e-6; e > tight || math.IsNaN(e) {
+							t.Fatalf("token %d row %d: got %v, exact with rounded activations %v, error %.3g > %.3g", tok, row, gpu, rounded, e, tight)
+						}
+						if tok == 0 {
+							_, cpuBound := dotBound(typ, ws, xs, cpuBlock(typ))
+							d := math.Abs(gpu - float64(cpu[row]))
+							worstCPU = math.Max(worstCPU, d)
+							if d > bound+cpuBound {
+								t.Fatalf("row %d: GPU %v, CPU %v: apart by %.3g > %.3g", row, gpu, cpu[row], d, bound+cpuBound)
 							}
-						}
-						switch typ { // activations rounded to the weight's type
-						case gguf.TypeF16:
-							bound += mag / (1 << 11)
-						case gguf.TypeBF16:
-							bound += mag / (1 << 8)
-						}
-						bound = bound*1.01 + 1e-5*mag + 1e-6
-						if e := math.Abs(float64(got[tok*M+row]) - 1 - exact); e > bound || math.IsNaN(e) {
-							t.Fatalf("token %d row %d: got %v, exact %v, error %.3g > bound %.3g", tok, row, got[tok*M+row]-1, exact, e, bound)
 						}
 					}
 				}
+				t.Logf("max |GPU - CPU| %.3g", worstCPU)
 			})
 		}
 	}
+}
+
+// The bound TestGPUMatMul holds the GPU to is checked here on the CPU path,
+// which needs no GPU: quant's products stay within dotBound for their own
+// activation blocks, on the same weights and activations.
+func TestCPUWithinDotBound(t *testing.T) {
+	const M, K = 100, 768
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, typ := range supported {
+		w := weightRows(r, M, K)
+		rowB, _ := typ.RowBytes(K)
+		wb := make([]byte, M*rowB)
+		wd := make([]float32, M*K)
+		if err := quant.Quantize(typ, w, wb); err != nil {
+			t.Fatal(err)
+		}
+		if err := quant.Dequantize(typ, wb, wd); err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, K)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+			if i%50 == 0 {
+				x[i] = 40
+			}
+		}
+		cpu := cpuMatVec(t, typ, wb, x, M)
+		var worst float64
+		for row := range M {
+			exact, bound := dotBound(typ, wd[row*K:(row+1)*K], x, cpuBlock(typ))
+			e := math.Abs(float64(cpu[row]) - exact)
+			if e > bound || math.IsNaN(e) {
+				t.Errorf("%v row %d: CPU %v, exact %v, error %.3g > bound %.3g", typ, row, cpu[row], exact, e, bound)
+			}
+			worst = math.Max(worst, e/bound)
+		}
+		t.Logf("%v: worst error %.2f of the bound", typ, worst)
+	}
+}
+
+// dotBound returns the exact dot product of dequantized weights w with x and
+// a bound on the error of computing it with activations rounded to int8 in
+// blocks of blk (|x - d*q| <= d/2, d = amax/127; blk 0: not rounded) or to
+// the weight's float type, plus float32 rounding. The float32 term uses each
+// block's largest weight because a block's weights are a*q + b, summed as
+// a*Σq·x + b*Σx.
+func dotBound(typ gguf.Type, w, x []float32, blk int) (exact, bound float64) {
+	for j := range w {
+		exact += float64(w[j]) * float64(x[j])
+	}
+	mag := magnitude(w, x)
+	if quantized(typ) && blk > 0 {
+		for b0 := 0; b0 < len(w); b0 += blk {
+			var amax float64
+			for _, v := range x[b0 : b0+blk] {
+				amax = math.Max(amax, math.Abs(float64(v)))
+			}
+			for _, v := range w[b0 : b0+blk] {
+				bound += math.Abs(float64(v)) * amax / 254
+			}
+		}
+		bound += mag / (1 << 10) // a float16 activation scale (Q8_0 on the CPU)
+	}
+	switch typ { // activations rounded to the weight's type
+	case gguf.TypeF16:
+		bound += mag / (1 << 11)
+	case gguf.TypeBF16:
+		bound += mag / (1 << 8)
+	}
+	return exact, bound*1.01 + 1e-5*mag + 1e-6
+}
+
+// gpuActivations rounds x as the kernels do: to int8 in blocks of 32 with
+// d = amax/127 and q = roundf(x/d) in float32 (quantize_q8) for the
+// quantized types, to the weight's type for f16 and bf16.
+func gpuActivations(typ gguf.Type, x []float32) []float32 {
+	out := make([]float32, len(x))
+	switch {
+	case quantized(typ):
+		for b0 := 0; b0 < len(x); b0 += 32 {
+			var amax float32
+			for _, v := range x[b0 : b0+32] {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			d := amax / 127
+			for j := b0; j < b0+32; j++ {
+				if d != 0 {
+					out[j] = d * float32(math.Round(float64(x[j]/d)))
+				}
+			}
+		}
+	case typ == gguf.TypeF16:
+		for i, v := range x {
+			out[i] = float16.Fromfloat32(v).Float32()
+		}
+	case typ == gguf.TypeBF16:
+		for i, v := range x {
+			u := math.Float32bits(v)
+			out[i] = math.Float32frombits((u + 0x7fff + (u>>16)&1) &^ 0xffff)
+		}
+	default:
+		copy(out, x)
+	}
+	return out
+}
+
+// magnitude is the float32 rounding scale of a blocked dot product: each
+// element's activation times the largest weight of its block of 32.
+func magnitude(w, x []float32) float64 {
+	var mag float64
+	for b0 := 0; b0 < len(w); b0 += 32 {
+		var wmax float64
+		for _, v := range w[b0 : b0+32] {
+			wmax = math.Max(wmax, math.Abs(float64(v)))
+		}
+		for j := b0; j < b0+32; j++ {
+			mag += wmax * math.Abs(float64(x[j]))
+		}
+	}
+	return mag
+}
+
+// cpuBlock is the activation block of the CPU's dot product for a type.
+func cpuBlock(typ gguf.Type) int {
+	if vt, _ := quant.VecDotType(typ); vt == gguf.TypeQ8_K {
+		return 256
+	}
+	return 32
+}
+
+// cpuMatVec is package quant's product of m rows of w with x.
+func cpuMatVec(t *testing.T, typ gguf.Type, w []byte, x []float32, m int) []float32 {
+	t.Helper()
+	vt, err := quant.VecDotType(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := vt.RowBytes(len(x))
+	a := make([]byte, ab)
+	if err := quant.QuantizeActivations(vt, x, a); err != nil {
+		t.Fatal(err)
+	}
+	mv, err := quant.MatVec(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, m)
+	mv(len(x), w, a, out)
+	return out
 }
 
 // The RMSNorm kernel computes tensor.RMSNorm's float32 operations, gathering
