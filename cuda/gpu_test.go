@@ -136,6 +136,21 @@ func weightRows(r *rand.Rand, m, k int) []float32 {
 	return w
 }
 
+// testWeights quantizes weightRows to typ: the blocks, their dequantized
+// values and the bytes per row.
+func testWeights(t *testing.T, r *rand.Rand, typ gguf.Type, m, k int) (blocks []byte, values []float32, rowBytes int) {
+	t.Helper()
+	rowBytes, _ = typ.RowBytes(k)
+	blocks, values = make([]byte, m*rowBytes), make([]float32, m*k)
+	if err := quant.Quantize(typ, weightRows(r, m, k), blocks); err != nil {
+		t.Fatal(err)
+	}
+	if err := quant.Dequantize(typ, blocks, values); err != nil {
+		t.Fatal(err)
+	}
+	return blocks, values, rowBytes
+}
+
 // TestGPUMatMul checks every weight type's GEMV (1 to 8 tokens) and GEMM
 // (more) against the exact product of the dequantized weights, within the
 // bound of rounding the activations to int8 blocks (float types: to the
@@ -145,16 +160,7 @@ func TestGPUMatMul(t *testing.T) {
 	const M, K = 100, 768
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range supported {
-		w := weightRows(r, M, K)
-		rowB, _ := typ.RowBytes(K)
-		wb := make([]byte, M*rowB)
-		if err := quant.Quantize(typ, w, wb); err != nil {
-			t.Fatal(err)
-		}
-		wd := make([]float32, M*K)
-		if err := quant.Dequantize(typ, wb, wd); err != nil {
-			t.Fatal(err)
-		}
+		wb, wd, rowB := testWeights(t, r, typ, M, K)
 		dm := devMat{ptr: put(t, g, wb), typ: typ, rows: M, cols: K, rowB: rowB, name: typ.String()}
 		for _, ntok := range []int{1, 2, 3, 5, 8, 9, 70} {
 			t.Run(fmt.Sprintf("%v/tokens=%d", typ, ntok), func(t *testing.T) {
@@ -225,16 +231,7 @@ func TestCPUWithinDotBound(t *testing.T) {
 	const M, K = 100, 768
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range supported {
-		w := weightRows(r, M, K)
-		rowB, _ := typ.RowBytes(K)
-		wb := make([]byte, M*rowB)
-		wd := make([]float32, M*K)
-		if err := quant.Quantize(typ, w, wb); err != nil {
-			t.Fatal(err)
-		}
-		if err := quant.Dequantize(typ, wb, wd); err != nil {
-			t.Fatal(err)
-		}
+		wb, wd, _ := testWeights(t, r, typ, M, K)
 		x := make([]float32, K)
 		for i := range x {
 			x[i] = float32(r.NormFloat64())
