@@ -43,5 +43,4 @@ if [ -z "$PTXAS" ]; then
 fi
 "$PTXAS" --version | tail -1
 export PTXAS
-SMOLGO_PTXAS=required go test -count=1 ./cuda
 SMOLGO_PTXAS=required CGO_ENABLED=0 go test -count=1 -tags cuda ./cuda

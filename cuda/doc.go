@@ -46,8 +46,8 @@
 // # Tests without a GPU
 //
 // Untagged: device names, the upload plan (types, shapes, device memory),
-// the PTX matching its sources and the ptxas budgets. Tagged: the no-driver
-// error, and TestFakeDriver, which builds testdata/fakecuda.c (a stand-in
+// the PTX matching its sources. Tagged: the ptxas budgets (ptxas needed:
+// cuda/ci.sh fetches it), the no-driver error, and TestFakeDriver, which builds testdata/fakecuda.c (a stand-in
 // libcuda with host memory and empty kernels) and runs the whole host side
 // against it: device-number and memory refusals before any allocation,
 // upload, Steps over batches, cache growth and snapshots, every launch's
