@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/x448/float16 v0.8.4
 	golang.org/x/sys v0.49.0
