@@ -3,6 +3,7 @@ package smollm3
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
@@ -129,8 +130,11 @@ func build(f *gguf.File, cfg engine.Config) (*parts, error) {
 	return p, nil
 }
 
-// close releases the backend's threads and the file.
+// close releases the backend (a GPU's memory), the threads and the file.
 func (p *parts) close() error {
+	if c, ok := p.backend.(io.Closer); ok {
+		c.Close()
+	}
 	p.llm.Close()
 	return p.file.Close()
 }
