@@ -28,7 +28,10 @@ type Format struct {
 	imEnd, thinkOpen, thinkClose int32
 }
 
-func newFormat(f *gguf.File) *Format { return &Format{file: f} }
+// NewFormat returns SmolLM3's format over the tokenizer of file f, for
+// architectures that speak SmolLM3's chat format (Load uses it; a variant
+// architecture registered elsewhere can too).
+func NewFormat(f *gguf.File) *Format { return &Format{file: f} }
 
 // tokenizer reads the tokenizer from the file once.
 func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {

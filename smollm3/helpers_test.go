@@ -101,7 +101,7 @@ func scriptedModel(t *testing.T, msgs []engine.Message, opts engine.PromptOption
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	format := newFormat(f)
+	format := NewFormat(f)
 	prompt, err := format.Prompt(msgs, opts)
 	if err != nil {
 		t.Fatal(err)

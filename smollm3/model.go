@@ -126,7 +126,7 @@ func build(f *gguf.File, cfg engine.Config) (*parts, error) {
 	cfg.Logger.Debug("smollm3: model loaded", "arch", cfg2.Arch, "layers", cfg2.Layers, "embd", cfg2.Embd,
 		"heads", cfg2.Heads, "kv_heads", cfg2.KVHeads, "vocab", cfg2.Vocab, "context", cfg2.Context,
 		"tied", llm.TiedEmbeddings(), "threads", llm.Threads(), "device", cfg.Device)
-	p := &parts{file: f, llm: llm, kv: kv, backend: backend, format: newFormat(f)}
+	p := &parts{file: f, llm: llm, kv: kv, backend: backend, format: NewFormat(f)}
 	return p, nil
 }
 
