@@ -116,6 +116,9 @@ type Stats struct {
 	// StopReason is StopEndOfTurn, StopLength, StopToolCalls or
 	// StopCancelled.
 	StopReason string
+	// StopString is the stop string (GenerateOptions.Stop) that ended the
+	// answer, if one did (StopReason is then StopEndOfTurn).
+	StopString string
 }
 
 // String summarizes the stats on one line, for logs and status lines.

@@ -412,6 +412,7 @@ func (g *generation) take(tok int32) (string, error) {
 		return StopCancelled, nil // the consumer stopped listening
 	case hit:
 		g.hitStop = true
+		g.stats.StopString = g.stop.found
 		return StopEndOfTurn, nil
 	case g.endCalls:
 		return StopToolCalls, nil

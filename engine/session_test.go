@@ -532,3 +532,17 @@ func TestGenerateRawPrompt(t *testing.T) {
 		t.Errorf("300-token raw prompt in a 256 context: %v", r.err)
 	}
 }
+
+// StopString says which stop string ended the answer, and only then.
+func TestStopString(t *testing.T) {
+	for _, tc := range []struct{ answer, want string }{
+		{"Hello, world! Bye.", "world"},
+		{"Hello there", ""},
+	} {
+		f := &fakeBackend{ctxLen: 1000, answer: fixed(tc.answer)}
+		r := collect(testSession(t, f), context.Background(), user("hi"), GenerateOptions{Stop: []string{"xyz", "world"}})
+		if r.err != nil || r.stats.StopString != tc.want || r.stats.StopReason != StopEndOfTurn {
+			t.Errorf("%q: stop string %q (%s), want %q; err %v", tc.answer, r.stats.StopString, r.stats.StopReason, tc.want, r.err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import "strings"
 type stopMatcher struct {
 	stops []string
 	held  string
+	found string // the stop string that matched
 }
 
 func newStopMatcher(stops []string) *stopMatcher {
@@ -30,7 +31,7 @@ func (m *stopMatcher) push(text string) (out string, stopped bool) {
 	first := -1
 	for _, s := range m.stops {
 		if i := strings.Index(buf, s); i >= 0 && (first < 0 || i < first) {
-			first = i
+			first, m.found = i, s
 		}
 	}
 	if first >= 0 {

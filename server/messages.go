@@ -399,23 +399,24 @@ func (ms *messageStream) run(ctx context.Context) {
 		return
 	}
 	ms.closeOpen()
-	// The engine does not say whether a stop sequence or the end of turn
-	// ended the answer; both are end_turn.
 	stop := "end_turn"
+	var seq *string
 	switch {
 	case g.stats.StopReason == engine.StopLength:
 		stop = "max_tokens"
 	case calls > 0 || g.stats.StopReason == engine.StopToolCalls:
 		stop = "tool_use"
+	case g.stats.StopString != "":
+		stop, seq = "stop_sequence", &g.stats.StopString
 	}
-	ms.msg.StopReason = &stop
+	ms.msg.StopReason, ms.msg.StopSequence = &stop, seq
 	st := g.stats
 	ms.msg.Usage = anthropicUsage{InputTokens: st.PromptTokens - st.CachedTokens, OutputTokens: st.GeneratedTokens, CacheReadInputTokens: st.CachedTokens}
 	if ms.out == nil {
 		writeJSON(g.w, http.StatusOK, ms.msg)
 		return
 	}
-	ms.emit("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": ms.msg.Usage})
+	ms.emit("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": seq}, "usage": ms.msg.Usage})
 	ms.emit("message_stop", map[string]any{})
 }
 

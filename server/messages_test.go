@@ -92,8 +92,8 @@ func TestMessagesSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-msgs
-	if res.Content[0].Text != "1 2 3 4" {
-		t.Errorf("stop sequence: %q", res.Content[0].Text)
+	if res.Content[0].Text != "1 2 3 4" || res.StopReason != anthropic.StopReasonStopSequence || res.StopSequence != " 5" {
+		t.Errorf("stop sequence: %q, stop reason %q, sequence %q", res.Content[0].Text, res.StopReason, res.StopSequence)
 	}
 
 	// Errors have Anthropic's shape, which the SDK reads.

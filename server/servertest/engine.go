@@ -359,9 +359,10 @@ func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engi
 			reasoning = ""
 		}
 		stop := engine.StopEndOfTurn
+		stopString := ""
 		for _, st := range opts.Stop {
 			if i := strings.Index(content, st); st != "" && i >= 0 {
-				content = content[:i]
+				content, stopString = content[:i], st
 			}
 		}
 		start := time.Now()
@@ -451,6 +452,9 @@ func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engi
 			return
 		}
 		stats.StopReason = stop
+		if stop == engine.StopEndOfTurn {
+			stats.StopString = stopString
+		}
 		finish()
 	}
 }
