@@ -30,6 +30,7 @@ type machine struct {
 	out      []int32
 	seen     map[stackNode]struct{}
 	key      []byte
+	todo     []int32 // canonical's stack
 }
 
 type stackNode struct{ pos, parent int32 }
@@ -207,4 +208,40 @@ func (m *machine) rebase(s int32) int32 {
 		m.out = append(m.out, n)
 	}
 	return m.intern()
+}
+
+// canonical appends to buf the canonical completion of stack st (see
+// Grammar.canonAlt), stopping after max bytes, and returns it with the full
+// length of the completion (the stack's fewest bytes to finish, which may be
+// more than was written).
+func (m *machine) canonical(st int32, buf []byte, max int) ([]byte, int) {
+	g := m.g
+	total := 0
+	for n := st; n != emptyNode; n = m.nodes[n].parent {
+		total += int(g.remain[m.nodes[n].pos])
+	}
+	// Positions still to spell, innermost last: the stack's own chain
+	// (reversed, so that its top is spelled first), then rule bodies as
+	// they are entered.
+	todo := m.todo[:0]
+	for n := st; n != emptyNode; n = m.nodes[n].parent {
+		todo = append(todo, m.nodes[n].pos)
+	}
+	slices.Reverse(todo)
+	for len(todo) > 0 && len(buf) < max {
+		p := todo[len(todo)-1]
+		s := g.prog[p]
+		switch s.kind {
+		case symEnd:
+			todo = todo[:len(todo)-1]
+		case symBytes:
+			buf = append(buf, g.setByte[s.arg])
+			todo[len(todo)-1]++
+		case symRule:
+			todo[len(todo)-1]++
+			todo = append(todo, g.canonAlt[s.arg])
+		}
+	}
+	m.todo = todo
+	return buf, total
 }
