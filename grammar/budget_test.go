@@ -80,12 +80,12 @@ func TestLeftExact(t *testing.T) {
 		src  string
 		want int // MinBudget at the start
 	}{
-		{`root ::= "abcd"`, 2},                // "abcd", then the end of generation
-		{`root ::= "ab" "x"*`, 2},             // "ab"
-		{`root ::= "true" | "q"`, 2},          // either takes one token
-		{`root ::= "zq" | "abcdab"`, 3},       // "z" "q"
-		{`root ::= "{" [a-z]+ "}"`, 4},        // "{" "a" "}"
-		{`root ::= "" | "abc"`, 1},            // complete already
+		{`root ::= "abcd"`, 2},               // "abcd", then the end of generation
+		{`root ::= "ab" "x"*`, 2},            // "ab"
+		{`root ::= "true" | "q"`, 2},         // either takes one token
+		{`root ::= "zq" | "abcdab"`, 3},      // "z" "q"
+		{`root ::= "{" [a-z]+ "}"`, 4},       // "{" "a" "}"
+		{`root ::= "" | "abc"`, 1},           // complete already
 		{`root ::= "\"name\": \"red\"}"`, 3}, // "name": " then red"}
 	} {
 		c := MustParse(tc.src).NewConstraint(v)

@@ -70,7 +70,7 @@ type Grammar struct {
 	// of any stack (see machine.canonical).
 	canonAlt []int32
 	setByte  []byte
-	source string
+	source   string
 }
 
 // String returns the grammar's GBNF source (for grammars made from a JSON
