@@ -75,6 +75,43 @@ type schemaCompiler struct {
 	root   []byte            // the whole schema, for $ref
 	refs   map[string]string // $ref → its rule
 	nrefs  int               // rules made for $ref (of every root)
+	// objects caches the objects on the way of $refs, by JSON pointer, so
+	// that each is parsed once however many $refs go through it (4,000
+	// references into one $defs would otherwise parse it 4,000 times).
+	objects map[string]map[string]json.RawMessage
+}
+
+// resolve returns the part of the schema that the local reference ref
+// ("#", "#/$defs/name") names.
+func (sc *schemaCompiler) resolve(ref, where string) (json.RawMessage, error) {
+	if ref != "#" && !strings.HasPrefix(ref, "#/") {
+		return nil, errAt(where+"/$ref", "%q: only references inside the schema (#/...) are supported", ref)
+	}
+	if sc.objects == nil {
+		sc.objects = map[string]map[string]json.RawMessage{}
+	}
+	target := json.RawMessage(sc.root)
+	if ref == "#" {
+		return target, nil
+	}
+	prefix := "#"
+	for _, part := range strings.Split(ref[2:], "/") {
+		obj, ok := sc.objects[prefix]
+		if !ok {
+			if err := json.Unmarshal(target, &obj); err != nil {
+				return nil, errAt(where+"/$ref", "%q: %q is not inside an object", ref, part)
+			}
+			sc.objects[prefix] = obj
+		}
+		prefix += "/" + part
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		next, ok := obj[part]
+		if !ok {
+			return nil, errAt(where+"/$ref", "%q: no %q", ref, part)
+		}
+		target = next
+	}
+	return target, nil
 }
 
 // rule names body as a rule (once per distinct body) and returns the name.
@@ -90,13 +127,13 @@ func (sc *schemaCompiler) rule(body string) string {
 
 // Keywords that only annotate and are ignored.
 var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
+	"discriminator", // OpenAPI's hint beside oneOf; the branches' const tags do the work
 	"$defs", "definitions"} // definitions are compiled when a $ref uses them
 
-var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf", "$ref",
-	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "propertyNames", "minProperties", "maxProperties",
+	"items", "prefixItems", "additionalItems", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "pattern", "format",
+	"anyOf", "oneOf", "$ref", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 
-// numberBounds are the keywords that bound numbers (integers only here).
-var numberBounds = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 
 type schemaError struct {
 	where string
@@ -161,19 +198,28 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		}
 		return sc.rule(strings.Join(alts, " | ")), nil
 	}
-	if v, ok := s["anyOf"]; ok {
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		v, ok := s[kw]
+		if !ok {
+			continue
+		}
 		var subs []json.RawMessage
 		if err := json.Unmarshal(v, &subs); err != nil || len(subs) == 0 {
-			return "", errAt(where+"/anyOf", "must be a non-empty array of schemas")
+			return "", errAt(where+"/"+kw, "must be a non-empty array of schemas")
 		}
 		for k := range s {
-			if k != "anyOf" && slices.Contains(schemaKeywords, k) {
-				return "", errAt(where, "keyword %q beside anyOf is not supported (move it into each branch)", k)
+			if k != kw && slices.Contains(schemaKeywords, k) {
+				return "", errAt(where, "keyword %q beside %s is not supported (move it into each branch)", k, kw)
+			}
+		}
+		if kw == "oneOf" {
+			if err := sc.checkDisjoint(subs, where+"/oneOf"); err != nil {
+				return "", err
 			}
 		}
 		var alts []string
 		for i, sub := range subs {
-			r, err := sc.compile(sub, fmt.Sprintf("%s/anyOf/%d", where, i), depth+1)
+			r, err := sc.compile(sub, fmt.Sprintf("%s/%s/%d", where, kw, i), depth+1)
 			if err != nil {
 				return "", err
 			}
@@ -192,12 +238,14 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		}
 	} else {
 		switch {
-		case s["properties"] != nil || s["additionalProperties"] != nil || s["required"] != nil:
+		case hasAny(s, "properties", "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties"):
 			types = []string{"object"}
-		case s["items"] != nil || s["minItems"] != nil || s["maxItems"] != nil:
+		case hasAny(s, "items", "prefixItems", "additionalItems", "minItems", "maxItems"):
 			types = []string{"array"}
-		case s["minLength"] != nil || s["maxLength"] != nil:
+		case hasAny(s, "minLength", "maxLength", "pattern", "format"):
 			types = []string{"string"}
+		case hasAny(s, "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+			types = []string{"number"}
 		default:
 			return "value", nil
 		}
@@ -212,12 +260,7 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		case "integer":
 			r, err = sc.integer(s, where)
 		case "number":
-			for _, k := range numberBounds {
-				if _, ok := s[k]; ok {
-					err = errAt(where, "keyword %q is only supported on integers, not on numbers", k)
-				}
-			}
-			r = t
+			r, err = sc.number(s, where)
 		case "boolean", "null":
 			r = t
 		case "object":
@@ -248,23 +291,9 @@ func (sc *schemaCompiler) ref(v json.RawMessage, where string, depth int) (strin
 	if name, ok := sc.refs[ref]; ok {
 		return name, nil
 	}
-	if ref != "#" && !strings.HasPrefix(ref, "#/") {
-		return "", errAt(where+"/$ref", "%q: only references inside the schema (#/...) are supported", ref)
-	}
-	target := json.RawMessage(sc.root)
-	if ref != "#" {
-		for _, part := range strings.Split(ref[2:], "/") {
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(target, &obj); err != nil {
-				return "", errAt(where+"/$ref", "%q: %q is not inside an object", ref, part)
-			}
-			next, ok := obj[part]
-			if !ok {
-				return "", errAt(where+"/$ref", "%q: no %q", ref, part)
-			}
-			target = next
-		}
+	target, err := sc.resolve(ref, where)
+	if err != nil {
+		return "", err
 	}
 	// Name the rule before compiling its body, which may refer back to it.
 	name := "r" + strconv.Itoa(sc.nrefs)
@@ -280,16 +309,28 @@ func (sc *schemaCompiler) ref(v json.RawMessage, where string, depth int) (strin
 	return name, nil
 }
 
-// count reads a non-negative integer keyword; ok is false when absent.
+func hasAny(s map[string]json.RawMessage, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := s[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// count reads a non-negative integer keyword; ok is false when absent. A
+// maximum (maxLength, maxItems, ...) above maxRepeat is lowered to it: the
+// output then stays within both.
 func count(s map[string]json.RawMessage, key, where string) (n int, ok bool, err error) {
 	v, ok := s[key]
 	if !ok {
 		return 0, false, nil
 	}
-	if err := json.Unmarshal(v, &n); err != nil || n < 0 || n > maxRepeat {
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil || f < 0 || f != math.Trunc(f) || f > maxRepeat && !strings.HasPrefix(key, "max") {
 		return 0, false, errAt(where+"/"+key, "must be an integer from 0 to %d", maxRepeat)
 	}
-	return n, true, nil
+	return int(min(f, maxRepeat)), true, nil
 }
 
 // bounds reads a min/max keyword pair as a GBNF repetition suffix.
@@ -325,118 +366,42 @@ func (sc *schemaCompiler) str(s map[string]json.RawMessage, where string) (strin
 	if err != nil {
 		return "", err
 	}
+	pattern, key := "", "pattern"
+	if v, ok := s["pattern"]; ok {
+		if err := json.Unmarshal(v, &pattern); err != nil {
+			return "", errAt(where+"/pattern", "must be a string")
+		}
+	}
+	if v, ok := s["format"]; ok {
+		var name string
+		if err := json.Unmarshal(v, &name); err != nil {
+			return "", errAt(where+"/format", "must be a string")
+		}
+		if !slices.Contains(annotationFormats, name) {
+			f, ok := stringFormats[name]
+			if !ok {
+				return "", errAt(where+"/format", "format %q is not supported (supported: %s)", name, formatNames())
+			}
+			if pattern != "" {
+				return "", errAt(where, "keyword \"pattern\" beside \"format\" is not supported")
+			}
+			pattern, key = f.pattern, "format"
+			if f.maxLen >= 0 && (hi < 0 || hi > f.maxLen) {
+				hi = f.maxLen
+			}
+		}
+	}
+	if pattern != "" {
+		body, err := patternGBNF(pattern, lo, hi)
+		if err != nil {
+			return "", errAt(where+"/"+key, "keyword %q: %v (pattern %q)", key, err, pattern)
+		}
+		return sc.rule(body), nil
+	}
 	if lo == 0 && hi < 0 {
 		return "string", nil
 	}
 	return sc.rule(`"\"" char` + repeat(lo, hi) + ` "\""`), nil
-}
-
-func (sc *schemaCompiler) array(s map[string]json.RawMessage, where string, depth int) (string, error) {
-	item := "value"
-	if v, ok := s["items"]; ok {
-		var err error
-		if item, err = sc.compile(v, where+"/items", depth+1); err != nil {
-			return "", err
-		}
-	}
-	lo, hi, err := bounds(s, "minItems", "maxItems", where)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case hi == 0:
-		return sc.rule(`"[" ws "]"`), nil
-	case lo == 0:
-		more := "*"
-		if hi > 0 {
-			more = repeat(0, hi-1)
-		}
-		return sc.rule(fmt.Sprintf(`"[" ws ( %s ws ( "," ws %s ws )%s )? "]"`, item, item, more)), nil
-	}
-	h := -1
-	if hi > 0 {
-		h = hi - 1
-	}
-	return sc.rule(fmt.Sprintf(`"[" ws %s ws ( "," ws %s ws )%s "]"`, item, item, repeat(lo-1, h))), nil
-}
-
-func (sc *schemaCompiler) object(s map[string]json.RawMessage, where string, depth int) (string, error) {
-	extra := "value"
-	if v, ok := s["additionalProperties"]; ok {
-		switch string(bytes.TrimSpace(v)) {
-		case "false":
-			extra = ""
-		case "true":
-		default:
-			var err error
-			if extra, err = sc.compile(v, where+"/additionalProperties", depth+1); err != nil {
-				return "", err
-			}
-		}
-	}
-	var required []string
-	if v, ok := s["required"]; ok {
-		if err := json.Unmarshal(v, &required); err != nil {
-			return "", errAt(where+"/required", "must be an array of property names")
-		}
-	}
-	props, ok := s["properties"]
-	if !ok {
-		if len(required) > 0 {
-			return "", errAt(where+"/required", "required properties without a properties keyword are not supported")
-		}
-		if extra == "" {
-			return sc.rule(`"{" ws "}"`), nil
-		}
-		if extra == "value" {
-			return "object", nil
-		}
-		kv := `string ws ":" ws ` + extra + " ws"
-		return sc.rule(`"{" ws ( ` + kv + ` ( "," ws ` + kv + ` )* )? "}"`), nil
-	}
-	names, err := objectKeys(props)
-	if err != nil {
-		return "", errAt(where+"/properties", "%v", err)
-	}
-	var propSchemas map[string]json.RawMessage
-	if err := json.Unmarshal(props, &propSchemas); err != nil {
-		return "", errAt(where+"/properties", "%v", err)
-	}
-	for _, r := range required {
-		if _, ok := propSchemas[r]; !ok {
-			return "", errAt(where+"/required", "required property %q is not in properties", r)
-		}
-	}
-	// Properties come in schema order; each optional one may be left out.
-	// first(i) is the rest of the object from property i when nothing was
-	// written yet, rest(i) when something was (so a comma comes first).
-	type prop struct {
-		kv       string
-		required bool
-	}
-	var ps []prop
-	for _, name := range names {
-		val, err := sc.compile(propSchemas[name], where+"/properties/"+jsonPointerEscape(name), depth+1)
-		if err != nil {
-			return "", err
-		}
-		key, _ := marshalNoEscape(name)
-		ps = append(ps, prop{kv: gbnfLiteral(key) + ` ws ":" ws ` + val + " ws", required: slices.Contains(required, name)})
-	}
-	first, rest := `"}"`, `"}"`
-	for i := len(ps) - 1; i >= 0; i-- {
-		p := ps[i]
-		withComma := `"," ws ` + p.kv + " " + rest
-		without := p.kv + " " + rest
-		if p.required {
-			first = sc.rule(without)
-			rest = sc.rule(withComma)
-		} else {
-			first = sc.rule(without + " | " + first)
-			rest = sc.rule(withComma + " | " + rest)
-		}
-	}
-	return sc.rule(`"{" ws ` + first), nil
 }
 
 // objectKeys returns the keys of a JSON object in their order.
@@ -536,7 +501,7 @@ func ToolCalls(funcs []Function) (*Grammar, error) {
 		if len(params) == 0 || string(params) == "null" {
 			params = []byte(`{"type":"object"}`)
 		}
-		sc.root, sc.refs = params, map[string]string{}
+		sc.root, sc.refs, sc.objects = params, map[string]string{}, nil
 		args, err := sc.compile(params, "", 0)
 		if err != nil {
 			return nil, fmt.Errorf("grammar: function %q: %w", f.Name, err)
@@ -552,48 +517,4 @@ func ToolCalls(funcs []Function) (*Grammar, error) {
 	}
 	b.WriteString(jsonPrimitives)
 	return Parse(b.String())
-}
-
-// integer compiles an integer type with its bounds.
-func (sc *schemaCompiler) integer(s map[string]json.RawMessage, where string) (string, error) {
-	var lo, hi int64
-	hasLo, hasHi := false, false
-	for _, k := range numberBounds {
-		v, ok := s[k]
-		if !ok {
-			continue
-		}
-		var f float64
-		if err := json.Unmarshal(v, &f); err != nil {
-			return "", errAt(where+"/"+k, "must be a number")
-		}
-		if math.Abs(f) > 1e16 {
-			return "", errAt(where+"/"+k, "%v is beyond the 16-digit integers this grammar writes", f)
-		}
-		switch k {
-		case "minimum", "exclusiveMinimum":
-			b := int64(math.Ceil(f))
-			if k == "exclusiveMinimum" && float64(b) == f {
-				b++
-			}
-			if !hasLo || b > lo {
-				lo, hasLo = b, true
-			}
-		default:
-			b := int64(math.Floor(f))
-			if k == "exclusiveMaximum" && float64(b) == f {
-				b--
-			}
-			if !hasHi || b < hi {
-				hi, hasHi = b, true
-			}
-		}
-	}
-	if !hasLo && !hasHi {
-		return "integer", nil
-	}
-	if hasLo && hasHi && lo > hi {
-		return "", errAt(where, "no integer lies between the bounds (from %d to %d)", lo, hi)
-	}
-	return sc.rule(intRangeGBNF(lo, hi, hasLo, hasHi)), nil
 }
