@@ -450,7 +450,9 @@ func (a shape) disjoint(b shape) bool {
 	if a.types&b.types == 0 {
 		return true
 	}
-	common := func(x, y []string) bool { return slices.ContainsFunc(x, func(v string) bool { return slices.Contains(y, v) }) }
+	common := func(x, y []string) bool {
+		return slices.ContainsFunc(x, func(v string) bool { return slices.Contains(y, v) })
+	}
 	if a.values != nil && b.values != nil && !common(a.values, b.values) {
 		return true
 	}

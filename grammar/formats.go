@@ -15,11 +15,12 @@ import (
 //     required offset (Z or ±hh:mm), without leap seconds;
 //   - date-time: date "T" time;
 //   - uuid: 8-4-4-4-12 hexadecimal digits;
-//   - email: dot-separated local parts of letters, digits, _ + and -, "@",
-//     a host name with a top-level domain of 2 to 63 letters, at most 254
-//     characters;
-//   - hostname: dot-separated labels of 1 to 63 letters, digits and
-//     hyphens, not starting or ending with a hyphen, at most 253 characters;
+//   - email: up to 3 dot-separated local parts of 1 to 32 letters, digits,
+//     _ + and -, "@", 1 to 3 labels as for hostname and a top-level domain
+//     of 2 to 24 letters (at most 222 characters, under the 254 allowed);
+//   - hostname: up to 7 dot-separated labels of 1 to 32 letters, digits and
+//     hyphens, not starting or ending with a hyphen (at most 230
+//     characters, under the 253 allowed);
 //   - ipv4: dotted decimal without leading zeros;
 //   - ipv6: RFC 4291's text forms, :: compression and a trailing IPv4 part
 //     included (no zone);
@@ -27,34 +28,34 @@ import (
 //     query and fragment, of RFC 3986's characters with %XX escapes.
 //
 // "password" is an annotation and allows any string.
-type stringFormat struct {
-	pattern string
-	maxLen  int // the format's own bound, -1: none
-}
+//
+// Bounded parts keep the formats that have a length limit within it
+// without counting characters.
 
 var (
 	dec16    = `[0-9A-Fa-f]{1,4}`
 	octet    = `(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`
 	ipv4Re   = `(` + octet + `\.){3}` + octet
-	label    = `[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?`
+	label    = `[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?`
+	atom     = `[A-Za-z0-9_+\-]{1,32}`
 	dateRe   = `\d{4}-((0[13578]|1[02])-(0[1-9]|[12]\d|3[01])|(0[469]|11)-(0[1-9]|[12]\d|30)|02-(0[1-9]|1\d|2[0-8]))`
 	timeRe   = `([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)`
 	uriChars = `([A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})`
 	uriRe    = `[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9\-._~]+(:\d{1,5})?(/` + uriChars + `*)*(\?(` + uriChars + `|[/?])*)?(#(` + uriChars + `|[/?])*)?`
 )
 
-var stringFormats = map[string]stringFormat{
-	"date":          {`^` + dateRe + `$`, -1},
-	"time":          {`^` + timeRe + `$`, -1},
-	"date-time":     {`^` + dateRe + `[Tt]` + timeRe + `$`, -1},
-	"uuid":          {`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`, -1},
-	"email":         {`^[A-Za-z0-9_+\-]+(\.[A-Za-z0-9_+\-]+)*@(` + label + `\.)+[A-Za-z]{2,63}$`, 254},
-	"hostname":      {`^` + label + `(\.` + label + `)*$`, 253},
-	"ipv4":          {`^` + ipv4Re + `$`, -1},
-	"ipv6":          {`^` + ipv6Re() + `$`, -1},
-	"uri":           {`^` + uriRe + `$`, -1},
-	"uri-reference": {`^` + uriRe + `$`, -1},
-	"iri":           {`^` + uriRe + `$`, -1},
+var stringFormats = map[string]string{
+	"date":          `^` + dateRe + `$`,
+	"time":          `^` + timeRe + `$`,
+	"date-time":     `^` + dateRe + `[Tt]` + timeRe + `$`,
+	"uuid":          `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`,
+	"email":         `^` + atom + `(\.` + atom + `){0,2}@(` + label + `\.){1,3}[A-Za-z]{2,24}$`,
+	"hostname":      `^` + label + `(\.` + label + `){0,6}$`,
+	"ipv4":          `^` + ipv4Re + `$`,
+	"ipv6":          `^` + ipv6Re() + `$`,
+	"uri":           `^` + uriRe + `$`,
+	"uri-reference": `^` + uriRe + `$`,
+	"iri":           `^` + uriRe + `$`,
 }
 
 // annotationFormats constrain nothing.

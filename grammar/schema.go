@@ -70,11 +70,12 @@ func JSONSchemaGBNF(schema []byte) (string, error) {
 const maxSchemaDepth = 64
 
 type schemaCompiler struct {
-	rules  []string
-	byBody map[string]string
-	root   []byte            // the whole schema, for $ref
-	refs   map[string]string // $ref → its rule
-	nrefs  int               // rules made for $ref (of every root)
+	rules     []string
+	byBody    map[string]string
+	root      []byte            // the whole schema, for $ref
+	refs      map[string]string // $ref → its rule
+	nrefs     int               // rules made for $ref (of every root)
+	npatterns int               // patterns compiled (their rules' prefixes)
 	// objects caches the objects on the way of $refs, by JSON pointer, so
 	// that each is parsed once however many $refs go through it (4,000
 	// references into one $defs would otherwise parse it 4,000 times).
@@ -127,13 +128,12 @@ func (sc *schemaCompiler) rule(body string) string {
 
 // Keywords that only annotate and are ignored.
 var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
-	"discriminator", // OpenAPI's hint beside oneOf; the branches' const tags do the work
+	"discriminator",        // OpenAPI's hint beside oneOf; the branches' const tags do the work
 	"$defs", "definitions"} // definitions are compiled when a $ref uses them
 
 var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "propertyNames", "minProperties", "maxProperties",
 	"items", "prefixItems", "additionalItems", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "pattern", "format",
 	"anyOf", "oneOf", "$ref", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-
 
 type schemaError struct {
 	where string
@@ -385,14 +385,11 @@ func (sc *schemaCompiler) str(s map[string]json.RawMessage, where string) (strin
 			if pattern != "" {
 				return "", errAt(where, "keyword \"pattern\" beside \"format\" is not supported")
 			}
-			pattern, key = f.pattern, "format"
-			if f.maxLen >= 0 && (hi < 0 || hi > f.maxLen) {
-				hi = f.maxLen
-			}
+			pattern, key = f, "format"
 		}
 	}
 	if pattern != "" {
-		body, err := patternGBNF(pattern, lo, hi)
+		body, err := sc.patternGBNF(pattern, lo, hi)
 		if err != nil {
 			return "", errAt(where+"/"+key, "keyword %q: %v (pattern %q)", key, err, pattern)
 		}
