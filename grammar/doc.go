@@ -113,8 +113,7 @@
 // above 1000; a pattern counted past 256 characters), the output keeps to a
 // smaller one, so it still obeys the schema. With properties, additional
 // properties are never generated. Whitespace between tokens is limited
- (a space, or a newline
-// and up to 20 spaces or tabs) so that a model cannot spend its budget on
+// (a space, or a newline and up to 20 spaces or tabs) so that a model cannot spend its budget on
 // it; numbers have at most 16 digits per part and two exponent digits, so
 // that they always fit a float64. JSONObject is OpenAI's {"type":
 // "json_object"}: any JSON object.
