@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -79,17 +80,47 @@ func (g *Grammar) String() string { return g.source }
 
 // Parse compiles grammar text in GBNF notation (see the package
 // documentation). The rule named root is the start symbol.
-func Parse(src string) (*Grammar, error) {
-	defs, err := parseGBNF(src)
+func Parse(src string) (*Grammar, error) { return ParseContext(context.Background(), src) }
+
+// ParseContext is Parse under a context: it returns ctx.Err() as soon as
+// it sees ctx done, so that a server stops compiling for a client that has
+// gone. Compilation takes time linear in the size of the grammar, which
+// MaxProgram bounds.
+func ParseContext(ctx context.Context, src string) (*Grammar, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cc := &canceller{ctx: ctx}
+	defs, err := parseGBNF(src, cc)
 	if err != nil {
 		return nil, err
 	}
-	g, err := lower(defs)
+	g, err := lower(defs, cc)
 	if err != nil {
 		return nil, err
 	}
 	g.source = src
 	return g, nil
+}
+
+// MaxProgram bounds the size of a compiled grammar, in symbols (a literal
+// byte, a character class or a rule call; x{n} counts n times): about
+// 16 bytes of memory each, and a few hundred milliseconds to compile at
+// the limit. Larger grammars are an error.
+const MaxProgram = 1 << 21
+
+// canceller checks a context now and then in long loops.
+type canceller struct {
+	ctx context.Context
+	n   int
+}
+
+// check returns ctx.Err() every 1024th call once the context is done.
+func (c *canceller) check() error {
+	if c.n++; c.n&1023 != 0 {
+		return nil
+	}
+	return c.ctx.Err()
 }
 
 // MustParse is Parse for grammars known to be valid; it panics on error.
@@ -113,6 +144,25 @@ type lowerer struct {
 	names  []string
 	rules  [][][]tsym // per rule, per alternative
 	err    error
+	size   int // symbols so far, against MaxProgram
+	cc     *canceller
+}
+
+// grow counts n more symbols and reports whether the program may still
+// grow; past MaxProgram (or with the context done) it sets l.err.
+func (l *lowerer) grow(n int) bool {
+	if l.err != nil {
+		return false
+	}
+	if l.size += n; l.size > MaxProgram {
+		l.err = fmt.Errorf("grammar: the grammar is too large: more than %d symbols once repetitions are written out", MaxProgram)
+		return false
+	}
+	if err := l.cc.check(); err != nil {
+		l.err = err
+		return false
+	}
+	return true
 }
 
 func (l *lowerer) newRule(name string) int32 {
@@ -121,8 +171,8 @@ func (l *lowerer) newRule(name string) int32 {
 	return int32(len(l.rules) - 1)
 }
 
-func lower(defs []ruleDef) (*Grammar, error) {
-	l := &lowerer{byName: map[string]int32{}}
+func lower(defs []ruleDef, cc *canceller) (*Grammar, error) {
+	l := &lowerer{byName: map[string]int32{}, cc: cc}
 	for _, d := range defs {
 		l.byName[d.name] = l.newRule(d.name)
 	}
@@ -165,7 +215,7 @@ func lower(defs []ruleDef) (*Grammar, error) {
 	for i, s := range g.sets {
 		g.setByte[i] = s.canonical()
 	}
-	if err := g.check(); err != nil {
+	if err := g.check(cc); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -190,8 +240,14 @@ func single(lo, hi byte) tsym {
 
 // seq appends the symbols of e to out.
 func (l *lowerer) seq(e *expr, out []tsym) []tsym {
+	if !l.grow(1) {
+		return out
+	}
 	switch e.kind {
 	case exLit:
+		if !l.grow(len(e.lit)) {
+			return out
+		}
 		for _, c := range e.lit {
 			out = append(out, single(c, c))
 		}
@@ -216,6 +272,9 @@ func (l *lowerer) seq(e *expr, out []tsym) []tsym {
 		out = append(out, tsym{kind: symRule, rule: id})
 	case exRep:
 		x := l.seq(e.subs[0], nil)
+		if !l.grow(e.min + 2*max(e.max-e.min, 1)) {
+			return out
+		}
 		if len(x) != 1 {
 			id := l.newRule("")
 			l.rules[id] = [][]tsym{x}
@@ -288,9 +347,9 @@ func (g *Grammar) ruleName(r int32) string {
 // finish and left recursion (a rule that can call itself before consuming a
 // byte would expand forever). It also computes remain and each rule's
 // canonical alternative (see shortest).
-func (g *Grammar) check() error {
+func (g *Grammar) check(cc *canceller) error {
 	n := len(g.alts)
-	minLen, err := g.shortest()
+	minLen, err := g.shortest(cc)
 	if err != nil {
 		return err
 	}
@@ -360,7 +419,7 @@ func (g *Grammar) check() error {
 // The canonical alternatives make every rule's shortest string a fixed
 // derivation; Constraint uses it to name a shortest completion (see
 // canonical).
-func (g *Grammar) shortest() ([]int64, error) {
+func (g *Grammar) shortest(cc *canceller) ([]int64, error) {
 	n := len(g.alts)
 	const inf = math.MaxInt32
 	// Flatten the alternatives: owner, start, bytes so far, calls pending.
@@ -410,6 +469,9 @@ func (g *Grammar) shortest() ([]int64, error) {
 		}
 	}
 	for h.Len() > 0 {
+		if err := cc.check(); err != nil {
+			return nil, err
+		}
 		top := heap.Pop(h).(altLen)
 		a := &alts[top.alt]
 		if minLen[a.rule] < inf {

@@ -464,12 +464,18 @@ func (a shape) disjoint(b shape) bool {
 	return false
 }
 
+// maxOneOf bounds the branches of a oneOf.
+const maxOneOf = 256
+
 // checkDisjoint accepts oneOf only when no value can match two branches,
 // so that compiling it as anyOf is exact: the branches have different
 // types, different listed values, or are objects with a required property
 // of different listed values (a discriminated union, as Pydantic writes
 // them).
 func (sc *schemaCompiler) checkDisjoint(subs []json.RawMessage, where string) error {
+	if len(subs) > maxOneOf {
+		return errAt(where, "more than %d branches (every pair is compared): use anyOf, or an enum", maxOneOf)
+	}
 	shapes := make([]shape, len(subs))
 	for i, sub := range subs {
 		shapes[i] = sc.shapeOf(sub, 0)

@@ -99,11 +99,14 @@ func (p *parser) atRuleStart() bool {
 	return strings.HasPrefix(p.src[p.pos:], "::=")
 }
 
-func parseGBNF(src string) ([]ruleDef, error) {
+func parseGBNF(src string, cc *canceller) ([]ruleDef, error) {
 	p := &parser{src: src, line: 1}
 	var rules []ruleDef
 	seen := map[string]bool{}
 	for {
+		if err := cc.check(); err != nil {
+			return nil, err
+		}
 		p.skip()
 		if p.pos >= len(p.src) {
 			break

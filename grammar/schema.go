@@ -2,8 +2,8 @@ package grammar
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -42,17 +42,33 @@ func JSONObject() *Grammar { return MustParse("root ::= object\n" + jsonPrimitiv
 // supported subset; any other keyword is an error that names it and where
 // it is.
 func FromJSONSchema(schema []byte) (*Grammar, error) {
-	src, err := JSONSchemaGBNF(schema)
+	return FromJSONSchemaContext(context.Background(), schema)
+}
+
+// FromJSONSchemaContext is FromJSONSchema under a context: it returns
+// ctx.Err() once it sees ctx done. Compilation is near-linear in the size
+// of the schema (each $ref target and each object on the way to one is
+// parsed once) and bounded (maxSchemaRules, MaxProgram).
+func FromJSONSchemaContext(ctx context.Context, schema []byte) (*Grammar, error) {
+	src, err := jsonSchemaGBNF(ctx, schema)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(src)
+	return ParseContext(ctx, src)
 }
 
 // JSONSchemaGBNF translates a JSON schema to GBNF text (what FromJSONSchema
 // compiles), for inspection or for editing by hand.
 func JSONSchemaGBNF(schema []byte) (string, error) {
-	sc := &schemaCompiler{byBody: map[string]string{}, root: schema, refs: map[string]string{}}
+	return jsonSchemaGBNF(context.Background(), schema)
+}
+
+func jsonSchemaGBNF(ctx context.Context, schema []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	sc := newSchemaCompiler(ctx)
+	sc.root = schema
 	root, err := sc.compile(json.RawMessage(schema), "", 0)
 	if err != nil {
 		return "", err
@@ -76,6 +92,7 @@ type schemaCompiler struct {
 	refs      map[string]string // $ref → its rule
 	nrefs     int               // rules made for $ref (of every root)
 	npatterns int               // patterns compiled (their rules' prefixes)
+	cc        *canceller
 	// objects caches the objects on the way of $refs, by JSON pointer, so
 	// that each is parsed once however many $refs go through it (4,000
 	// references into one $defs would otherwise parse it 4,000 times).
@@ -114,6 +131,13 @@ func (sc *schemaCompiler) resolve(ref, where string) (json.RawMessage, error) {
 	}
 	return target, nil
 }
+
+func newSchemaCompiler(ctx context.Context) *schemaCompiler {
+	return &schemaCompiler{byBody: map[string]string{}, refs: map[string]string{}, cc: &canceller{ctx: ctx}}
+}
+
+// maxSchemaRules bounds the rules a schema compiles to.
+const maxSchemaRules = 1 << 17
 
 // rule names body as a rule (once per distinct body) and returns the name.
 func (sc *schemaCompiler) rule(body string) string {
@@ -155,6 +179,12 @@ func errAt(where, format string, args ...any) error {
 func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) (string, error) {
 	if depth > maxSchemaDepth {
 		return "", errAt(where, "nested deeper than %d levels", maxSchemaDepth)
+	}
+	if err := sc.cc.check(); err != nil {
+		return "", err
+	}
+	if len(sc.rules) > maxSchemaRules {
+		return "", errAt(where, "the schema is too large: it takes more than %d grammar rules", maxSchemaRules)
 	}
 	raw = bytes.TrimSpace(raw)
 	switch string(raw) {
@@ -468,50 +498,4 @@ func gbnfLiteral(b []byte) string {
 
 func jsonPointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// Function is a tool a model may call: its name and the JSON schema of its
-// arguments (nil: any object).
-type Function struct {
-	Name       string
-	Parameters json.RawMessage
-}
-
-// ToolCalls returns a grammar for one or more calls of funcs in the form
-// SmolLM3 (and Hermes-style models) write them:
-//
-//	<tool_call>
-//	{"name": "get_weather", "arguments": {"city": "Paris"}}
-//	</tool_call>
-//
-// with the name one of funcs and the arguments valid under its
-// parameters schema. It is how a server honours tool_choice "required" or a
-// named function: the model can only call.
-func ToolCalls(funcs []Function) (*Grammar, error) {
-	if len(funcs) == 0 {
-		return nil, errors.New("grammar: ToolCalls needs at least one function")
-	}
-	sc := &schemaCompiler{byBody: map[string]string{}}
-	var alts []string
-	for _, f := range funcs {
-		params := bytes.TrimSpace(f.Parameters)
-		if len(params) == 0 || string(params) == "null" {
-			params = []byte(`{"type":"object"}`)
-		}
-		sc.root, sc.refs, sc.objects = params, map[string]string{}, nil
-		args, err := sc.compile(params, "", 0)
-		if err != nil {
-			return nil, fmt.Errorf("grammar: function %q: %w", f.Name, err)
-		}
-		name, _ := marshalNoEscape(f.Name)
-		alts = append(alts, gbnfLiteral([]byte(`{"name": `+string(name)+`, "arguments": `))+" "+args+` "}"`)
-	}
-	var b strings.Builder
-	b.WriteString("root ::= call (\"\\n\" call)*\n")
-	b.WriteString("call ::= \"<tool_call>\\n\" ( " + strings.Join(alts, " | ") + " ) \"\\n</tool_call>\"\n")
-	for _, r := range sc.rules {
-		b.WriteString(r + "\n")
-	}
-	b.WriteString(jsonPrimitives)
-	return Parse(b.String())
 }
