@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -243,6 +244,11 @@ func TestBudgetedGenerations(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets = append(targets, target{g: tg})
+	one, err := ToolCallsContext(context.Background(), tools[1:], ToolCallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets = append(targets, target{g: one})
 	logits := make([]float32, v.Len())
 	for run := range 100 {
 		tt := targets[run%len(targets)]

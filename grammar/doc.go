@@ -119,9 +119,22 @@
 // "json_object"}: any JSON object.
 //
 // ToolCalls builds the grammar of SmolLM3-style tool calls
-// (<tool_call>{"name": …, "arguments": …}</tool_call>) for a list of
-// functions, each call's arguments checked against the function's parameters
-// schema: a server uses it to force a call (OpenAI's tool_choice "required").
+// (<tool_call>{"name": …, "arguments": …}</tool_call>, as toolcall.Text
+// writes them) for a list of functions, each call's arguments checked
+// against the function's parameters schema: a server uses it to force a
+// call (OpenAI's tool_choice "required", or a named function).
+// ToolCallsContext with ToolCallOptions.Parallel false allows exactly one
+// call (parallel_tool_calls: false).
+//
+// # Compiling untrusted grammars
+//
+// Schemas and grammars come from requests, so compiling them is bounded:
+// time is linear in the size of the input (a chain of 55,000 rules takes
+// about 90 ms, a schema with 4,000 $refs about 220 ms: BenchmarkCompile),
+// a program above MaxProgram symbols (repetitions written out) is an error
+// after at most a few hundred milliseconds, and ParseContext,
+// FromJSONSchemaContext and ToolCallsContext stop with ctx.Err() when the
+// request's context is done.
 //
 // # Grammar notation
 //

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -197,6 +198,14 @@ func TestToolCalls(t *testing.T) {
 		{"<tool_call>\n{\"name\": \"other\"", false, false},
 		{"Sure, <tool_call>", false, false},
 		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n", true, false},
+	})
+	one, err := ToolCallsContext(context.Background(), []Function{{Name: "now"}}, ToolCallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, one, []matchCase{
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>", true, true},
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n", false, false},
 	})
 	if _, err := ToolCalls(nil); err == nil {
 		t.Fatal("no functions: want an error")
