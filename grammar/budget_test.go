@@ -255,17 +255,13 @@ func TestBudgetedGenerations(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		c := tt.g.NewConstraint(v)
 		budget := c.MinBudget() + rng.IntN(8)
-		var out []byte
-		for used := 0; ; used++ {
-			if used == budget {
-				t.Fatalf("run %d: budget of %d tokens spent without an end: %q", run, budget, out)
-			}
+		// Random logits, masked by Apply, and the best one taken.
+		out := generateWithin(t, c, v, budget, func() int32 {
 			for i := range logits {
 				logits[i] = rng.Float32() * 10
 			}
-			c.Limit(budget - used)
 			if c.Apply(logits) == 0 {
-				t.Fatalf("run %d: nothing allowed after %q", run, out)
+				t.Fatalf("run %d: nothing allowed", run)
 			}
 			id := int32(0)
 			for i, l := range logits {
@@ -273,14 +269,8 @@ func TestBudgetedGenerations(t *testing.T) {
 					id = int32(i)
 				}
 			}
-			if err := c.Accept(id); err != nil {
-				t.Fatalf("run %d: %v", run, err)
-			}
-			if v.isEOG(id) {
-				break
-			}
-			out = append(out, v.tokens[id]...)
-		}
+			return id
+		})
 		if tt.schema == nil {
 			checkToolCalls(t, run, out, tools)
 			continue
@@ -297,6 +287,44 @@ func TestBudgetedGenerations(t *testing.T) {
 		if run < 5 {
 			t.Logf("run %d (budget %d): %s", run, budget, out)
 		}
+	}
+}
+
+// generateWithin runs c to its end under a budget of tokens: before each
+// token it sets the limit to what is left and asks next for the token
+// (which must be allowed). It fails the test when the budget runs out and
+// returns the output.
+func generateWithin(t *testing.T, c *Constraint, v *Vocab, budget int, next func() int32) []byte {
+	t.Helper()
+	var out []byte
+	for used := 0; ; used++ {
+		if used == budget {
+			t.Fatalf("budget of %d tokens spent without an end: %q", budget, out)
+		}
+		c.Limit(budget - used)
+		id := next()
+		if err := c.Accept(id); err != nil {
+			t.Fatalf("after %q: %v", out, err)
+		}
+		if v.isEOG(id) {
+			return out
+		}
+		out = append(out, v.tokens[id]...)
+	}
+}
+
+// uniformPick returns a next function for generateWithin that picks
+// uniformly among the allowed tokens.
+func uniformPick(rng *rand.Rand, c *Constraint, mask []bool) func() int32 {
+	return func() int32 {
+		c.Allow(mask)
+		var allowed []int32
+		for id, ok := range mask {
+			if ok {
+				allowed = append(allowed, int32(id))
+			}
+		}
+		return allowed[rng.IntN(len(allowed))]
 	}
 }
 

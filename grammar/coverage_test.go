@@ -259,28 +259,7 @@ func TestCoverageWalks(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(run), 5))
 		c := g.NewConstraint(v)
 		budget := c.MinBudget() + rng.IntN(40)
-		var out []byte
-		for used := 0; ; used++ {
-			if used == budget {
-				t.Fatalf("run %d: budget %d spent: %q", run, budget, out)
-			}
-			c.Limit(budget - used)
-			c.Allow(mask)
-			var allowed []int32
-			for id, ok := range mask {
-				if ok {
-					allowed = append(allowed, int32(id))
-				}
-			}
-			id := allowed[rng.IntN(len(allowed))]
-			if err := c.Accept(id); err != nil {
-				t.Fatal(err)
-			}
-			if v.isEOG(id) {
-				break
-			}
-			out = append(out, v.tokens[id]...)
-		}
+		out := generateWithin(t, c, v, budget, uniformPick(rng, c, mask))
 		dec := json.NewDecoder(bytes.NewReader(out))
 		dec.UseNumber()
 		var val any

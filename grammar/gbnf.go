@@ -340,20 +340,27 @@ func (p *parser) class() (*expr, error) {
 	return &expr{kind: exClass, ranges: rs}, nil
 }
 
+// quantifierChar returns the counts of the one-character quantifiers * +
+// and ?, the same in GBNF and in regular expressions (max < 0: unbounded).
+func quantifierChar(c rune) (min, max int, ok bool) {
+	switch c {
+	case '*':
+		return 0, -1, true
+	case '+':
+		return 1, -1, true
+	case '?':
+		return 0, 1, true
+	}
+	return 0, 0, false
+}
+
 func (p *parser) postfix(e *expr) (*expr, error) {
 	for p.pos < len(p.src) {
-		min, max := 0, 0
-		switch p.src[p.pos] {
-		case '*':
-			min, max = 0, -1
+		min, max, ok := quantifierChar(rune(p.src[p.pos]))
+		switch {
+		case ok:
 			p.pos++
-		case '+':
-			min, max = 1, -1
-			p.pos++
-		case '?':
-			min, max = 0, 1
-			p.pos++
-		case '{':
+		case p.src[p.pos] == '{':
 			var err error
 			if min, max, err = p.braces(); err != nil {
 				return nil, err

@@ -324,19 +324,11 @@ func (p *reParser) classAtom() ([]runeRange, error) {
 
 func (p *reParser) quantifier(n *reNode) (*reNode, error) {
 	for p.more() {
-		lo, hi := 0, 0
-		switch p.src[p.pos] {
-		case '*':
-			lo, hi = 0, -1
+		lo, hi, ok := quantifierChar(p.src[p.pos])
+		switch {
+		case ok:
 			p.pos++
-		case '+':
-			lo, hi = 1, -1
-			p.pos++
-		case '?':
-			lo, hi = 0, 1
-			p.pos++
-		case '{':
-			var ok bool
+		case p.src[p.pos] == '{':
 			var err error
 			if lo, hi, ok, err = p.braces(); err != nil {
 				return nil, err
