@@ -14,7 +14,8 @@ import (
 // numbers the bounds must be whole numbers, and a bounded number is written
 // without an exponent, with at most 15 significant digits (so that the
 // float64 it parses to is on the right side of the bound): an integer part
-// in range, digit by digit as for integers, and a fraction that keeps the
+// in range of at most 9 digits (more if a bound has more), digit by digit
+// as for integers, and a fraction with the other digits that keeps the
 // value inside (a fraction after the lower bound itself, when it is
 // exclusive, ends in a non-zero digit; after the upper bound, when it is
 // inclusive, it is all zeros).
@@ -26,30 +27,35 @@ type numBound struct {
 	keyword string // where it came from, for errors
 }
 
-// numberBounds reads the bound keywords of s.
+// numberBounds reads the bound keywords of s: of minimum and
+// exclusiveMinimum the tighter one (at the same value, the exclusive), the
+// same for the maximum.
 func numberBounds(s map[string]json.RawMessage, where string) (lo, hi numBound, err error) {
+	// Draft 4: exclusiveMinimum and exclusiveMaximum are booleans that make
+	// minimum and maximum exclusive.
+	draft4 := map[string]bool{}
+	for _, k := range []string{"exclusiveMinimum", "exclusiveMaximum"} {
+		var ex bool
+		if v, ok := s[k]; ok && json.Unmarshal(v, &ex) == nil {
+			draft4[k] = ex
+		}
+	}
 	read := func(k string, b *numBound, lower bool) error {
 		v, ok := s[k]
-		if !ok {
+		if _, isBool := draft4[k]; !ok || isBool {
 			return nil
 		}
 		var f float64
 		if err := json.Unmarshal(v, &f); err != nil {
-			var ex bool
-			if json.Unmarshal(v, &ex) != nil || !strings.HasPrefix(k, "exclusive") {
-				return errAt(where+"/"+k, "must be a number")
-			}
-			b.ex = b.ex || ex // draft 4: makes minimum/maximum exclusive
-			return nil
+			return errAt(where+"/"+k, "must be a number")
 		}
 		if math.Abs(f) >= 1e16 {
 			return errAt(where+"/"+k, "%v is beyond the 16-digit numbers this grammar writes", f)
 		}
-		ex := strings.HasPrefix(k, "exclusive")
-		// Keep the tighter of minimum and exclusiveMinimum.
-		if !b.ok || lower && (f > b.v || f == b.v && ex) || !lower && (f < b.v || f == b.v && ex) {
-			b.v, b.ok, b.keyword = f, true, k
-			b.ex = ex || b.ex && f == b.v
+		ex := strings.HasPrefix(k, "exclusive") || draft4["exclusive"+strings.ToUpper(k[:1])+k[1:]]
+		tighter := lower && f > b.v || !lower && f < b.v
+		if !b.ok || tighter || f == b.v && ex {
+			*b = numBound{v: f, ok: true, ex: ex, keyword: k}
 		}
 		return nil
 	}
