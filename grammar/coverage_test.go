@@ -280,3 +280,51 @@ func TestCoverageWalks(t *testing.T) {
 		}
 	}
 }
+
+// TestPatternsAgainstRegexp compares compiled patterns with Go's regexp
+// (whose syntax agrees on this subset) on random strings, JSON-encoded as
+// encoding/json writes them, with and without length bounds.
+func TestPatternsAgainstRegexp(t *testing.T) {
+	patterns := []string{
+		`^[a-c]+$`, `ab`, `^(a|bc)*$`, `^\d{2,3}-?\w*$`, `[^a-c"\\]`, `^.{2,4}$`, `^(?:x|"|\\)+$`,
+		`^\s*\S+\s*$`, `^a?b+c{0,2}$`, `^[\x00-\x1f]+$`, `é+`, `^\D\W$`, `^[-a]+$`, `^a{2}b{1,}$`,
+	}
+	alphabet := []rune{'a', 'b', 'c', 'x', '1', '2', '-', ' ', '"', '\\', '\n', '\t', 0x01, 'é', '😀', '_'}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range patterns {
+		re := regexp.MustCompile(p)
+		for _, bounds := range [][2]int{{0, -1}, {2, 5}} {
+			schema, _ := json.Marshal(map[string]any{"type": "string", "pattern": p, "minLength": bounds[0]})
+			if bounds[1] >= 0 {
+				schema, _ = json.Marshal(map[string]any{"type": "string", "pattern": p, "minLength": bounds[0], "maxLength": bounds[1]})
+			}
+			g, err := FromJSONSchema(schema)
+			if err != nil {
+				t.Fatalf("%s: %v", schema, err)
+			}
+			positives := 0
+			for i := range 400 {
+				var s []rune
+				letters := alphabet
+				if i%2 == 0 {
+					letters = alphabet[:6] // more strings that match
+				}
+				for range rng.IntN(7) {
+					s = append(s, letters[rng.IntN(len(letters))])
+				}
+				n := len(s)
+				want := re.MatchString(string(s)) && n >= bounds[0] && (bounds[1] < 0 || n <= bounds[1])
+				doc, _ := json.Marshal(string(s))
+				if _, complete := g.Match(doc); complete != want {
+					t.Fatalf("%s: %s: complete %v, want %v", schema, doc, complete, want)
+				}
+				if want {
+					positives++
+				}
+			}
+			if positives == 0 {
+				t.Errorf("%s: no random string matched; the comparison says little", schema)
+			}
+		}
+	}
+}

@@ -443,7 +443,7 @@ func jsonCharsGBNF(rs []runeRange) string {
 		switch {
 		case r.hi < 0x20:
 			for c := r.lo; c <= r.hi; c++ {
-				alts = append(alts, fmt.Sprintf(`"\\u00%02X"`, c))
+				alts = append(alts, controlGBNF(c))
 			}
 		case r.lo == '"':
 			alts = append(alts, `"\\\""`)
@@ -469,6 +469,23 @@ func jsonCharsGBNF(rs []runeRange) string {
 		return alts[0]
 	}
 	return "(" + strings.Join(alts, " | ") + ")"
+}
+
+// controlGBNF returns a GBNF expression for control character c inside a
+// JSON string: \u00XX with either case of hex digit, or its short escape
+// (\b \t \n \f \r) when it has one.
+func controlGBNF(c rune) string {
+	hex := fmt.Sprintf("%02x", c)
+	e := `"\\u00` + hex[:1] + `" `
+	if d := hex[1]; d >= 'a' {
+		e += fmt.Sprintf("[%c%c]", d, d-'a'+'A')
+	} else {
+		e += fmt.Sprintf(`"%c"`, d)
+	}
+	if i := strings.IndexRune("\b\t\n\f\r", c); i >= 0 {
+		e = `"\\` + "btnfr"[i:i+1] + `" | ` + e
+	}
+	return "(" + e + ")"
 }
 
 // classChar writes r for a GBNF character class.
