@@ -130,3 +130,12 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	})
 }
+
+// TestParseBound: grammar text with more items than MaxProgram is refused
+// while parsing, before the syntax tree grows with it.
+func TestParseBound(t *testing.T) {
+	src := "root ::= " + strings.Repeat("x ", MaxProgram+1) + "\nx ::= \"a\""
+	if _, err := Parse(src); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("error %v", err)
+	}
+}

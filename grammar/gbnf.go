@@ -46,9 +46,10 @@ const maxRepeat = 1000
 const maxNesting = 100
 
 type parser struct {
-	src  string
-	pos  int
-	line int
+	src   string
+	pos   int
+	line  int
+	nodes int // syntax nodes so far, against MaxProgram
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -205,6 +206,9 @@ func (p *parser) sequence(depth int) (*expr, error) {
 }
 
 func (p *parser) primary(depth int) (*expr, error) {
+	if p.nodes++; p.nodes > MaxProgram {
+		return nil, p.errorf("the grammar is too large: more than %d items", MaxProgram)
+	}
 	c := p.src[p.pos]
 	switch {
 	case c == '"':
