@@ -91,7 +91,8 @@
 //     alternation, quantifiers, anchors at the ends); format: date-time,
 //     date, time, email, uuid, uri, ipv4, ipv6, hostname (formats.go says
 //     exactly which strings each allows: a subset of the format that
-//     validators accept);
+//     validators accept); a pattern beside a format (zod 4 writes both)
+//     makes their intersection;
 //   - minimum, maximum, exclusiveMinimum, exclusiveMaximum: exact on
 //     integers (written digit by digit: 15..255 is 1[5-9] | [2-9][0-9] |
 //     1[0-9][0-9] | 2[0-4][0-9] | 25[0-5]), and on numbers when the bounds

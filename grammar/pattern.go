@@ -117,47 +117,129 @@ func (a *reNFA) closure(q int32, mark []int32, out []int32) []int32 {
 	return out
 }
 
-// patternGBNF compiles a pattern, kept within the character counts
-// [minLen, maxLen] (maxLen < 0: no maximum), to rules of sc, and returns a
-// GBNF expression for the whole JSON string, quotes included.
-func (sc *schemaCompiler) patternGBNF(pattern string, minLen, maxLen int) (string, error) {
+// reAuto is an automaton without ε-moves: state q moves on edges[q] and
+// may end when final[q]; lo and hi bound the lengths of its strings (hi <
+// 0: unbounded).
+type reAuto struct {
+	edges  [][]reEdge
+	final  []bool
+	start  int32
+	lo, hi int
+}
+
+// compileRegex parses pattern into an automaton without ε-moves.
+func compileRegex(pattern string) (*reAuto, error) {
 	n, err := parseRegex(pattern)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	a := &reNFA{}
 	start := a.state()
 	accept, err := a.build(n, start)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	// Without ε-moves: state q moves on the edges of its closure and may
-	// end when the closure holds the accepting state.
+	// State q moves on the edges of its ε-closure and may end when the
+	// closure holds the accepting state.
 	nq := len(a.edges)
-	edges := make([][]reEdge, nq)
-	final := make([]bool, nq)
+	out := &reAuto{edges: make([][]reEdge, nq), final: make([]bool, nq), start: start}
+	out.lo, out.hi = n.lengths()
 	mark := make([]int32, nq)
 	var cl []int32
 	for q := range nq {
 		cl = a.closure(int32(q), mark, cl)
 		for _, r := range cl {
-			final[q] = final[q] || r == accept
+			out.final[q] = out.final[q] || r == accept
 			// One edge per target, its classes merged.
 			for _, e := range a.edges[r] {
-				i := slices.IndexFunc(edges[q], func(x reEdge) bool { return x.to == e.to })
+				i := slices.IndexFunc(out.edges[q], func(x reEdge) bool { return x.to == e.to })
 				if i < 0 {
-					edges[q] = append(edges[q], e)
+					out.edges[q] = append(out.edges[q], e)
 				} else {
-					edges[q][i].class = normalizeRanges(append(slices.Clone(edges[q][i].class), e.class...))
+					out.edges[q][i].class = normalizeRanges(append(slices.Clone(out.edges[q][i].class), e.class...))
 				}
 			}
 		}
 	}
+	return out, nil
+}
+
+// intersect returns an automaton for the strings both a and b accept (the
+// product of their states, reachable ones only).
+func (a *reAuto) intersect(b *reAuto) (*reAuto, error) {
+	out := &reAuto{lo: max(a.lo, b.lo), hi: a.hi}
+	if a.hi < 0 || b.hi >= 0 && b.hi < a.hi {
+		out.hi = b.hi
+	}
+	ids := map[[2]int32]int32{}
+	var pairs [][2]int32
+	add := func(p [2]int32) int32 {
+		if id, ok := ids[p]; ok {
+			return id
+		}
+		id := int32(len(pairs))
+		ids[p] = id
+		pairs = append(pairs, p)
+		out.edges = append(out.edges, nil)
+		out.final = append(out.final, a.final[p[0]] && b.final[p[1]])
+		return id
+	}
+	out.start = add([2]int32{a.start, b.start})
+	for i := 0; i < len(pairs); i++ {
+		if len(pairs) > maxPatternRules {
+			return nil, fmt.Errorf("pattern and format together take more than %d automaton states", maxPatternRules)
+		}
+		p := pairs[i]
+		for _, ea := range a.edges[p[0]] {
+			for _, eb := range b.edges[p[1]] {
+				if c := intersectRanges(ea.class, eb.class); len(c) > 0 {
+					to := add([2]int32{ea.to, eb.to})
+					out.edges[i] = append(out.edges[i], reEdge{c, to})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// intersectRanges returns the code points in both a and b (normalized).
+func intersectRanges(a, b []runeRange) []runeRange {
+	var out []runeRange
+	for _, x := range a {
+		for _, y := range b {
+			if lo, hi := max(x.lo, y.lo), min(x.hi, y.hi); lo <= hi {
+				out = append(out, runeRange{lo, hi})
+			}
+		}
+	}
+	return normalizeRanges(out)
+}
+
+// patternGBNF compiles the strings that match every one of patterns
+// (usually one; a format and a pattern beside it make two), kept within
+// the character counts [minLen, maxLen] (maxLen < 0: no maximum), to rules
+// of sc, and returns a GBNF expression for the whole JSON string, quotes
+// included.
+func (sc *schemaCompiler) patternGBNF(patterns []string, minLen, maxLen int) (string, error) {
+	var a *reAuto
+	for _, p := range patterns {
+		b, err := compileRegex(p)
+		if err != nil {
+			return "", err
+		}
+		if a == nil {
+			a = b
+		} else if a, err = a.intersect(b); err != nil {
+			return "", err
+		}
+	}
+	edges, final, start := a.edges, a.final, a.start
+	nq := len(edges)
 	// Count characters only when the pattern's own lengths do not already
 	// lie within the bounds; then counts run up to maxLen, or up to minLen
 	// (where they stop mattering) when there is no maximum.
 	top := 0
-	if lo, hi := n.lengths(); lo < minLen || maxLen >= 0 && (hi < 0 || hi > maxLen) {
+	if lo, hi := a.lo, a.hi; lo < minLen || maxLen >= 0 && (hi < 0 || hi > maxLen) {
 		if maxLen > maxCounted && minLen <= maxCounted {
 			maxLen = maxCounted // fewer rules, and still within the bound
 		}
@@ -213,7 +295,10 @@ func (sc *schemaCompiler) patternGBNF(pattern string, minLen, maxLen int) (strin
 		}
 	}
 	if !live[id(start, 0)] {
-		if maxLen < 0 {
+		switch {
+		case minLen == 0 && maxLen < 0:
+			return "", fmt.Errorf("no string matches it (and the format beside it)")
+		case maxLen < 0:
 			return "", fmt.Errorf("no string of the pattern has at least %d characters", minLen)
 		}
 		return "", fmt.Errorf("no string of the pattern has from %d to %d characters", minLen, maxLen)

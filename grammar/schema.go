@@ -396,10 +396,15 @@ func (sc *schemaCompiler) str(s map[string]json.RawMessage, where string) (strin
 	if err != nil {
 		return "", err
 	}
-	pattern, key := "", "pattern"
+	var patterns []string
+	key := "pattern"
 	if v, ok := s["pattern"]; ok {
-		if err := json.Unmarshal(v, &pattern); err != nil {
+		var p string
+		if err := json.Unmarshal(v, &p); err != nil {
 			return "", errAt(where+"/pattern", "must be a string")
+		}
+		if p != "" {
+			patterns = append(patterns, p)
 		}
 	}
 	if v, ok := s["format"]; ok {
@@ -412,16 +417,18 @@ func (sc *schemaCompiler) str(s map[string]json.RawMessage, where string) (strin
 			if !ok {
 				return "", errAt(where+"/format", "format %q is not supported (supported: %s)", name, formatNames())
 			}
-			if pattern != "" {
-				return "", errAt(where, "keyword \"pattern\" beside \"format\" is not supported")
+			// A pattern beside a format (zod 4 writes both) must hold too:
+			// the grammar is their intersection.
+			if len(patterns) == 0 {
+				key = "format"
 			}
-			pattern, key = f, "format"
+			patterns = append(patterns, f)
 		}
 	}
-	if pattern != "" {
-		body, err := sc.patternGBNF(pattern, lo, hi)
+	if len(patterns) > 0 {
+		body, err := sc.patternGBNF(patterns, lo, hi)
 		if err != nil {
-			return "", errAt(where+"/"+key, "keyword %q: %v (pattern %q)", key, err, pattern)
+			return "", errAt(where+"/"+key, "keyword %q: %v (pattern %q)", key, err, patterns[0])
 		}
 		return sc.rule(body), nil
 	}
