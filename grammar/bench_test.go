@@ -52,6 +52,25 @@ func BenchmarkMask(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/token")
 		b.ReportMetric(0, "ns/op")
 	})
+	// document-limited: the same under an ample Limit, which makes each
+	// new state's mask also compute the tokens left after every token.
+	b.Run("document-limited", func(b *testing.B) {
+		for b.Loop() {
+			c := g.NewConstraint(v)
+			for _, id := range ids {
+				c.Limit(1000)
+				c.Allow(mask)
+				if !mask[id] {
+					b.Fatalf("token %d not allowed", id)
+				}
+				if err := c.Accept(id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/token")
+		b.ReportMetric(0, "ns/op")
+	})
 	inString := func() *Constraint {
 		c := g.NewConstraint(v)
 		for _, id := range tok.Encode(`{"name": "Ada`, false) {

@@ -1,8 +1,11 @@
 package grammar
 
 import (
+	"container/heap"
+	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -36,6 +39,23 @@ func (s *byteSet) add(lo, hi byte) {
 
 func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
 
+// canonical returns the byte canonical strings use for s: the smallest
+// printable ASCII byte in it if any (tokenizers have those as tokens of
+// their own), else the smallest.
+func (s *byteSet) canonical() byte {
+	for c := byte(' '); c <= '~'; c++ {
+		if s.has(c) {
+			return c
+		}
+	}
+	for c := range 256 {
+		if s.has(byte(c)) {
+			return byte(c)
+		}
+	}
+	return 0
+}
+
 // Grammar is a compiled grammar. It is immutable and safe for concurrent
 // use; each generation matches it with its own Matcher or Constraint.
 type Grammar struct {
@@ -45,7 +65,13 @@ type Grammar struct {
 	names  []string  // per rule: its name ("" for hidden rules)
 	root   int32
 	remain []int32 // per position: fewest bytes that finish its alternative
-	source string
+	// canonAlt is, per rule, the program position of its first shortest
+	// alternative, and setByte, per byte set, the byte a canonical
+	// (shortest) string uses: together they spell one shortest completion
+	// of any stack (see machine.canonical).
+	canonAlt []int32
+	setByte  []byte
+	source   string
 }
 
 // String returns the grammar's GBNF source (for grammars made from a JSON
@@ -54,17 +80,47 @@ func (g *Grammar) String() string { return g.source }
 
 // Parse compiles grammar text in GBNF notation (see the package
 // documentation). The rule named root is the start symbol.
-func Parse(src string) (*Grammar, error) {
-	defs, err := parseGBNF(src)
+func Parse(src string) (*Grammar, error) { return ParseContext(context.Background(), src) }
+
+// ParseContext is Parse under a context: it returns ctx.Err() as soon as
+// it sees ctx done, so that a server stops compiling for a client that has
+// gone. Compilation takes time linear in the size of the grammar, which
+// MaxProgram bounds.
+func ParseContext(ctx context.Context, src string) (*Grammar, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cc := &canceller{ctx: ctx}
+	defs, err := parseGBNF(src, cc)
 	if err != nil {
 		return nil, err
 	}
-	g, err := lower(defs)
+	g, err := lower(defs, cc)
 	if err != nil {
 		return nil, err
 	}
 	g.source = src
 	return g, nil
+}
+
+// MaxProgram bounds the size of a compiled grammar, in symbols (a literal
+// byte, a character class or a rule call; x{n} counts n times): about
+// 16 bytes of memory each, and a few hundred milliseconds to compile at
+// the limit. Larger grammars are an error.
+const MaxProgram = 1 << 21
+
+// canceller checks a context now and then in long loops.
+type canceller struct {
+	ctx context.Context
+	n   int
+}
+
+// check returns ctx.Err() every 1024th call once the context is done.
+func (c *canceller) check() error {
+	if c.n++; c.n&1023 != 0 {
+		return nil
+	}
+	return c.ctx.Err()
 }
 
 // MustParse is Parse for grammars known to be valid; it panics on error.
@@ -88,6 +144,25 @@ type lowerer struct {
 	names  []string
 	rules  [][][]tsym // per rule, per alternative
 	err    error
+	size   int // symbols so far, against MaxProgram
+	cc     *canceller
+}
+
+// grow counts n more symbols and reports whether the program may still
+// grow; past MaxProgram (or with the context done) it sets l.err.
+func (l *lowerer) grow(n int) bool {
+	if l.err != nil {
+		return false
+	}
+	if l.size += n; l.size > MaxProgram {
+		l.err = fmt.Errorf("grammar: the grammar is too large: more than %d symbols once repetitions are written out", MaxProgram)
+		return false
+	}
+	if err := l.cc.check(); err != nil {
+		l.err = err
+		return false
+	}
+	return true
 }
 
 func (l *lowerer) newRule(name string) int32 {
@@ -96,8 +171,8 @@ func (l *lowerer) newRule(name string) int32 {
 	return int32(len(l.rules) - 1)
 }
 
-func lower(defs []ruleDef) (*Grammar, error) {
-	l := &lowerer{byName: map[string]int32{}}
+func lower(defs []ruleDef, cc *canceller) (*Grammar, error) {
+	l := &lowerer{byName: map[string]int32{}, cc: cc}
 	for _, d := range defs {
 		l.byName[d.name] = l.newRule(d.name)
 	}
@@ -136,7 +211,11 @@ func lower(defs []ruleDef) (*Grammar, error) {
 		}
 		g.alts = append(g.alts, starts)
 	}
-	if err := g.check(); err != nil {
+	g.setByte = make([]byte, len(g.sets))
+	for i, s := range g.sets {
+		g.setByte[i] = s.canonical()
+	}
+	if err := g.check(cc); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -161,8 +240,14 @@ func single(lo, hi byte) tsym {
 
 // seq appends the symbols of e to out.
 func (l *lowerer) seq(e *expr, out []tsym) []tsym {
+	if !l.grow(1) {
+		return out
+	}
 	switch e.kind {
 	case exLit:
+		if !l.grow(len(e.lit)) {
+			return out
+		}
 		for _, c := range e.lit {
 			out = append(out, single(c, c))
 		}
@@ -187,6 +272,9 @@ func (l *lowerer) seq(e *expr, out []tsym) []tsym {
 		out = append(out, tsym{kind: symRule, rule: id})
 	case exRep:
 		x := l.seq(e.subs[0], nil)
+		if !l.grow(e.min + 2*max(e.max-e.min, 1)) {
+			return out
+		}
 		if len(x) != 1 {
 			id := l.newRule("")
 			l.rules[id] = [][]tsym{x}
@@ -257,38 +345,13 @@ func (g *Grammar) ruleName(r int32) string {
 
 // check rejects grammars the recognizer cannot run: rules that can never
 // finish and left recursion (a rule that can call itself before consuming a
-// byte would expand forever). It also computes remain.
-func (g *Grammar) check() error {
+// byte would expand forever). It also computes remain and each rule's
+// canonical alternative (see shortest).
+func (g *Grammar) check(cc *canceller) error {
 	n := len(g.alts)
-	// Fewest bytes each rule can match, by fixed-point iteration.
-	const inf = math.MaxInt32
-	minLen := make([]int64, n)
-	for i := range minLen {
-		minLen[i] = inf
-	}
-	for changed := true; changed; {
-		changed = false
-		for r, starts := range g.alts {
-			for _, p := range starts {
-				var sum int64
-				for ; g.prog[p].kind != symEnd && sum < inf; p++ {
-					if g.prog[p].kind == symBytes {
-						sum++
-					} else {
-						sum += minLen[g.prog[p].arg]
-					}
-				}
-				if sum < minLen[r] {
-					minLen[r] = sum
-					changed = true
-				}
-			}
-		}
-	}
-	for r := range n {
-		if minLen[r] >= inf {
-			return fmt.Errorf("grammar: rule %s can never finish (every alternative recurses)", g.ruleName(int32(r)))
-		}
+	minLen, err := g.shortest(cc)
+	if err != nil {
+		return err
 	}
 	// Left corners: rule r calls s before any byte when the symbols before s
 	// in an alternative of r can all be empty.
@@ -303,30 +366,36 @@ func (g *Grammar) check() error {
 			}
 		}
 	}
+	// Depth-first search for a cycle, with an explicit stack so that long
+	// chains of rules cannot overflow anything.
 	state := make([]uint8, n) // 0 new, 1 on the path, 2 done
-	var visit func(r int32) error
-	visit = func(r int32) error {
+	type frame struct{ rule, next int32 }
+	var path []frame
+	for r := range n {
+		if state[r] != 0 {
+			continue
+		}
 		state[r] = 1
-		for _, s := range corners[r] {
+		path = append(path[:0], frame{int32(r), 0})
+		for len(path) > 0 {
+			f := &path[len(path)-1]
+			if int(f.next) == len(corners[f.rule]) {
+				state[f.rule] = 2
+				path = path[:len(path)-1]
+				continue
+			}
+			s := corners[f.rule][f.next]
+			f.next++
 			switch state[s] {
 			case 1:
 				return fmt.Errorf("grammar: rule %s is left-recursive (it can reach itself without consuming input); rewrite it with repetition", g.ruleName(s))
 			case 0:
-				if err := visit(s); err != nil {
-					return err
-				}
-			}
-		}
-		state[r] = 2
-		return nil
-	}
-	for r := range n {
-		if state[r] == 0 {
-			if err := visit(int32(r)); err != nil {
-				return err
+				state[s] = 1
+				path = append(path, frame{s, 0})
 			}
 		}
 	}
+	const inf = math.MaxInt32
 	g.remain = make([]int32, len(g.prog))
 	for p := len(g.prog) - 1; p >= 0; p-- {
 		switch g.prog[p].kind {
@@ -337,4 +406,113 @@ func (g *Grammar) check() error {
 		}
 	}
 	return nil
+}
+
+// shortest returns the fewest bytes each rule can match, and sets
+// g.canonAlt to an alternative that achieves it, by Knuth's generalization
+// of Dijkstra's algorithm to grammars: a rule's length is final when it is
+// the smallest of the lengths still pending, and an alternative's length is
+// known once every rule it calls is final. Each alternative is summed once,
+// so the cost is linear in the program (times a log for the heap), whatever
+// the order of the rules: a chain of 55,000 rules takes milliseconds.
+//
+// The canonical alternatives make every rule's shortest string a fixed
+// derivation; Constraint uses it to name a shortest completion (see
+// canonical).
+func (g *Grammar) shortest(cc *canceller) ([]int64, error) {
+	n := len(g.alts)
+	const inf = math.MaxInt32
+	// Flatten the alternatives: owner, start, bytes so far, calls pending.
+	type alt struct {
+		rule, pos, pending int32
+		sum                int64
+	}
+	var alts []alt
+	uses := make([]int32, n+1) // CSR: uses[r]..uses[r+1] index into users
+	for r, starts := range g.alts {
+		for _, p := range starts {
+			a := alt{rule: int32(r), pos: p}
+			for q := p; g.prog[q].kind != symEnd; q++ {
+				if g.prog[q].kind == symBytes {
+					a.sum++
+				} else {
+					a.pending++
+					uses[g.prog[q].arg+1]++
+				}
+			}
+			alts = append(alts, a)
+		}
+	}
+	for r := range n {
+		uses[r+1] += uses[r]
+	}
+	users := make([]int32, uses[n])
+	fill := slices.Clone(uses[:n])
+	for i, a := range alts {
+		for q := a.pos; g.prog[q].kind != symEnd; q++ {
+			if g.prog[q].kind == symRule {
+				s := g.prog[q].arg
+				users[fill[s]] = int32(i)
+				fill[s]++
+			}
+		}
+	}
+	minLen := make([]int64, n)
+	for i := range minLen {
+		minLen[i] = inf
+	}
+	g.canonAlt = make([]int32, n)
+	h := &altHeap{}
+	for i, a := range alts {
+		if a.pending == 0 {
+			heap.Push(h, altLen{a.sum, int32(i)})
+		}
+	}
+	for h.Len() > 0 {
+		if err := cc.check(); err != nil {
+			return nil, err
+		}
+		top := heap.Pop(h).(altLen)
+		a := &alts[top.alt]
+		if minLen[a.rule] < inf {
+			continue
+		}
+		minLen[a.rule] = top.len
+		g.canonAlt[a.rule] = a.pos
+		for _, u := range users[uses[a.rule]:uses[a.rule+1]] {
+			b := &alts[u]
+			b.sum = min(b.sum+top.len, inf-1)
+			if b.pending--; b.pending == 0 {
+				heap.Push(h, altLen{b.sum, u})
+			}
+		}
+	}
+	for r := range n {
+		if minLen[r] >= inf {
+			return nil, fmt.Errorf("grammar: rule %s can never finish (every alternative recurses)", g.ruleName(int32(r)))
+		}
+	}
+	return minLen, nil
+}
+
+type altLen struct {
+	len int64
+	alt int32
+}
+
+// altHeap is a min-heap of alternatives by length (ties: program order, so
+// that the canonical alternative is the first shortest one).
+type altHeap []altLen
+
+func (h altHeap) Len() int { return len(h) }
+func (h altHeap) Less(i, j int) bool {
+	return h[i].len < h[j].len || h[i].len == h[j].len && h[i].alt < h[j].alt
+}
+func (h altHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *altHeap) Push(x any)   { *h = append(*h, x.(altLen)) }
+func (h *altHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

@@ -35,9 +35,15 @@ type Constraint struct {
 
 	walk  []int32
 	saved []float32 // Apply's buffer
-	cache map[int32]*maskEntry
-	order []int32 // cached states, oldest first
+	cache map[maskKey]*maskEntry
+	order []maskKey // cached masks, oldest first
+
+	budget // Limit's state (budget.go)
 }
+
+// maskKey names a cached mask: the state, and the most tokens the next
+// state may need to finish (noCap: no limit).
+type maskKey struct{ state, cap int32 }
 
 // maskEntry is the cached answer of Allow for one state, in two forms: the
 // mask, and the shorter of the lists of allowed and disallowed ids (what
@@ -64,16 +70,17 @@ func (e *maskEntry) list() {
 
 // NewConstraint returns a Constraint that matches g over the tokens of v.
 func (g *Grammar) NewConstraint(v *Vocab) *Constraint {
-	c := &Constraint{v: v, m: newMachine(g), walk: make([]int32, v.maxDepth+1), cache: map[int32]*maskEntry{}}
+	c := &Constraint{v: v, m: newMachine(g), walk: make([]int32, v.maxDepth+1), cache: map[maskKey]*maskEntry{}}
+	c.budget.init(g, v)
 	c.start = c.m.start()
 	c.state = c.start
 	return c
 }
 
 // Reset starts the constraint over, for a new generation with the same
-// grammar (cached masks are kept).
+// grammar (cached masks are kept; the limit is removed).
 func (c *Constraint) Reset() {
-	c.state, c.ended, c.n = c.start, false, 0
+	c.state, c.ended, c.n, c.limit = c.start, false, 0, 0
 }
 
 // Allow sets mask[id] to whether token id may come next: its bytes keep
@@ -127,15 +134,28 @@ func (c *Constraint) Apply(logits []float32) int {
 	return e.count
 }
 
-// entry returns the mask of the current state, computing it if needed.
+// entry returns the mask of the current state under the current limit,
+// computing it if needed.
 func (c *Constraint) entry() *maskEntry {
 	if c.m.full() {
 		c.state = c.m.rebase(c.state)
 		c.start = c.m.start()
 		clear(c.cache)
 		c.order = c.order[:0]
+		c.budget.forget()
 	}
-	if e, ok := c.cache[c.state]; ok {
+	key := maskKey{c.state, noCap}
+	if c.limit > 0 {
+		// Tokens are allowed when the state after them can finish in
+		// limit-2 tokens (the token itself and the end of generation take
+		// the other two); when every allowed token's state can, the limit
+		// changes nothing.
+		key.cap = int32(max(c.limit-2, -1))
+		if u := c.most(c.state); u >= 0 && u <= key.cap {
+			key.cap = noCap
+		}
+	}
+	if e, ok := c.cache[key]; ok {
 		return e
 	}
 	var e *maskEntry
@@ -148,17 +168,37 @@ func (c *Constraint) entry() *maskEntry {
 	} else {
 		e = &maskEntry{allowed: make([]bool, c.v.size)}
 	}
-	e.count = c.fill(e.allowed)
+	var most, least int32
+	e.count, most, least = c.fill(e.allowed, key.cap)
+	if key.cap != noCap {
+		c.setMost(c.state, most)
+		if most <= key.cap {
+			key.cap = noCap // the same mask as without a limit
+		} else if e.count == 0 && least < noSpelling {
+			// The budget was already too small when the limit was set: the
+			// value cannot close in time. Take the quickest way towards
+			// the end instead of allowing nothing.
+			key.cap = least
+			clear(e.allowed)
+			e.count, _, _ = c.fill(e.allowed, least)
+		} else if e.count == 0 {
+			key.cap = noCap
+			e.count, _, _ = c.fill(e.allowed, noCap)
+		}
+	}
 	e.listed = false
-	c.cache[c.state] = e
-	c.order = append(c.order, c.state)
+	c.cache[key] = e
+	c.order = append(c.order, key)
 	return e
 }
 
 // fill computes the mask of the current state into m (all false on entry)
-// and returns the number of allowed tokens.
-func (c *Constraint) fill(m []bool) int {
-	count := 0
+// and returns the number of allowed tokens. Unless cap is noCap, it allows
+// only tokens after which the output can finish in at most cap tokens, and
+// also returns the most and the fewest tokens to finish after any token the
+// grammar allows.
+func (c *Constraint) fill(m []bool, cap int32) (count int, most, least int32) {
+	most, least = -1, noSpelling
 	v, mc := c.v, c.m
 	// walk[d] is the transition row (state*256) after the first d bytes of
 	// the current trie path.
@@ -180,11 +220,19 @@ func (c *Constraint) fill(m []bool) int {
 		}
 		walk[d] = t << 8
 		if nd&nodeHasTokens != 0 {
-			here := ids[first[i]:first[i+1]]
-			for _, id := range here {
-				m[id] = true
+			ok := true
+			if cap != noCap {
+				u := c.left(t)
+				most, least = max(most, u), min(least, u)
+				ok = u <= cap
 			}
-			count += len(here)
+			if ok {
+				here := ids[first[i]:first[i+1]]
+				for _, id := range here {
+					m[id] = true
+				}
+				count += len(here)
+			}
 		}
 		i++
 	}
@@ -194,7 +242,7 @@ func (c *Constraint) fill(m []bool) int {
 		}
 		count += len(v.eog)
 	}
-	return count
+	return count, most, least
 }
 
 // Accept records token id as the next one of the output. It returns an

@@ -341,6 +341,18 @@ func validate(root, schema, v any, where string) error {
 		}
 		return fmt.Errorf("%s: %v is not in the enum", where, v)
 	}
+	if a, ok := s["oneOf"]; ok {
+		n := 0
+		for _, sub := range a.([]any) {
+			if validate(root, sub, v, where) == nil {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%s: %v matches %d oneOf branches", where, v, n)
+		}
+		return nil
+	}
 	if a, ok := s["anyOf"]; ok {
 		for _, sub := range a.([]any) {
 			if validate(root, sub, v, where) == nil {
@@ -391,7 +403,11 @@ func validateType(root any, t string, s map[string]any, v any, where string) err
 		if !ok {
 			return fmt.Errorf("%s: %v is not a number", where, v)
 		}
-		if _, err := n.Float64(); err != nil {
+		f, err := n.Float64()
+		if err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
+		if err := checkBounds(s, f); err != nil {
 			return fmt.Errorf("%s: %v", where, err)
 		}
 		if t == "integer" {
@@ -418,6 +434,9 @@ func validateType(root any, t string, s map[string]any, v any, where string) err
 		if m, ok := count("maxLength"); ok && n > m {
 			return fmt.Errorf("%s: string longer than %d", where, m)
 		}
+		if err := checkString(s, str); err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
 	case "array":
 		a, ok := v.([]any)
 		if !ok {
@@ -429,8 +448,19 @@ func validateType(root any, t string, s map[string]any, v any, where string) err
 		if m, ok := count("maxItems"); ok && len(a) > m {
 			return fmt.Errorf("%s: more than %d items", where, m)
 		}
+		prefix, _ := s["prefixItems"].([]any)
+		rest := s["items"]
+		if p, ok := rest.([]any); ok {
+			prefix, rest = p, s["additionalItems"]
+		}
 		for i, x := range a {
-			if err := validate(root, s["items"], x, fmt.Sprintf("%s/%d", where, i)); err != nil {
+			sub := rest
+			if i < len(prefix) {
+				sub = prefix[i]
+			} else if rest == false {
+				return fmt.Errorf("%s: more than %d items", where, len(prefix))
+			}
+			if err := validate(root, sub, x, fmt.Sprintf("%s/%d", where, i)); err != nil {
 				return err
 			}
 		}
@@ -446,7 +476,18 @@ func validateType(root any, t string, s map[string]any, v any, where string) err
 				return fmt.Errorf("%s: required property %q missing", where, r)
 			}
 		}
+		if m, ok := count("minProperties"); ok && len(o) < m {
+			return fmt.Errorf("%s: fewer than %d properties", where, m)
+		}
+		if m, ok := count("maxProperties"); ok && len(o) > m {
+			return fmt.Errorf("%s: more than %d properties", where, m)
+		}
 		for k, x := range o {
+			if names, ok := s["propertyNames"]; ok {
+				if err := validate(root, names, k, where+"/"+k); err != nil {
+					return fmt.Errorf("property name: %v", err)
+				}
+			}
 			sub, declared := props[k]
 			if !declared {
 				if s["additionalProperties"] == false {

@@ -112,8 +112,8 @@ expr ::= expr "+" [0-9] | [0-9]`)
 
 // Unsupported schema keywords are errors that say where they are.
 func ExampleFromJSONSchema_unsupported() {
-	_, err := grammar.FromJSONSchema([]byte(`{"type":"object","properties":{"when":{"type":"string","format":"date-time"}}}`))
+	_, err := grammar.FromJSONSchema([]byte(`{"type":"object","properties":{"when":{"type":"string","format":"duration"}}}`))
 	fmt.Println(err)
 	// Output:
-	// grammar: JSON schema at /properties/when: keyword "format" is not supported (supported: type, properties, required, additionalProperties, items, minItems, maxItems, enum, const, minLength, maxLength, anyOf, $ref, minimum, maximum, exclusiveMinimum, exclusiveMaximum)
+	// grammar: JSON schema at /properties/when/format: format "duration" is not supported (supported: date, date-time, email, hostname, ipv4, ipv6, iri, password, time, uri, uri-reference, uuid)
 }

@@ -46,9 +46,10 @@ const maxRepeat = 1000
 const maxNesting = 100
 
 type parser struct {
-	src  string
-	pos  int
-	line int
+	src   string
+	pos   int
+	line  int
+	nodes int // syntax nodes so far, against MaxProgram
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -99,11 +100,14 @@ func (p *parser) atRuleStart() bool {
 	return strings.HasPrefix(p.src[p.pos:], "::=")
 }
 
-func parseGBNF(src string) ([]ruleDef, error) {
+func parseGBNF(src string, cc *canceller) ([]ruleDef, error) {
 	p := &parser{src: src, line: 1}
 	var rules []ruleDef
 	seen := map[string]bool{}
 	for {
+		if err := cc.check(); err != nil {
+			return nil, err
+		}
 		p.skip()
 		if p.pos >= len(p.src) {
 			break
@@ -202,6 +206,9 @@ func (p *parser) sequence(depth int) (*expr, error) {
 }
 
 func (p *parser) primary(depth int) (*expr, error) {
+	if p.nodes++; p.nodes > MaxProgram {
+		return nil, p.errorf("the grammar is too large: more than %d items", MaxProgram)
+	}
 	c := p.src[p.pos]
 	switch {
 	case c == '"':
@@ -337,20 +344,27 @@ func (p *parser) class() (*expr, error) {
 	return &expr{kind: exClass, ranges: rs}, nil
 }
 
+// quantifierChar returns the counts of the one-character quantifiers * +
+// and ?, the same in GBNF and in regular expressions (max < 0: unbounded).
+func quantifierChar(c rune) (min, max int, ok bool) {
+	switch c {
+	case '*':
+		return 0, -1, true
+	case '+':
+		return 1, -1, true
+	case '?':
+		return 0, 1, true
+	}
+	return 0, 0, false
+}
+
 func (p *parser) postfix(e *expr) (*expr, error) {
 	for p.pos < len(p.src) {
-		min, max := 0, 0
-		switch p.src[p.pos] {
-		case '*':
-			min, max = 0, -1
+		min, max, ok := quantifierChar(rune(p.src[p.pos]))
+		switch {
+		case ok:
 			p.pos++
-		case '+':
-			min, max = 1, -1
-			p.pos++
-		case '?':
-			min, max = 0, 1
-			p.pos++
-		case '{':
+		case p.src[p.pos] == '{':
 			var err error
 			if min, max, err = p.braces(); err != nil {
 				return nil, err

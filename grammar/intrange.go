@@ -43,12 +43,15 @@ func intRangeGBNF(lo, hi int64, hasLo, hasHi bool) string {
 // natRange returns alternatives for the naturals in [a, b] (b unbounded
 // unless hasB), written without leading zeros and with at most
 // maxIntDigits digits.
-func natRange(a, b int64, hasB bool) []string {
+func natRange(a, b int64, hasB bool) []string { return natRangeDigits(a, b, hasB, maxIntDigits) }
+
+// natRangeDigits is natRange with at most digits digits.
+func natRangeDigits(a, b int64, hasB bool, digits int) []string {
 	if !hasB {
-		b = int64(math.Pow10(maxIntDigits-1))*10 - 1 // all 16-digit numbers
+		b = int64(math.Pow10(digits-1))*10 - 1 // all numbers of that many digits
 	}
 	var alts []string
-	for n := len(strconv.FormatInt(a, 10)); n <= maxIntDigits; n++ {
+	for n := len(strconv.FormatInt(a, 10)); n <= digits; n++ {
 		low := int64(0)
 		if n > 1 {
 			low = int64(math.Pow10(n - 1))

@@ -30,6 +30,8 @@ type machine struct {
 	out      []int32
 	seen     map[stackNode]struct{}
 	key      []byte
+	todo     []int32     // canonical's stack
+	work     []stackNode // expand's work list
 }
 
 type stackNode struct{ pos, parent int32 }
@@ -73,34 +75,38 @@ func (m *machine) node(pos, parent int32) int32 {
 
 // expand adds to m.out the stacks that start at pos with the given parent,
 // after calling rules and returning from ended ones, so that every added
-// stack has a byte symbol on top (or is the empty stack).
+// stack has a byte symbol on top (or is the empty stack). It keeps its own
+// work list, so that long chains of rules cannot overflow the Go stack.
 func (m *machine) expand(pos, parent int32) {
-	k := stackNode{pos, parent}
-	if _, ok := m.seen[k]; ok {
-		return
-	}
-	m.seen[k] = struct{}{}
-	s := m.g.prog[pos]
-	switch s.kind {
-	case symEnd:
-		if parent == emptyNode {
-			m.out = append(m.out, emptyNode)
-			return
+	m.work = append(m.work[:0], stackNode{pos, parent})
+	for len(m.work) > 0 {
+		k := m.work[len(m.work)-1]
+		m.work = m.work[:len(m.work)-1]
+		if _, ok := m.seen[k]; ok {
+			continue
 		}
-		n := m.nodes[parent]
-		m.expand(n.pos, n.parent)
-	case symBytes:
-		m.out = append(m.out, m.node(pos, parent))
-	case symRule:
-		// A call in tail position returns straight to the caller's caller,
-		// so that right recursion (how repetition is lowered) keeps the
-		// stack from growing.
-		cont := parent
-		if m.g.prog[pos+1].kind != symEnd {
-			cont = m.node(pos+1, parent)
-		}
-		for _, a := range m.g.alts[s.arg] {
-			m.expand(a, cont)
+		m.seen[k] = struct{}{}
+		s := m.g.prog[k.pos]
+		switch s.kind {
+		case symEnd:
+			if k.parent == emptyNode {
+				m.out = append(m.out, emptyNode)
+				continue
+			}
+			m.work = append(m.work, m.nodes[k.parent])
+		case symBytes:
+			m.out = append(m.out, m.node(k.pos, k.parent))
+		case symRule:
+			// A call in tail position returns straight to the caller's
+			// caller, so that right recursion (how repetition is lowered)
+			// keeps the stack from growing.
+			cont := k.parent
+			if m.g.prog[k.pos+1].kind != symEnd {
+				cont = m.node(k.pos+1, k.parent)
+			}
+			for _, a := range m.g.alts[s.arg] {
+				m.work = append(m.work, stackNode{a, cont})
+			}
 		}
 	}
 }
@@ -207,4 +213,40 @@ func (m *machine) rebase(s int32) int32 {
 		m.out = append(m.out, n)
 	}
 	return m.intern()
+}
+
+// canonical appends to buf the canonical completion of stack st (see
+// Grammar.canonAlt), stopping after max bytes, and returns it with the full
+// length of the completion (the stack's fewest bytes to finish, which may be
+// more than was written).
+func (m *machine) canonical(st int32, buf []byte, max int) ([]byte, int) {
+	g := m.g
+	total := 0
+	for n := st; n != emptyNode; n = m.nodes[n].parent {
+		total += int(g.remain[m.nodes[n].pos])
+	}
+	// Positions still to spell, innermost last: the stack's own chain
+	// (reversed, so that its top is spelled first), then rule bodies as
+	// they are entered.
+	todo := m.todo[:0]
+	for n := st; n != emptyNode; n = m.nodes[n].parent {
+		todo = append(todo, m.nodes[n].pos)
+	}
+	slices.Reverse(todo)
+	for len(todo) > 0 && len(buf) < max {
+		p := todo[len(todo)-1]
+		s := g.prog[p]
+		switch s.kind {
+		case symEnd:
+			todo = todo[:len(todo)-1]
+		case symBytes:
+			buf = append(buf, g.setByte[s.arg])
+			todo[len(todo)-1]++
+		case symRule:
+			todo[len(todo)-1]++
+			todo = append(todo, g.canonAlt[s.arg])
+		}
+	}
+	m.todo = todo
+	return buf, total
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/sample"
@@ -20,7 +21,7 @@ import (
 // each time, and every answer must parse and match the schema. 100
 // generations (1000 with SMOLGO_HEAVY=1).
 func TestModelGenerations(t *testing.T) {
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), smollm3.WithThreads(1))
+	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}

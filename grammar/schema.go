@@ -2,8 +2,8 @@ package grammar
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -42,17 +42,33 @@ func JSONObject() *Grammar { return MustParse("root ::= object\n" + jsonPrimitiv
 // supported subset; any other keyword is an error that names it and where
 // it is.
 func FromJSONSchema(schema []byte) (*Grammar, error) {
-	src, err := JSONSchemaGBNF(schema)
+	return FromJSONSchemaContext(context.Background(), schema)
+}
+
+// FromJSONSchemaContext is FromJSONSchema under a context: it returns
+// ctx.Err() once it sees ctx done. Compilation is near-linear in the size
+// of the schema (each $ref target and each object on the way to one is
+// parsed once) and bounded (maxSchemaRules, MaxProgram).
+func FromJSONSchemaContext(ctx context.Context, schema []byte) (*Grammar, error) {
+	src, err := jsonSchemaGBNF(ctx, schema)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(src)
+	return ParseContext(ctx, src)
 }
 
 // JSONSchemaGBNF translates a JSON schema to GBNF text (what FromJSONSchema
 // compiles), for inspection or for editing by hand.
 func JSONSchemaGBNF(schema []byte) (string, error) {
-	sc := &schemaCompiler{byBody: map[string]string{}, root: schema, refs: map[string]string{}}
+	return jsonSchemaGBNF(context.Background(), schema)
+}
+
+func jsonSchemaGBNF(ctx context.Context, schema []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	sc := newSchemaCompiler(ctx)
+	sc.root = schema
 	root, err := sc.compile(json.RawMessage(schema), "", 0)
 	if err != nil {
 		return "", err
@@ -70,12 +86,58 @@ func JSONSchemaGBNF(schema []byte) (string, error) {
 const maxSchemaDepth = 64
 
 type schemaCompiler struct {
-	rules  []string
-	byBody map[string]string
-	root   []byte            // the whole schema, for $ref
-	refs   map[string]string // $ref → its rule
-	nrefs  int               // rules made for $ref (of every root)
+	rules     []string
+	byBody    map[string]string
+	root      []byte            // the whole schema, for $ref
+	refs      map[string]string // $ref → its rule
+	nrefs     int               // rules made for $ref (of every root)
+	npatterns int               // patterns compiled (their rules' prefixes)
+	cc        *canceller
+	// objects caches the objects on the way of $refs, by JSON pointer, so
+	// that each is parsed once however many $refs go through it (4,000
+	// references into one $defs would otherwise parse it 4,000 times).
+	objects map[string]map[string]json.RawMessage
 }
+
+// resolve returns the part of the schema that the local reference ref
+// ("#", "#/$defs/name") names.
+func (sc *schemaCompiler) resolve(ref, where string) (json.RawMessage, error) {
+	if ref != "#" && !strings.HasPrefix(ref, "#/") {
+		return nil, errAt(where+"/$ref", "%q: only references inside the schema (#/...) are supported", ref)
+	}
+	if sc.objects == nil {
+		sc.objects = map[string]map[string]json.RawMessage{}
+	}
+	target := json.RawMessage(sc.root)
+	if ref == "#" {
+		return target, nil
+	}
+	prefix := "#"
+	for _, part := range strings.Split(ref[2:], "/") {
+		obj, ok := sc.objects[prefix]
+		if !ok {
+			if err := json.Unmarshal(target, &obj); err != nil {
+				return nil, errAt(where+"/$ref", "%q: %q is not inside an object", ref, part)
+			}
+			sc.objects[prefix] = obj
+		}
+		prefix += "/" + part
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		next, ok := obj[part]
+		if !ok {
+			return nil, errAt(where+"/$ref", "%q: no %q", ref, part)
+		}
+		target = next
+	}
+	return target, nil
+}
+
+func newSchemaCompiler(ctx context.Context) *schemaCompiler {
+	return &schemaCompiler{byBody: map[string]string{}, refs: map[string]string{}, cc: &canceller{ctx: ctx}}
+}
+
+// maxSchemaRules bounds the rules a schema compiles to.
+const maxSchemaRules = 1 << 17
 
 // rule names body as a rule (once per distinct body) and returns the name.
 func (sc *schemaCompiler) rule(body string) string {
@@ -90,13 +152,12 @@ func (sc *schemaCompiler) rule(body string) string {
 
 // Keywords that only annotate and are ignored.
 var schemaAnnotations = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
+	"discriminator",        // OpenAPI's hint beside oneOf; the branches' const tags do the work
 	"$defs", "definitions"} // definitions are compiled when a $ref uses them
 
-var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "anyOf", "$ref",
-	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-
-// numberBounds are the keywords that bound numbers (integers only here).
-var numberBounds = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+var schemaKeywords = []string{"type", "properties", "required", "additionalProperties", "propertyNames", "minProperties", "maxProperties",
+	"items", "prefixItems", "additionalItems", "minItems", "maxItems", "enum", "const", "minLength", "maxLength", "pattern", "format",
+	"anyOf", "oneOf", "$ref", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 
 type schemaError struct {
 	where string
@@ -118,6 +179,12 @@ func errAt(where, format string, args ...any) error {
 func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) (string, error) {
 	if depth > maxSchemaDepth {
 		return "", errAt(where, "nested deeper than %d levels", maxSchemaDepth)
+	}
+	if err := sc.cc.check(); err != nil {
+		return "", err
+	}
+	if len(sc.rules) > maxSchemaRules {
+		return "", errAt(where, "the schema is too large: it takes more than %d grammar rules", maxSchemaRules)
 	}
 	raw = bytes.TrimSpace(raw)
 	switch string(raw) {
@@ -161,19 +228,28 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		}
 		return sc.rule(strings.Join(alts, " | ")), nil
 	}
-	if v, ok := s["anyOf"]; ok {
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		v, ok := s[kw]
+		if !ok {
+			continue
+		}
 		var subs []json.RawMessage
 		if err := json.Unmarshal(v, &subs); err != nil || len(subs) == 0 {
-			return "", errAt(where+"/anyOf", "must be a non-empty array of schemas")
+			return "", errAt(where+"/"+kw, "must be a non-empty array of schemas")
 		}
 		for k := range s {
-			if k != "anyOf" && slices.Contains(schemaKeywords, k) {
-				return "", errAt(where, "keyword %q beside anyOf is not supported (move it into each branch)", k)
+			if k != kw && slices.Contains(schemaKeywords, k) {
+				return "", errAt(where, "keyword %q beside %s is not supported (move it into each branch)", k, kw)
+			}
+		}
+		if kw == "oneOf" {
+			if err := sc.checkDisjoint(subs, where+"/oneOf"); err != nil {
+				return "", err
 			}
 		}
 		var alts []string
 		for i, sub := range subs {
-			r, err := sc.compile(sub, fmt.Sprintf("%s/anyOf/%d", where, i), depth+1)
+			r, err := sc.compile(sub, fmt.Sprintf("%s/%s/%d", where, kw, i), depth+1)
 			if err != nil {
 				return "", err
 			}
@@ -192,12 +268,14 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		}
 	} else {
 		switch {
-		case s["properties"] != nil || s["additionalProperties"] != nil || s["required"] != nil:
+		case hasAny(s, "properties", "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties"):
 			types = []string{"object"}
-		case s["items"] != nil || s["minItems"] != nil || s["maxItems"] != nil:
+		case hasAny(s, "items", "prefixItems", "additionalItems", "minItems", "maxItems"):
 			types = []string{"array"}
-		case s["minLength"] != nil || s["maxLength"] != nil:
+		case hasAny(s, "minLength", "maxLength", "pattern", "format"):
 			types = []string{"string"}
+		case hasAny(s, "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+			types = []string{"number"}
 		default:
 			return "value", nil
 		}
@@ -212,12 +290,7 @@ func (sc *schemaCompiler) compile(raw json.RawMessage, where string, depth int) 
 		case "integer":
 			r, err = sc.integer(s, where)
 		case "number":
-			for _, k := range numberBounds {
-				if _, ok := s[k]; ok {
-					err = errAt(where, "keyword %q is only supported on integers, not on numbers", k)
-				}
-			}
-			r = t
+			r, err = sc.number(s, where)
 		case "boolean", "null":
 			r = t
 		case "object":
@@ -248,23 +321,9 @@ func (sc *schemaCompiler) ref(v json.RawMessage, where string, depth int) (strin
 	if name, ok := sc.refs[ref]; ok {
 		return name, nil
 	}
-	if ref != "#" && !strings.HasPrefix(ref, "#/") {
-		return "", errAt(where+"/$ref", "%q: only references inside the schema (#/...) are supported", ref)
-	}
-	target := json.RawMessage(sc.root)
-	if ref != "#" {
-		for _, part := range strings.Split(ref[2:], "/") {
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(target, &obj); err != nil {
-				return "", errAt(where+"/$ref", "%q: %q is not inside an object", ref, part)
-			}
-			next, ok := obj[part]
-			if !ok {
-				return "", errAt(where+"/$ref", "%q: no %q", ref, part)
-			}
-			target = next
-		}
+	target, err := sc.resolve(ref, where)
+	if err != nil {
+		return "", err
 	}
 	// Name the rule before compiling its body, which may refer back to it.
 	name := "r" + strconv.Itoa(sc.nrefs)
@@ -280,16 +339,28 @@ func (sc *schemaCompiler) ref(v json.RawMessage, where string, depth int) (strin
 	return name, nil
 }
 
-// count reads a non-negative integer keyword; ok is false when absent.
+func hasAny(s map[string]json.RawMessage, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := s[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// count reads a non-negative integer keyword; ok is false when absent. A
+// maximum (maxLength, maxItems, ...) above maxRepeat is lowered to it: the
+// output then stays within both.
 func count(s map[string]json.RawMessage, key, where string) (n int, ok bool, err error) {
 	v, ok := s[key]
 	if !ok {
 		return 0, false, nil
 	}
-	if err := json.Unmarshal(v, &n); err != nil || n < 0 || n > maxRepeat {
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil || f < 0 || f != math.Trunc(f) || f > maxRepeat && !strings.HasPrefix(key, "max") {
 		return 0, false, errAt(where+"/"+key, "must be an integer from 0 to %d", maxRepeat)
 	}
-	return n, true, nil
+	return int(min(f, maxRepeat)), true, nil
 }
 
 // bounds reads a min/max keyword pair as a GBNF repetition suffix.
@@ -325,118 +396,46 @@ func (sc *schemaCompiler) str(s map[string]json.RawMessage, where string) (strin
 	if err != nil {
 		return "", err
 	}
+	var patterns []string
+	key := "pattern"
+	if v, ok := s["pattern"]; ok {
+		var p string
+		if err := json.Unmarshal(v, &p); err != nil {
+			return "", errAt(where+"/pattern", "must be a string")
+		}
+		if p != "" {
+			patterns = append(patterns, p)
+		}
+	}
+	if v, ok := s["format"]; ok {
+		var name string
+		if err := json.Unmarshal(v, &name); err != nil {
+			return "", errAt(where+"/format", "must be a string")
+		}
+		if !slices.Contains(annotationFormats, name) {
+			f, ok := stringFormats[name]
+			if !ok {
+				return "", errAt(where+"/format", "format %q is not supported (supported: %s)", name, formatNames())
+			}
+			// A pattern beside a format (zod 4 writes both) must hold too:
+			// the grammar is their intersection.
+			if len(patterns) == 0 {
+				key = "format"
+			}
+			patterns = append(patterns, f)
+		}
+	}
+	if len(patterns) > 0 {
+		body, err := sc.patternGBNF(patterns, lo, hi)
+		if err != nil {
+			return "", errAt(where+"/"+key, "keyword %q: %v (pattern %q)", key, err, patterns[0])
+		}
+		return sc.rule(body), nil
+	}
 	if lo == 0 && hi < 0 {
 		return "string", nil
 	}
 	return sc.rule(`"\"" char` + repeat(lo, hi) + ` "\""`), nil
-}
-
-func (sc *schemaCompiler) array(s map[string]json.RawMessage, where string, depth int) (string, error) {
-	item := "value"
-	if v, ok := s["items"]; ok {
-		var err error
-		if item, err = sc.compile(v, where+"/items", depth+1); err != nil {
-			return "", err
-		}
-	}
-	lo, hi, err := bounds(s, "minItems", "maxItems", where)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case hi == 0:
-		return sc.rule(`"[" ws "]"`), nil
-	case lo == 0:
-		more := "*"
-		if hi > 0 {
-			more = repeat(0, hi-1)
-		}
-		return sc.rule(fmt.Sprintf(`"[" ws ( %s ws ( "," ws %s ws )%s )? "]"`, item, item, more)), nil
-	}
-	h := -1
-	if hi > 0 {
-		h = hi - 1
-	}
-	return sc.rule(fmt.Sprintf(`"[" ws %s ws ( "," ws %s ws )%s "]"`, item, item, repeat(lo-1, h))), nil
-}
-
-func (sc *schemaCompiler) object(s map[string]json.RawMessage, where string, depth int) (string, error) {
-	extra := "value"
-	if v, ok := s["additionalProperties"]; ok {
-		switch string(bytes.TrimSpace(v)) {
-		case "false":
-			extra = ""
-		case "true":
-		default:
-			var err error
-			if extra, err = sc.compile(v, where+"/additionalProperties", depth+1); err != nil {
-				return "", err
-			}
-		}
-	}
-	var required []string
-	if v, ok := s["required"]; ok {
-		if err := json.Unmarshal(v, &required); err != nil {
-			return "", errAt(where+"/required", "must be an array of property names")
-		}
-	}
-	props, ok := s["properties"]
-	if !ok {
-		if len(required) > 0 {
-			return "", errAt(where+"/required", "required properties without a properties keyword are not supported")
-		}
-		if extra == "" {
-			return sc.rule(`"{" ws "}"`), nil
-		}
-		if extra == "value" {
-			return "object", nil
-		}
-		kv := `string ws ":" ws ` + extra + " ws"
-		return sc.rule(`"{" ws ( ` + kv + ` ( "," ws ` + kv + ` )* )? "}"`), nil
-	}
-	names, err := objectKeys(props)
-	if err != nil {
-		return "", errAt(where+"/properties", "%v", err)
-	}
-	var propSchemas map[string]json.RawMessage
-	if err := json.Unmarshal(props, &propSchemas); err != nil {
-		return "", errAt(where+"/properties", "%v", err)
-	}
-	for _, r := range required {
-		if _, ok := propSchemas[r]; !ok {
-			return "", errAt(where+"/required", "required property %q is not in properties", r)
-		}
-	}
-	// Properties come in schema order; each optional one may be left out.
-	// first(i) is the rest of the object from property i when nothing was
-	// written yet, rest(i) when something was (so a comma comes first).
-	type prop struct {
-		kv       string
-		required bool
-	}
-	var ps []prop
-	for _, name := range names {
-		val, err := sc.compile(propSchemas[name], where+"/properties/"+jsonPointerEscape(name), depth+1)
-		if err != nil {
-			return "", err
-		}
-		key, _ := marshalNoEscape(name)
-		ps = append(ps, prop{kv: gbnfLiteral(key) + ` ws ":" ws ` + val + " ws", required: slices.Contains(required, name)})
-	}
-	first, rest := `"}"`, `"}"`
-	for i := len(ps) - 1; i >= 0; i-- {
-		p := ps[i]
-		withComma := `"," ws ` + p.kv + " " + rest
-		without := p.kv + " " + rest
-		if p.required {
-			first = sc.rule(without)
-			rest = sc.rule(withComma)
-		} else {
-			first = sc.rule(without + " | " + first)
-			rest = sc.rule(withComma + " | " + rest)
-		}
-	}
-	return sc.rule(`"{" ws ` + first), nil
 }
 
 // objectKeys returns the keys of a JSON object in their order.
@@ -506,94 +505,4 @@ func gbnfLiteral(b []byte) string {
 
 func jsonPointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// Function is a tool a model may call: its name and the JSON schema of its
-// arguments (nil: any object).
-type Function struct {
-	Name       string
-	Parameters json.RawMessage
-}
-
-// ToolCalls returns a grammar for one or more calls of funcs in the form
-// SmolLM3 (and Hermes-style models) write them:
-//
-//	<tool_call>
-//	{"name": "get_weather", "arguments": {"city": "Paris"}}
-//	</tool_call>
-//
-// with the name one of funcs and the arguments valid under its
-// parameters schema. It is how a server honours tool_choice "required" or a
-// named function: the model can only call.
-func ToolCalls(funcs []Function) (*Grammar, error) {
-	if len(funcs) == 0 {
-		return nil, errors.New("grammar: ToolCalls needs at least one function")
-	}
-	sc := &schemaCompiler{byBody: map[string]string{}}
-	var alts []string
-	for _, f := range funcs {
-		params := bytes.TrimSpace(f.Parameters)
-		if len(params) == 0 || string(params) == "null" {
-			params = []byte(`{"type":"object"}`)
-		}
-		sc.root, sc.refs = params, map[string]string{}
-		args, err := sc.compile(params, "", 0)
-		if err != nil {
-			return nil, fmt.Errorf("grammar: function %q: %w", f.Name, err)
-		}
-		name, _ := marshalNoEscape(f.Name)
-		alts = append(alts, gbnfLiteral([]byte(`{"name": `+string(name)+`, "arguments": `))+" "+args+` "}"`)
-	}
-	var b strings.Builder
-	b.WriteString("root ::= call (\"\\n\" call)*\n")
-	b.WriteString("call ::= \"<tool_call>\\n\" ( " + strings.Join(alts, " | ") + " ) \"\\n</tool_call>\"\n")
-	for _, r := range sc.rules {
-		b.WriteString(r + "\n")
-	}
-	b.WriteString(jsonPrimitives)
-	return Parse(b.String())
-}
-
-// integer compiles an integer type with its bounds.
-func (sc *schemaCompiler) integer(s map[string]json.RawMessage, where string) (string, error) {
-	var lo, hi int64
-	hasLo, hasHi := false, false
-	for _, k := range numberBounds {
-		v, ok := s[k]
-		if !ok {
-			continue
-		}
-		var f float64
-		if err := json.Unmarshal(v, &f); err != nil {
-			return "", errAt(where+"/"+k, "must be a number")
-		}
-		if math.Abs(f) > 1e16 {
-			return "", errAt(where+"/"+k, "%v is beyond the 16-digit integers this grammar writes", f)
-		}
-		switch k {
-		case "minimum", "exclusiveMinimum":
-			b := int64(math.Ceil(f))
-			if k == "exclusiveMinimum" && float64(b) == f {
-				b++
-			}
-			if !hasLo || b > lo {
-				lo, hasLo = b, true
-			}
-		default:
-			b := int64(math.Floor(f))
-			if k == "exclusiveMaximum" && float64(b) == f {
-				b--
-			}
-			if !hasHi || b < hi {
-				hi, hasHi = b, true
-			}
-		}
-	}
-	if !hasLo && !hasHi {
-		return "integer", nil
-	}
-	if hasLo && hasHi && lo > hi {
-		return "", errAt(where, "no integer lies between the bounds (from %d to %d)", lo, hi)
-	}
-	return sc.rule(intRangeGBNF(lo, hi, hasLo, hasHi)), nil
 }

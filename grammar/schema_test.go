@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -110,11 +111,23 @@ func TestSchemaUnsupported(t *testing.T) {
 	tests := []struct {
 		schema, want string
 	}{
-		{`{"type":"string","pattern":"^a"}`, `at /: keyword "pattern" is not supported`},
-		{`{"type":"string","format":"date-time"}`, `keyword "format"`},
-		{`{"type":"number","minimum":0}`, `keyword "minimum" is only supported on integers`},
+		{`{"type":"string","pattern":"(a)\\1"}`, `at /pattern: keyword "pattern": position 3: escape \1 is not supported`},
+		{`{"type":"string","pattern":"a(?=b)"}`, `position 1: lookaround`},
+		{`{"type":"string","pattern":"^a|b"}`, `an anchor applies to one alternative only`},
+		{`{"type":"string","pattern":"a^b"}`, `position 1: anchor ^ is supported only at the start`},
+		{`{"type":"string","pattern":"\\p{L}"}`, `escape \p is not supported`},
+		{`{"type":"string","pattern":"[a-"}`, `unterminated character class`},
+		{`{"type":"string","pattern":"^a+$","maxLength":0}`, `no string of the pattern has from 0 to 0 characters`},
+		{`{"type":"string","pattern":"^a?$","minLength":2}`, `no string of the pattern has at least 2 characters`},
+		{`{"type":"string","format":"email","pattern":"^(?!\\.)a"}`, `at /pattern: keyword "pattern": position 1: lookaround`},
+		{`{"type":"string","format":"uuid","pattern":"^x"}`, `no string matches it (and the format beside it)`},
+		{`{"type":"string","format":"duration"}`, `at /format: format "duration" is not supported`},
+		{`{"type":"number","minimum":0.5}`, `only whole-number bounds`},
+		{`{"type":"number","exclusiveMinimum":1,"maximum":1}`, `no number lies between the bounds`},
 		{`{"properties":{"n":{"type":"number","multipleOf":2}}}`, `at /properties/n: keyword "multipleOf"`},
-		{`{"oneOf":[{"type":"string"}]}`, `keyword "oneOf"`},
+		{`{"oneOf":[{"type":"string"},{"type":"string","maxLength":3}]}`, `at /oneOf: branches 0 and 1 may match the same value`},
+		{`{"oneOf":[{"type":"integer"},{"type":"number"}]}`, `branches 0 and 1 may match`},
+		{`{"oneOf":[{"type":"string"}],"type":"string"}`, `keyword "type" beside oneOf`},
 		{`{"allOf":[{"type":"string"}]}`, `keyword "allOf"`},
 		{`{"$ref":"#/$defs/x"}`, `at /$ref: "#/$defs/x": no "$defs"`},
 		{`{"$ref":"other.json#/a"}`, `only references inside the schema`},
@@ -124,7 +137,13 @@ func TestSchemaUnsupported(t *testing.T) {
 		{`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"$ref":"#/$defs/a"}`, `left-recursive`},
 		{`{"$defs":{"a":{"properties":{"b":{"$ref":"#/$defs/a"}},"required":["b"]}},"$ref":"#/$defs/a"}`, `can never finish`},
 		{`{"type":"array","items":{"not":{}}}`, `at /items: keyword "not"`},
-		{`{"prefixItems":[{"type":"string"}]}`, `keyword "prefixItems"`},
+		{`{"type":"array","contains":{}}`, `keyword "contains"`},
+		{`{"prefixItems":[{"type":"string"}],"items":false,"minItems":2}`, `minItems 2 is more than the 1 items allowed`},
+		{`{"type":"object","propertyNames":{"type":"integer"}}`, `at /propertyNames/type: property names are strings`},
+		{`{"type":"object","propertyNames":{"pattern":"^a"},"properties":{"a":{}}}`, `propertyNames beside properties`},
+		{`{"type":"object","additionalProperties":{"type":"integer"},"minProperties":2}`, `minProperties above 1`},
+		{`{"type":"object","properties":{"a":{}},"minProperties":2}`, `minProperties 2 is more than the 1 properties`},
+		{`{"type":"object","properties":{"a":{},"b":{},"c":{}},"required":["a","b","c"],"maxProperties":2}`, `no object has between 0 and 2`},
 		{`{"type":"array","uniqueItems":true}`, `keyword "uniqueItems"`},
 		{`{"type":"object","patternProperties":{}}`, `keyword "patternProperties"`},
 		{`{"type":"date"}`, `at /type: unknown type "date"`},
@@ -135,7 +154,7 @@ func TestSchemaUnsupported(t *testing.T) {
 		{`false`, `the schema false matches nothing`},
 		{`[1]`, `not a schema object`},
 		{`{"anyOf":[{"type":"string"}],"type":"string"}`, `keyword "type" beside anyOf`},
-		{`{"properties":{"a/b":{"properties":{"c":{"pattern":"x"}}}}}`, `at /properties/a~1b/properties/c: keyword "pattern"`},
+		{`{"properties":{"a/b":{"properties":{"c":{"pattern":"x(?!y)"}}}}}`, `at /properties/a~1b/properties/c/pattern: keyword "pattern"`},
 		{strings.Repeat(`{"items":`, 70) + `{}` + strings.Repeat(`}`, 70), `nested deeper than 64`},
 	}
 	for _, tt := range tests {
@@ -153,12 +172,11 @@ func TestSchemaGBNF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `root ::= s4
+	want := `root ::= s3
 s0 ::= "\"age\"" ws ":" ws integer ws "}" | "}"
 s1 ::= "," ws "\"age\"" ws ":" ws integer ws "}" | "}"
 s2 ::= "\"name\"" ws ":" ws string ws s1
-s3 ::= "," ws "\"name\"" ws ":" ws string ws s1
-s4 ::= "{" ws s2
+s3 ::= "{" ws s2
 `
 	if !strings.HasPrefix(src, want) {
 		t.Fatalf("JSONSchemaGBNF =\n%s\nwant it to start with\n%s", src, want)
@@ -182,11 +200,19 @@ func TestToolCalls(t *testing.T) {
 		{"Sure, <tool_call>", false, false},
 		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n", true, false},
 	})
+	one, err := ToolCallsContext(context.Background(), []Function{{Name: "now"}}, ToolCallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, one, []matchCase{
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>", true, true},
+		{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\n", false, false},
+	})
 	if _, err := ToolCalls(nil); err == nil {
 		t.Fatal("no functions: want an error")
 	}
-	_, err = ToolCalls([]Function{{Name: "f", Parameters: []byte(`{"type":"string","format":"email"}`)}})
-	if err == nil || !strings.Contains(err.Error(), `function "f"`) || !strings.Contains(err.Error(), `keyword "format"`) {
+	_, err = ToolCalls([]Function{{Name: "f", Parameters: []byte(`{"type":"string","format":"duration"}`)}})
+	if err == nil || !strings.Contains(err.Error(), `function "f"`) || !strings.Contains(err.Error(), `format "duration"`) {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package grammar
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -24,6 +25,8 @@ type Vocab struct {
 	first    []int32
 	ids      []int32
 	maxDepth int
+	root     [256]int32 // the node of each first byte, or -1
+	bytes    [256]bool  // whether the byte is a token on its own
 }
 
 // maxTokenBytes bounds the length of one token's byte string.
@@ -89,6 +92,13 @@ func NewVocab(tokens [][]byte, eog []int32) (*Vocab, error) {
 	for _, n := range path {
 		v.next[n] = int32(len(v.node))
 	}
+	for i := range v.root {
+		v.root[i] = -1
+	}
+	for i := 0; i < len(v.node); i = int(v.next[i]) {
+		v.root[byte(v.node[i])] = int32(i)
+		v.bytes[byte(v.node[i])] = v.node[i]&nodeHasTokens != 0
+	}
 	v.first = make([]int32, len(v.node)+1)
 	for _, n := range owner {
 		v.first[n+1]++
@@ -113,3 +123,46 @@ func (v *Vocab) isEOG(id int32) bool {
 // Nodes returns the number of trie nodes: the most byte steps one mask can
 // take.
 func (v *Vocab) Nodes() int { return len(v.node) }
+
+// child returns the trie node under node i (-1: the root) reached by byte
+// c, or -1.
+func (v *Vocab) child(i int32, c byte) int32 {
+	if i < 0 {
+		return v.root[c]
+	}
+	d := v.node[i] >> nodeDepthShift
+	for j := i + 1; j < v.next[i] && int(j) < len(v.node); j = v.next[j] {
+		if v.node[j]>>nodeDepthShift != d+1 {
+			break
+		}
+		if byte(v.node[j]) == c {
+			return j
+		}
+	}
+	return -1
+}
+
+// noSpelling is spell's answer for text the vocabulary cannot spell.
+const noSpelling = math.MaxInt32
+
+// spell returns the fewest tokens whose bytes, concatenated, are w
+// (noSpelling if there is no such sequence), by dynamic programming from
+// the end of w over the trie: best[j] is the fewest tokens for w[j:].
+func (v *Vocab) spell(w []byte, best []int32) int32 {
+	best = best[:len(w)+1]
+	best[len(w)] = 0
+	for j := len(w) - 1; j >= 0; j-- {
+		b := int32(noSpelling)
+		for k, n := j, v.child(-1, w[j]); n >= 0; n = v.child(n, w[k]) {
+			k++
+			if v.node[n]&nodeHasTokens != 0 && best[k] < noSpelling {
+				b = min(b, 1+best[k])
+			}
+			if k == len(w) {
+				break
+			}
+		}
+		best[j] = b
+	}
+	return best[0]
+}
