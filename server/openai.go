@@ -212,7 +212,7 @@ func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
 	if req.N != nil && *req.N != 1 {
 		return nil, badRequest("n", "n=%d is not supported; only one choice per request", *req.N)
 	}
-	tools, forceCall, err := parseTools(req.Tools, req.ToolChoice)
+	tools, forceCall, err := parseTools(req.Tools, req.ToolChoice, req.ParallelToolCalls == nil || *req.ParallelToolCalls)
 	if err != nil {
 		return nil, err
 	}

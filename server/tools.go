@@ -60,19 +60,18 @@ func responseFormat(raw json.RawMessage, gbnf string) (grammarBuild, error) {
 		if build != nil {
 			return nil, badRequest("grammar", "give either grammar or a JSON response_format, not both")
 		}
-		build = compileUnder("grammar", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.Parse(gbnf) })
+		build = compileUnder("grammar", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.ParseContext(ctx, gbnf) })
 	}
 	return build, nil
 }
 
 // schemaGrammar compiles a JSON schema for the request field param.
 func schemaGrammar(param string, schema json.RawMessage) grammarBuild {
-	return compileUnder(param, func(ctx context.Context) (*grammar.Grammar, error) { return grammar.FromJSONSchema(schema) })
+	return compileUnder(param, func(ctx context.Context) (*grammar.Grammar, error) { return grammar.FromJSONSchemaContext(ctx, schema) })
 }
 
 // compileUnder makes a grammarBuild of compile, whose errors are 400s on
-// param. Package grammar has no context-aware compile yet: when it has,
-// the compile functions pass ctx on and nothing else changes.
+// param; compile stops when ctx ends (the client left), with ctx's error.
 func compileUnder(param string, compile func(ctx context.Context) (*grammar.Grammar, error)) grammarBuild {
 	return func(ctx context.Context) (*grammar.Grammar, error) {
 		if err := ctx.Err(); err != nil {
@@ -80,6 +79,9 @@ func compileUnder(param string, compile func(ctx context.Context) (*grammar.Gram
 		}
 		g, err := compile(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, badRequest(param, "%s: %v", param, err)
 		}
 		return g, nil
@@ -102,7 +104,9 @@ const maxTools = 128
 // definitions to show the model (none when tool_choice is "none") and, when
 // tool_choice asks for a call ("required", or a named function), the
 // compilation of the grammar that forces one.
-func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, grammarBuild, error) {
+//
+// parallel (parallel_tool_calls) lets a forced answer make several calls.
+func parseTools(raw, choice json.RawMessage, parallel bool) ([]json.RawMessage, grammarBuild, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if len(choice) > 0 && string(choice) != "null" && string(choice) != `"none"` && string(choice) != `"auto"` {
 			return nil, nil, badRequest("tool_choice", "tool_choice %s needs tools", choice)
@@ -154,7 +158,7 @@ func parseTools(raw, choice json.RawMessage) ([]json.RawMessage, grammarBuild, e
 	default:
 		return nil, nil, badRequest("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}")
 	}
-	return tools, compileUnder("tools", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.ToolCalls(funcs) }), nil
+	return tools, compileUnder("tools", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.ToolCallsContext(ctx, funcs, grammar.ToolCallOptions{Parallel: parallel}) }), nil
 }
 
 // wireToolCall is a call in OpenAI's format (responses, stream deltas and
