@@ -158,7 +158,9 @@ func parseTools(raw, choice json.RawMessage, parallel bool) ([]json.RawMessage, 
 	default:
 		return nil, nil, badRequest("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}")
 	}
-	return tools, compileUnder("tools", func(ctx context.Context) (*grammar.Grammar, error) { return grammar.ToolCallsContext(ctx, funcs, grammar.ToolCallOptions{Parallel: parallel}) }), nil
+	return tools, compileUnder("tools", func(ctx context.Context) (*grammar.Grammar, error) {
+		return grammar.ToolCallsContext(ctx, funcs, grammar.ToolCallOptions{Parallel: parallel})
+	}), nil
 }
 
 // wireToolCall is a call in OpenAI's format (responses, stream deltas and
