@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -243,27 +244,15 @@ func lastHeader(hist []int32) int {
 	hdr := fakeEncode("<|im_start|>assistant\n")
 	empty := fakeEncode("<think>\n\n</think>\n")
 	for i := len(hist) - len(hdr); i >= 0; i-- {
-		if equal(hist[i:i+len(hdr)], hdr) {
+		if slices.Equal(hist[i:i+len(hdr)], hdr) {
 			j := i + len(hdr)
-			if len(hist) >= j+len(empty) && equal(hist[j:j+len(empty)], empty) {
+			if len(hist) >= j+len(empty) && slices.Equal(hist[j:j+len(empty)], empty) {
 				j += len(empty)
 			}
 			return j
 		}
 	}
 	return len(hist)
-}
-
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // historyHash summarizes a prompt, for answers that depend on all of it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -176,21 +177,9 @@ func TestLimiterBudget(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if want := []int{5, 4, 3, 2, 1}; !equalInts(l.limits, want) {
+	if want := []int{5, 4, 3, 2, 1}; !slices.Equal(l.limits, want) {
 		t.Fatalf("budgets %v, want %v", l.limits, want)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestPromptCache(t *testing.T) {
