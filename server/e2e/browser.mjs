@@ -5,6 +5,7 @@
 // Usage: SMOLGO_URL=... CHROMIUM=/usr/bin/chromium SCREENSHOT_DIR=... USER_DATA_DIR=... node browser.mjs
 import assert from "node:assert/strict";
 import { openChat, step, lastAnswer } from "./chromium.mjs";
+import { checkMarkdownLimits } from "./markdown-limits.mjs";
 
 const shots = process.env.SCREENSHOT_DIR || ".";
 step("load the page");
@@ -197,6 +198,10 @@ try {
 
   await page.emulateMedia({ colorScheme: "dark" });
   await page.screenshot({ path: shots + "/webchat-dark.png" });
+  await page.emulateMedia({ colorScheme: "light" });
+
+  await checkMarkdownLimits(page);
+
 
   assert.deepEqual(problems, [], "no page errors");
   console.log("browser test passed; screenshots in " + shots);
