@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { openChat, step, lastAnswer } from "./chromium.mjs";
 import { checkMarkdownLimits } from "./markdown-limits.mjs";
+import { checkContextFull, checkDroppedMessages, checkEditing, checkNarrowScreen, checkStatusAndBanner } from "./conversation-edits.mjs";
 
 const shots = process.env.SCREENSHOT_DIR || ".";
 step("load the page");
@@ -200,6 +201,11 @@ try {
   await page.screenshot({ path: shots + "/webchat-dark.png" });
   await page.emulateMedia({ colorScheme: "light" });
 
+  await checkEditing(page);
+  await checkContextFull(page);
+  await checkDroppedMessages(page);
+  await checkStatusAndBanner(page, shots);
+  await checkNarrowScreen(page, shots);
   await checkMarkdownLimits(page);
 
 
