@@ -235,9 +235,12 @@
     if (!m.pending) {
       const foot = document.createElement("div");
       foot.className = "stats";
-      const text = document.createElement("span");
-      text.textContent = statsLine(m);
-      foot.appendChild(text);
+      const line = statsLine(m);
+      if (line) {
+        const text = document.createElement("span");
+        text.textContent = line;
+        foot.appendChild(text);
+      }
       foot.appendChild(smallButton("Copy", () => navigator.clipboard && navigator.clipboard.writeText(m.content || "")));
       const last = conv.messages[conv.messages.length - 1] === m;
       if (last && !state.running) foot.appendChild(smallButton("Regenerate", () => regenerate(conv)));
@@ -266,11 +269,14 @@
     return parts.join(" · ");
   }
 
+  const generating = (conv) => !!state.running && state.running.conv === conv;
+
   // messageActions adds Edit, Branch and Delete for a message, except while
-  // its conversation is generating.
+  // its conversation is generating. (Editing a question asks it again, so
+  // that waits until no answer is generating.)
   function messageActions(conv, m, bar) {
-    if (state.running && state.running.conv === conv) return;
-    bar.appendChild(smallButton("Edit", () => { editing.add(m); refill(conv, m); }));
+    if (generating(conv)) return;
+    if (!(state.running && m.role === "user")) bar.appendChild(smallButton("Edit", () => { editing.add(m); refill(conv, m); }));
     bar.appendChild(smallButton("Branch", () => branch(conv, m), "Start a new conversation from here; this one stays as it is"));
     bar.appendChild(smallButton("Delete", () => deleteMessage(conv, m)));
   }
@@ -318,7 +324,7 @@
     form.append(t, ok, cancel);
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
-      if (state.running) return;
+      if (m.role === "user" && state.running) return;
       const text = t.value.trim();
       if (!text) return;
       editing.delete(m);
@@ -540,7 +546,7 @@
   // an answer, or up to a question with the question back in the input box
   // to ask it differently.
   function branch(conv, m) {
-    if (state.running) return;
+    if (generating(conv)) return;
     const i = conv.messages.indexOf(m);
     const upto = m.role === "user" ? i : i + 1;
     branchFrom(conv, conv.messages.slice(0, upto));
@@ -553,7 +559,7 @@
   }
 
   function deleteMessage(conv, m) {
-    if (state.running) return;
+    if (generating(conv)) return;
     const i = conv.messages.indexOf(m);
     if (i < 0) return;
     conv.messages.splice(i, 1);
