@@ -107,7 +107,7 @@ export async function checkContextFull(page) {
 }
 
 export async function checkDroppedMessages(page) {
-  step("an answer that needed older messages left out says so");
+  step("an answer that needed older messages left out says so (and a damaged store does not break the page)");
   await page.evaluate(() => {
     // A conversation that no longer fits the fake's 4,096-token context:
     // four messages of 1,500 words each.
@@ -115,11 +115,13 @@ export async function checkDroppedMessages(page) {
     const long = "word ".repeat(1500).trim();
     saved.conversations.unshift({ id: "c-long", title: "Long history", thinking: false, sessionId: null, created: Date.now(),
       messages: [{ role: "user", content: long }, { role: "assistant", content: long }, { role: "user", content: long }, { role: "assistant", content: long }] });
+    saved.conversations.push(null, { id: "c-bad", title: "damaged", messages: "not a list" }); // must not break the page
     saved.current = "c-long";
     localStorage.setItem("smolgo.chat.v1", JSON.stringify(saved));
   });
   await page.reload();
   await page.waitForFunction(() => document.getElementById("model-name").textContent === "fake-smollm3");
+  assert.equal(await page.locator("#conversations .conv-title").filter({ hasText: "damaged" }).count(), 0, "a damaged stored conversation is dropped");
   await ask(page, "and now?");
   assert.equal(await lastAnswer(page).locator(".content").textContent(), "You said: and now?");
   assert.equal(await lastAnswer(page).locator(".notice").textContent(), "2 older messages were left out to fit the context");

@@ -22,7 +22,7 @@
   function load() {
     try {
       const saved = JSON.parse(localStorage.getItem(STORE) || "{}");
-      if (Array.isArray(saved.conversations)) state.conversations = saved.conversations;
+      if (Array.isArray(saved.conversations)) state.conversations = saved.conversations.filter(valid);
       state.current = saved.current || null;
     } catch (e) { /* start fresh */ }
     for (const c of state.conversations) {
@@ -30,6 +30,14 @@
     }
     if (!state.conversations.find((c) => c.id === state.current)) state.current = null;
   }
+  // valid keeps a stored conversation only if the page can show it (an
+  // older or damaged store must not break every reload).
+  function valid(c) {
+    if (!c || typeof c.id !== "string" || typeof c.title !== "string" || !Array.isArray(c.messages)) return false;
+    c.messages = c.messages.filter((m) => m && (m.role === "user" || m.role === "assistant") && typeof (m.content || "") === "string");
+    return true;
+  }
+
   function save() {
     try {
       localStorage.setItem(STORE, JSON.stringify({ conversations: state.conversations, current: state.current }));
