@@ -94,7 +94,18 @@ export async function checkContextFull(page) {
   assert.equal(await page.locator(".msg").count(), 2, "the message and its error are gone");
   assert.equal(await page.inputValue("#input"), tooLong, "the message is back in the input box");
 
+  step("or edited in place");
+  await page.keyboard.press("Enter");
+  await answered(page);
+  assert.deepEqual(await lastAnswer(page).locator(".stats button").allTextContents(), ["Regenerate", "Delete"], "a failed answer has nothing to copy or edit");
+  await lastAnswer(page).getByRole("button", { name: "Edit the message" }).click();
+  await page.locator(".msg.user .editor textarea").fill("a shorter message");
+  await page.locator(".msg.user .editor").getByRole("button", { name: "Send" }).click();
+  await answered(page);
+  assert.deepEqual(await texts(page), ["a short question", "You said: a short question", "a shorter message", "You said: a shorter message"]);
+
   step("or asked in a new chat without the earlier turns");
+  await page.fill("#input", tooLong);
   const conversations = await page.locator("#conversations .conv").count();
   await page.keyboard.press("Enter");
   await answered(page);

@@ -249,10 +249,12 @@
         text.textContent = line;
         foot.appendChild(text);
       }
-      foot.appendChild(smallButton("Copy", () => navigator.clipboard && navigator.clipboard.writeText(m.content || "")));
+      const failed = m.error && !m.content; // nothing to copy, edit or branch from
+      if (!failed) foot.appendChild(smallButton("Copy", () => navigator.clipboard && navigator.clipboard.writeText(m.content || "")));
       const last = conv.messages[conv.messages.length - 1] === m;
       if (last && !state.running) foot.appendChild(smallButton("Regenerate", () => regenerate(conv)));
-      messageActions(conv, m, foot);
+      if (!failed) messageActions(conv, m, foot);
+      else if (!generating(conv)) foot.appendChild(smallButton("Delete", () => deleteMessage(conv, m), "Delete this message"));
       node.appendChild(foot);
     }
   }
@@ -286,7 +288,7 @@
     if (generating(conv)) return;
     if (!(state.running && m.role === "user")) bar.appendChild(smallButton("Edit", () => { editing.add(m); refill(conv, m); }));
     bar.appendChild(smallButton("Branch", () => branch(conv, m), "Start a new conversation from here; this one stays as it is"));
-    bar.appendChild(smallButton("Delete", () => deleteMessage(conv, m)));
+    bar.appendChild(smallButton("Delete", () => deleteMessage(conv, m), "Delete this message"));
   }
 
   // contextFullActions offers ways out of a conversation that no longer
@@ -305,6 +307,10 @@
       $("input").value = asked.content;
       autosize();
       $("input").focus();
+    }));
+    bar.appendChild(smallButton("Edit the message", () => {
+      editing.add(asked);
+      refill(conv, asked);
     }));
     bar.appendChild(smallButton("New chat from this message", () => {
       conv.messages.splice(i, 1);
@@ -325,6 +331,7 @@
     t.value = m.content || "";
     t.rows = Math.min(12, Math.max(2, t.value.split("\n").length));
     t.setAttribute("aria-label", "Edit message");
+    t.title = "Ctrl+Enter saves, Escape cancels";
     const ok = document.createElement("button");
     ok.type = "submit";
     ok.textContent = m.role === "user" ? "Send" : "Save";
@@ -349,6 +356,7 @@
     });
     t.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape") cancel.click();
+      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) form.requestSubmit();
     });
     setTimeout(() => t.focus(), 0);
     return form;
