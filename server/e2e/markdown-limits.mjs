@@ -38,6 +38,8 @@ export async function checkMarkdownLimits(page) {
     out.spacedQuotes = { ms: x.ms, depth: nesting(x.box, "blockquote"), unsafe: unsafe(x.box), evil: x.box.textContent.includes("<script>") };
     x = render("|a".repeat(20000) + "\n" + "|-".repeat(20000));
     out.wideTable = { ms: x.ms, columns: x.box.querySelectorAll("th").length };
+    x = render("a|b\n-|-\n" + "x|y\n".repeat(1500));
+    out.tallTable = { ms: x.ms, rows: x.box.querySelectorAll("tbody tr").length, after: x.box.querySelectorAll(":scope > p").length };
     const lines = [];
     for (let i = 0; i < 300; i++) lines.push(" ".repeat(2 * i) + "- item " + i);
     x = render(lines.join("\n") + "\n" + " ".repeat(600) + "- " + evil);
@@ -77,6 +79,7 @@ export async function checkMarkdownLimits(page) {
   assert.equal(r.megabyte.unsafe, 0);
   assert.ok(r.unclosed.length < 1e5 && r.unclosed.same, "unclosed openers stay as text");
   assert.equal(r.wideTable.columns, 64, "tables have at most 64 columns");
+  assert.ok(r.tallTable.rows === 1000 && r.tallTable.after === 1, "tables have at most 1,000 rows, then text: " + JSON.stringify(r.tallTable));
   assert.ok(r.backticks.same, "unclosed code spans stay as text");
   assert.ok(r.budget.plain >= 1 && r.budget.end, "past its time budget the rest is plain text: " + JSON.stringify(r.budget));
   assert.ok(r.fullDoc.plain === 0 && r.fullDoc.strong === 600, "within the budget all is Markdown: " + JSON.stringify(r.fullDoc));
