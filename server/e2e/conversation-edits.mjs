@@ -78,6 +78,13 @@ export async function checkEditing(page) {
   assert.equal(await page.locator(".msg").count(), 3);
   assert.equal(await page.inputValue("#input"), "fourth question");
   await page.fill("#input", "");
+
+  step("a question left without an answer can be answered");
+  await messageButton(page, lastAnswer(page), "Delete");
+  await messageButton(page, page.locator(".msg.user").last(), "Answer");
+  await answered(page);
+  assert.deepEqual(await texts(page), ["first question, edited", "third question", "You said: third question"]);
+  assert.deepEqual(contents(sent()), ["first question, edited", "third question"]);
 }
 
 export async function checkContextFull(page) {

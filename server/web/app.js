@@ -281,11 +281,15 @@
 
   const generating = (conv) => !!state.running && state.running.conv === conv;
 
-  // messageActions adds Edit, Branch and Delete for a message, except while
-  // its conversation is generating. (Editing a question asks it again, so
-  // that waits until no answer is generating.)
+  // messageActions adds Edit, Branch and Delete for a message (and Answer
+  // for a question left without one), except while its conversation is
+  // generating. (Editing a question asks it again, so that waits until no
+  // answer is generating.)
   function messageActions(conv, m, bar) {
     if (generating(conv)) return;
+    if (m.role === "user" && !state.running && conv.messages[conv.messages.length - 1] === m) {
+      bar.appendChild(smallButton("Answer", () => regenerate(conv), "Ask the model to answer this message"));
+    }
     if (!(state.running && m.role === "user")) bar.appendChild(smallButton("Edit", () => { editing.add(m); refill(conv, m); }));
     bar.appendChild(smallButton("Branch", () => branch(conv, m), "Start a new conversation from here; this one stays as it is"));
     bar.appendChild(smallButton("Delete", () => deleteMessage(conv, m), "Delete this message"));
