@@ -4,35 +4,17 @@
 // regenerate, and check that HTML in an answer renders as text.
 // Usage: SMOLGO_URL=... CHROMIUM=/usr/bin/chromium SCREENSHOT_DIR=... USER_DATA_DIR=... node browser.mjs
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { openChat, step, lastAnswer } from "./chromium.mjs";
+import { checkMarkdownLimits } from "./markdown-limits.mjs";
+import { checkContextFull, checkDroppedMessages, checkEditing, checkNarrowScreen, checkStatusAndBanner } from "./conversation-edits.mjs";
 
-const url = process.env.SMOLGO_URL;
 const shots = process.env.SCREENSHOT_DIR || ".";
-assert.ok(url, "SMOLGO_URL is not set");
-
-const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1200, height: 800 },
-});
-const step = (s) => console.log("step:", s);
-const problems = [];
+step("load the page");
+const { context, page, problems } = await openChat();
 try {
-  const page = context.pages()[0] || (await context.newPage());
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => {
-    // The context-full step gets a 400 on purpose; Chromium logs it.
-    if (m.type() === "error" && !/status of 400/.test(m.text())) problems.push("console error: " + m.text());
-  });
-  page.on("dialog", (d) => { problems.push("a dialog opened: " + d.message()); d.dismiss(); });
-  page.setDefaultTimeout(15000);
-
-  step("load the page");
-  await page.goto(url + "/");
-  await page.waitForFunction(() => document.getElementById("model-name").textContent === "fake-smollm3");
-  const last = () => page.locator(".msg.assistant").last();
+  const last = () => lastAnswer(page);
+  await page.waitForFunction(() => / busy · \d+ queued$/.test(document.getElementById("server-status").textContent));
+  assert.equal(await page.isVisible("#demo-banner"), false, "no demo banner for a real model");
 
   step("reasoning streams in an open block, then folds away");
   await page.fill("#input", "think 40");
@@ -71,9 +53,15 @@ try {
   await page.waitForTimeout(300);
   assert.equal((await last().locator(".content").textContent()).length, stopped, "no text after stop");
   assert.ok(stopped < 9000, "stopped well before the end");
-  assert.match(await last().locator(".stats").textContent(), /stopped/);
+  const stoppedStats = await last().locator(".stats span").textContent();
+  assert.match(stoppedStats, /^\d+ tokens · [\d.]+ tok\/s · stopped$/, "a stopped answer keeps its token stats");
+  assert.ok(parseInt(stoppedStats, 10) > 5, "tokens counted while streaming: " + stoppedStats);
   const status = await page.evaluate(async () => (await (await fetch("health")).json()));
   assert.equal(status.slots_processing, 0, "the server slot is free after stop");
+  // The footer refreshes on its own every 10 s; after Stop it must settle
+  // well before that.
+  await page.waitForFunction(() => /fake-smollm3 · 0 busy · 0 queued/.test(document.getElementById("server-status").textContent),
+    null, { timeout: 4000 });
 
   step("turn thinking off and ask again");
   await page.click("label.toggle");
@@ -211,6 +199,15 @@ try {
 
   await page.emulateMedia({ colorScheme: "dark" });
   await page.screenshot({ path: shots + "/webchat-dark.png" });
+  await page.emulateMedia({ colorScheme: "light" });
+
+  await checkEditing(page);
+  await checkContextFull(page);
+  await checkDroppedMessages(page);
+  await checkStatusAndBanner(page, shots);
+  await checkNarrowScreen(page, shots);
+  await checkMarkdownLimits(page);
+
 
   assert.deepEqual(problems, [], "no page errors");
   console.log("browser test passed; screenshots in " + shots);

@@ -6,6 +6,11 @@
 // endpoint (/v1/chat/completions, stream: true). Model text is untrusted:
 // it is only ever put into the page as text or through SafeMarkdown, which
 // builds DOM nodes and never parses HTML.
+//
+// Every message can be edited, deleted or branched into a new
+// conversation; the page always sends the conversation's full message list,
+// so the server session (which keeps the KV cache of the longest common
+// prefix) stays consistent with whatever the list now is.
 "use strict";
 
 (function () {
@@ -17,7 +22,7 @@
   function load() {
     try {
       const saved = JSON.parse(localStorage.getItem(STORE) || "{}");
-      if (Array.isArray(saved.conversations)) state.conversations = saved.conversations;
+      if (Array.isArray(saved.conversations)) state.conversations = saved.conversations.filter(valid);
       state.current = saved.current || null;
     } catch (e) { /* start fresh */ }
     for (const c of state.conversations) {
@@ -25,6 +30,14 @@
     }
     if (!state.conversations.find((c) => c.id === state.current)) state.current = null;
   }
+  // valid keeps a stored conversation only if the page can show it (an
+  // older or damaged store must not break every reload).
+  function valid(c) {
+    if (!c || typeof c.id !== "string" || typeof c.title !== "string" || !Array.isArray(c.messages)) return false;
+    c.messages = c.messages.filter((m) => m && (m.role === "user" || m.role === "assistant") && typeof (m.content || "") === "string");
+    return true;
+  }
+
   function save() {
     try {
       localStorage.setItem(STORE, JSON.stringify({ conversations: state.conversations, current: state.current }));
@@ -51,7 +64,7 @@
   function friendly(e) {
     if (e.code === "queue_full" || e.status === 503 && e.code !== "shutting_down") return "The model is busy: every generation slot is in use and the queue is full. Try again in a moment.";
     if (e.code === "shutting_down") return "The server is shutting down.";
-    if (e.code === "context_length_exceeded") return "This conversation no longer fits in the model's context window. Start a new chat or delete earlier messages. (" + e.message + ")";
+    if (e.code === "context_length_exceeded") return "This conversation no longer fits in the model's context window. Delete or edit the message, or start a new chat from it without the earlier turns. (" + e.message + ")";
     if (e.code === "session_busy") return "This conversation is still generating in another tab.";
     if (e.status === 0) return "Cannot reach the server: " + e.message;
     return "Error " + e.status + ": " + e.message;
@@ -66,15 +79,39 @@
     return conv.sessionId;
   }
 
+  // statusLine says how busy the server is: batch occupancy when the
+  // engine batches sequences (sequences_active/sequences_max), else busy
+  // slots.
+  function statusLine(h) {
+    if (h.status !== "ok") return "server: " + h.status;
+    const load = typeof h.sequences_max === "number" && h.sequences_max > 0
+      ? `${h.sequences_active || 0}/${h.sequences_max} generating`
+      : `${h.slots_processing} busy`;
+    return `${h.model} · ${load} · ${h.queued} queued`;
+  }
+
   async function refreshStatus() {
     try {
       const res = await fetch("health");
       const h = await res.json();
-      $("server-status").textContent = h.status === "ok"
-        ? `${h.model} · ${h.slots_processing} busy · ${h.queued} queued`
-        : "server: " + h.status;
+      $("server-status").textContent = statusLine(h);
+      $("demo-banner").hidden = h.demo !== true;
+      return h;
     } catch (e) {
       $("server-status").textContent = "server unreachable";
+      return null;
+    }
+  }
+
+  // settleStatus refreshes the footer after a generation ends. A stopped
+  // one frees its slot on the server a moment after the browser hangs up,
+  // so while the server still counts it the footer is read again shortly.
+  async function settleStatus() {
+    for (const wait of [0, 200, 500, 1000, 2000]) {
+      if (wait) await new Promise((r) => setTimeout(r, wait));
+      if (state.running) return; // the next generation's own refresh follows
+      const h = await refreshStatus();
+      if (!h || !(h.slots_processing > 0 || h.sequences_active > 0)) return;
     }
   }
 
@@ -128,15 +165,47 @@
 
   function fmt(n, digits) { return Number(n).toFixed(digits); }
 
+  // markdown renders model text; should the renderer ever fail, the text
+  // is shown as it is rather than leaving the page stuck.
+  function markdown(text) {
+    try {
+      return SafeMarkdown.render(text);
+    } catch (e) {
+      const d = document.createElement("div");
+      d.className = "plain";
+      d.textContent = text;
+      return d;
+    }
+  }
+
+  const editing = new WeakSet(); // messages whose editor is open
+
   function fillMessage(conv, m, node) {
     node.replaceChildren();
     node.classList.toggle("pending", !!m.pending);
+    if (editing.has(m)) {
+      node.appendChild(editor(conv, m));
+      return;
+    }
     if (m.role === "user") {
       const b = document.createElement("div");
       b.className = "bubble";
       b.textContent = m.content;
       node.appendChild(b);
+      const bar = document.createElement("div");
+      bar.className = "actions";
+      messageActions(conv, m, bar);
+      node.appendChild(bar);
       return;
+    }
+    const dropped = m.timings && m.timings.dropped_messages;
+    if (dropped > 0) {
+      const n = document.createElement("div");
+      n.className = "notice";
+      n.setAttribute("role", "note");
+      n.textContent = dropped === 1 ? "1 older message was left out to fit the context"
+        : `${dropped} older messages were left out to fit the context`;
+      node.appendChild(n);
     }
     if (m.reasoning) {
       const d = document.createElement("details");
@@ -155,7 +224,7 @@
     }
     const content = document.createElement("div");
     content.className = "content markdown";
-    content.appendChild(SafeMarkdown.render(m.content || ""));
+    content.appendChild(markdown(m.content || ""));
     if (m.pending) {
       const caret = document.createElement("span");
       caret.className = "caret";
@@ -168,37 +237,146 @@
       e.className = "error";
       e.setAttribute("role", "alert");
       e.textContent = m.error;
+      if (m.errorCode === "context_length_exceeded") contextFullActions(conv, m, e);
       node.appendChild(e);
     }
     if (!m.pending) {
       const foot = document.createElement("div");
       foot.className = "stats";
-      const parts = [];
-      if (m.usage) {
-        parts.push(`${m.usage.completion_tokens} tokens`);
-        if (m.timings && m.timings.predicted_per_second) parts.push(`${fmt(m.timings.predicted_per_second, 1)} tok/s`);
-        const cached = m.usage.prompt_tokens_details ? m.usage.prompt_tokens_details.cached_tokens : 0;
-        parts.push(`prompt ${m.usage.prompt_tokens}` + (cached ? ` (${cached} cached)` : ""));
-        if (m.timings && m.timings.prompt_per_second && m.timings.prompt_n) parts.push(`prefill ${fmt(m.timings.prompt_per_second, 0)} tok/s`);
+      const line = statsLine(m);
+      if (line) {
+        const text = document.createElement("span");
+        text.textContent = line;
+        foot.appendChild(text);
       }
-      if (m.finish === "length") parts.push("stopped at the token limit");
-      if (m.stopped) parts.push("stopped");
-      const text = document.createElement("span");
-      text.textContent = parts.join(" · ");
-      foot.appendChild(text);
-      const copy = smallButton("Copy", () => navigator.clipboard && navigator.clipboard.writeText(m.content || ""));
-      foot.appendChild(copy);
+      const failed = m.error && !m.content; // nothing to copy, edit or branch from
+      if (!failed) foot.appendChild(smallButton("Copy", () => navigator.clipboard && navigator.clipboard.writeText(m.content || "")));
       const last = conv.messages[conv.messages.length - 1] === m;
       if (last && !state.running) foot.appendChild(smallButton("Regenerate", () => regenerate(conv)));
+      if (!failed) messageActions(conv, m, foot);
+      else if (!generating(conv)) foot.appendChild(smallButton("Delete", () => deleteMessage(conv, m), "Delete this message"));
       node.appendChild(foot);
     }
   }
 
-  function smallButton(label, onClick) {
+  // statsLine is the line under an answer: the server's usage and timings
+  // when they arrived, else (a stopped answer) what the page counted itself.
+  function statsLine(m) {
+    const parts = [];
+    if (m.usage) {
+      parts.push(`${m.usage.completion_tokens} tokens`);
+      if (m.timings && m.timings.predicted_per_second) parts.push(`${fmt(m.timings.predicted_per_second, 1)} tok/s`);
+      const cached = m.usage.prompt_tokens_details ? m.usage.prompt_tokens_details.cached_tokens : 0;
+      parts.push(`prompt ${m.usage.prompt_tokens}` + (cached ? ` (${cached} cached)` : ""));
+      if (m.timings && m.timings.prompt_per_second && m.timings.prompt_n) parts.push(`prefill ${fmt(m.timings.prompt_per_second, 0)} tok/s`);
+    } else if (m.streamed && m.streamed.tokens) {
+      const s = m.streamed;
+      parts.push(`${s.tokens} tokens`);
+      if (s.tokens > 1 && s.last > s.first) parts.push(`${fmt((s.tokens - 1) / ((s.last - s.first) / 1000), 1)} tok/s`);
+    }
+    if (m.finish === "length") parts.push("stopped at the token limit");
+    if (m.stopped) parts.push("stopped");
+    return parts.join(" · ");
+  }
+
+  const generating = (conv) => !!state.running && state.running.conv === conv;
+
+  // messageActions adds Edit, Branch and Delete for a message (and Answer
+  // for a question left without one), except while its conversation is
+  // generating. (Editing a question asks it again, so that waits until no
+  // answer is generating.)
+  function messageActions(conv, m, bar) {
+    if (generating(conv)) return;
+    if (m.role === "user" && !state.running && conv.messages[conv.messages.length - 1] === m) {
+      bar.appendChild(smallButton("Answer", () => regenerate(conv), "Ask the model to answer this message"));
+    }
+    if (!(state.running && m.role === "user")) bar.appendChild(smallButton("Edit", () => { editing.add(m); refill(conv, m); }));
+    bar.appendChild(smallButton("Branch", () => branch(conv, m), "Start a new conversation from here; this one stays as it is"));
+    bar.appendChild(smallButton("Delete", () => deleteMessage(conv, m), "Delete this message"));
+  }
+
+  // contextFullActions offers ways out of a conversation that no longer
+  // fits: take the message back (to shorten it) or ask it in a new chat
+  // without the earlier turns.
+  function contextFullActions(conv, m, box) {
+    const i = conv.messages.indexOf(m);
+    const asked = i > 0 && conv.messages[i - 1].role === "user" ? conv.messages[i - 1] : null;
+    if (!asked || state.running) return;
+    const bar = document.createElement("div");
+    bar.className = "actions";
+    bar.appendChild(smallButton("Delete the message", () => {
+      conv.messages.splice(i - 1, 2);
+      save();
+      renderAll();
+      $("input").value = asked.content;
+      autosize();
+      $("input").focus();
+    }));
+    bar.appendChild(smallButton("Edit the message", () => {
+      editing.add(asked);
+      refill(conv, asked);
+    }));
+    bar.appendChild(smallButton("New chat from this message", () => {
+      conv.messages.splice(i, 1);
+      save();
+      const c = branchFrom(conv, [asked]);
+      renderAll();
+      generate(c);
+    }));
+    box.appendChild(bar);
+  }
+
+  // editor is the in-place editor of a message. Saving a question asks it
+  // again (the answers after it go); saving an answer just corrects it.
+  function editor(conv, m) {
+    const form = document.createElement("form");
+    form.className = "editor";
+    const t = document.createElement("textarea");
+    t.value = m.content || "";
+    t.rows = Math.min(12, Math.max(2, t.value.split("\n").length));
+    t.setAttribute("aria-label", "Edit message");
+    t.title = "Ctrl+Enter saves, Escape cancels";
+    const ok = document.createElement("button");
+    ok.type = "submit";
+    ok.textContent = m.role === "user" ? "Send" : "Save";
+    const cancel = smallButton("Cancel", () => { editing.delete(m); refill(conv, m); });
+    form.append(t, ok, cancel);
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      if (m.role === "user" && state.running) return;
+      const text = t.value.trim();
+      if (!text) return;
+      editing.delete(m);
+      m.content = text;
+      if (m.role !== "user") {
+        save();
+        refill(conv, m);
+        return;
+      }
+      conv.messages.splice(conv.messages.indexOf(m) + 1);
+      save();
+      renderAll();
+      generate(conv);
+    });
+    t.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") cancel.click();
+      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) form.requestSubmit();
+    });
+    setTimeout(() => t.focus(), 0);
+    return form;
+  }
+
+  function refill(conv, m) {
+    const node = nodes.get(m);
+    if (node) fillMessage(conv, m, node);
+  }
+
+  function smallButton(label, onClick, title) {
     const b = document.createElement("button");
     b.type = "button";
     b.className = "link-button";
     b.textContent = label;
+    if (title) b.title = title;
     b.addEventListener("click", onClick);
     return b;
   }
@@ -236,7 +414,7 @@
   // ---------- chatting ----------
   function history(conv, upto) {
     return conv.messages.slice(0, upto)
-      .filter((m) => !m.error || m.content)
+      .filter((m) => !m.pending && (!m.error || m.content))
       .map((m) => ({ role: m.role, content: m.content }));
   }
 
@@ -273,6 +451,7 @@
           const e = await apiError(res);
           if (e.code === "session_not_found" && attempt === 0) continue; // evicted: make a new one
           reply.error = friendly(e);
+          reply.errorCode = e.code;
           break;
         }
         await readStream(res, conv, reply);
@@ -286,12 +465,11 @@
       reply.pending = false;
       state.running = null;
       save();
-      const node = nodes.get(reply);
-      if (node && conv.id === state.current) fillMessage(conv, reply, node);
+      updateComposer();
       // The previous answer's Regenerate button goes, this one's comes.
       if (conv.id === state.current) renderAll();
-      updateComposer();
-      refreshStatus();
+      else renderSidebar();
+      settleStatus();
     }
   }
 
@@ -313,11 +491,18 @@
           if (data === "[DONE]") return;
           let chunk;
           try { chunk = JSON.parse(data); } catch (e) { continue; }
-          if (chunk.error) { reply.error = friendly({ status: 500, code: chunk.error.code, message: chunk.error.message }); continue; }
+          if (chunk.error) {
+            reply.error = friendly({ status: 500, code: chunk.error.code, message: chunk.error.message });
+            reply.errorCode = chunk.error.code;
+            continue;
+          }
           const choice = chunk.choices && chunk.choices[0];
           if (choice) {
-            if (choice.delta && typeof choice.delta.reasoning_content === "string") reply.reasoning += choice.delta.reasoning_content;
-            if (choice.delta && typeof choice.delta.content === "string") reply.content += choice.delta.content;
+            const d = choice.delta || {};
+            let token = false;
+            if (typeof d.reasoning_content === "string" && d.reasoning_content) { reply.reasoning += d.reasoning_content; token = true; }
+            if (typeof d.content === "string" && d.content) { reply.content += d.content; token = true; }
+            if (token) count(reply);
             if (choice.finish_reason) reply.finish = choice.finish_reason;
           }
           if (chunk.timings) reply.timings = chunk.timings;
@@ -328,12 +513,27 @@
     }
   }
 
+  // count notes a streamed token (one per delta), so that an answer stopped
+  // before the server's usage arrived still shows its size and speed.
+  function count(reply) {
+    const now = Date.now();
+    if (!reply.streamed) reply.streamed = { tokens: 0, first: now, last: now };
+    reply.streamed.tokens++;
+    reply.streamed.last = now;
+  }
+
+  // titleOf makes a conversation title from its first message.
+  function titleOf(text) {
+    const t = text.replace(/\s+/g, " ").trim();
+    return t.length > 48 ? t.slice(0, 47) + "…" : t;
+  }
+
   function send(text) {
     let conv = current();
     if (!conv) conv = newConversation();
     if (state.running) return;
     conv.messages.push({ role: "user", content: text });
-    if (conv.title === "New chat") conv.title = text.replace(/\s+/g, " ").slice(0, 48);
+    if (conv.title === "New chat") conv.title = titleOf(text);
     save();
     renderAll();
     generate(conv);
@@ -345,6 +545,46 @@
     if (last && last.role === "assistant") conv.messages.pop();
     renderAll();
     generate(conv);
+  }
+
+  // branchFrom makes a new conversation (with its own server session) of
+  // copies of msgs, named after conv, and makes it current.
+  function branchFrom(conv, msgs) {
+    const c = newConversation();
+    c.title = (conv.title === "New chat" ? titleOf(msgs[0].content || "") : conv.title).replace(/ · branch$/, "") + " · branch";
+    c.thinking = conv.thinking;
+    c.messages = msgs.map((m) => {
+      const copy = JSON.parse(JSON.stringify(m));
+      delete copy.pending;
+      return copy;
+    });
+    save();
+    return c;
+  }
+
+  // branch starts a new conversation from message m: up to and including
+  // an answer, or up to a question with the question back in the input box
+  // to ask it differently.
+  function branch(conv, m) {
+    if (generating(conv)) return;
+    const i = conv.messages.indexOf(m);
+    const upto = m.role === "user" ? i : i + 1;
+    branchFrom(conv, conv.messages.slice(0, upto));
+    renderAll();
+    if (m.role === "user") {
+      $("input").value = m.content;
+      autosize();
+    }
+    $("input").focus();
+  }
+
+  function deleteMessage(conv, m) {
+    if (generating(conv)) return;
+    const i = conv.messages.indexOf(m);
+    if (i < 0) return;
+    conv.messages.splice(i, 1);
+    save();
+    renderAll();
   }
 
   function stop() {
