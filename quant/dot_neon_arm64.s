@@ -1,0 +1,289 @@
+//go:build gc && !purego
+
+#include "textflag.h"
+
+// arm64 mat-vec kernels (see dot_arm64.go for the Go side and dot_generic.go
+// for the reference loops). Every kernel comes in two variants that share
+// one body macro and differ only in how a block's integer dot products are
+// formed:
+//
+//   - NEON (ARMv8.0 Advanced SIMD, e.g. Cortex-A72): SMULL/SMLAL widen
+//     int8·int8 products to int16, SADDLP/SADALP add pairs into int32;
+//   - DotProd (FEAT_DotProd, Apple M1+, Graviton 2+): SDOT adds four
+//     int8·int8 products into each int32 lane in one instruction.
+//
+// The float arithmetic of each block is the Go twin's, operation for
+// operation (d_w·d_a·isum, summed into one float32 in block order), so the
+// kernels return the twin's result bit for bit.
+//
+// The Go assembler has no mnemonic for SDOT, SMULL, SMLAL, SADDLP, SADALP,
+// ADDV into a scalar, SCVTF (vector) or MLA by element; those are WORDs with
+// the instruction in GNU syntax in a comment (checked by armwords.go).
+//
+// Registers common to all kernels (args: w, a []byte, nb, nrows int,
+// out []float32; result float32, the last row's dot product):
+//
+//	R0 weight pointer, advancing     R1 activation pointer, reset per row
+//	R2 nb                            R3 rows left
+//	R4 out pointer (0: store nothing)  R5 blocks left in this row
+//	R15 activation row start         F30 the row's float32 sum
+
+// ---- q8_0 ----------------------------------------------------------------
+
+// Q8_0 block: d f16 | qs [32]int8, for weights and activations alike.
+// The dot macros turn the weight quants V0,V1 and the activation quants
+// V2,V3 into four int32 partial sums in V5.
+
+#define Q8_0_DOT_NEON \
+	WORD $0x0e22c005 /* smull v5.8h, v0.8b, v2.8b */ \
+	WORD $0x4e22c006 /* smull2 v6.8h, v0.16b, v2.16b */ \
+	WORD $0x0e23c027 /* smull v7.8h, v1.8b, v3.8b */ \
+	WORD $0x4e23c031 /* smull2 v17.8h, v1.16b, v3.16b */ \
+	WORD $0x4e6028a5 /* saddlp v5.4s, v5.8h */ \
+	WORD $0x4e6068c5 /* sadalp v5.4s, v6.8h */ \
+	WORD $0x4e6068e5 /* sadalp v5.4s, v7.8h */ \
+	WORD $0x4e606a25 /* sadalp v5.4s, v17.8h */
+
+#define Q8_0_DOT_DOTPROD \
+	VEOR V5.B16, V5.B16, V5.B16 \
+	WORD $0x4e829405 /* sdot v5.4s, v0.16b, v2.16b */ \
+	WORD $0x4e839425 /* sdot v5.4s, v1.16b, v3.16b */
+
+// Q8_0_ROWS runs the row and block loops. Per block, as dotQ8_0:
+// sum += f16(w.d) * f16(a.d) * float32(Σ w.qs·a.qs).
+#define Q8_0_ROWS(DOT) \
+q8row: \
+	MOVD R15, R1 \
+	MOVD R2, R5 \
+	VEOR V30.B16, V30.B16, V30.B16 \
+q8blk: \
+	MOVHU.P 2(R0), R6 \
+	MOVHU.P 2(R1), R7 \
+	VLD1.P 32(R0), [V0.B16, V1.B16] \
+	VLD1.P 32(R1), [V2.B16, V3.B16] \
+	DOT \
+	WORD $0x4eb1b8a5 /* addv s5, v5.4s */ \
+	WORD $0x5e21d8a5 /* scvtf s5, s5 */ \
+	FMOVS R6, F20 \
+	FCVTHS F20, F20 \
+	FMOVS R7, F21 \
+	FCVTHS F21, F21 \
+	FMULS F21, F20 \
+	FMULS F5, F20 \
+	FADDS F20, F30 \
+	SUBS $1, R5 \
+	BNE q8blk \
+	CBZ R4, q8next \
+	FMOVS.P F30, 4(R4) \
+q8next: \
+	SUBS $1, R3 \
+	BNE q8row
+
+// func mvQ8_0NEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotQ8_0), per row:
+//
+//	for i := 0; i < n/32; i++ {
+//		x, y := w[34*i:34*i+34], a[34*i:34*i+34]
+//		var s int32
+//		for j := 0; j < 32; j++ {
+//			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
+//		}
+//		sum += f16(x) * f16(y) * float32(s)
+//	}
+TEXT ·mvQ8_0NEON(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q8_0_ROWS(Q8_0_DOT_NEON)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ8_0DotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvQ8_0NEON with SDOT.
+TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q8_0_ROWS(Q8_0_DOT_DOTPROD)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// ---- q4_K ----------------------------------------------------------------
+
+// Q4_K block (144 bytes): d f16 | dmin f16 | scales [12]u8 | qs [128]u8.
+// Q8_K block (292 bytes): d f32 | qs [256]int8 | bsums [16]int16.
+//
+// A chunk is 32 bytes of qs (V0,V1): its low nibbles are sub-block 2c
+// (activations V8,V9), its high nibbles sub-block 2c+1 (V10,V11). The chunk
+// macros leave the two sub-blocks' int32 partial sums in V17 and V18; V31
+// holds 0x0f in every byte. Four products of a nibble and an int8 are at
+// most 4·15·128 = 7680, so the NEON variant sums them in int16 lanes.
+
+#define Q4K_CHUNK_NEON \
+	VAND V31.B16, V0.B16, V12.B16 \
+	VAND V31.B16, V1.B16, V13.B16 \
+	VUSHR $4, V0.B16, V14.B16 \
+	VUSHR $4, V1.B16, V15.B16 \
+	WORD $0x0e28c191 /* smull v17.8h, v12.8b, v8.8b */ \
+	WORD $0x4e288191 /* smlal2 v17.8h, v12.16b, v8.16b */ \
+	WORD $0x0e2981b1 /* smlal v17.8h, v13.8b, v9.8b */ \
+	WORD $0x4e2981b1 /* smlal2 v17.8h, v13.16b, v9.16b */ \
+	WORD $0x0e2ac1d2 /* smull v18.8h, v14.8b, v10.8b */ \
+	WORD $0x4e2a81d2 /* smlal2 v18.8h, v14.16b, v10.16b */ \
+	WORD $0x0e2b81f2 /* smlal v18.8h, v15.8b, v11.8b */ \
+	WORD $0x4e2b81f2 /* smlal2 v18.8h, v15.16b, v11.16b */ \
+	WORD $0x4e602a31 /* saddlp v17.4s, v17.8h */ \
+	WORD $0x4e602a52 /* saddlp v18.4s, v18.8h */
+
+#define Q4K_CHUNK_DOTPROD \
+	VAND V31.B16, V0.B16, V12.B16 \
+	VAND V31.B16, V1.B16, V13.B16 \
+	VUSHR $4, V0.B16, V14.B16 \
+	VUSHR $4, V1.B16, V15.B16 \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	VEOR V18.B16, V18.B16, V18.B16 \
+	WORD $0x4e889591 /* sdot v17.4s, v12.16b, v8.16b */ \
+	WORD $0x4e8995b1 /* sdot v17.4s, v13.16b, v9.16b */ \
+	WORD $0x4e8a95d2 /* sdot v18.4s, v14.16b, v10.16b */ \
+	WORD $0x4e8b95f2 /* sdot v18.4s, v15.16b, v11.16b */
+
+// Q4K_LOAD loads the next chunk: 32 bytes of qs (R12) and 64 activations (R13).
+#define Q4K_LOAD \
+	VLD1.P 32(R12), [V0.B16, V1.B16] \
+	VLD1.P 64(R13), [V8.B16, V9.B16, V10.B16, V11.B16]
+
+// Q4K_ROWS runs the row and block loops. Per block, as dotQ4_K:
+// the 6-bit scales sc and mins m of the eight sub-blocks are unpacked with
+// 32-bit integer ops (four at a time) and widened to int32 lanes
+// (V21: sc0..3, V22: sc4..7; V23: m0..7 as int16), isum = Σ sc_s·dot_s
+// collects in V16 and msum = Σ m_s·(bsums[2s]+bsums[2s+1]) in V27; then
+// sum += f16(d)·dy·isum - f16(dmin)·dy·msum.
+#define Q4K_ROWS(CHUNK) \
+	VMOVI $15, V31.B16 \
+q4krow: \
+	MOVD R15, R1 \
+	MOVD R2, R5 \
+	VEOR V30.B16, V30.B16, V30.B16 \
+q4kblk: \
+	MOVWU 4(R0), R6 \
+	MOVWU 8(R0), R7 \
+	MOVWU 12(R0), R8 \
+	LSRW $6, R6, R9 \
+	ANDW $0x03030303, R9 \
+	ANDW $0x0f0f0f0f, R8, R10 \
+	ORRW R9<<4, R10, R10 \
+	LSRW $6, R7, R9 \
+	ANDW $0x03030303, R9 \
+	LSRW $4, R8, R11 \
+	ANDW $0x0f0f0f0f, R11 \
+	ORRW R9<<4, R11, R11 \
+	ANDW $0x3f3f3f3f, R6 \
+	ANDW $0x3f3f3f3f, R7 \
+	VMOV R6, V20.S[0] \
+	VMOV R10, V20.S[1] \
+	VMOV R7, V23.S[0] \
+	VMOV R11, V23.S[1] \
+	VUXTL V20.B8, V20.H8 \
+	VUXTL V20.H4, V21.S4 \
+	VUXTL2 V20.H8, V22.S4 \
+	VUXTL V23.B8, V23.H8 \
+	ADD $260, R1, R12 \
+	VLD1 (R12), [V24.H8, V25.H8] \
+	VADDP V25.H8, V24.H8, V26.H8 \
+	WORD $0x0e77c35b /* smull v27.4s, v26.4h, v23.4h */ \
+	WORD $0x4e77835b /* smlal2 v27.4s, v26.8h, v23.8h */ \
+	ADD $16, R0, R12 \
+	ADD $4, R1, R13 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	Q4K_LOAD \
+	CHUNK \
+	WORD $0x6f950230 /* mla v16.4s, v17.4s, v21.s[0] */ \
+	WORD $0x6fb50250 /* mla v16.4s, v18.4s, v21.s[1] */ \
+	Q4K_LOAD \
+	CHUNK \
+	WORD $0x6f950a30 /* mla v16.4s, v17.4s, v21.s[2] */ \
+	WORD $0x6fb50a50 /* mla v16.4s, v18.4s, v21.s[3] */ \
+	Q4K_LOAD \
+	CHUNK \
+	WORD $0x6f960230 /* mla v16.4s, v17.4s, v22.s[0] */ \
+	WORD $0x6fb60250 /* mla v16.4s, v18.4s, v22.s[1] */ \
+	Q4K_LOAD \
+	CHUNK \
+	WORD $0x6f960a30 /* mla v16.4s, v17.4s, v22.s[2] */ \
+	WORD $0x6fb60a50 /* mla v16.4s, v18.4s, v22.s[3] */ \
+	WORD $0x4eb1ba10 /* addv s16, v16.4s */ \
+	WORD $0x4eb1bb7b /* addv s27, v27.4s */ \
+	WORD $0x5e21da10 /* scvtf s16, s16 */ \
+	WORD $0x5e21db7b /* scvtf s27, s27 */ \
+	MOVHU (R0), R6 \
+	FMOVS R6, F20 \
+	FCVTHS F20, F20 \
+	MOVHU 2(R0), R7 \
+	FMOVS R7, F21 \
+	FCVTHS F21, F21 \
+	FMOVS (R1), F22 \
+	FMULS F22, F20 \
+	FMULS F16, F20 \
+	FMULS F22, F21 \
+	FMULS F27, F21 \
+	FSUBS F21, F20 \
+	FADDS F20, F30 \
+	ADD $144, R0 \
+	ADD $292, R1 \
+	SUBS $1, R5 \
+	BNE q4kblk \
+	CBZ R4, q4knext \
+	FMOVS.P F30, 4(R4) \
+q4knext: \
+	SUBS $1, R3 \
+	BNE q4krow
+
+// func mvQ4KNEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotQ4_K), per row:
+//
+//	for i := 0; i < n/256; i++ {
+//		x, y := w[144*i:144*i+144], a[292*i:292*i+292]
+//		var isum, msum int32
+//		for s := 0; s < 8; s++ {
+//			sc, m := scaleMinK4(s, x[4:16])
+//			msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+//			q := x[16+32*(s/2):]
+//			shift := 4 * (s % 2)
+//			var d int32
+//			for l := 0; l < 32; l++ {
+//				d += int32(q[l]>>shift&0xf) * int32(int8(y[4+32*s+l]))
+//			}
+//			isum += int32(sc) * d
+//		}
+//		dy := q8KScale(y)
+//		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//	}
+TEXT ·mvQ4KNEON(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q4K_ROWS(Q4K_CHUNK_NEON)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ4KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvQ4KNEON with SDOT.
+TEXT ·mvQ4KDotProd(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q4K_ROWS(Q4K_CHUNK_DOTPROD)
+	FMOVS F30, ret+88(FP)
+	RET
