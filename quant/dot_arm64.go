@@ -20,15 +20,23 @@ func mvQ4KNEON(w, a []byte, nb, nrows int, out []float32) float32
 //go:noescape
 func mvQ4KDotProd(w, a []byte, nb, nrows int, out []float32) float32
 
+//go:noescape
+func mvQ5KNEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ5KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+
 // armKernels lists the mv kernels of each arm64 level.
 var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	levelNEON: {
 		gguf.TypeQ8_0: mvQ8_0NEON,
 		gguf.TypeQ4_K: mvQ4KNEON,
+		gguf.TypeQ5_K: mvQ5KNEON,
 	},
 	levelDotProd: {
 		gguf.TypeQ8_0: mvQ8_0DotProd,
 		gguf.TypeQ4_K: mvQ4KDotProd,
+		gguf.TypeQ5_K: mvQ5KDotProd,
 	},
 }
 

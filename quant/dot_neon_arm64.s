@@ -120,16 +120,20 @@ TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
 // Q8_K block (292 bytes): d f32 | qs [256]int8 | bsums [16]int16.
 //
 // A chunk is 32 bytes of qs (V0,V1): its low nibbles are sub-block 2c
-// (activations V8,V9), its high nibbles sub-block 2c+1 (V10,V11). The chunk
-// macros leave the two sub-blocks' int32 partial sums in V17 and V18; V31
-// holds 0x0f in every byte. Four products of a nibble and an int8 are at
-// most 4·15·128 = 7680, so the NEON variant sums them in int16 lanes.
+// (activations V8,V9), its high nibbles sub-block 2c+1 (V10,V11).
+// Q4K_NIBBLES splits them into V12,V13 (low) and V14,V15 (high); V31 holds
+// 0x0f in every byte. The dot macros leave the two sub-blocks' int32
+// partial sums in V17 and V18. Four products of a 5-bit quant and an int8
+// are at most 4·31·128 = 15872, so the NEON variant sums them in int16
+// lanes.
 
-#define Q4K_CHUNK_NEON \
+#define Q4K_NIBBLES \
 	VAND V31.B16, V0.B16, V12.B16 \
 	VAND V31.B16, V1.B16, V13.B16 \
 	VUSHR $4, V0.B16, V14.B16 \
-	VUSHR $4, V1.B16, V15.B16 \
+	VUSHR $4, V1.B16, V15.B16
+
+#define Q4K_DOT_NEON \
 	WORD $0x0e28c191 /* smull v17.8h, v12.8b, v8.8b */ \
 	WORD $0x4e288191 /* smlal2 v17.8h, v12.16b, v8.16b */ \
 	WORD $0x0e2981b1 /* smlal v17.8h, v13.8b, v9.8b */ \
@@ -141,11 +145,7 @@ TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
 	WORD $0x4e602a31 /* saddlp v17.4s, v17.8h */ \
 	WORD $0x4e602a52 /* saddlp v18.4s, v18.8h */
 
-#define Q4K_CHUNK_DOTPROD \
-	VAND V31.B16, V0.B16, V12.B16 \
-	VAND V31.B16, V1.B16, V13.B16 \
-	VUSHR $4, V0.B16, V14.B16 \
-	VUSHR $4, V1.B16, V15.B16 \
+#define Q4K_DOT_DOTPROD \
 	VEOR V17.B16, V17.B16, V17.B16 \
 	VEOR V18.B16, V18.B16, V18.B16 \
 	WORD $0x4e889591 /* sdot v17.4s, v12.16b, v8.16b */ \
@@ -158,13 +158,39 @@ TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
 	VLD1.P 32(R12), [V0.B16, V1.B16] \
 	VLD1.P 64(R13), [V8.B16, V9.B16, V10.B16, V11.B16]
 
-// Q4K_ROWS runs the row and block loops. Per block, as dotQ4_K:
-// the 6-bit scales sc and mins m of the eight sub-blocks are unpacked with
-// 32-bit integer ops (four at a time) and widened to int32 lanes
-// (V21: sc0..3, V22: sc4..7; V23: m0..7 as int16), isum = Σ sc_s·dot_s
+// q4_K has no fifth bit.
+#define Q4K_NOHIGH_PREP
+#define Q4K_NOHIGH
+
+// Q5K_HIGH_PREP loads q5_K's qh [32]u8 (at byte 16 of the block) into V4,V5
+// and 0x10 into every byte of V28; Q5K_HIGH inserts bit 0 of qh as bit 4 of
+// the low-nibble quants, bit 1 into the high-nibble ones, and shifts qh
+// right by two for the next chunk.
+#define Q5K_HIGH_PREP \
+	ADD $16, R0, R14 \
+	VLD1 (R14), [V4.B16, V5.B16] \
+	VMOVI $16, V28.B16
+
+#define Q5K_HIGH \
+	VSHL $4, V4.B16, V19.B16 \
+	VSHL $4, V5.B16, V29.B16 \
+	VBIT V28.B16, V19.B16, V12.B16 \
+	VBIT V28.B16, V29.B16, V13.B16 \
+	VSHL $3, V4.B16, V19.B16 \
+	VSHL $3, V5.B16, V29.B16 \
+	VBIT V28.B16, V19.B16, V14.B16 \
+	VBIT V28.B16, V29.B16, V15.B16 \
+	VUSHR $2, V4.B16, V4.B16 \
+	VUSHR $2, V5.B16, V5.B16
+
+// Q4K_ROWS runs the row and block loops of q4_K (and, with the fifth bit
+// from HIGH, q5_K: blocks of BLOCK bytes with qs at byte QS). Per block, as
+// dotQ4_K: the 6-bit scales sc and mins m of the eight sub-blocks are
+// unpacked with 32-bit integer ops (four at a time) and widened to int32
+// lanes (V21: sc0..3, V22: sc4..7; V23: m0..7 as int16), isum = Σ sc_s·dot_s
 // collects in V16 and msum = Σ m_s·(bsums[2s]+bsums[2s+1]) in V27; then
 // sum += f16(d)·dy·isum - f16(dmin)·dy·msum.
-#define Q4K_ROWS(CHUNK) \
+#define Q4K_ROWS(DOT, PREP, HIGH, BLOCK, QS) \
 	VMOVI $15, V31.B16 \
 q4krow: \
 	MOVD R15, R1 \
@@ -198,23 +224,32 @@ q4kblk: \
 	VADDP V25.H8, V24.H8, V26.H8 \
 	WORD $0x0e77c35b /* smull v27.4s, v26.4h, v23.4h */ \
 	WORD $0x4e77835b /* smlal2 v27.4s, v26.8h, v23.8h */ \
-	ADD $16, R0, R12 \
+	PREP \
+	ADD $QS, R0, R12 \
 	ADD $4, R1, R13 \
 	VEOR V16.B16, V16.B16, V16.B16 \
 	Q4K_LOAD \
-	CHUNK \
+	Q4K_NIBBLES \
+	HIGH \
+	DOT \
 	WORD $0x6f950230 /* mla v16.4s, v17.4s, v21.s[0] */ \
 	WORD $0x6fb50250 /* mla v16.4s, v18.4s, v21.s[1] */ \
 	Q4K_LOAD \
-	CHUNK \
+	Q4K_NIBBLES \
+	HIGH \
+	DOT \
 	WORD $0x6f950a30 /* mla v16.4s, v17.4s, v21.s[2] */ \
 	WORD $0x6fb50a50 /* mla v16.4s, v18.4s, v21.s[3] */ \
 	Q4K_LOAD \
-	CHUNK \
+	Q4K_NIBBLES \
+	HIGH \
+	DOT \
 	WORD $0x6f960230 /* mla v16.4s, v17.4s, v22.s[0] */ \
 	WORD $0x6fb60250 /* mla v16.4s, v18.4s, v22.s[1] */ \
 	Q4K_LOAD \
-	CHUNK \
+	Q4K_NIBBLES \
+	HIGH \
+	DOT \
 	WORD $0x6f960a30 /* mla v16.4s, v17.4s, v22.s[2] */ \
 	WORD $0x6fb60a50 /* mla v16.4s, v18.4s, v22.s[3] */ \
 	WORD $0x4eb1ba10 /* addv s16, v16.4s */ \
@@ -234,7 +269,7 @@ q4kblk: \
 	FMULS F27, F21 \
 	FSUBS F21, F20 \
 	FADDS F20, F30 \
-	ADD $144, R0 \
+	ADD $BLOCK, R0 \
 	ADD $292, R1 \
 	SUBS $1, R5 \
 	BNE q4kblk \
@@ -271,7 +306,7 @@ TEXT ·mvQ4KNEON(SB), NOSPLIT, $0-92
 	MOVD nb+48(FP), R2
 	MOVD nrows+56(FP), R3
 	MOVD out_base+64(FP), R4
-	Q4K_ROWS(Q4K_CHUNK_NEON)
+	Q4K_ROWS(Q4K_DOT_NEON, Q4K_NOHIGH_PREP, Q4K_NOHIGH, 144, 16)
 	FMOVS F30, ret+88(FP)
 	RET
 
@@ -284,6 +319,51 @@ TEXT ·mvQ4KDotProd(SB), NOSPLIT, $0-92
 	MOVD nb+48(FP), R2
 	MOVD nrows+56(FP), R3
 	MOVD out_base+64(FP), R4
-	Q4K_ROWS(Q4K_CHUNK_DOTPROD)
+	Q4K_ROWS(Q4K_DOT_DOTPROD, Q4K_NOHIGH_PREP, Q4K_NOHIGH, 144, 16)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ5KNEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotQ5_K), per row:
+//
+//	for i := 0; i < n/256; i++ {
+//		x, y := w[176*i:176*i+176], a[292*i:292*i+292]
+//		var isum, msum int32
+//		for s := 0; s < 8; s++ {
+//			sc, m := scaleMinK4(s, x[4:16])
+//			msum += int32(m) * (q8KBsum(y, 2*s) + q8KBsum(y, 2*s+1))
+//			q := x[48+32*(s/2):]
+//			shift := 4 * (s % 2)
+//			var d int32
+//			for l := 0; l < 32; l++ {
+//				v := int32(q[l]>>shift&0xf) | int32(x[16+l]>>s&1)<<4
+//				d += v * int32(int8(y[4+32*s+l]))
+//			}
+//			isum += int32(sc) * d
+//		}
+//		dy := q8KScale(y)
+//		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//	}
+TEXT ·mvQ5KNEON(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q4K_ROWS(Q4K_DOT_NEON, Q5K_HIGH_PREP, Q5K_HIGH, 176, 48)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ5KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvQ5KNEON with SDOT.
+TEXT ·mvQ5KDotProd(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q4K_ROWS(Q4K_DOT_DOTPROD, Q5K_HIGH_PREP, Q5K_HIGH, 176, 48)
 	FMOVS F30, ret+88(FP)
 	RET
