@@ -21,6 +21,12 @@ func mvQ4KNEON(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ4KDotProd(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ6KNEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ6KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ5KNEON(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -32,11 +38,13 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 		gguf.TypeQ8_0: mvQ8_0NEON,
 		gguf.TypeQ4_K: mvQ4KNEON,
 		gguf.TypeQ5_K: mvQ5KNEON,
+		gguf.TypeQ6_K: mvQ6KNEON,
 	},
 	levelDotProd: {
 		gguf.TypeQ8_0: mvQ8_0DotProd,
 		gguf.TypeQ4_K: mvQ4KDotProd,
 		gguf.TypeQ5_K: mvQ5KDotProd,
+		gguf.TypeQ6_K: mvQ6KDotProd,
 	},
 }
 

@@ -367,3 +367,203 @@ TEXT ·mvQ5KDotProd(SB), NOSPLIT, $0-92
 	Q4K_ROWS(Q4K_DOT_DOTPROD, Q5K_HIGH_PREP, Q5K_HIGH, 176, 48)
 	FMOVS F30, ret+88(FP)
 	RET
+
+// ---- q6_K ----------------------------------------------------------------
+
+// Q6_K block (210 bytes): ql [128]u8 | qh [64]u8 | scales [16]int8 | d f16.
+// In half H (128 elements) quarter p (32 elements) has its low four bits in
+// ql[64H+32(p%2):] (low nibbles for p < 2, high ones for p >= 2) and its top
+// two bits in bits 2p, 2p+1 of qh[32H:32H+32]. The kernels multiply the
+// unsigned 6-bit values q and take 32·Σ sc_g·bsums[g] off afterwards
+// (q - 32 is the quant), so four products q·y (at most 4·63·128 = 32256)
+// still fit the NEON variant's int16 lanes.
+//
+// Per quarter pair, V12..V15 hold the 6-bit values of groups (of 16) with
+// activations V8..V11; the dot macros leave the four groups' int32 partial
+// sums in V17, V18, V24, V25.
+
+#define Q6K_DOT_NEON \
+	WORD $0x0e28c191 /* smull v17.8h, v12.8b, v8.8b */ \
+	WORD $0x4e288191 /* smlal2 v17.8h, v12.16b, v8.16b */ \
+	WORD $0x0e29c1b2 /* smull v18.8h, v13.8b, v9.8b */ \
+	WORD $0x4e2981b2 /* smlal2 v18.8h, v13.16b, v9.16b */ \
+	WORD $0x0e2ac1d8 /* smull v24.8h, v14.8b, v10.8b */ \
+	WORD $0x4e2a81d8 /* smlal2 v24.8h, v14.16b, v10.16b */ \
+	WORD $0x0e2bc1f9 /* smull v25.8h, v15.8b, v11.8b */ \
+	WORD $0x4e2b81f9 /* smlal2 v25.8h, v15.16b, v11.16b */ \
+	WORD $0x4e602a31 /* saddlp v17.4s, v17.8h */ \
+	WORD $0x4e602a52 /* saddlp v18.4s, v18.8h */ \
+	WORD $0x4e602b18 /* saddlp v24.4s, v24.8h */ \
+	WORD $0x4e602b39 /* saddlp v25.4s, v25.8h */
+
+#define Q6K_DOT_DOTPROD \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	VEOR V18.B16, V18.B16, V18.B16 \
+	VEOR V24.B16, V24.B16, V24.B16 \
+	VEOR V25.B16, V25.B16, V25.B16 \
+	WORD $0x4e889591 /* sdot v17.4s, v12.16b, v8.16b */ \
+	WORD $0x4e8995b2 /* sdot v18.4s, v13.16b, v9.16b */ \
+	WORD $0x4e8a95d8 /* sdot v24.4s, v14.16b, v10.16b */ \
+	WORD $0x4e8b95f9 /* sdot v25.4s, v15.16b, v11.16b */
+
+// Q6K_LO unpacks quarters 0 and 1 of a half (ql in V0..V3, qh in V4,V5;
+// V31 = 0x0f, V28 = 0x30 in every byte): low nibbles, qh bits 0,1 and 2,3
+// moved to bits 4,5. Q6K_HI unpacks quarters 2 and 3: high nibbles, qh
+// bits 4,5 and 6,7.
+#define Q6K_LO \
+	VAND V31.B16, V0.B16, V12.B16 \
+	VAND V31.B16, V1.B16, V13.B16 \
+	VAND V31.B16, V2.B16, V14.B16 \
+	VAND V31.B16, V3.B16, V15.B16 \
+	VSHL $4, V4.B16, V19.B16 \
+	VSHL $4, V5.B16, V29.B16 \
+	VBIT V28.B16, V19.B16, V12.B16 \
+	VBIT V28.B16, V29.B16, V13.B16 \
+	VSHL $2, V4.B16, V19.B16 \
+	VSHL $2, V5.B16, V29.B16 \
+	VBIT V28.B16, V19.B16, V14.B16 \
+	VBIT V28.B16, V29.B16, V15.B16
+
+#define Q6K_HI \
+	VUSHR $4, V0.B16, V12.B16 \
+	VUSHR $4, V1.B16, V13.B16 \
+	VUSHR $4, V2.B16, V14.B16 \
+	VUSHR $4, V3.B16, V15.B16 \
+	VBIT V28.B16, V4.B16, V12.B16 \
+	VBIT V28.B16, V5.B16, V13.B16 \
+	VUSHR $2, V4.B16, V19.B16 \
+	VUSHR $2, V5.B16, V29.B16 \
+	VBIT V28.B16, V19.B16, V14.B16 \
+	VBIT V28.B16, V29.B16, V15.B16
+
+// Q6K_HALF loads half of a block: ql (R12), qh (R13) and the first 64
+// activations (R14).
+#define Q6K_HALF \
+	VLD1.P 64(R12), [V0.B16, V1.B16, V2.B16, V3.B16] \
+	VLD1.P 32(R13), [V4.B16, V5.B16] \
+	VLD1.P 64(R14), [V8.B16, V9.B16, V10.B16, V11.B16]
+
+#define Q6K_Y \
+	VLD1.P 64(R14), [V8.B16, V9.B16, V10.B16, V11.B16]
+
+// Q6K_ROWS runs the row and block loops. Per block, as dotQ6_K: the 16
+// scales widen to int32 lanes (V20..V23), isum = Σ sc_g·Σ q·y collects in
+// V16 and Σ sc_g·bsums[g] in V27; then isum -= 32·that and
+// sum += f16(d)·dy·isum.
+#define Q6K_ROWS(DOT) \
+	VMOVI $15, V31.B16 \
+	VMOVI $48, V28.B16 \
+q6krow: \
+	MOVD R15, R1 \
+	MOVD R2, R5 \
+	VEOR V30.B16, V30.B16, V30.B16 \
+q6kblk: \
+	ADD $192, R0, R12 \
+	VLD1 (R12), [V24.B16] \
+	WORD $0x0f08a719 /* sxtl v25.8h, v24.8b */ \
+	WORD $0x4f08a71a /* sxtl2 v26.8h, v24.16b */ \
+	WORD $0x0f10a734 /* sxtl v20.4s, v25.4h */ \
+	WORD $0x4f10a735 /* sxtl2 v21.4s, v25.8h */ \
+	WORD $0x0f10a756 /* sxtl v22.4s, v26.4h */ \
+	WORD $0x4f10a757 /* sxtl2 v23.4s, v26.8h */ \
+	ADD $260, R1, R12 \
+	VLD1 (R12), [V6.H8, V7.H8] \
+	WORD $0x0e79c0db /* smull v27.4s, v6.4h, v25.4h */ \
+	WORD $0x4e7980db /* smlal2 v27.4s, v6.8h, v25.8h */ \
+	WORD $0x0e7a80fb /* smlal v27.4s, v7.4h, v26.4h */ \
+	WORD $0x4e7a80fb /* smlal2 v27.4s, v7.8h, v26.8h */ \
+	MOVD R0, R12 \
+	ADD $128, R0, R13 \
+	ADD $4, R1, R14 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	Q6K_HALF \
+	Q6K_LO \
+	DOT \
+	WORD $0x6f940230 /* mla v16.4s, v17.4s, v20.s[0] */ \
+	WORD $0x6fb40250 /* mla v16.4s, v18.4s, v20.s[1] */ \
+	WORD $0x6f940b10 /* mla v16.4s, v24.4s, v20.s[2] */ \
+	WORD $0x6fb40b30 /* mla v16.4s, v25.4s, v20.s[3] */ \
+	Q6K_Y \
+	Q6K_HI \
+	DOT \
+	WORD $0x6f950230 /* mla v16.4s, v17.4s, v21.s[0] */ \
+	WORD $0x6fb50250 /* mla v16.4s, v18.4s, v21.s[1] */ \
+	WORD $0x6f950b10 /* mla v16.4s, v24.4s, v21.s[2] */ \
+	WORD $0x6fb50b30 /* mla v16.4s, v25.4s, v21.s[3] */ \
+	Q6K_HALF \
+	Q6K_LO \
+	DOT \
+	WORD $0x6f960230 /* mla v16.4s, v17.4s, v22.s[0] */ \
+	WORD $0x6fb60250 /* mla v16.4s, v18.4s, v22.s[1] */ \
+	WORD $0x6f960b10 /* mla v16.4s, v24.4s, v22.s[2] */ \
+	WORD $0x6fb60b30 /* mla v16.4s, v25.4s, v22.s[3] */ \
+	Q6K_Y \
+	Q6K_HI \
+	DOT \
+	WORD $0x6f970230 /* mla v16.4s, v17.4s, v23.s[0] */ \
+	WORD $0x6fb70250 /* mla v16.4s, v18.4s, v23.s[1] */ \
+	WORD $0x6f970b10 /* mla v16.4s, v24.4s, v23.s[2] */ \
+	WORD $0x6fb70b30 /* mla v16.4s, v25.4s, v23.s[3] */ \
+	VSHL $5, V27.S4, V27.S4 \
+	VSUB V27.S4, V16.S4, V16.S4 \
+	WORD $0x4eb1ba10 /* addv s16, v16.4s */ \
+	WORD $0x5e21da10 /* scvtf s16, s16 */ \
+	MOVHU 208(R0), R6 \
+	FMOVS R6, F20 \
+	FCVTHS F20, F20 \
+	FMOVS (R1), F22 \
+	FMULS F22, F20 \
+	FMULS F16, F20 \
+	FADDS F20, F30 \
+	ADD $210, R0 \
+	ADD $292, R1 \
+	SUBS $1, R5 \
+	BNE q6kblk \
+	CBZ R4, q6knext \
+	FMOVS.P F30, 4(R4) \
+q6knext: \
+	SUBS $1, R3 \
+	BNE q6krow
+
+// func mvQ6KNEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotQ6_K), per row:
+//
+//	for i := 0; i < n/256; i++ {
+//		x, y := w[210*i:210*i+210], a[292*i:292*i+292]
+//		var isum int32
+//		for g := 0; g < 16; g++ {
+//			hh, p := g/8, g%8/2
+//			ql := x[64*hh+32*(p%2):]
+//			qh := x[128+32*hh:]
+//			var s int32
+//			for l := 16 * (g % 2); l < 16*(g%2)+16; l++ {
+//				v := int32(ql[l]>>(4*(p/2))&0xf) | int32(qh[l]>>(2*p)&3)<<4
+//				s += (v - 32) * int32(int8(y[4+16*g+l%16]))
+//			}
+//			isum += int32(int8(x[192+g])) * s
+//		}
+//		sum += f16(x[208:]) * q8KScale(y) * float32(isum)
+//	}
+TEXT ·mvQ6KNEON(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q6K_ROWS(Q6K_DOT_NEON)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ6KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvQ6KNEON with SDOT.
+TEXT ·mvQ6KDotProd(SB), NOSPLIT, $0-92
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R15
+	MOVD nb+48(FP), R2
+	MOVD nrows+56(FP), R3
+	MOVD out_base+64(FP), R4
+	Q6K_ROWS(Q6K_DOT_DOTPROD)
+	FMOVS F30, ret+88(FP)
+	RET
