@@ -12,9 +12,11 @@
 //   - DotProd (FEAT_DotProd, Apple M1+, Graviton 2+): SDOT adds four
 //     int8·int8 products into each int32 lane in one instruction.
 //
-// The float arithmetic of each block is the Go twin's, operation for
-// operation (d_w·d_a·isum, summed into one float32 in block order), so the
-// kernels return the twin's result bit for bit.
+// The float arithmetic of each block is the Go twin's as the Go compiler
+// builds it for arm64, operation for operation: d_w·d_a·isum summed into one
+// float32 in block order, with the last multiply fused into the add (or, for
+// q4_K and q5_K, into the subtraction of the mins) as the compiler fuses
+// them. So the kernels return the arm64 twin's result bit for bit.
 //
 // The Go assembler has no mnemonic for SDOT, SMULL, SMLAL, SADDLP, SADALP,
 // ADDV into a scalar, SCVTF (vector) or MLA by element; those are WORDs with
@@ -50,7 +52,7 @@
 	WORD $0x4e839425 /* sdot v5.4s, v1.16b, v3.16b */
 
 // Q8_0_ROWS runs the row and block loops. Per block, as dotQ8_0:
-// sum += f16(w.d) * f16(a.d) * float32(Σ w.qs·a.qs).
+// sum += f16(w.d) * f16(a.d) * float32(Σ w.qs·a.qs) (FMADD).
 #define Q8_0_ROWS(DOT) \
 q8row: \
 	MOVD R15, R1 \
@@ -69,8 +71,7 @@ q8blk: \
 	FMOVS R7, F21 \
 	FCVTHS F21, F21 \
 	FMULS F21, F20 \
-	FMULS F5, F20 \
-	FADDS F20, F30 \
+	FMADDS F5, F30, F20, F30 \
 	SUBS $1, R5 \
 	BNE q8blk \
 	CBZ R4, q8next \
@@ -189,7 +190,7 @@ TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
 // unpacked with 32-bit integer ops (four at a time) and widened to int32
 // lanes (V21: sc0..3, V22: sc4..7; V23: m0..7 as int16), isum = Σ sc_s·dot_s
 // collects in V16 and msum = Σ m_s·(bsums[2s]+bsums[2s+1]) in V27; then
-// sum += f16(d)·dy·isum - f16(dmin)·dy·msum.
+// sum += f16(d)·dy·isum - f16(dmin)·dy·msum (the last product fused, FMSUB).
 #define Q4K_ROWS(DOT, PREP, HIGH, BLOCK, QS) \
 	VMOVI $15, V31.B16 \
 q4krow: \
@@ -266,8 +267,7 @@ q4kblk: \
 	FMULS F22, F20 \
 	FMULS F16, F20 \
 	FMULS F22, F21 \
-	FMULS F27, F21 \
-	FSUBS F21, F20 \
+	FMSUBS F27, F20, F21, F20 \
 	FADDS F20, F30 \
 	ADD $BLOCK, R0 \
 	ADD $292, R1 \
@@ -449,7 +449,7 @@ TEXT ·mvQ5KDotProd(SB), NOSPLIT, $0-92
 // Q6K_ROWS runs the row and block loops. Per block, as dotQ6_K: the 16
 // scales widen to int32 lanes (V20..V23), isum = Σ sc_g·Σ q·y collects in
 // V16 and Σ sc_g·bsums[g] in V27; then isum -= 32·that and
-// sum += f16(d)·dy·isum.
+// sum += f16(d)·dy·isum (FMADD).
 #define Q6K_ROWS(DOT) \
 	VMOVI $15, V31.B16 \
 	VMOVI $48, V28.B16 \
@@ -513,8 +513,7 @@ q6kblk: \
 	FCVTHS F20, F20 \
 	FMOVS (R1), F22 \
 	FMULS F22, F20 \
-	FMULS F16, F20 \
-	FADDS F20, F30 \
+	FMADDS F16, F30, F20, F30 \
 	ADD $210, R0 \
 	ADD $292, R1 \
 	SUBS $1, R5 \

@@ -1,0 +1,180 @@
+//go:build gc && !purego
+
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+// TestARM64Variants runs every arm64 mv kernel, at every level this CPU
+// runs (under qemu: -cpu max for dotprod, -cpu cortex-a72 for plain NEON),
+// against its Go twin on edge-case blocks the shared tests do not build:
+// extreme and subnormal scales, weights and activations of -128 and 127
+// everywhere, all-zero blocks, and rows of one to nine blocks, as a Dot (out
+// nil) and as a MatVec of several rows.
+func TestARM64Variants(t *testing.T) {
+	for _, level := range []isaLevel{levelNEON, levelDotProd} {
+		for wt, kern := range armKernels[level] {
+			t.Run(fmt.Sprintf("%v/%v", level, wt), func(t *testing.T) {
+				if level > detectLevel() {
+					t.Skipf("this CPU runs %v, not %v", detectLevel(), level)
+				}
+				checkARM64Kernel(t, wt, kern)
+			})
+		}
+	}
+}
+
+// edgeScales are f16 scales: the largest finite, a negative one, the
+// smallest subnormal, zero and one.
+var edgeScales = []uint16{0x7bff, 0xfbff, 0x0001, 0x0000, 0x3c00}
+
+// edgeQuantBytes fill the quant bytes of a block: all zero, all ones
+// (0xff: -1 as int8, the top value of every packed field), 0x80 (-128 as
+// int8) and 0x7f.
+var edgeQuantBytes = []byte{0x00, 0xff, 0x80, 0x7f}
+
+// edgeWeights returns a row of nb blocks of type t whose quant bytes are fill
+// and whose f16 scale fields are scale (the random ones when rng is used).
+func edgeWeights(t gguf.Type, nb int, fill byte, scale uint16) []byte {
+	bb := t.BlockBytes()
+	w := make([]byte, nb*bb)
+	for i := range w {
+		w[i] = fill
+	}
+	for b := 0; b < nb; b++ {
+		for _, off := range halfFields(t) {
+			binary.LittleEndian.PutUint16(w[b*bb+off:], scale)
+		}
+	}
+	return w
+}
+
+// edgeActs returns nb activation blocks of type vt with every quant q and
+// scale d (f16 for q8_0, f32 for q8_K), bsums consistent.
+func edgeActs(vt gguf.Type, nb int, q int8, d float32) []byte {
+	bb := vt.BlockBytes()
+	a := make([]byte, nb*bb)
+	for b := 0; b < nb; b++ {
+		x := a[b*bb : (b+1)*bb]
+		switch vt {
+		case gguf.TypeQ8_0:
+			binary.LittleEndian.PutUint16(x, halfBits(d))
+			for i := 2; i < 34; i++ {
+				x[i] = byte(q)
+			}
+		case gguf.TypeQ8_K:
+			binary.LittleEndian.PutUint32(x, math.Float32bits(d))
+			for i := 4; i < 260; i++ {
+				x[i] = byte(q)
+			}
+			for j := 0; j < 16; j++ {
+				binary.LittleEndian.PutUint16(x[260+2*j:], uint16(int16(16*int(q))))
+			}
+		}
+	}
+	return a
+}
+
+func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel) {
+	vt, _ := VecDotType(wt)
+	twin := genericDots[wt]
+	bs, wb, ab := kernelBlock(wt)
+	rng := rand.New(rand.NewPCG(7, uint64(wt)))
+	check := func(what string, nb int, w, a []byte) {
+		t.Helper()
+		n := nb * bs
+		rows := len(w) / (nb * wb)
+		out := make([]float32, rows+1)
+		out[rows] = 42 // past the rows: must stay
+		last := kern(w, a[:nb*ab], nb, rows, out[:rows])
+		for r := 0; r < rows; r++ {
+			wr := w[r*nb*wb : (r+1)*nb*wb]
+			want := twin(n, wr, a)
+			one := kern(wr, a[:nb*ab], nb, 1, nil)
+			for _, got := range []float32{out[r], one} {
+				if !sameDot(got, want) {
+					t.Errorf("%s nb=%d row %d: got %g, Go twin %g", what, nb, r, got, want)
+				}
+			}
+		}
+		if last != out[rows-1] && !(math.IsNaN(float64(last)) && math.IsNaN(float64(out[rows-1]))) {
+			t.Errorf("%s nb=%d: returned %g, last row %g", what, nb, last, out[rows-1])
+		}
+		if out[rows] != 42 {
+			t.Errorf("%s nb=%d: wrote past the last row", what, nb)
+		}
+	}
+	actD := []float32{1, 1e-3, 3e4}
+	if vt == gguf.TypeQ8_K {
+		actD = append(actD, 1e30, -2.5e-40)
+	}
+	for _, nb := range []int{1, 2, 3, 9} {
+		for _, fill := range edgeQuantBytes {
+			for _, sc := range edgeScales {
+				w := edgeWeights(wt, nb, fill, sc)
+				for _, q := range []int8{-128, 127, 0, -1} {
+					for _, d := range actD {
+						check(fmt.Sprintf("weights %#x scale %#04x, acts %d d=%g", fill, sc, q, d), nb, w, edgeActs(vt, nb, q, d))
+					}
+				}
+			}
+		}
+		// Random quants with random or edge scales, several rows.
+		for rep := 0; rep < 20; rep++ {
+			const rows = 3
+			w := make([]byte, rows*nb*wb)
+			for i := range w {
+				w[i] = byte(rng.Uint32())
+			}
+			for b := 0; b < rows*nb; b++ {
+				for _, off := range halfFields(wt) {
+					sc := randHalf(rng, fillRandom)
+					if rep%4 == 0 {
+						sc = edgeScales[rng.IntN(len(edgeScales))]
+					}
+					binary.LittleEndian.PutUint16(w[b*wb+off:], sc)
+				}
+			}
+			a := makeActs(t, rng, vt, nb*bs, fillRandom)
+			if rep%2 == 1 {
+				// Activations of -128 and 127 only (the quantizer never
+				// makes -128, a caller's own blocks may).
+				for b := 0; b < nb; b++ {
+					x := a[b*ab : (b+1)*ab]
+					qs, sums := x[2:34], []byte(nil)
+					if vt == gguf.TypeQ8_K {
+						qs, sums = x[4:260], x[260:292]
+					}
+					for i := range qs {
+						qs[i] = byte(int8(-128 + 255*rng.IntN(2)))
+					}
+					for j := 0; j < len(sums)/2; j++ {
+						var s int
+						for _, v := range qs[16*j : 16*j+16] {
+							s += int(int8(v))
+						}
+						binary.LittleEndian.PutUint16(sums[2*j:], uint16(int16(s)))
+					}
+				}
+			}
+			check(fmt.Sprintf("random #%d", rep), nb, w, a)
+		}
+	}
+}
+
+// sameDot reports whether a kernel's result matches its Go twin's: equal,
+// both NaN, or within float32 rounding of the twin's (the Go compiler may
+// fuse the twin's multiply and add, the kernels round each step).
+func sameDot(got, want float32) bool {
+	if got == want || math.IsNaN(float64(got)) && math.IsNaN(float64(want)) {
+		return true
+	}
+	return math.Abs(float64(got-want)) <= 1e-5*math.Abs(float64(want))
+}
