@@ -30,6 +30,14 @@
 //	R4 out pointer (0: store nothing)  R5 blocks left in this row
 //	R15 activation row start         F30 the row's float32 sum
 
+// MV_ARGS loads the arguments of an mv kernel into those registers.
+#define MV_ARGS \
+	MOVD w_base+0(FP), R0 \
+	MOVD a_base+24(FP), R15 \
+	MOVD nb+48(FP), R2 \
+	MOVD nrows+56(FP), R3 \
+	MOVD out_base+64(FP), R4
+
 // ---- q8_0 ----------------------------------------------------------------
 
 // Q8_0 block: d f16 | qs [32]int8, for weights and activations alike.
@@ -93,11 +101,7 @@ q8next: \
 //		sum += f16(x) * f16(y) * float32(s)
 //	}
 TEXT ·mvQ8_0NEON(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q8_0_ROWS(Q8_0_DOT_NEON)
 	FMOVS F30, ret+88(FP)
 	RET
@@ -106,11 +110,7 @@ TEXT ·mvQ8_0NEON(SB), NOSPLIT, $0-92
 //
 // mvQ8_0NEON with SDOT.
 TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q8_0_ROWS(Q8_0_DOT_DOTPROD)
 	FMOVS F30, ret+88(FP)
 	RET
@@ -301,11 +301,7 @@ q4knext: \
 //		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 //	}
 TEXT ·mvQ4KNEON(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q4K_ROWS(Q4K_DOT_NEON, Q4K_NOHIGH_PREP, Q4K_NOHIGH, 144, 16)
 	FMOVS F30, ret+88(FP)
 	RET
@@ -314,11 +310,7 @@ TEXT ·mvQ4KNEON(SB), NOSPLIT, $0-92
 //
 // mvQ4KNEON with SDOT.
 TEXT ·mvQ4KDotProd(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q4K_ROWS(Q4K_DOT_DOTPROD, Q4K_NOHIGH_PREP, Q4K_NOHIGH, 144, 16)
 	FMOVS F30, ret+88(FP)
 	RET
@@ -346,11 +338,7 @@ TEXT ·mvQ4KDotProd(SB), NOSPLIT, $0-92
 //		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 //	}
 TEXT ·mvQ5KNEON(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q4K_ROWS(Q4K_DOT_NEON, Q5K_HIGH_PREP, Q5K_HIGH, 176, 48)
 	FMOVS F30, ret+88(FP)
 	RET
@@ -359,11 +347,7 @@ TEXT ·mvQ5KNEON(SB), NOSPLIT, $0-92
 //
 // mvQ5KNEON with SDOT.
 TEXT ·mvQ5KDotProd(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q4K_ROWS(Q4K_DOT_DOTPROD, Q5K_HIGH_PREP, Q5K_HIGH, 176, 48)
 	FMOVS F30, ret+88(FP)
 	RET
@@ -545,11 +529,7 @@ q6knext: \
 //		sum += f16(x[208:]) * q8KScale(y) * float32(isum)
 //	}
 TEXT ·mvQ6KNEON(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q6K_ROWS(Q6K_DOT_NEON)
 	FMOVS F30, ret+88(FP)
 	RET
@@ -558,11 +538,7 @@ TEXT ·mvQ6KNEON(SB), NOSPLIT, $0-92
 //
 // mvQ6KNEON with SDOT.
 TEXT ·mvQ6KDotProd(SB), NOSPLIT, $0-92
-	MOVD w_base+0(FP), R0
-	MOVD a_base+24(FP), R15
-	MOVD nb+48(FP), R2
-	MOVD nrows+56(FP), R3
-	MOVD out_base+64(FP), R4
+	MV_ARGS
 	Q6K_ROWS(Q6K_DOT_DOTPROD)
 	FMOVS F30, ret+88(FP)
 	RET
