@@ -32,6 +32,27 @@ func mvQ5KNEON(w, a []byte, nb, nrows int, out []float32) float32
 //go:noescape
 func mvQ5KDotProd(w, a []byte, nb, nrows int, out []float32) float32
 
+// One weight row times four activation rows (dot_x4_arm64.s, written by
+// gen_arm64.go), with the calling convention of the x4 kernels in dot_asm.go.
+
+//go:noescape
+func matQ8_0NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ8_0DotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4KDotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5KDotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
 // armKernels lists the mv kernels of each arm64 level.
 var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	levelNEON: {
@@ -48,11 +69,29 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	},
 }
 
+// armX4Kernels lists the four-token kernels of each arm64 level.
+var armX4Kernels = map[isaLevel]map[gguf.Type]x4Kernel{
+	levelNEON: {
+		gguf.TypeQ8_0: matQ8_0NEONx4,
+		gguf.TypeQ4_K: matQ4KNEONx4,
+		gguf.TypeQ5_K: matQ5KNEONx4,
+	},
+	levelDotProd: {
+		gguf.TypeQ8_0: matQ8_0DotProdx4,
+		gguf.TypeQ4_K: matQ4KDotProdx4,
+		gguf.TypeQ5_K: matQ5KDotProdx4,
+	},
+}
+
 // addArchKernels installs the assembly kernels of level into k: the mv
-// kernels serve Dot and MatVec, and MatMul runs them token by token.
+// kernels serve Dot and MatVec, the x4 kernels MatMul four tokens at a time
+// (the last ntok%4 tokens, and q6_K, go through MatVec token by token).
 func addArchKernels(k *kernelSet, level isaLevel) {
 	for t, kern := range armKernels[level] {
 		k.dots[t] = asmDot(t, kern)
 		k.matVecs[t] = asmMatVec(t, kern)
+	}
+	for t, kern := range armX4Kernels[level] {
+		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
 	}
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-// TestARM64Variants runs every arm64 mv kernel, at every level this CPU
-// runs (under qemu: -cpu max for dotprod, -cpu cortex-a72 for plain NEON),
+// TestARM64Variants runs every arm64 kernel, at every level this CPU runs
+// (under qemu: -cpu max for dotprod, -cpu cortex-a72 for plain NEON),
 // against its Go twin on edge-case blocks the shared tests do not build:
 // extreme and subnormal scales, weights and activations of -128 and 127
-// everywhere, all-zero blocks, and rows of one to nine blocks, as a Dot (out
-// nil) and as a MatVec of several rows.
+// everywhere, all-zero blocks, and rows of one to nine blocks. The mv
+// kernels run as a Dot (out nil) and over several rows; the four-token
+// kernels meet the same activations beside three random rows.
 func TestARM64Variants(t *testing.T) {
 	for _, level := range []isaLevel{levelNEON, levelDotProd} {
 		for wt, kern := range armKernels[level] {
@@ -25,7 +26,7 @@ func TestARM64Variants(t *testing.T) {
 				if level > detectLevel() {
 					t.Skipf("this CPU runs %v, not %v", detectLevel(), level)
 				}
-				checkARM64Kernel(t, wt, kern)
+				checkARM64Kernel(t, wt, kern, armX4Kernels[level][wt])
 			})
 		}
 	}
@@ -82,11 +83,14 @@ func edgeActs(vt gguf.Type, nb int, q int8, d float32) []byte {
 	return a
 }
 
-func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel) {
+// checkARM64Kernel checks mv kernel kern (and x4, the same type's
+// four-token kernel, unless nil) against the Go twin.
+func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel) {
 	vt, _ := VecDotType(wt)
 	twin := genericDots[wt]
 	bs, wb, ab := kernelBlock(wt)
 	rng := rand.New(rand.NewPCG(7, uint64(wt)))
+	extra := map[int][]byte{} // three random activation rows per row length
 	check := func(what string, nb int, w, a []byte) {
 		t.Helper()
 		n := nb * bs
@@ -109,6 +113,33 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel) {
 		}
 		if out[rows] != 42 {
 			t.Errorf("%s nb=%d: wrote past the last row", what, nb)
+		}
+		if x4 == nil {
+			return
+		}
+		// Tokens: a, then three random rows; outputs 3 floats apart.
+		if extra[nb] == nil {
+			for range 3 {
+				extra[nb] = append(extra[nb], makeActs(t, rng, vt, n, fillRandom)...)
+			}
+		}
+		as := append(append([]byte(nil), a[:nb*ab]...), extra[nb]...)
+		const ostride = 3
+		for r := 0; r < rows; r++ {
+			wr := w[r*nb*wb : (r+1)*nb*wb]
+			res := make([]float32, 4*ostride)
+			x4(wr, as, nb*ab, nb, &res[0], 4*ostride)
+			for tok := 0; tok < 4; tok++ {
+				want := twin(n, wr, as[tok*nb*ab:])
+				if got := res[tok*ostride]; !sameDot(got, want) {
+					t.Errorf("%s nb=%d row %d: four-token kernel, token %d: got %g, Go twin %g", what, nb, r, tok, got, want)
+				}
+			}
+			for i, v := range res {
+				if i%ostride != 0 && v != 0 {
+					t.Errorf("%s nb=%d: four-token kernel wrote res[%d] between its outputs", what, nb, i)
+				}
+			}
 		}
 	}
 	actD := []float32{1, 1e-3, 3e4}

@@ -1,0 +1,328 @@
+//go:build ignore
+
+// gen_arm64 writes dot_x4_arm64.s, the arm64 kernels that multiply one
+// weight row by four activation rows (four tokens of a prefill batch):
+//
+//	cd quant && go run gen_arm64.go && go run armwords.go dot_x4_arm64.s
+//
+// The kernels are unrolled over the four tokens, and the instructions the Go
+// assembler lacks (SDOT, SMULL, MLA by element, ...) name different
+// registers for each token; WORD encodings cannot take macro arguments, so a
+// generator writes them out. Each WORD carries its instruction in GNU syntax,
+// which armwords.go checks against binutils.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"os"
+)
+
+type gen struct{ b bytes.Buffer }
+
+func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.b, "\t"+format+"\n", args...) }
+
+func (g *gen) label(l string) { fmt.Fprintf(&g.b, "%s:\n", l) }
+
+func (g *gen) word(w uint32, format string, args ...any) {
+	fmt.Fprintf(&g.b, "\tWORD $0x%08x // %s\n", w, fmt.Sprintf(format, args...))
+}
+
+// Advanced SIMD encodings (Arm ARM, C7.2); d, n, m are register numbers.
+func rrr(base uint32, d, n, m int) uint32 { return base | uint32(m)<<16 | uint32(n)<<5 | uint32(d) }
+
+func (g *gen) sdot(d, n, m int) {
+	g.word(rrr(0x4e809400, d, n, m), "sdot v%d.4s, v%d.16b, v%d.16b", d, n, m)
+}
+
+func (g *gen) smull8(d, n, m int) {
+	g.word(rrr(0x0e20c000, d, n, m), "smull v%d.8h, v%d.8b, v%d.8b", d, n, m)
+}
+
+func (g *gen) smull28(d, n, m int) {
+	g.word(rrr(0x4e20c000, d, n, m), "smull2 v%d.8h, v%d.16b, v%d.16b", d, n, m)
+}
+
+func (g *gen) smlal8(d, n, m int) {
+	g.word(rrr(0x0e208000, d, n, m), "smlal v%d.8h, v%d.8b, v%d.8b", d, n, m)
+}
+
+func (g *gen) smlal28(d, n, m int) {
+	g.word(rrr(0x4e208000, d, n, m), "smlal2 v%d.8h, v%d.16b, v%d.16b", d, n, m)
+}
+
+func (g *gen) smull16(d, n, m int) {
+	g.word(rrr(0x0e60c000, d, n, m), "smull v%d.4s, v%d.4h, v%d.4h", d, n, m)
+}
+
+func (g *gen) smlal216(d, n, m int) {
+	g.word(rrr(0x4e608000, d, n, m), "smlal2 v%d.4s, v%d.8h, v%d.8h", d, n, m)
+}
+
+func (g *gen) saddlp(d, n int) { g.word(rrr(0x4e602800, d, n, 0), "saddlp v%d.4s, v%d.8h", d, n) }
+
+func (g *gen) sadalp(d, n int) { g.word(rrr(0x4e606800, d, n, 0), "sadalp v%d.4s, v%d.8h", d, n) }
+
+// mla vd.4s, vn.4s, vm.s[i]
+func (g *gen) mlaElem(d, n, m, i int) {
+	w := rrr(0x6f800000, d, n, m) | uint32(i&1)<<21 | uint32(i>>1)<<11
+	g.word(w, "mla v%d.4s, v%d.4s, v%d.s[%d]", d, n, m, i)
+}
+
+// fmul vd.4s, vn.4s, vm.s[i]
+func (g *gen) fmulElem(d, n, m, i int) {
+	w := rrr(0x4f809000, d, n, m) | uint32(i&1)<<21 | uint32(i>>1)<<11
+	g.word(w, "fmul v%d.4s, v%d.4s, v%d.s[%d]", d, n, m, i)
+}
+
+func (g *gen) fmul(d, n, m int) {
+	g.word(rrr(0x6e20dc00, d, n, m), "fmul v%d.4s, v%d.4s, v%d.4s", d, n, m)
+}
+
+func (g *gen) fmla(d, n, m int) {
+	g.word(rrr(0x4e20cc00, d, n, m), "fmla v%d.4s, v%d.4s, v%d.4s", d, n, m)
+}
+
+func (g *gen) fmls(d, n, m int) {
+	g.word(rrr(0x4ea0cc00, d, n, m), "fmls v%d.4s, v%d.4s, v%d.4s", d, n, m)
+}
+
+func (g *gen) fadd(d, n, m int) {
+	g.word(rrr(0x4e20d400, d, n, m), "fadd v%d.4s, v%d.4s, v%d.4s", d, n, m)
+}
+
+func (g *gen) scvtf(d, n int) { g.word(rrr(0x4e21d800, d, n, 0), "scvtf v%d.4s, v%d.4s", d, n) }
+
+func (g *gen) fcvtl(d, n int) { g.word(rrr(0x0e217800, d, n, 0), "fcvtl v%d.4s, v%d.4h", d, n) }
+
+// The four tokens' activation pointers, each at its current block.
+var tokReg = []string{"R1", "R7", "R8", "R9"}
+
+// prologue loads the x4 arguments: R0 the weights, R1/R7/R8/R9 the four
+// activation rows, R2 the block count, R4 out and R5 ostride; V30 (the four
+// float sums) is cleared.
+func (g *gen) prologue(name, doc string) {
+	fmt.Fprintf(&g.b, "\n// func %s(w, a []byte, astride, nb int, out *float32, ostride int)\n//\n%s", name, doc)
+	fmt.Fprintf(&g.b, "TEXT ·%s(SB), NOSPLIT, $0-80\n", name)
+	g.p("MOVD w_base+0(FP), R0")
+	g.p("MOVD a_base+24(FP), R1")
+	g.p("MOVD astride+48(FP), R6")
+	g.p("MOVD nb+56(FP), R2")
+	g.p("MOVD out+64(FP), R4")
+	g.p("MOVD ostride+72(FP), R5")
+	g.p("ADD R6, R1, R7")
+	g.p("ADD R6, R7, R8")
+	g.p("ADD R6, R8, R9")
+	g.p("VEOR V30.B16, V30.B16, V30.B16")
+}
+
+// reduce4 turns the int32x4 vectors v, v+1, v+2, v+3 (one per token) into
+// one vector of their four lane sums in v.
+func (g *gen) reduce4(v0, v1, v2, v3 int) {
+	g.p("VADDP V%d.S4, V%d.S4, V%d.S4", v1, v0, v0)
+	g.p("VADDP V%d.S4, V%d.S4, V%d.S4", v3, v2, v2)
+	g.p("VADDP V%d.S4, V%d.S4, V%d.S4", v2, v0, v0)
+}
+
+// epilogue stores the four sums of V30 ostride bytes apart.
+func (g *gen) epilogue() {
+	for t := 0; t < 4; t++ {
+		g.p("VMOV V30.S[%d], R10", t)
+		g.p("MOVW R10, (R4)")
+		if t < 3 {
+			g.p("ADD R5, R4")
+		}
+	}
+	g.p("RET")
+}
+
+// q8_0x4 writes the q8_0 kernel: per block, the 32 weight quants (V0, V1)
+// meet each token's 32 (V2, V3) into int32x4 sums V24..V27, which reduce to
+// one vector of the four tokens' block sums; the four d_w·d_a form one
+// vector too, and V30 += (d_w·d_a)·s with one fused FMLA, as the Go twin
+// computes sum += f16(x)*f16(y)*float32(s) on arm64.
+func (g *gen) q8_0x4(name string, dotprod bool) {
+	g.prologue(name, "// One q8_0 weight row of nb blocks times four q8_0 activation rows (astride\n// bytes apart) into four floats ostride bytes apart from out:\n// out[t] = dotQ8_0(w, a[t*astride:]), as mvQ8_0NEON computes it for one.\n")
+	g.label("blk")
+	g.p("MOVHU.P 2(R0), R10")
+	g.p("FMOVS R10, F20")
+	g.p("FCVTHS F20, F20")
+	g.p("VLD1.P 32(R0), [V0.B16, V1.B16]")
+	for t, r := range tokReg {
+		acc := 24 + t
+		g.p("MOVHU.P 2(%s), R10", r)
+		g.p("VMOV R10, V16.H[%d]", t)
+		g.p("VLD1.P 32(%s), [V2.B16, V3.B16]", r)
+		if dotprod {
+			g.p("VEOR V%d.B16, V%d.B16, V%d.B16", acc, acc, acc)
+			g.sdot(acc, 0, 2)
+			g.sdot(acc, 1, 3)
+			continue
+		}
+		g.smull8(17, 0, 2)
+		g.smull28(18, 0, 2)
+		g.smull8(19, 1, 3)
+		g.smull28(29, 1, 3)
+		g.saddlp(acc, 17)
+		g.sadalp(acc, 18)
+		g.sadalp(acc, 19)
+		g.sadalp(acc, 29)
+	}
+	g.reduce4(24, 25, 26, 27)
+	g.scvtf(24, 24)
+	g.fcvtl(16, 16)
+	g.fmulElem(17, 16, 20, 0)
+	g.fmla(30, 17, 24)
+	g.p("SUBS $1, R2")
+	g.p("BNE blk")
+	g.epilogue()
+}
+
+// q4Kx4 writes the q4_K kernel (q5 true: q5_K, the fifth bit from qh). Per
+// block the scales and mins are unpacked once (V21, V22: sc as int32; V23:
+// mins as int16) and each token's Σ m·bsums forms in V24..V27; each
+// 32-byte chunk of nibbles is split once (V12..V15) and meets the four
+// tokens' activations (V8..V11), whose sub-block sums are scaled into the
+// int32 accumulators V2, V3, V6, V7. At the end of the block the four
+// tokens' isum and msum reduce to one vector each, and
+// V30 += (d·dy)·isum - (dmin·dy)·msum, the last product fused as the Go
+// compiler fuses the twin's on arm64.
+func (g *gen) q4Kx4(name string, dotprod, q5 bool) {
+	blockBytes, qs, twin, mv := 144, 16, "dotQ4_K", "mvQ4KNEON"
+	if q5 {
+		blockBytes, qs, twin, mv = 176, 48, "dotQ5_K", "mvQ5KNEON"
+	}
+	t := "q4_K"
+	if q5 {
+		t = "q5_K"
+	}
+	g.prologue(name, fmt.Sprintf("// One %s weight row of nb blocks times four q8_K activation rows (astride\n// bytes apart) into four floats ostride bytes apart from out:\n// out[t] = %s(w, a[t*astride:]), as %s computes it for one.\n", t, twin, mv))
+	acc := []int{2, 3, 6, 7}
+	yReg := []string{"R19", "R20", "R21", "R22"}
+	g.p("VMOVI $15, V31.B16")
+	if q5 {
+		g.p("VMOVI $16, V28.B16")
+	}
+	g.label("blk")
+	for _, l := range []string{
+		"MOVWU 4(R0), R10", "MOVWU 8(R0), R11", "MOVWU 12(R0), R12",
+		"LSRW $6, R10, R13", "ANDW $0x03030303, R13", "ANDW $0x0f0f0f0f, R12, R14", "ORRW R13<<4, R14, R14",
+		"LSRW $6, R11, R13", "ANDW $0x03030303, R13", "LSRW $4, R12, R15", "ANDW $0x0f0f0f0f, R15", "ORRW R13<<4, R15, R15",
+		"ANDW $0x3f3f3f3f, R10", "ANDW $0x3f3f3f3f, R11",
+		"VMOV R10, V20.S[0]", "VMOV R14, V20.S[1]", "VMOV R11, V23.S[0]", "VMOV R15, V23.S[1]",
+		"VUXTL V20.B8, V20.H8", "VUXTL V20.H4, V21.S4", "VUXTL2 V20.H8, V22.S4", "VUXTL V23.B8, V23.H8",
+	} {
+		g.p("%s", l)
+	}
+	for t, r := range tokReg {
+		g.p("ADD $260, %s, R15", r)
+		g.p("VLD1 (R15), [V16.H8, V17.H8]")
+		g.p("VADDP V17.H8, V16.H8, V16.H8")
+		g.smull16(24+t, 16, 23)
+		g.smlal216(24+t, 16, 23)
+		g.p("ADD $4, %s, %s", r, yReg[t])
+		g.p("VEOR V%d.B16, V%d.B16, V%d.B16", acc[t], acc[t], acc[t])
+	}
+	if q5 {
+		g.p("ADD $16, R0, R15")
+		g.p("VLD1 (R15), [V4.B16, V5.B16]")
+	}
+	g.p("ADD $%d, R0, R15", qs)
+	for c := 0; c < 4; c++ {
+		g.p("VLD1.P 32(R15), [V0.B16, V1.B16]")
+		g.p("VAND V31.B16, V0.B16, V12.B16")
+		g.p("VAND V31.B16, V1.B16, V13.B16")
+		g.p("VUSHR $4, V0.B16, V14.B16")
+		g.p("VUSHR $4, V1.B16, V15.B16")
+		if q5 {
+			// Bit 0 of qh to bit 4 of the low-nibble quants, bit 1 to
+			// the high-nibble ones; then qh >>= 2 for the next chunk.
+			for _, l := range []string{
+				"VSHL $4, V4.B16, V19.B16", "VSHL $4, V5.B16, V29.B16",
+				"VBIT V28.B16, V19.B16, V12.B16", "VBIT V28.B16, V29.B16, V13.B16",
+				"VSHL $3, V4.B16, V19.B16", "VSHL $3, V5.B16, V29.B16",
+				"VBIT V28.B16, V19.B16, V14.B16", "VBIT V28.B16, V29.B16, V15.B16",
+				"VUSHR $2, V4.B16, V4.B16", "VUSHR $2, V5.B16, V5.B16",
+			} {
+				g.p("%s", l)
+			}
+		}
+		scv := 21 + c/2 // sub-blocks 2c, 2c+1: lanes 2(c%2), 2(c%2)+1
+		for t := range tokReg {
+			g.p("VLD1.P 64(%s), [V8.B16, V9.B16, V10.B16, V11.B16]", yReg[t])
+			if dotprod {
+				g.p("VEOR V17.B16, V17.B16, V17.B16")
+				g.p("VEOR V18.B16, V18.B16, V18.B16")
+				g.sdot(17, 12, 8)
+				g.sdot(17, 13, 9)
+				g.sdot(18, 14, 10)
+				g.sdot(18, 15, 11)
+			} else {
+				g.smull8(17, 12, 8)
+				g.smlal28(17, 12, 8)
+				g.smlal8(17, 13, 9)
+				g.smlal28(17, 13, 9)
+				g.smull8(18, 14, 10)
+				g.smlal28(18, 14, 10)
+				g.smlal8(18, 15, 11)
+				g.smlal28(18, 15, 11)
+				g.saddlp(17, 17)
+				g.saddlp(18, 18)
+			}
+			g.mlaElem(acc[t], 17, scv, 2*(c%2))
+			g.mlaElem(acc[t], 18, scv, 2*(c%2)+1)
+		}
+	}
+	g.reduce4(2, 3, 6, 7)
+	g.reduce4(24, 25, 26, 27)
+	g.scvtf(2, 2)
+	g.scvtf(24, 24)
+	for t, r := range tokReg {
+		g.p("MOVWU (%s), R10", r)
+		g.p("VMOV R10, V16.S[%d]", t)
+	}
+	g.p("MOVHU (R0), R10")
+	g.p("FMOVS R10, F20")
+	g.p("FCVTHS F20, F20")
+	g.p("MOVHU 2(R0), R10")
+	g.p("FMOVS R10, F29")
+	g.p("FCVTHS F29, F29")
+	g.fmulElem(17, 16, 20, 0) // d·dy
+	g.fmulElem(18, 16, 29, 0) // dmin·dy
+	g.fmul(17, 17, 2)         // ·isum
+	g.fmls(17, 18, 24)        // - dmin·dy·msum, fused
+	g.fadd(30, 30, 17)
+	g.p("ADD $%d, R0", blockBytes)
+	for _, r := range tokReg {
+		g.p("ADD $292, %s", r)
+	}
+	g.p("SUBS $1, R2")
+	g.p("BNE blk")
+	g.epilogue()
+}
+
+func main() {
+	var g gen
+	g.b.WriteString(`// Code generated by gen_arm64.go; DO NOT EDIT.
+
+//go:build gc && !purego
+
+#include "textflag.h"
+
+// One weight row times four activation rows, for MatMul (matMulBy4 in
+// dot_asm.go): each weight block is loaded and unpacked once and meets four
+// tokens. NEON variants form the integer sums with SMULL/SMLAL and
+// SADDLP/SADALP, DotProd ones with SDOT; the float arithmetic is the Go
+// twin's (see dot_neon_arm64.s), so each result is the twin's bit for bit.
+`)
+	g.q8_0x4("matQ8_0NEONx4", false)
+	g.q8_0x4("matQ8_0DotProdx4", true)
+	g.q4Kx4("matQ4KNEONx4", false, false)
+	g.q4Kx4("matQ4KDotProdx4", true, false)
+	g.q4Kx4("matQ5KNEONx4", false, true)
+	g.q4Kx4("matQ5KDotProdx4", true, true)
+	if err := os.WriteFile("dot_x4_arm64.s", g.b.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
