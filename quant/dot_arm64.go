@@ -53,6 +53,12 @@ func matQ5KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func matQ5KDotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
 
+//go:noescape
+func matQ6KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ6KDotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
 // armKernels lists the mv kernels of each arm64 level.
 var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	levelNEON: {
@@ -75,17 +81,19 @@ var armX4Kernels = map[isaLevel]map[gguf.Type]x4Kernel{
 		gguf.TypeQ8_0: matQ8_0NEONx4,
 		gguf.TypeQ4_K: matQ4KNEONx4,
 		gguf.TypeQ5_K: matQ5KNEONx4,
+		gguf.TypeQ6_K: matQ6KNEONx4,
 	},
 	levelDotProd: {
 		gguf.TypeQ8_0: matQ8_0DotProdx4,
 		gguf.TypeQ4_K: matQ4KDotProdx4,
 		gguf.TypeQ5_K: matQ5KDotProdx4,
+		gguf.TypeQ6_K: matQ6KDotProdx4,
 	},
 }
 
 // addArchKernels installs the assembly kernels of level into k: the mv
 // kernels serve Dot and MatVec, the x4 kernels MatMul four tokens at a time
-// (the last ntok%4 tokens, and q6_K, go through MatVec token by token).
+// (the last ntok%4 tokens go through MatVec token by token).
 func addArchKernels(k *kernelSet, level isaLevel) {
 	for t, kern := range armKernels[level] {
 		k.dots[t] = asmDot(t, kern)

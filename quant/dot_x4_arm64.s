@@ -1497,3 +1497,785 @@ blk:
 	VMOV V30.S[3], R10
 	MOVW R10, (R4)
 	RET
+
+// func matQ6KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q6_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KNEON computes it for one.
+TEXT ·matQ6KNEONx4(SB), NOSPLIT, $0-80
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R1
+	MOVD astride+48(FP), R6
+	MOVD nb+56(FP), R2
+	MOVD out+64(FP), R4
+	MOVD ostride+72(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VMOVI $15, V31.B16
+	VMOVI $48, V28.B16
+	VEOR V27.B16, V27.B16, V27.B16
+blk:
+	ADD $192, R0, R15
+	VLD1 (R15), [V17.B16]
+	WORD $0x0f08a632 // sxtl v18.8h, v17.8b
+	WORD $0x4f08a633 // sxtl2 v19.8h, v17.16b
+	WORD $0x0f10a654 // sxtl v20.4s, v18.4h
+	WORD $0x4f10a655 // sxtl2 v21.4s, v18.8h
+	WORD $0x0f10a676 // sxtl v22.4s, v19.4h
+	WORD $0x4f10a677 // sxtl2 v23.4s, v19.8h
+	ADD $260, R1, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c206 // smull v6.4s, v16.4h, v18.4h
+	WORD $0x4e728206 // smlal2 v6.4s, v16.8h, v18.8h
+	WORD $0x0e738226 // smlal v6.4s, v17.4h, v19.4h
+	WORD $0x4e738226 // smlal2 v6.4s, v17.8h, v19.8h
+	VSHL $5, V6.S4, V6.S4
+	VSUB V6.S4, V27.S4, V6.S4
+	ADD $4, R1, R19
+	ADD $260, R7, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c207 // smull v7.4s, v16.4h, v18.4h
+	WORD $0x4e728207 // smlal2 v7.4s, v16.8h, v18.8h
+	WORD $0x0e738227 // smlal v7.4s, v17.4h, v19.4h
+	WORD $0x4e738227 // smlal2 v7.4s, v17.8h, v19.8h
+	VSHL $5, V7.S4, V7.S4
+	VSUB V7.S4, V27.S4, V7.S4
+	ADD $4, R7, R20
+	ADD $260, R8, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c218 // smull v24.4s, v16.4h, v18.4h
+	WORD $0x4e728218 // smlal2 v24.4s, v16.8h, v18.8h
+	WORD $0x0e738238 // smlal v24.4s, v17.4h, v19.4h
+	WORD $0x4e738238 // smlal2 v24.4s, v17.8h, v19.8h
+	VSHL $5, V24.S4, V24.S4
+	VSUB V24.S4, V27.S4, V24.S4
+	ADD $4, R8, R21
+	ADD $260, R9, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c219 // smull v25.4s, v16.4h, v18.4h
+	WORD $0x4e728219 // smlal2 v25.4s, v16.8h, v18.8h
+	WORD $0x0e738239 // smlal v25.4s, v17.4h, v19.4h
+	WORD $0x4e738239 // smlal2 v25.4s, v17.8h, v19.8h
+	VSHL $5, V25.S4, V25.S4
+	VSUB V25.S4, V27.S4, V25.S4
+	ADD $4, R9, R22
+	MOVD R0, R15
+	ADD $128, R0, R23
+	VLD1.P 64(R15), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	VAND V31.B16, V0.B16, V12.B16
+	VAND V31.B16, V1.B16, V13.B16
+	VAND V31.B16, V2.B16, V14.B16
+	VAND V31.B16, V3.B16, V15.B16
+	VSHL $4, V4.B16, V19.B16
+	VSHL $4, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V12.B16
+	VBIT V28.B16, V29.B16, V13.B16
+	VSHL $2, V4.B16, V19.B16
+	VSHL $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f940206 // mla v6.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40226 // mla v6.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a46 // mla v6.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b46 // mla v6.4s, v26.4s, v20.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f940207 // mla v7.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40227 // mla v7.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a47 // mla v7.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b47 // mla v7.4s, v26.4s, v20.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f940218 // mla v24.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40238 // mla v24.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a58 // mla v24.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b58 // mla v24.4s, v26.4s, v20.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f940219 // mla v25.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40239 // mla v25.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a59 // mla v25.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b59 // mla v25.4s, v26.4s, v20.s[3]
+	VUSHR $4, V0.B16, V12.B16
+	VUSHR $4, V1.B16, V13.B16
+	VUSHR $4, V2.B16, V14.B16
+	VUSHR $4, V3.B16, V15.B16
+	VBIT V28.B16, V4.B16, V12.B16
+	VBIT V28.B16, V5.B16, V13.B16
+	VUSHR $2, V4.B16, V19.B16
+	VUSHR $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f950206 // mla v6.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50226 // mla v6.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a46 // mla v6.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b46 // mla v6.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f950207 // mla v7.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50227 // mla v7.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a47 // mla v7.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b47 // mla v7.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f950218 // mla v24.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50238 // mla v24.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a58 // mla v24.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b58 // mla v24.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f950219 // mla v25.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50239 // mla v25.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a59 // mla v25.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b59 // mla v25.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R15), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	VAND V31.B16, V0.B16, V12.B16
+	VAND V31.B16, V1.B16, V13.B16
+	VAND V31.B16, V2.B16, V14.B16
+	VAND V31.B16, V3.B16, V15.B16
+	VSHL $4, V4.B16, V19.B16
+	VSHL $4, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V12.B16
+	VBIT V28.B16, V29.B16, V13.B16
+	VSHL $2, V4.B16, V19.B16
+	VSHL $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f960206 // mla v6.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60226 // mla v6.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a46 // mla v6.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b46 // mla v6.4s, v26.4s, v22.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f960207 // mla v7.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60227 // mla v7.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a47 // mla v7.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b47 // mla v7.4s, v26.4s, v22.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f960218 // mla v24.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60238 // mla v24.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a58 // mla v24.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b58 // mla v24.4s, v26.4s, v22.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f960219 // mla v25.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60239 // mla v25.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a59 // mla v25.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b59 // mla v25.4s, v26.4s, v22.s[3]
+	VUSHR $4, V0.B16, V12.B16
+	VUSHR $4, V1.B16, V13.B16
+	VUSHR $4, V2.B16, V14.B16
+	VUSHR $4, V3.B16, V15.B16
+	VBIT V28.B16, V4.B16, V12.B16
+	VBIT V28.B16, V5.B16, V13.B16
+	VUSHR $2, V4.B16, V19.B16
+	VUSHR $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f970206 // mla v6.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70226 // mla v6.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a46 // mla v6.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b46 // mla v6.4s, v26.4s, v23.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f970207 // mla v7.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70227 // mla v7.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a47 // mla v7.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b47 // mla v7.4s, v26.4s, v23.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f970218 // mla v24.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70238 // mla v24.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a58 // mla v24.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b58 // mla v24.4s, v26.4s, v23.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	WORD $0x0e28c190 // smull v16.8h, v12.8b, v8.8b
+	WORD $0x4e288190 // smlal2 v16.8h, v12.16b, v8.16b
+	WORD $0x4e602a10 // saddlp v16.4s, v16.8h
+	WORD $0x0e29c1b1 // smull v17.8h, v13.8b, v9.8b
+	WORD $0x4e2981b1 // smlal2 v17.8h, v13.16b, v9.16b
+	WORD $0x4e602a31 // saddlp v17.4s, v17.8h
+	WORD $0x0e2ac1d2 // smull v18.8h, v14.8b, v10.8b
+	WORD $0x4e2a81d2 // smlal2 v18.8h, v14.16b, v10.16b
+	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
+	WORD $0x0e2bc1fa // smull v26.8h, v15.8b, v11.8b
+	WORD $0x4e2b81fa // smlal2 v26.8h, v15.16b, v11.16b
+	WORD $0x4e602b5a // saddlp v26.4s, v26.8h
+	WORD $0x6f970219 // mla v25.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70239 // mla v25.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a59 // mla v25.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b59 // mla v25.4s, v26.4s, v23.s[3]
+	VADDP V7.S4, V6.S4, V6.S4
+	VADDP V25.S4, V24.S4, V24.S4
+	VADDP V24.S4, V6.S4, V6.S4
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	MOVWU (R1), R10
+	VMOV R10, V16.S[0]
+	MOVWU (R7), R10
+	VMOV R10, V16.S[1]
+	MOVWU (R8), R10
+	VMOV R10, V16.S[2]
+	MOVWU (R9), R10
+	VMOV R10, V16.S[3]
+	MOVHU 208(R0), R10
+	FMOVS R10, F20
+	FCVTHS F20, F20
+	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
+	WORD $0x4e26ce3e // fmla v30.4s, v17.4s, v6.4s
+	ADD $210, R0
+	ADD $292, R1
+	ADD $292, R7
+	ADD $292, R8
+	ADD $292, R9
+	SUBS $1, R2
+	BNE blk
+	VMOV V30.S[0], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[1], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[2], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[3], R10
+	MOVW R10, (R4)
+	RET
+
+// func matQ6KDotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q6_K weight row of nb blocks times four q8_K activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KNEON computes it for one.
+TEXT ·matQ6KDotProdx4(SB), NOSPLIT, $0-80
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R1
+	MOVD astride+48(FP), R6
+	MOVD nb+56(FP), R2
+	MOVD out+64(FP), R4
+	MOVD ostride+72(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VMOVI $15, V31.B16
+	VMOVI $48, V28.B16
+	VEOR V27.B16, V27.B16, V27.B16
+blk:
+	ADD $192, R0, R15
+	VLD1 (R15), [V17.B16]
+	WORD $0x0f08a632 // sxtl v18.8h, v17.8b
+	WORD $0x4f08a633 // sxtl2 v19.8h, v17.16b
+	WORD $0x0f10a654 // sxtl v20.4s, v18.4h
+	WORD $0x4f10a655 // sxtl2 v21.4s, v18.8h
+	WORD $0x0f10a676 // sxtl v22.4s, v19.4h
+	WORD $0x4f10a677 // sxtl2 v23.4s, v19.8h
+	ADD $260, R1, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c206 // smull v6.4s, v16.4h, v18.4h
+	WORD $0x4e728206 // smlal2 v6.4s, v16.8h, v18.8h
+	WORD $0x0e738226 // smlal v6.4s, v17.4h, v19.4h
+	WORD $0x4e738226 // smlal2 v6.4s, v17.8h, v19.8h
+	VSHL $5, V6.S4, V6.S4
+	VSUB V6.S4, V27.S4, V6.S4
+	ADD $4, R1, R19
+	ADD $260, R7, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c207 // smull v7.4s, v16.4h, v18.4h
+	WORD $0x4e728207 // smlal2 v7.4s, v16.8h, v18.8h
+	WORD $0x0e738227 // smlal v7.4s, v17.4h, v19.4h
+	WORD $0x4e738227 // smlal2 v7.4s, v17.8h, v19.8h
+	VSHL $5, V7.S4, V7.S4
+	VSUB V7.S4, V27.S4, V7.S4
+	ADD $4, R7, R20
+	ADD $260, R8, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c218 // smull v24.4s, v16.4h, v18.4h
+	WORD $0x4e728218 // smlal2 v24.4s, v16.8h, v18.8h
+	WORD $0x0e738238 // smlal v24.4s, v17.4h, v19.4h
+	WORD $0x4e738238 // smlal2 v24.4s, v17.8h, v19.8h
+	VSHL $5, V24.S4, V24.S4
+	VSUB V24.S4, V27.S4, V24.S4
+	ADD $4, R8, R21
+	ADD $260, R9, R15
+	VLD1 (R15), [V16.H8, V17.H8]
+	WORD $0x0e72c219 // smull v25.4s, v16.4h, v18.4h
+	WORD $0x4e728219 // smlal2 v25.4s, v16.8h, v18.8h
+	WORD $0x0e738239 // smlal v25.4s, v17.4h, v19.4h
+	WORD $0x4e738239 // smlal2 v25.4s, v17.8h, v19.8h
+	VSHL $5, V25.S4, V25.S4
+	VSUB V25.S4, V27.S4, V25.S4
+	ADD $4, R9, R22
+	MOVD R0, R15
+	ADD $128, R0, R23
+	VLD1.P 64(R15), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	VAND V31.B16, V0.B16, V12.B16
+	VAND V31.B16, V1.B16, V13.B16
+	VAND V31.B16, V2.B16, V14.B16
+	VAND V31.B16, V3.B16, V15.B16
+	VSHL $4, V4.B16, V19.B16
+	VSHL $4, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V12.B16
+	VBIT V28.B16, V29.B16, V13.B16
+	VSHL $2, V4.B16, V19.B16
+	VSHL $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f940206 // mla v6.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40226 // mla v6.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a46 // mla v6.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b46 // mla v6.4s, v26.4s, v20.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f940207 // mla v7.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40227 // mla v7.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a47 // mla v7.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b47 // mla v7.4s, v26.4s, v20.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f940218 // mla v24.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40238 // mla v24.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a58 // mla v24.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b58 // mla v24.4s, v26.4s, v20.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f940219 // mla v25.4s, v16.4s, v20.s[0]
+	WORD $0x6fb40239 // mla v25.4s, v17.4s, v20.s[1]
+	WORD $0x6f940a59 // mla v25.4s, v18.4s, v20.s[2]
+	WORD $0x6fb40b59 // mla v25.4s, v26.4s, v20.s[3]
+	VUSHR $4, V0.B16, V12.B16
+	VUSHR $4, V1.B16, V13.B16
+	VUSHR $4, V2.B16, V14.B16
+	VUSHR $4, V3.B16, V15.B16
+	VBIT V28.B16, V4.B16, V12.B16
+	VBIT V28.B16, V5.B16, V13.B16
+	VUSHR $2, V4.B16, V19.B16
+	VUSHR $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f950206 // mla v6.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50226 // mla v6.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a46 // mla v6.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b46 // mla v6.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f950207 // mla v7.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50227 // mla v7.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a47 // mla v7.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b47 // mla v7.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f950218 // mla v24.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50238 // mla v24.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a58 // mla v24.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b58 // mla v24.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f950219 // mla v25.4s, v16.4s, v21.s[0]
+	WORD $0x6fb50239 // mla v25.4s, v17.4s, v21.s[1]
+	WORD $0x6f950a59 // mla v25.4s, v18.4s, v21.s[2]
+	WORD $0x6fb50b59 // mla v25.4s, v26.4s, v21.s[3]
+	VLD1.P 64(R15), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	VAND V31.B16, V0.B16, V12.B16
+	VAND V31.B16, V1.B16, V13.B16
+	VAND V31.B16, V2.B16, V14.B16
+	VAND V31.B16, V3.B16, V15.B16
+	VSHL $4, V4.B16, V19.B16
+	VSHL $4, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V12.B16
+	VBIT V28.B16, V29.B16, V13.B16
+	VSHL $2, V4.B16, V19.B16
+	VSHL $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f960206 // mla v6.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60226 // mla v6.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a46 // mla v6.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b46 // mla v6.4s, v26.4s, v22.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f960207 // mla v7.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60227 // mla v7.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a47 // mla v7.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b47 // mla v7.4s, v26.4s, v22.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f960218 // mla v24.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60238 // mla v24.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a58 // mla v24.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b58 // mla v24.4s, v26.4s, v22.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f960219 // mla v25.4s, v16.4s, v22.s[0]
+	WORD $0x6fb60239 // mla v25.4s, v17.4s, v22.s[1]
+	WORD $0x6f960a59 // mla v25.4s, v18.4s, v22.s[2]
+	WORD $0x6fb60b59 // mla v25.4s, v26.4s, v22.s[3]
+	VUSHR $4, V0.B16, V12.B16
+	VUSHR $4, V1.B16, V13.B16
+	VUSHR $4, V2.B16, V14.B16
+	VUSHR $4, V3.B16, V15.B16
+	VBIT V28.B16, V4.B16, V12.B16
+	VBIT V28.B16, V5.B16, V13.B16
+	VUSHR $2, V4.B16, V19.B16
+	VUSHR $2, V5.B16, V29.B16
+	VBIT V28.B16, V19.B16, V14.B16
+	VBIT V28.B16, V29.B16, V15.B16
+	VLD1.P 64(R19), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f970206 // mla v6.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70226 // mla v6.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a46 // mla v6.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b46 // mla v6.4s, v26.4s, v23.s[3]
+	VLD1.P 64(R20), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f970207 // mla v7.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70227 // mla v7.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a47 // mla v7.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b47 // mla v7.4s, v26.4s, v23.s[3]
+	VLD1.P 64(R21), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f970218 // mla v24.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70238 // mla v24.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a58 // mla v24.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b58 // mla v24.4s, v26.4s, v23.s[3]
+	VLD1.P 64(R22), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e889590 // sdot v16.4s, v12.16b, v8.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e8995b1 // sdot v17.4s, v13.16b, v9.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e8a95d2 // sdot v18.4s, v14.16b, v10.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e8b95fa // sdot v26.4s, v15.16b, v11.16b
+	WORD $0x6f970219 // mla v25.4s, v16.4s, v23.s[0]
+	WORD $0x6fb70239 // mla v25.4s, v17.4s, v23.s[1]
+	WORD $0x6f970a59 // mla v25.4s, v18.4s, v23.s[2]
+	WORD $0x6fb70b59 // mla v25.4s, v26.4s, v23.s[3]
+	VADDP V7.S4, V6.S4, V6.S4
+	VADDP V25.S4, V24.S4, V24.S4
+	VADDP V24.S4, V6.S4, V6.S4
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	MOVWU (R1), R10
+	VMOV R10, V16.S[0]
+	MOVWU (R7), R10
+	VMOV R10, V16.S[1]
+	MOVWU (R8), R10
+	VMOV R10, V16.S[2]
+	MOVWU (R9), R10
+	VMOV R10, V16.S[3]
+	MOVHU 208(R0), R10
+	FMOVS R10, F20
+	FCVTHS F20, F20
+	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
+	WORD $0x4e26ce3e // fmla v30.4s, v17.4s, v6.4s
+	ADD $210, R0
+	ADD $292, R1
+	ADD $292, R7
+	ADD $292, R8
+	ADD $292, R9
+	SUBS $1, R2
+	BNE blk
+	VMOV V30.S[0], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[1], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[2], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[3], R10
+	MOVW R10, (R4)
+	RET
