@@ -18,6 +18,7 @@ const (
 	levelAVX512                  // amd64: AVX-512 F/BW/VL + VNNI (+ BF16 for bf16 weights)
 	levelNEON                    // arm64: Advanced SIMD of ARMv8.0 (SMULL, SADALP)
 	levelDotProd                 // arm64: NEON + SDOT (FEAT_DotProd)
+	levelI8MM                    // arm64: dotprod + SMMLA (FEAT_I8MM)
 )
 
 func (l isaLevel) String() string {
@@ -30,6 +31,8 @@ func (l isaLevel) String() string {
 		return "neon"
 	case levelDotProd:
 		return "dotprod"
+	case levelI8MM:
+		return "i8mm"
 	}
 	return "generic"
 }
@@ -39,7 +42,7 @@ func (l isaLevel) arch() string {
 	switch l {
 	case levelAVX2, levelAVX512:
 		return "amd64"
-	case levelNEON, levelDotProd:
+	case levelNEON, levelDotProd, levelI8MM:
 		return "arm64"
 	}
 	return ""

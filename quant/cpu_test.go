@@ -11,8 +11,8 @@ import (
 // TestGODEBUGSelectsLevel runs this test binary again with CPU features
 // switched off through GODEBUG and checks that Path follows: on amd64
 // cpu.avx512f=off must select the AVX2 kernels (where the CPU has AVX2),
-// cpu.avx2=off the pure Go ones; on arm64 cpu.asimddp=off the plain NEON
-// kernels, cpu.asimd=off the pure Go ones.
+// cpu.avx2=off the pure Go ones; on arm64 cpu.i8mm=off the dotprod kernels,
+// cpu.asimddp=off the plain NEON ones, cpu.asimd=off the pure Go ones.
 func TestGODEBUGSelectsLevel(t *testing.T) {
 	if want := os.Getenv("SMOLGO_QUANT_WANT_PATH"); want != "" {
 		if got := Path(); got != want {
@@ -30,6 +30,7 @@ func TestGODEBUGSelectsLevel(t *testing.T) {
 		{"amd64", "cpu.avx512f=off", min(top, levelAVX2)},
 		{"amd64", "cpu.avx512vnni=off", min(top, levelAVX2)},
 		{"amd64", "cpu.avx2=off", levelGeneric},
+		{"arm64", "cpu.i8mm=off", min(top, levelDotProd)},
 		{"arm64", "cpu.asimddp=off", min(top, levelNEON)},
 		{"arm64", "cpu.asimd=off", levelGeneric},
 	}

@@ -59,6 +59,14 @@ func matQ6KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func matQ6KDotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
 
+// matQ8_0I8MM2x4 multiplies two weight rows (wstride bytes apart) by four
+// activation rows with SMMLA, storing out[t*ostride/4+r] (matMulBy2x4).
+//
+//go:noescape
+func matQ8_0I8MM2x4(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)
+
+type x2x4Kernel func(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)
+
 // armKernels lists the mv kernels of each arm64 level.
 var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	levelNEON: {
@@ -91,15 +99,64 @@ var armX4Kernels = map[isaLevel]map[gguf.Type]x4Kernel{
 	},
 }
 
+// armPairKernels lists the two-row, four-token kernels of the i8mm level.
+var armPairKernels = map[gguf.Type]x2x4Kernel{
+	gguf.TypeQ8_0: matQ8_0I8MM2x4,
+}
+
 // addArchKernels installs the assembly kernels of level into k: the mv
 // kernels serve Dot and MatVec, the x4 kernels MatMul four tokens at a time
-// (the last ntok%4 tokens go through MatVec token by token).
+// (the last ntok%4 tokens go through MatVec token by token); the i8mm level
+// adds, on top of the dotprod kernels, SMMLA ones that take two rows at a
+// time.
 func addArchKernels(k *kernelSet, level isaLevel) {
-	for t, kern := range armKernels[level] {
+	base := min(level, levelDotProd)
+	for t, kern := range armKernels[base] {
 		k.dots[t] = asmDot(t, kern)
 		k.matVecs[t] = asmMatVec(t, kern)
 	}
-	for t, kern := range armX4Kernels[level] {
+	for t, kern := range armX4Kernels[base] {
 		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
+	}
+	if level >= levelI8MM {
+		for t, kern := range armPairKernels {
+			k.matMuls[t] = matMulBy2x4(t, kern, k.matMuls[t])
+		}
+	}
+}
+
+// matMulBy2x4 builds a MatMulFunc from a kernel that multiplies two weight
+// rows by four activation rows. Like matMulBy4 it walks the weights in
+// cache-sized panels; an odd last row and the last ntok%4 tokens go through
+// by4, the MatMulFunc of one row at a time.
+func matMulBy2x4(t gguf.Type, kernel x2x4Kernel, by4 MatMulFunc) MatMulFunc {
+	vt, _ := VecDotType(t)
+	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
+		nb := n / bs
+		even, tok4 := nrows&^1, ntok&^3
+		if nb <= 0 || even == 0 || tok4 == 0 {
+			by4(n, w, nrows, a, ntok, out, ldo)
+			return
+		}
+		rb, arb := nb*wb, nb*ab
+		_, _ = w[nrows*rb-1], a[ntok*arb-1]
+		panel := max(2, (128<<10)/rb&^1)
+		for r0 := 0; r0 < even; r0 += panel {
+			r1 := min(r0+panel, even)
+			for tok := 0; tok < tok4; tok += 4 {
+				as := a[tok*arb : (tok+4)*arb]
+				_ = out[(tok+3)*ldo+r1-1]
+				for r := r0; r < r1; r += 2 {
+					kernel(w[r*rb:(r+2)*rb], rb, as, arb, nb, &out[tok*ldo+r], 4*ldo)
+				}
+			}
+		}
+		if even < nrows {
+			by4(n, w[even*rb:], 1, a, ntok, out[even:], ldo)
+		}
+		if tok4 < ntok {
+			by4(n, w, even, a[tok4*arb:], ntok-tok4, out[tok4*ldo:], ldo)
+		}
 	}
 }

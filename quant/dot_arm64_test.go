@@ -18,15 +18,23 @@ import (
 // extreme and subnormal scales, weights and activations of -128 and 127
 // everywhere, all-zero blocks, and rows of one to nine blocks. The mv
 // kernels run as a Dot (out nil) and over several rows; the four-token
-// kernels meet the same activations beside three random rows.
+// kernels meet the same activations beside three random rows, and the i8mm
+// two-row kernels the first two rows (a row twice where there is one).
 func TestARM64Variants(t *testing.T) {
-	for _, level := range []isaLevel{levelNEON, levelDotProd} {
-		for wt, kern := range armKernels[level] {
+	for _, level := range []isaLevel{levelNEON, levelDotProd, levelI8MM} {
+		base := min(level, levelDotProd)
+		for wt, kern := range armKernels[base] {
+			pair := armPairKernels[wt]
+			if level < levelI8MM {
+				pair = nil
+			} else if pair == nil {
+				continue // nothing new at this level
+			}
 			t.Run(fmt.Sprintf("%v/%v", level, wt), func(t *testing.T) {
 				if level > detectLevel() {
 					t.Skipf("this CPU runs %v, not %v", detectLevel(), level)
 				}
-				checkARM64Kernel(t, wt, kern, armX4Kernels[level][wt])
+				checkARM64Kernel(t, wt, kern, armX4Kernels[base][wt], pair)
 			})
 		}
 	}
@@ -84,8 +92,9 @@ func edgeActs(vt gguf.Type, nb int, q int8, d float32) []byte {
 }
 
 // checkARM64Kernel checks mv kernel kern (and x4, the same type's
-// four-token kernel, unless nil) against the Go twin.
-func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel) {
+// four-token kernel, and pair, its two-row one, unless nil) against the Go
+// twin.
+func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pair x2x4Kernel) {
 	vt, _ := VecDotType(wt)
 	twin := genericDots[wt]
 	bs, wb, ab := kernelBlock(wt)
@@ -139,6 +148,30 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel) {
 				if i%ostride != 0 && v != 0 {
 					t.Errorf("%s nb=%d: four-token kernel wrote res[%d] between its outputs", what, nb, i)
 				}
+			}
+		}
+		if pair == nil {
+			return
+		}
+		rb := nb * wb
+		var wp []byte
+		if rows < 2 {
+			wp = append(w[:rb:rb], w[:rb]...)
+		} else {
+			wp = w[:2*rb]
+		}
+		const ldo = 3 // rows r, r+1 of token t at res[t*ldo+r]
+		res := make([]float32, 4*ldo)
+		pair(wp, rb, as, nb*ab, nb, &res[0], 4*ldo)
+		for tok := 0; tok < 4; tok++ {
+			for r := 0; r < 2; r++ {
+				want := twin(n, wp[r*rb:], as[tok*nb*ab:])
+				if got := res[tok*ldo+r]; !sameDot(got, want) {
+					t.Errorf("%s nb=%d: two-row kernel, row %d token %d: got %g, Go twin %g", what, nb, r, tok, got, want)
+				}
+			}
+			if res[tok*ldo+2] != 0 {
+				t.Errorf("%s nb=%d: two-row kernel wrote past token %d's rows", what, nb, tok)
 			}
 		}
 	}

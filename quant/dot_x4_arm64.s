@@ -7,8 +7,10 @@
 // One weight row times four activation rows, for MatMul (matMulBy4 in
 // dot_asm.go): each weight block is loaded and unpacked once and meets four
 // tokens. NEON variants form the integer sums with SMULL/SMLAL and
-// SADDLP/SADALP, DotProd ones with SDOT; the float arithmetic is the Go
-// twin's (see dot_neon_arm64.s), so each result is the twin's bit for bit.
+// SADDLP/SADALP, DotProd ones with SDOT; and two rows times four tokens
+// with SMMLA (i8mm; matMulBy2x4 in dot_arm64.go). The float arithmetic is
+// the Go twin's (see dot_neon_arm64.s), so each result is the twin's bit for
+// bit.
 
 // func matQ8_0NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
@@ -2278,4 +2280,93 @@ blk:
 	ADD R5, R4
 	VMOV V30.S[3], R10
 	MOVW R10, (R4)
+	RET
+
+// func matQ8_0I8MM2x4(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)
+//
+// Two q8_0 weight rows of nb blocks (wstride bytes apart) times four q8_0
+// activation rows (astride bytes apart): out[t*ostride/4+r] =
+// dotQ8_0(w[r*wstride:], a[t*astride:]) for r < 2, t < 4, as mvQ8_0NEON
+// computes each.
+TEXT ·matQ8_0I8MM2x4(SB), NOSPLIT, $0-88
+	MOVD w_base+0(FP), R0
+	MOVD wstride+24(FP), R3
+	ADD R0, R3
+	MOVD a_base+32(FP), R1
+	MOVD astride+56(FP), R6
+	MOVD nb+64(FP), R2
+	MOVD out+72(FP), R4
+	MOVD ostride+80(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+blk:
+	MOVHU.P 2(R0), R10
+	VMOV R10, V16.H[0]
+	MOVHU.P 2(R3), R10
+	VMOV R10, V16.H[1]
+	VLD1.P 32(R0), [V0.B16, V1.B16]
+	VLD1.P 32(R3), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	MOVHU.P 2(R1), R10
+	VMOV R10, V17.H[0]
+	VLD1.P 32(R1), [V8.B16, V9.B16]
+	MOVHU.P 2(R7), R10
+	VMOV R10, V17.H[1]
+	VLD1.P 32(R7), [V10.B16, V11.B16]
+	MOVHU.P 2(R8), R10
+	VMOV R10, V17.H[2]
+	VLD1.P 32(R8), [V12.B16, V13.B16]
+	MOVHU.P 2(R9), R10
+	VMOV R10, V17.H[3]
+	VLD1.P 32(R9), [V14.B16, V15.B16]
+	VZIP1 V10.D2, V8.D2, V18.D2
+	VZIP2 V10.D2, V8.D2, V19.D2
+	VZIP1 V11.D2, V9.D2, V20.D2
+	VZIP2 V11.D2, V9.D2, V21.D2
+	VEOR V24.B16, V24.B16, V24.B16
+	WORD $0x4e92a498 // smmla v24.4s, v4.16b, v18.16b
+	WORD $0x4e93a4b8 // smmla v24.4s, v5.16b, v19.16b
+	WORD $0x4e94a4d8 // smmla v24.4s, v6.16b, v20.16b
+	WORD $0x4e95a4f8 // smmla v24.4s, v7.16b, v21.16b
+	VZIP1 V14.D2, V12.D2, V18.D2
+	VZIP2 V14.D2, V12.D2, V19.D2
+	VZIP1 V15.D2, V13.D2, V20.D2
+	VZIP2 V15.D2, V13.D2, V21.D2
+	VEOR V25.B16, V25.B16, V25.B16
+	WORD $0x4e92a499 // smmla v25.4s, v4.16b, v18.16b
+	WORD $0x4e93a4b9 // smmla v25.4s, v5.16b, v19.16b
+	WORD $0x4e94a4d9 // smmla v25.4s, v6.16b, v20.16b
+	WORD $0x4e95a4f9 // smmla v25.4s, v7.16b, v21.16b
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VZIP1 V16.S4, V16.S4, V26.S4
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VZIP1 V17.D2, V17.D2, V27.D2
+	VZIP2 V17.D2, V17.D2, V28.D2
+	WORD $0x6e3bdf5b // fmul v27.4s, v26.4s, v27.4s
+	WORD $0x6e3cdf5c // fmul v28.4s, v26.4s, v28.4s
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	WORD $0x4e38cf7e // fmla v30.4s, v27.4s, v24.4s
+	WORD $0x4e39cf9f // fmla v31.4s, v28.4s, v25.4s
+	SUBS $1, R2
+	BNE blk
+	VUZP1 V31.S4, V30.S4, V0.S4
+	VUZP2 V31.S4, V30.S4, V1.S4
+	VMOV V0.D[0], R10
+	MOVD R10, (R4)
+	ADD R5, R4
+	VMOV V1.D[0], R10
+	MOVD R10, (R4)
+	ADD R5, R4
+	VMOV V0.D[1], R10
+	MOVD R10, (R4)
+	ADD R5, R4
+	VMOV V1.D[1], R10
+	MOVD R10, (R4)
 	RET
