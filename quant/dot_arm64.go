@@ -5,8 +5,9 @@ package quant
 import "github.com/smolgo/smolgo/gguf"
 
 // Assembly kernels (dot_neon_arm64.s), with the calling convention of the mv
-// kernels in dot_asm.go. Each weight type has a NEON variant (ARMv8.0) and a
-// DotProd one (SDOT).
+// kernels in dot_asm.go. Each quantized weight type has a NEON variant
+// (ARMv8.0) and a DotProd one (SDOT); f16, bf16 and f32 (rows of a multiple
+// of 32) have one for both levels.
 
 //go:noescape
 func mvQ8_0NEON(w, a []byte, nb, nrows int, out []float32) float32
@@ -31,6 +32,15 @@ func mvQ5KNEON(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func mvQ5KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvF16NEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvBF16NEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvF32NEON(w, a []byte, nb, nrows int, out []float32) float32
 
 // One weight row times four activation rows (dot_x4_arm64.s, written by
 // gen_arm64.go), with the calling convention of the x4 kernels in dot_asm.go.
@@ -74,12 +84,18 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 		gguf.TypeQ4_K: mvQ4KNEON,
 		gguf.TypeQ5_K: mvQ5KNEON,
 		gguf.TypeQ6_K: mvQ6KNEON,
+		gguf.TypeF16:  mvF16NEON,
+		gguf.TypeBF16: mvBF16NEON,
+		gguf.TypeF32:  mvF32NEON,
 	},
 	levelDotProd: {
 		gguf.TypeQ8_0: mvQ8_0DotProd,
 		gguf.TypeQ4_K: mvQ4KDotProd,
 		gguf.TypeQ5_K: mvQ5KDotProd,
 		gguf.TypeQ6_K: mvQ6KDotProd,
+		gguf.TypeF16:  mvF16NEON,
+		gguf.TypeBF16: mvBF16NEON,
+		gguf.TypeF32:  mvF32NEON,
 	},
 }
 

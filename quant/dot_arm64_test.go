@@ -66,7 +66,8 @@ func edgeWeights(t gguf.Type, nb int, fill byte, scale uint16) []byte {
 }
 
 // edgeActs returns nb activation blocks of type vt with every quant q and
-// scale d (f16 for q8_0, f32 for q8_K), bsums consistent.
+// scale d (f16 for q8_0, f32 for q8_K), bsums consistent; for f16, bf16
+// and f32, nb elements of value q·d.
 func edgeActs(vt gguf.Type, nb int, q int8, d float32) []byte {
 	bb := vt.BlockBytes()
 	a := make([]byte, nb*bb)
@@ -86,6 +87,12 @@ func edgeActs(vt gguf.Type, nb int, q int8, d float32) []byte {
 			for j := 0; j < 16; j++ {
 				binary.LittleEndian.PutUint16(x[260+2*j:], uint16(int16(16*int(q))))
 			}
+		case gguf.TypeF16:
+			binary.LittleEndian.PutUint16(x, halfBits(float32(q)*d))
+		case gguf.TypeBF16:
+			binary.LittleEndian.PutUint16(x, f32ToBF16(float32(q)*d))
+		case gguf.TypeF32:
+			binary.LittleEndian.PutUint32(x, math.Float32bits(float32(q)*d))
 		}
 	}
 	return a
@@ -98,6 +105,20 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 	vt, _ := VecDotType(wt)
 	twin := genericDots[wt]
 	bs, wb, ab := kernelBlock(wt)
+	// f16, bf16 and f32 sum in another order than the twin: allow float
+	// rounding of the sum of |terms|.
+	plain := wt.BlockSize() == 1
+	sameDot := func(got, want float32, w, a []byte, n int) bool {
+		if got == want || math.IsNaN(float64(got)) && math.IsNaN(float64(want)) {
+			return true
+		}
+		tol := 1e-5 * math.Abs(float64(want))
+		if plain {
+			_, mag := refDot(t, wt, vt, n, w, a)
+			tol += 3e-6 * mag
+		}
+		return math.Abs(float64(got-want)) <= tol
+	}
 	rng := rand.New(rand.NewPCG(7, uint64(wt)))
 	extra := map[int][]byte{} // three random activation rows per row length
 	check := func(what string, nb int, w, a []byte) {
@@ -112,7 +133,7 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 			want := twin(n, wr, a)
 			one := kern(wr, a[:nb*ab], nb, 1, nil)
 			for _, got := range []float32{out[r], one} {
-				if !sameDot(got, want) {
+				if !sameDot(got, want, wr, a, n) {
 					t.Errorf("%s nb=%d row %d: got %g, Go twin %g", what, nb, r, got, want)
 				}
 			}
@@ -140,7 +161,7 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 			x4(wr, as, nb*ab, nb, &res[0], 4*ostride)
 			for tok := 0; tok < 4; tok++ {
 				want := twin(n, wr, as[tok*nb*ab:])
-				if got := res[tok*ostride]; !sameDot(got, want) {
+				if got := res[tok*ostride]; !sameDot(got, want, wr, as[tok*nb*ab:], n) {
 					t.Errorf("%s nb=%d row %d: four-token kernel, token %d: got %g, Go twin %g", what, nb, r, tok, got, want)
 				}
 			}
@@ -166,7 +187,7 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 		for tok := 0; tok < 4; tok++ {
 			for r := 0; r < 2; r++ {
 				want := twin(n, wp[r*rb:], as[tok*nb*ab:])
-				if got := res[tok*ldo+r]; !sameDot(got, want) {
+				if got := res[tok*ldo+r]; !sameDot(got, want, wp[r*rb:], as[tok*nb*ab:], n) {
 					t.Errorf("%s nb=%d: two-row kernel, row %d token %d: got %g, Go twin %g", what, nb, r, tok, got, want)
 				}
 			}
@@ -182,10 +203,10 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 	for _, nb := range []int{1, 2, 3, 9} {
 		for _, fill := range edgeQuantBytes {
 			for _, sc := range edgeScales {
-				w := edgeWeights(wt, nb, fill, sc)
+				w := edgeWeights(wt, nb*bs/wt.BlockSize(), fill, sc)
 				for _, q := range []int8{-128, 127, 0, -1} {
 					for _, d := range actD {
-						check(fmt.Sprintf("weights %#x scale %#04x, acts %d d=%g", fill, sc, q, d), nb, w, edgeActs(vt, nb, q, d))
+						check(fmt.Sprintf("weights %#x scale %#04x, acts %d d=%g", fill, sc, q, d), nb, w, edgeActs(vt, nb*bs/vt.BlockSize(), q, d))
 					}
 				}
 			}
@@ -197,6 +218,9 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 			for i := range w {
 				w[i] = byte(rng.Uint32())
 			}
+			if plain {
+				w = makeWeights(rng, wt, rows*nb*bs, fillRandom)
+			}
 			for b := 0; b < rows*nb; b++ {
 				for _, off := range halfFields(wt) {
 					sc := randHalf(rng, fillRandom)
@@ -207,7 +231,7 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 				}
 			}
 			a := makeActs(t, rng, vt, nb*bs, fillRandom)
-			if rep%2 == 1 {
+			if rep%2 == 1 && !plain {
 				// Activations of -128 and 127 only (the quantizer never
 				// makes -128, a caller's own blocks may).
 				for b := 0; b < nb; b++ {
@@ -231,14 +255,4 @@ func checkARM64Kernel(t *testing.T, wt gguf.Type, kern mvKernel, x4 x4Kernel, pa
 			check(fmt.Sprintf("random #%d", rep), nb, w, a)
 		}
 	}
-}
-
-// sameDot reports whether a kernel's result matches its Go twin's: equal,
-// both NaN, or within float32 rounding of the twin's (the Go compiler may
-// fuse the twin's multiply and add, the kernels round each step).
-func sameDot(got, want float32) bool {
-	if got == want || math.IsNaN(float64(got)) && math.IsNaN(float64(want)) {
-		return true
-	}
-	return math.Abs(float64(got-want)) <= 1e-5*math.Abs(float64(want))
 }

@@ -542,3 +542,143 @@ TEXT ·mvQ6KDotProd(SB), NOSPLIT, $0-92
 	Q6K_ROWS(Q6K_DOT_DOTPROD)
 	FMOVS F30, ret+88(FP)
 	RET
+
+// ---- f16, bf16, f32 ------------------------------------------------------
+
+// The plain types run in units of 32 elements (kernelBlock): weights and
+// activations of the same type. The halves widen to float32 (FCVTL for f16;
+// bf16 is the top half of a float32, so zipping it with zeros widens it),
+// and FMLA sums the products into four float32x4 accumulators V8..V11.
+// Products of two halves are exact in float32, so only the order of the
+// sum differs from the Go twin's; f32 products round, fused here as there.
+
+// F16_WIDEN turns the 32 halves in V0..V3 into float32 in V16..V23 and
+// those in V4..V7 into V24..V31.
+#define F16_WIDEN \
+	WORD $0x0e217810 /* fcvtl v16.4s, v0.4h */ \
+	WORD $0x4e217811 /* fcvtl2 v17.4s, v0.8h */ \
+	WORD $0x0e217832 /* fcvtl v18.4s, v1.4h */ \
+	WORD $0x4e217833 /* fcvtl2 v19.4s, v1.8h */ \
+	WORD $0x0e217854 /* fcvtl v20.4s, v2.4h */ \
+	WORD $0x4e217855 /* fcvtl2 v21.4s, v2.8h */ \
+	WORD $0x0e217876 /* fcvtl v22.4s, v3.4h */ \
+	WORD $0x4e217877 /* fcvtl2 v23.4s, v3.8h */ \
+	WORD $0x0e217898 /* fcvtl v24.4s, v4.4h */ \
+	WORD $0x4e217899 /* fcvtl2 v25.4s, v4.8h */ \
+	WORD $0x0e2178ba /* fcvtl v26.4s, v5.4h */ \
+	WORD $0x4e2178bb /* fcvtl2 v27.4s, v5.8h */ \
+	WORD $0x0e2178dc /* fcvtl v28.4s, v6.4h */ \
+	WORD $0x4e2178dd /* fcvtl2 v29.4s, v6.8h */ \
+	WORD $0x0e2178fe /* fcvtl v30.4s, v7.4h */ \
+	WORD $0x4e2178ff /* fcvtl2 v31.4s, v7.8h */
+
+// BF16_WIDEN does the same for bfloat16 (V12 holds zeros).
+#define BF16_WIDEN \
+	VZIP1 V0.H8, V12.H8, V16.H8 \
+	VZIP2 V0.H8, V12.H8, V17.H8 \
+	VZIP1 V1.H8, V12.H8, V18.H8 \
+	VZIP2 V1.H8, V12.H8, V19.H8 \
+	VZIP1 V2.H8, V12.H8, V20.H8 \
+	VZIP2 V2.H8, V12.H8, V21.H8 \
+	VZIP1 V3.H8, V12.H8, V22.H8 \
+	VZIP2 V3.H8, V12.H8, V23.H8 \
+	VZIP1 V4.H8, V12.H8, V24.H8 \
+	VZIP2 V4.H8, V12.H8, V25.H8 \
+	VZIP1 V5.H8, V12.H8, V26.H8 \
+	VZIP2 V5.H8, V12.H8, V27.H8 \
+	VZIP1 V6.H8, V12.H8, V28.H8 \
+	VZIP2 V6.H8, V12.H8, V29.H8 \
+	VZIP1 V7.H8, V12.H8, V30.H8 \
+	VZIP2 V7.H8, V12.H8, V31.H8
+
+// HALF_LOAD loads 32 halves of weights (V0..V3) and of activations (V4..V7).
+#define HALF_LOAD \
+	VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16] \
+	VLD1.P 64(R1), [V4.B16, V5.B16, V6.B16, V7.B16]
+
+// F32_LOAD loads 32 float32 weights (V16..V23) and activations (V24..V31).
+#define F32_LOAD \
+	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4] \
+	VLD1.P 64(R0), [V20.S4, V21.S4, V22.S4, V23.S4] \
+	VLD1.P 64(R1), [V24.S4, V25.S4, V26.S4, V27.S4] \
+	VLD1.P 64(R1), [V28.S4, V29.S4, V30.S4, V31.S4]
+
+#define NOWIDEN
+
+// FLOAT_ROWS runs the row and unit loops: LOAD and WIDEN bring 32 weights
+// and activations as float32 into V16..V23 and V24..V31.
+#define FLOAT_ROWS(LOAD, WIDEN) \
+	VEOR V12.B16, V12.B16, V12.B16 \
+frow: \
+	MOVD R15, R1 \
+	MOVD R2, R5 \
+	VEOR V8.B16, V8.B16, V8.B16 \
+	VEOR V9.B16, V9.B16, V9.B16 \
+	VEOR V10.B16, V10.B16, V10.B16 \
+	VEOR V11.B16, V11.B16, V11.B16 \
+funit: \
+	LOAD \
+	WIDEN \
+	WORD $0x4e38ce08 /* fmla v8.4s, v16.4s, v24.4s */ \
+	WORD $0x4e39ce29 /* fmla v9.4s, v17.4s, v25.4s */ \
+	WORD $0x4e3ace4a /* fmla v10.4s, v18.4s, v26.4s */ \
+	WORD $0x4e3bce6b /* fmla v11.4s, v19.4s, v27.4s */ \
+	WORD $0x4e3cce88 /* fmla v8.4s, v20.4s, v28.4s */ \
+	WORD $0x4e3dcea9 /* fmla v9.4s, v21.4s, v29.4s */ \
+	WORD $0x4e3ececa /* fmla v10.4s, v22.4s, v30.4s */ \
+	WORD $0x4e3fceeb /* fmla v11.4s, v23.4s, v31.4s */ \
+	SUBS $1, R5 \
+	BNE funit \
+	WORD $0x4e29d508 /* fadd v8.4s, v8.4s, v9.4s */ \
+	WORD $0x4e2bd54a /* fadd v10.4s, v10.4s, v11.4s */ \
+	WORD $0x4e2ad508 /* fadd v8.4s, v8.4s, v10.4s */ \
+	WORD $0x6e28d508 /* faddp v8.4s, v8.4s, v8.4s */ \
+	WORD $0x7e30d91e /* faddp s30, v8.2s */ \
+	CBZ R4, fnext \
+	FMOVS.P F30, 4(R4) \
+fnext: \
+	SUBS $1, R3 \
+	BNE frow
+
+// func mvF16NEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// nb units of 32 elements per row. The Go reference loop (dotF16), per row:
+//
+//	for i := 0; i < n; i++ {
+//		sum += f16(w[2*i:]) * f16(a[2*i:])
+//	}
+TEXT ·mvF16NEON(SB), NOSPLIT, $0-92
+	MV_ARGS
+	FLOAT_ROWS(HALF_LOAD, F16_WIDEN)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvBF16NEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// nb units of 32 elements per row. The Go reference loop (dotBF16), per row:
+//
+//	for i := 0; i < n; i++ {
+//		x := math.Float32frombits(uint32(binary.LittleEndian.Uint16(w[2*i:])) << 16)
+//		y := math.Float32frombits(uint32(binary.LittleEndian.Uint16(a[2*i:])) << 16)
+//		sum += x * y
+//	}
+TEXT ·mvBF16NEON(SB), NOSPLIT, $0-92
+	MV_ARGS
+	FLOAT_ROWS(HALF_LOAD, BF16_WIDEN)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvF32NEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// nb units of 32 elements per row. The Go reference loop (dotF32), per row:
+//
+//	for i := 0; i < n; i++ {
+//		x := math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
+//		y := math.Float32frombits(binary.LittleEndian.Uint32(a[4*i:]))
+//		sum += x * y
+//	}
+TEXT ·mvF32NEON(SB), NOSPLIT, $0-92
+	MV_ARGS
+	FLOAT_ROWS(F32_LOAD, NOWIDEN)
+	FMOVS F30, ret+88(FP)
+	RET
