@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 )
 
 type gen struct{ b bytes.Buffer }
@@ -30,98 +31,58 @@ func (g *gen) word(w uint32, format string, args ...any) {
 	fmt.Fprintf(&g.b, "\tWORD $0x%08x // %s\n", w, fmt.Sprintf(format, args...))
 }
 
-// Advanced SIMD encodings (Arm ARM, C7.2); d, n, m are register numbers.
-func rrr(base uint32, d, n, m int) uint32 { return base | uint32(m)<<16 | uint32(n)<<5 | uint32(d) }
-
-func (g *gen) sdot(d, n, m int) {
-	g.word(rrr(0x4e809400, d, n, m), "sdot v%d.4s, v%d.16b, v%d.16b", d, n, m)
+// simd lists the Advanced SIMD instructions the kernels spell as WORDs:
+// the encoding with all register fields zero (Arm ARM, C7.2) and the GNU
+// syntax with a %d per register (and lane index).
+var simd = map[string]struct {
+	base   uint32
+	syntax string
+}{
+	"sdot":      {0x4e809400, "sdot v%d.4s, v%d.16b, v%d.16b"},
+	"smmla":     {0x4e80a400, "smmla v%d.4s, v%d.16b, v%d.16b"},
+	"smull.8h":  {0x0e20c000, "smull v%d.8h, v%d.8b, v%d.8b"},
+	"smull2.8h": {0x4e20c000, "smull2 v%d.8h, v%d.16b, v%d.16b"},
+	"smlal.8h":  {0x0e208000, "smlal v%d.8h, v%d.8b, v%d.8b"},
+	"smlal2.8h": {0x4e208000, "smlal2 v%d.8h, v%d.16b, v%d.16b"},
+	"smull.4s":  {0x0e60c000, "smull v%d.4s, v%d.4h, v%d.4h"},
+	"smlal.4s":  {0x0e608000, "smlal v%d.4s, v%d.4h, v%d.4h"},
+	"smlal2.4s": {0x4e608000, "smlal2 v%d.4s, v%d.8h, v%d.8h"},
+	"sxtl.8h":   {0x0f08a400, "sxtl v%d.8h, v%d.8b"},
+	"sxtl2.8h":  {0x4f08a400, "sxtl2 v%d.8h, v%d.16b"},
+	"sxtl.4s":   {0x0f10a400, "sxtl v%d.4s, v%d.4h"},
+	"sxtl2.4s":  {0x4f10a400, "sxtl2 v%d.4s, v%d.8h"},
+	"saddlp":    {0x4e602800, "saddlp v%d.4s, v%d.8h"},
+	"sadalp":    {0x4e606800, "sadalp v%d.4s, v%d.8h"},
+	"mla.s":     {0x6f800000, "mla v%d.4s, v%d.4s, v%d.s[%d]"},
+	"fmul.s":    {0x4f809000, "fmul v%d.4s, v%d.4s, v%d.s[%d]"},
+	"fmul":      {0x6e20dc00, "fmul v%d.4s, v%d.4s, v%d.4s"},
+	"fmla":      {0x4e20cc00, "fmla v%d.4s, v%d.4s, v%d.4s"},
+	"fmls":      {0x4ea0cc00, "fmls v%d.4s, v%d.4s, v%d.4s"},
+	"fadd":      {0x4e20d400, "fadd v%d.4s, v%d.4s, v%d.4s"},
+	"scvtf":     {0x4e21d800, "scvtf v%d.4s, v%d.4s"},
+	"fcvtl":     {0x0e217800, "fcvtl v%d.4s, v%d.4h"},
 }
 
-func (g *gen) smull8(d, n, m int) {
-	g.word(rrr(0x0e20c000, d, n, m), "smull v%d.8h, v%d.8b, v%d.8b", d, n, m)
-}
-
-func (g *gen) smull28(d, n, m int) {
-	g.word(rrr(0x4e20c000, d, n, m), "smull2 v%d.8h, v%d.16b, v%d.16b", d, n, m)
-}
-
-func (g *gen) smlal8(d, n, m int) {
-	g.word(rrr(0x0e208000, d, n, m), "smlal v%d.8h, v%d.8b, v%d.8b", d, n, m)
-}
-
-func (g *gen) smlal28(d, n, m int) {
-	g.word(rrr(0x4e208000, d, n, m), "smlal2 v%d.8h, v%d.16b, v%d.16b", d, n, m)
-}
-
-func (g *gen) smull16(d, n, m int) {
-	g.word(rrr(0x0e60c000, d, n, m), "smull v%d.4s, v%d.4h, v%d.4h", d, n, m)
-}
-
-func (g *gen) smlal216(d, n, m int) {
-	g.word(rrr(0x4e608000, d, n, m), "smlal2 v%d.4s, v%d.8h, v%d.8h", d, n, m)
-}
-
-func (g *gen) smlal16(d, n, m int) {
-	g.word(rrr(0x0e608000, d, n, m), "smlal v%d.4s, v%d.4h, v%d.4h", d, n, m)
-}
-
-// sxtl (hi: sxtl2) vd.8h, vn.8b (16b)
-func (g *gen) sxtl(d, n int, hi bool) {
-	if hi {
-		g.word(rrr(0x4f08a400, d, n, 0), "sxtl2 v%d.8h, v%d.16b", d, n)
-		return
+// v writes instruction op of the simd table with registers d, n (and m, and
+// for the by-element forms the lane index) as a WORD.
+func (g *gen) v(op string, regs ...int) {
+	in, ok := simd[op]
+	if !ok || strings.Count(in.syntax, "%d") != len(regs) {
+		log.Fatalf("gen_arm64: %s with %d operands", op, len(regs))
 	}
-	g.word(rrr(0x0f08a400, d, n, 0), "sxtl v%d.8h, v%d.8b", d, n)
-}
-
-// sxtl (hi: sxtl2) vd.4s, vn.4h (8h)
-func (g *gen) sxtl4(d, n int, hi bool) {
-	if hi {
-		g.word(rrr(0x4f10a400, d, n, 0), "sxtl2 v%d.4s, v%d.8h", d, n)
-		return
+	w := in.base | uint32(regs[0]) | uint32(regs[1])<<5
+	if len(regs) > 2 {
+		w |= uint32(regs[2]) << 16
 	}
-	g.word(rrr(0x0f10a400, d, n, 0), "sxtl v%d.4s, v%d.4h", d, n)
+	if len(regs) > 3 { // lane index: H in bit 11, L in bit 21
+		w |= uint32(regs[3]&1)<<21 | uint32(regs[3]>>1)<<11
+	}
+	args := make([]any, len(regs))
+	for i, r := range regs {
+		args[i] = r
+	}
+	g.word(w, in.syntax, args...)
 }
-
-func (g *gen) smmla(d, n, m int) {
-	g.word(rrr(0x4e80a400, d, n, m), "smmla v%d.4s, v%d.16b, v%d.16b", d, n, m)
-}
-
-func (g *gen) saddlp(d, n int) { g.word(rrr(0x4e602800, d, n, 0), "saddlp v%d.4s, v%d.8h", d, n) }
-
-func (g *gen) sadalp(d, n int) { g.word(rrr(0x4e606800, d, n, 0), "sadalp v%d.4s, v%d.8h", d, n) }
-
-// mla vd.4s, vn.4s, vm.s[i]
-func (g *gen) mlaElem(d, n, m, i int) {
-	w := rrr(0x6f800000, d, n, m) | uint32(i&1)<<21 | uint32(i>>1)<<11
-	g.word(w, "mla v%d.4s, v%d.4s, v%d.s[%d]", d, n, m, i)
-}
-
-// fmul vd.4s, vn.4s, vm.s[i]
-func (g *gen) fmulElem(d, n, m, i int) {
-	w := rrr(0x4f809000, d, n, m) | uint32(i&1)<<21 | uint32(i>>1)<<11
-	g.word(w, "fmul v%d.4s, v%d.4s, v%d.s[%d]", d, n, m, i)
-}
-
-func (g *gen) fmul(d, n, m int) {
-	g.word(rrr(0x6e20dc00, d, n, m), "fmul v%d.4s, v%d.4s, v%d.4s", d, n, m)
-}
-
-func (g *gen) fmla(d, n, m int) {
-	g.word(rrr(0x4e20cc00, d, n, m), "fmla v%d.4s, v%d.4s, v%d.4s", d, n, m)
-}
-
-func (g *gen) fmls(d, n, m int) {
-	g.word(rrr(0x4ea0cc00, d, n, m), "fmls v%d.4s, v%d.4s, v%d.4s", d, n, m)
-}
-
-func (g *gen) fadd(d, n, m int) {
-	g.word(rrr(0x4e20d400, d, n, m), "fadd v%d.4s, v%d.4s, v%d.4s", d, n, m)
-}
-
-func (g *gen) scvtf(d, n int) { g.word(rrr(0x4e21d800, d, n, 0), "scvtf v%d.4s, v%d.4s", d, n) }
-
-func (g *gen) fcvtl(d, n int) { g.word(rrr(0x0e217800, d, n, 0), "fcvtl v%d.4s, v%d.4h", d, n) }
 
 // The four tokens' activation pointers, each at its current block.
 var tokReg = []string{"R1", "R7", "R8", "R9"}
@@ -150,6 +111,21 @@ func (g *gen) reduce4(v0, v1, v2, v3 int) {
 	g.p("VADDP V%d.S4, V%d.S4, V%d.S4", v1, v0, v0)
 	g.p("VADDP V%d.S4, V%d.S4, V%d.S4", v3, v2, v2)
 	g.p("VADDP V%d.S4, V%d.S4, V%d.S4", v2, v0, v0)
+}
+
+// scalesDY gathers the four tokens' q8_K scales d (float32) into V16.
+func (g *gen) scalesDY() {
+	for t, r := range tokReg {
+		g.p("MOVWU (%s), R10", r)
+		g.p("VMOV R10, V16.S[%d]", t)
+	}
+}
+
+// half loads the f16 at addr into Fd as a float32.
+func (g *gen) half(addr string, d int) {
+	g.p("MOVHU %s, R10", addr)
+	g.p("FMOVS R10, F%d", d)
+	g.p("FCVTHS F%d, F%d", d, d)
 }
 
 // epilogue stores the four sums of V30 ostride bytes apart.
@@ -183,24 +159,24 @@ func (g *gen) q8_0x4(name string, dotprod bool) {
 		g.p("VLD1.P 32(%s), [V2.B16, V3.B16]", r)
 		if dotprod {
 			g.p("VEOR V%d.B16, V%d.B16, V%d.B16", acc, acc, acc)
-			g.sdot(acc, 0, 2)
-			g.sdot(acc, 1, 3)
+			g.v("sdot", acc, 0, 2)
+			g.v("sdot", acc, 1, 3)
 			continue
 		}
-		g.smull8(17, 0, 2)
-		g.smull28(18, 0, 2)
-		g.smull8(19, 1, 3)
-		g.smull28(29, 1, 3)
-		g.saddlp(acc, 17)
-		g.sadalp(acc, 18)
-		g.sadalp(acc, 19)
-		g.sadalp(acc, 29)
+		g.v("smull.8h", 17, 0, 2)
+		g.v("smull2.8h", 18, 0, 2)
+		g.v("smull.8h", 19, 1, 3)
+		g.v("smull2.8h", 29, 1, 3)
+		g.v("saddlp", acc, 17)
+		g.v("sadalp", acc, 18)
+		g.v("sadalp", acc, 19)
+		g.v("sadalp", acc, 29)
 	}
 	g.reduce4(24, 25, 26, 27)
-	g.scvtf(24, 24)
-	g.fcvtl(16, 16)
-	g.fmulElem(17, 16, 20, 0)
-	g.fmla(30, 17, 24)
+	g.v("scvtf", 24, 24)
+	g.v("fcvtl", 16, 16)
+	g.v("fmul.s", 17, 16, 20, 0)
+	g.v("fmla", 30, 17, 24)
 	g.p("SUBS $1, R2")
 	g.p("BNE blk")
 	g.epilogue()
@@ -246,8 +222,8 @@ func (g *gen) q4Kx4(name string, dotprod, q5 bool) {
 		g.p("ADD $260, %s, R15", r)
 		g.p("VLD1 (R15), [V16.H8, V17.H8]")
 		g.p("VADDP V17.H8, V16.H8, V16.H8")
-		g.smull16(24+t, 16, 23)
-		g.smlal216(24+t, 16, 23)
+		g.v("smull.4s", 24+t, 16, 23)
+		g.v("smlal2.4s", 24+t, 16, 23)
 		g.p("ADD $4, %s, %s", r, yReg[t])
 		g.p("VEOR V%d.B16, V%d.B16, V%d.B16", acc[t], acc[t], acc[t])
 	}
@@ -281,45 +257,38 @@ func (g *gen) q4Kx4(name string, dotprod, q5 bool) {
 			if dotprod {
 				g.p("VEOR V17.B16, V17.B16, V17.B16")
 				g.p("VEOR V18.B16, V18.B16, V18.B16")
-				g.sdot(17, 12, 8)
-				g.sdot(17, 13, 9)
-				g.sdot(18, 14, 10)
-				g.sdot(18, 15, 11)
+				g.v("sdot", 17, 12, 8)
+				g.v("sdot", 17, 13, 9)
+				g.v("sdot", 18, 14, 10)
+				g.v("sdot", 18, 15, 11)
 			} else {
-				g.smull8(17, 12, 8)
-				g.smlal28(17, 12, 8)
-				g.smlal8(17, 13, 9)
-				g.smlal28(17, 13, 9)
-				g.smull8(18, 14, 10)
-				g.smlal28(18, 14, 10)
-				g.smlal8(18, 15, 11)
-				g.smlal28(18, 15, 11)
-				g.saddlp(17, 17)
-				g.saddlp(18, 18)
+				g.v("smull.8h", 17, 12, 8)
+				g.v("smlal2.8h", 17, 12, 8)
+				g.v("smlal.8h", 17, 13, 9)
+				g.v("smlal2.8h", 17, 13, 9)
+				g.v("smull.8h", 18, 14, 10)
+				g.v("smlal2.8h", 18, 14, 10)
+				g.v("smlal.8h", 18, 15, 11)
+				g.v("smlal2.8h", 18, 15, 11)
+				g.v("saddlp", 17, 17)
+				g.v("saddlp", 18, 18)
 			}
-			g.mlaElem(acc[t], 17, scv, 2*(c%2))
-			g.mlaElem(acc[t], 18, scv, 2*(c%2)+1)
+			g.v("mla.s", acc[t], 17, scv, 2*(c%2))
+			g.v("mla.s", acc[t], 18, scv, 2*(c%2)+1)
 		}
 	}
 	g.reduce4(2, 3, 6, 7)
 	g.reduce4(24, 25, 26, 27)
-	g.scvtf(2, 2)
-	g.scvtf(24, 24)
-	for t, r := range tokReg {
-		g.p("MOVWU (%s), R10", r)
-		g.p("VMOV R10, V16.S[%d]", t)
-	}
-	g.p("MOVHU (R0), R10")
-	g.p("FMOVS R10, F20")
-	g.p("FCVTHS F20, F20")
-	g.p("MOVHU 2(R0), R10")
-	g.p("FMOVS R10, F29")
-	g.p("FCVTHS F29, F29")
-	g.fmulElem(17, 16, 20, 0) // d·dy
-	g.fmulElem(18, 16, 29, 0) // dmin·dy
-	g.fmul(17, 17, 2)         // ·isum
-	g.fmls(17, 18, 24)        // - dmin·dy·msum, fused
-	g.fadd(30, 30, 17)
+	g.v("scvtf", 2, 2)
+	g.v("scvtf", 24, 24)
+	g.scalesDY()
+	g.half("(R0)", 20)
+	g.half("2(R0)", 29)
+	g.v("fmul.s", 17, 16, 20, 0) // d·dy
+	g.v("fmul.s", 18, 16, 29, 0) // dmin·dy
+	g.v("fmul", 17, 17, 2)       // ·isum
+	g.v("fmls", 17, 18, 24)      // - dmin·dy·msum, fused
+	g.v("fadd", 30, 30, 17)
 	g.p("ADD $%d, R0", blockBytes)
 	for _, r := range tokReg {
 		g.p("ADD $292, %s", r)
@@ -345,20 +314,20 @@ func (g *gen) q6Kx4(name string, dotprod bool) {
 	g.label("blk")
 	g.p("ADD $192, R0, R15")
 	g.p("VLD1 (R15), [V17.B16]")
-	g.sxtl(18, 17, false)
-	g.sxtl(19, 17, true)
-	g.sxtl4(20, 18, false)
-	g.sxtl4(21, 18, true)
-	g.sxtl4(22, 19, false)
-	g.sxtl4(23, 19, true)
+	g.v("sxtl.8h", 18, 17)
+	g.v("sxtl2.8h", 19, 17)
+	g.v("sxtl.4s", 20, 18)
+	g.v("sxtl2.4s", 21, 18)
+	g.v("sxtl.4s", 22, 19)
+	g.v("sxtl2.4s", 23, 19)
 	for t, r := range tokReg {
 		a := acc[t]
 		g.p("ADD $260, %s, R15", r)
 		g.p("VLD1 (R15), [V16.H8, V17.H8]")
-		g.smull16(a, 16, 18)
-		g.smlal216(a, 16, 18)
-		g.smlal16(a, 17, 19)
-		g.smlal216(a, 17, 19)
+		g.v("smull.4s", a, 16, 18)
+		g.v("smlal2.4s", a, 16, 18)
+		g.v("smlal.4s", a, 17, 19)
+		g.v("smlal2.4s", a, 17, 19)
 		g.p("VSHL $5, V%d.S4, V%d.S4", a, a)
 		g.p("VSUB V%d.S4, V27.S4, V%d.S4", a, a)
 		g.p("ADD $4, %s, %s", r, yReg[t])
@@ -400,31 +369,26 @@ func (g *gen) q6Kx4(name string, dotprod bool) {
 				for k, o := range outs {
 					if dotprod {
 						g.p("VEOR V%d.B16, V%d.B16, V%d.B16", o, o, o)
-						g.sdot(o, 12+k, 8+k)
+						g.v("sdot", o, 12+k, 8+k)
 						continue
 					}
-					g.smull8(o, 12+k, 8+k)
-					g.smlal28(o, 12+k, 8+k)
-					g.saddlp(o, o)
+					g.v("smull.8h", o, 12+k, 8+k)
+					g.v("smlal2.8h", o, 12+k, 8+k)
+					g.v("saddlp", o, o)
 				}
 				for k, o := range outs {
 					gr := g0 + k
-					g.mlaElem(acc[t], o, 20+gr/4, gr%4)
+					g.v("mla.s", acc[t], o, 20+gr/4, gr%4)
 				}
 			}
 		}
 	}
 	g.reduce4(6, 7, 24, 25)
-	g.scvtf(6, 6)
-	for t, r := range tokReg {
-		g.p("MOVWU (%s), R10", r)
-		g.p("VMOV R10, V16.S[%d]", t)
-	}
-	g.p("MOVHU 208(R0), R10")
-	g.p("FMOVS R10, F20")
-	g.p("FCVTHS F20, F20")
-	g.fmulElem(17, 16, 20, 0) // d·dy
-	g.fmla(30, 17, 6)
+	g.v("scvtf", 6, 6)
+	g.scalesDY()
+	g.half("208(R0)", 20)
+	g.v("fmul.s", 17, 16, 20, 0) // d·dy
+	g.v("fmla", 30, 17, 6)
 	g.p("ADD $210, R0")
 	for _, r := range tokReg {
 		g.p("ADD $292, %s", r)
@@ -483,20 +447,20 @@ func (g *gen) q8_0i8mm(name string) {
 		g.p("VZIP2 V%d.D2, V%d.D2, V21.D2", b+1, a+1)
 		g.p("VEOR V%d.B16, V%d.B16, V%d.B16", acc, acc, acc)
 		for k := 0; k < 4; k++ {
-			g.smmla(acc, 4+k, 18+k)
+			g.v("smmla", acc, 4+k, 18+k)
 		}
 	}
-	g.fcvtl(16, 16)
+	g.v("fcvtl", 16, 16)
 	g.p("VZIP1 V16.S4, V16.S4, V26.S4") // [dw0 dw0 dw1 dw1]
-	g.fcvtl(17, 17)
+	g.v("fcvtl", 17, 17)
 	g.p("VZIP1 V17.D2, V17.D2, V27.D2") // [dy0 dy1 dy0 dy1]
 	g.p("VZIP2 V17.D2, V17.D2, V28.D2") // [dy2 dy3 dy2 dy3]
-	g.fmul(27, 26, 27)
-	g.fmul(28, 26, 28)
-	g.scvtf(24, 24)
-	g.scvtf(25, 25)
-	g.fmla(30, 27, 24)
-	g.fmla(31, 28, 25)
+	g.v("fmul", 27, 26, 27)
+	g.v("fmul", 28, 26, 28)
+	g.v("scvtf", 24, 24)
+	g.v("scvtf", 25, 25)
+	g.v("fmla", 30, 27, 24)
+	g.v("fmla", 31, 28, 25)
 	g.p("SUBS $1, R2")
 	g.p("BNE blk")
 	// [r0t0 r1t0 r0t2 r1t2] and [r0t1 r1t1 r0t3 r1t3]: each token's two
