@@ -34,6 +34,12 @@ func mvQ5KNEON(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ5KDotProd(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ4_0NEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ4_0DotProd(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvF16NEON(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -50,6 +56,12 @@ func matQ8_0NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
 func matQ8_0DotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4_0NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4_0DotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
 func matQ4KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
@@ -69,11 +81,15 @@ func matQ6KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func matQ6KDotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
 
-// matQ8_0I8MM2x4 multiplies two weight rows (wstride bytes apart) by four
-// activation rows with SMMLA, storing out[t*ostride/4+r] (matMulBy2x4).
+// matQ8_0I8MM2x4 and matQ4_0I8MM2x4 multiply two weight rows (wstride
+// bytes apart) by four activation rows with SMMLA, storing
+// out[t*ostride/4+r] (matMulBy2x4).
 //
 //go:noescape
 func matQ8_0I8MM2x4(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4_0I8MM2x4(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)
 
 type x2x4Kernel func(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)
 
@@ -81,6 +97,7 @@ type x2x4Kernel func(w []byte, wstride int, a []byte, astride, nb int, out *floa
 var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	levelNEON: {
 		gguf.TypeQ8_0: mvQ8_0NEON,
+		gguf.TypeQ4_0: mvQ4_0NEON,
 		gguf.TypeQ4_K: mvQ4KNEON,
 		gguf.TypeQ5_K: mvQ5KNEON,
 		gguf.TypeQ6_K: mvQ6KNEON,
@@ -90,6 +107,7 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	},
 	levelDotProd: {
 		gguf.TypeQ8_0: mvQ8_0DotProd,
+		gguf.TypeQ4_0: mvQ4_0DotProd,
 		gguf.TypeQ4_K: mvQ4KDotProd,
 		gguf.TypeQ5_K: mvQ5KDotProd,
 		gguf.TypeQ6_K: mvQ6KDotProd,
@@ -103,12 +121,14 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 var armX4Kernels = map[isaLevel]map[gguf.Type]x4Kernel{
 	levelNEON: {
 		gguf.TypeQ8_0: matQ8_0NEONx4,
+		gguf.TypeQ4_0: matQ4_0NEONx4,
 		gguf.TypeQ4_K: matQ4KNEONx4,
 		gguf.TypeQ5_K: matQ5KNEONx4,
 		gguf.TypeQ6_K: matQ6KNEONx4,
 	},
 	levelDotProd: {
 		gguf.TypeQ8_0: matQ8_0DotProdx4,
+		gguf.TypeQ4_0: matQ4_0DotProdx4,
 		gguf.TypeQ4_K: matQ4KDotProdx4,
 		gguf.TypeQ5_K: matQ5KDotProdx4,
 		gguf.TypeQ6_K: matQ6KDotProdx4,
@@ -118,6 +138,7 @@ var armX4Kernels = map[isaLevel]map[gguf.Type]x4Kernel{
 // armPairKernels lists the two-row, four-token kernels of the i8mm level.
 var armPairKernels = map[gguf.Type]x2x4Kernel{
 	gguf.TypeQ8_0: matQ8_0I8MM2x4,
+	gguf.TypeQ4_0: matQ4_0I8MM2x4,
 }
 
 // addArchKernels installs the assembly kernels of level into k: the mv

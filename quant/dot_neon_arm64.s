@@ -59,9 +59,30 @@
 	WORD $0x4e829405 /* sdot v5.4s, v0.16b, v2.16b */ \
 	WORD $0x4e839425 /* sdot v5.4s, v1.16b, v3.16b */
 
-// Q8_0_ROWS runs the row and block loops. Per block, as dotQ8_0:
-// sum += f16(w.d) * f16(a.d) * float32(Σ w.qs·a.qs) (FMADD).
-#define Q8_0_ROWS(DOT) \
+// Q8_0_LOAD loads a q8_0 block's 32 weight quants into V0, V1.
+#define Q8_0_PREP
+#define Q8_0_LOAD \
+	VLD1.P 32(R0), [V0.B16, V1.B16]
+
+// Q4_0_LOAD loads a q4_0 block's 16 bytes (d f16 | qs [16]u8: element j is
+// the low nibble of qs[j] minus 8, element j+16 the high one) and unpacks
+// them into int8 quants V0 (elements 0-15), V1 (16-31); Q4_0_PREP sets
+// V31 = 0x0f and V29 = 8 in every byte.
+#define Q4_0_PREP \
+	VMOVI $15, V31.B16 \
+	VMOVI $8, V29.B16
+#define Q4_0_LOAD \
+	VLD1.P 16(R0), [V0.B16] \
+	VUSHR $4, V0.B16, V1.B16 \
+	VAND V31.B16, V0.B16, V0.B16 \
+	VSUB V29.B16, V0.B16, V0.B16 \
+	VSUB V29.B16, V1.B16, V1.B16
+
+// Q8_0_ROWS runs the row and block loops of q8_0 weights (and, with
+// Q4_0_PREP and Q4_0_LOAD, q4_0 weights) by q8_0 activations. Per block, as
+// dotQ8_0: sum += f16(w.d) * f16(a.d) * float32(Σ w.qs·a.qs) (FMADD).
+#define Q8_0_ROWS(DOT, PREP, LOADW) \
+	PREP \
 q8row: \
 	MOVD R15, R1 \
 	MOVD R2, R5 \
@@ -69,7 +90,7 @@ q8row: \
 q8blk: \
 	MOVHU.P 2(R0), R6 \
 	MOVHU.P 2(R1), R7 \
-	VLD1.P 32(R0), [V0.B16, V1.B16] \
+	LOADW \
 	VLD1.P 32(R1), [V2.B16, V3.B16] \
 	DOT \
 	WORD $0x4eb1b8a5 /* addv s5, v5.4s */ \
@@ -102,7 +123,7 @@ q8next: \
 //	}
 TEXT ·mvQ8_0NEON(SB), NOSPLIT, $0-92
 	MV_ARGS
-	Q8_0_ROWS(Q8_0_DOT_NEON)
+	Q8_0_ROWS(Q8_0_DOT_NEON, Q8_0_PREP, Q8_0_LOAD)
 	FMOVS F30, ret+88(FP)
 	RET
 
@@ -111,7 +132,35 @@ TEXT ·mvQ8_0NEON(SB), NOSPLIT, $0-92
 // mvQ8_0NEON with SDOT.
 TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
 	MV_ARGS
-	Q8_0_ROWS(Q8_0_DOT_DOTPROD)
+	Q8_0_ROWS(Q8_0_DOT_DOTPROD, Q8_0_PREP, Q8_0_LOAD)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ4_0NEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotQ4_0), per row:
+//
+//	for i := 0; i < n/32; i++ {
+//		x, y := w[18*i:18*i+18], a[34*i:34*i+34]
+//		var s int32
+//		for j := 0; j < 16; j++ {
+//			s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
+//			s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
+//		}
+//		sum += f16(x) * f16(y) * float32(s)
+//	}
+TEXT ·mvQ4_0NEON(SB), NOSPLIT, $0-92
+	MV_ARGS
+	Q8_0_ROWS(Q8_0_DOT_NEON, Q4_0_PREP, Q4_0_LOAD)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ4_0DotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvQ4_0NEON with SDOT.
+TEXT ·mvQ4_0DotProd(SB), NOSPLIT, $0-92
+	MV_ARGS
+	Q8_0_ROWS(Q8_0_DOT_DOTPROD, Q4_0_PREP, Q4_0_LOAD)
 	FMOVS F30, ret+88(FP)
 	RET
 

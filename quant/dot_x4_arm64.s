@@ -166,6 +166,172 @@ blk:
 	MOVW R10, (R4)
 	RET
 
+// func matQ4_0NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q4_0 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ4_0(w, a[t*astride:]), as mvQ4_0NEON computes it for one.
+TEXT ·matQ4_0NEONx4(SB), NOSPLIT, $0-80
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R1
+	MOVD astride+48(FP), R6
+	MOVD nb+56(FP), R2
+	MOVD out+64(FP), R4
+	MOVD ostride+72(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VMOVI $15, V22.B16
+	VMOVI $8, V23.B16
+blk:
+	MOVHU.P 2(R0), R10
+	FMOVS R10, F20
+	FCVTHS F20, F20
+	VLD1.P 16(R0), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V22.B16, V0.B16, V0.B16
+	VSUB V23.B16, V0.B16, V0.B16
+	VSUB V23.B16, V1.B16, V1.B16
+	MOVHU.P 2(R1), R10
+	VMOV R10, V16.H[0]
+	VLD1.P 32(R1), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a38 // saddlp v24.4s, v17.8h
+	WORD $0x4e606a58 // sadalp v24.4s, v18.8h
+	WORD $0x4e606a78 // sadalp v24.4s, v19.8h
+	WORD $0x4e606bb8 // sadalp v24.4s, v29.8h
+	MOVHU.P 2(R7), R10
+	VMOV R10, V16.H[1]
+	VLD1.P 32(R7), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a39 // saddlp v25.4s, v17.8h
+	WORD $0x4e606a59 // sadalp v25.4s, v18.8h
+	WORD $0x4e606a79 // sadalp v25.4s, v19.8h
+	WORD $0x4e606bb9 // sadalp v25.4s, v29.8h
+	MOVHU.P 2(R8), R10
+	VMOV R10, V16.H[2]
+	VLD1.P 32(R8), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a3a // saddlp v26.4s, v17.8h
+	WORD $0x4e606a5a // sadalp v26.4s, v18.8h
+	WORD $0x4e606a7a // sadalp v26.4s, v19.8h
+	WORD $0x4e606bba // sadalp v26.4s, v29.8h
+	MOVHU.P 2(R9), R10
+	VMOV R10, V16.H[3]
+	VLD1.P 32(R9), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a3b // saddlp v27.4s, v17.8h
+	WORD $0x4e606a5b // sadalp v27.4s, v18.8h
+	WORD $0x4e606a7b // sadalp v27.4s, v19.8h
+	WORD $0x4e606bbb // sadalp v27.4s, v29.8h
+	VADDP V25.S4, V24.S4, V24.S4
+	VADDP V27.S4, V26.S4, V26.S4
+	VADDP V26.S4, V24.S4, V24.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
+	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	SUBS $1, R2
+	BNE blk
+	VMOV V30.S[0], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[1], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[2], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[3], R10
+	MOVW R10, (R4)
+	RET
+
+// func matQ4_0DotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q4_0 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotQ4_0(w, a[t*astride:]), as mvQ4_0NEON computes it for one.
+TEXT ·matQ4_0DotProdx4(SB), NOSPLIT, $0-80
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R1
+	MOVD astride+48(FP), R6
+	MOVD nb+56(FP), R2
+	MOVD out+64(FP), R4
+	MOVD ostride+72(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VMOVI $15, V22.B16
+	VMOVI $8, V23.B16
+blk:
+	MOVHU.P 2(R0), R10
+	FMOVS R10, F20
+	FCVTHS F20, F20
+	VLD1.P 16(R0), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V22.B16, V0.B16, V0.B16
+	VSUB V23.B16, V0.B16, V0.B16
+	VSUB V23.B16, V1.B16, V1.B16
+	MOVHU.P 2(R1), R10
+	VMOV R10, V16.H[0]
+	VLD1.P 32(R1), [V2.B16, V3.B16]
+	VEOR V24.B16, V24.B16, V24.B16
+	WORD $0x4e829418 // sdot v24.4s, v0.16b, v2.16b
+	WORD $0x4e839438 // sdot v24.4s, v1.16b, v3.16b
+	MOVHU.P 2(R7), R10
+	VMOV R10, V16.H[1]
+	VLD1.P 32(R7), [V2.B16, V3.B16]
+	VEOR V25.B16, V25.B16, V25.B16
+	WORD $0x4e829419 // sdot v25.4s, v0.16b, v2.16b
+	WORD $0x4e839439 // sdot v25.4s, v1.16b, v3.16b
+	MOVHU.P 2(R8), R10
+	VMOV R10, V16.H[2]
+	VLD1.P 32(R8), [V2.B16, V3.B16]
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e82941a // sdot v26.4s, v0.16b, v2.16b
+	WORD $0x4e83943a // sdot v26.4s, v1.16b, v3.16b
+	MOVHU.P 2(R9), R10
+	VMOV R10, V16.H[3]
+	VLD1.P 32(R9), [V2.B16, V3.B16]
+	VEOR V27.B16, V27.B16, V27.B16
+	WORD $0x4e82941b // sdot v27.4s, v0.16b, v2.16b
+	WORD $0x4e83943b // sdot v27.4s, v1.16b, v3.16b
+	VADDP V25.S4, V24.S4, V24.S4
+	VADDP V27.S4, V26.S4, V26.S4
+	VADDP V26.S4, V24.S4, V24.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
+	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	SUBS $1, R2
+	BNE blk
+	VMOV V30.S[0], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[1], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[2], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[3], R10
+	MOVW R10, (R4)
+	RET
+
 // func matQ4KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
@@ -2309,6 +2475,105 @@ blk:
 	VMOV R10, V16.H[1]
 	VLD1.P 32(R0), [V0.B16, V1.B16]
 	VLD1.P 32(R3), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	MOVHU.P 2(R1), R10
+	VMOV R10, V17.H[0]
+	VLD1.P 32(R1), [V8.B16, V9.B16]
+	MOVHU.P 2(R7), R10
+	VMOV R10, V17.H[1]
+	VLD1.P 32(R7), [V10.B16, V11.B16]
+	MOVHU.P 2(R8), R10
+	VMOV R10, V17.H[2]
+	VLD1.P 32(R8), [V12.B16, V13.B16]
+	MOVHU.P 2(R9), R10
+	VMOV R10, V17.H[3]
+	VLD1.P 32(R9), [V14.B16, V15.B16]
+	VZIP1 V10.D2, V8.D2, V18.D2
+	VZIP2 V10.D2, V8.D2, V19.D2
+	VZIP1 V11.D2, V9.D2, V20.D2
+	VZIP2 V11.D2, V9.D2, V21.D2
+	VEOR V24.B16, V24.B16, V24.B16
+	WORD $0x4e92a498 // smmla v24.4s, v4.16b, v18.16b
+	WORD $0x4e93a4b8 // smmla v24.4s, v5.16b, v19.16b
+	WORD $0x4e94a4d8 // smmla v24.4s, v6.16b, v20.16b
+	WORD $0x4e95a4f8 // smmla v24.4s, v7.16b, v21.16b
+	VZIP1 V14.D2, V12.D2, V18.D2
+	VZIP2 V14.D2, V12.D2, V19.D2
+	VZIP1 V15.D2, V13.D2, V20.D2
+	VZIP2 V15.D2, V13.D2, V21.D2
+	VEOR V25.B16, V25.B16, V25.B16
+	WORD $0x4e92a499 // smmla v25.4s, v4.16b, v18.16b
+	WORD $0x4e93a4b9 // smmla v25.4s, v5.16b, v19.16b
+	WORD $0x4e94a4d9 // smmla v25.4s, v6.16b, v20.16b
+	WORD $0x4e95a4f9 // smmla v25.4s, v7.16b, v21.16b
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VZIP1 V16.S4, V16.S4, V26.S4
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VZIP1 V17.D2, V17.D2, V27.D2
+	VZIP2 V17.D2, V17.D2, V28.D2
+	WORD $0x6e3bdf5b // fmul v27.4s, v26.4s, v27.4s
+	WORD $0x6e3cdf5c // fmul v28.4s, v26.4s, v28.4s
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	WORD $0x4e38cf7e // fmla v30.4s, v27.4s, v24.4s
+	WORD $0x4e39cf9f // fmla v31.4s, v28.4s, v25.4s
+	SUBS $1, R2
+	BNE blk
+	VUZP1 V31.S4, V30.S4, V0.S4
+	VUZP2 V31.S4, V30.S4, V1.S4
+	VMOV V0.D[0], R10
+	MOVD R10, (R4)
+	ADD R5, R4
+	VMOV V1.D[0], R10
+	MOVD R10, (R4)
+	ADD R5, R4
+	VMOV V0.D[1], R10
+	MOVD R10, (R4)
+	ADD R5, R4
+	VMOV V1.D[1], R10
+	MOVD R10, (R4)
+	RET
+
+// func matQ4_0I8MM2x4(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)
+//
+// Two q4_0 weight rows of nb blocks (wstride bytes apart) times four q8_0
+// activation rows (astride bytes apart): out[t*ostride/4+r] =
+// dotQ4_0(w[r*wstride:], a[t*astride:]) for r < 2, t < 4, as mvQ4_0NEON
+// computes each.
+TEXT ·matQ4_0I8MM2x4(SB), NOSPLIT, $0-88
+	MOVD w_base+0(FP), R0
+	MOVD wstride+24(FP), R3
+	ADD R0, R3
+	MOVD a_base+32(FP), R1
+	MOVD astride+56(FP), R6
+	MOVD nb+64(FP), R2
+	MOVD out+72(FP), R4
+	MOVD ostride+80(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VMOVI $15, V22.B16
+	VMOVI $8, V23.B16
+blk:
+	MOVHU.P 2(R0), R10
+	VMOV R10, V16.H[0]
+	MOVHU.P 2(R3), R10
+	VMOV R10, V16.H[1]
+	VLD1.P 16(R0), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V22.B16, V0.B16, V0.B16
+	VSUB V23.B16, V0.B16, V0.B16
+	VSUB V23.B16, V1.B16, V1.B16
+	VLD1.P 16(R3), [V2.B16]
+	VUSHR $4, V2.B16, V3.B16
+	VAND V22.B16, V2.B16, V2.B16
+	VSUB V23.B16, V2.B16, V2.B16
+	VSUB V23.B16, V3.B16, V3.B16
 	VZIP1 V2.D2, V0.D2, V4.D2
 	VZIP2 V2.D2, V0.D2, V5.D2
 	VZIP1 V3.D2, V1.D2, V6.D2

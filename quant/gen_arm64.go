@@ -128,6 +128,30 @@ func (g *gen) half(addr string, d int) {
 	g.p("FCVTHS F%d, F%d", d, d)
 }
 
+// quantConsts sets the constants loadQuants needs for q4_0: 0x0f in every
+// byte of V22 and 8 in every byte of V23.
+func (g *gen) quantConsts(q4 bool) {
+	if q4 {
+		g.p("VMOVI $15, V22.B16")
+		g.p("VMOVI $8, V23.B16")
+	}
+}
+
+// loadQuants loads one weight block's 32 quants from (r), advancing r, into
+// Vv, Vv+1 as int8: 32 bytes of q8_0, or 16 bytes of q4_0 nibbles (element
+// j the low nibble of byte j minus 8, element j+16 the high one).
+func (g *gen) loadQuants(q4 bool, r string, v int) {
+	if !q4 {
+		g.p("VLD1.P 32(%s), [V%d.B16, V%d.B16]", r, v, v+1)
+		return
+	}
+	g.p("VLD1.P 16(%s), [V%d.B16]", r, v)
+	g.p("VUSHR $4, V%d.B16, V%d.B16", v, v+1)
+	g.p("VAND V22.B16, V%d.B16, V%d.B16", v, v)
+	g.p("VSUB V23.B16, V%d.B16, V%d.B16", v, v)
+	g.p("VSUB V23.B16, V%d.B16, V%d.B16", v+1, v+1)
+}
+
 // epilogue stores the four sums of V30 ostride bytes apart.
 func (g *gen) epilogue() {
 	for t := 0; t < 4; t++ {
@@ -145,13 +169,21 @@ func (g *gen) epilogue() {
 // one vector of the four tokens' block sums; the four d_w·d_a form one
 // vector too, and V30 += (d_w·d_a)·s with one fused FMLA, as the Go twin
 // computes sum += f16(x)*f16(y)*float32(s) on arm64.
-func (g *gen) q8_0x4(name string, dotprod bool) {
-	g.prologue(name, "// One q8_0 weight row of nb blocks times four q8_0 activation rows (astride\n// bytes apart) into four floats ostride bytes apart from out:\n// out[t] = dotQ8_0(w, a[t*astride:]), as mvQ8_0NEON computes it for one.\n")
+//
+// With q4 true it writes the q4_0 kernel: the same, with each block's 16
+// bytes of nibbles unpacked to 32 int8 quants first (loadQuants).
+func (g *gen) q8_0x4(name string, dotprod, q4 bool) {
+	wt, twin, mv := "q8_0", "dotQ8_0", "mvQ8_0NEON"
+	if q4 {
+		wt, twin, mv = "q4_0", "dotQ4_0", "mvQ4_0NEON"
+	}
+	g.prologue(name, fmt.Sprintf("// One %s weight row of nb blocks times four q8_0 activation rows (astride\n// bytes apart) into four floats ostride bytes apart from out:\n// out[t] = %s(w, a[t*astride:]), as %s computes it for one.\n", wt, twin, mv))
+	g.quantConsts(q4)
 	g.label("blk")
 	g.p("MOVHU.P 2(R0), R10")
 	g.p("FMOVS R10, F20")
 	g.p("FCVTHS F20, F20")
-	g.p("VLD1.P 32(R0), [V0.B16, V1.B16]")
+	g.loadQuants(q4, "R0", 0)
 	for t, r := range tokReg {
 		acc := 24 + t
 		g.p("MOVHU.P 2(%s), R10", r)
@@ -406,9 +438,15 @@ func (g *gen) q6Kx4(name string, dotprod bool) {
 // for tokens 0, 1; V25 for 2, 3). The scales d_w·d_a form vectors of the
 // same layout, and V30, V31 += (d_w·d_a)·s with one fused FMLA each, as the
 // Go twin computes sum += f16(x)*f16(y)*float32(s) on arm64.
-func (g *gen) q8_0i8mm(name string) {
+//
+// With q4 true it writes the q4_0 kernel (loadQuants unpacks the nibbles).
+func (g *gen) q8_0i8mm(name string, q4 bool) {
+	wt, twin, mv := "q8_0", "dotQ8_0", "mvQ8_0NEON"
+	if q4 {
+		wt, twin, mv = "q4_0", "dotQ4_0", "mvQ4_0NEON"
+	}
 	fmt.Fprintf(&g.b, "\n// func %s(w []byte, wstride int, a []byte, astride, nb int, out *float32, ostride int)\n//\n", name)
-	g.b.WriteString("// Two q8_0 weight rows of nb blocks (wstride bytes apart) times four q8_0\n// activation rows (astride bytes apart): out[t*ostride/4+r] =\n// dotQ8_0(w[r*wstride:], a[t*astride:]) for r < 2, t < 4, as mvQ8_0NEON\n// computes each.\n")
+	fmt.Fprintf(&g.b, "// Two %s weight rows of nb blocks (wstride bytes apart) times four q8_0\n// activation rows (astride bytes apart): out[t*ostride/4+r] =\n// %s(w[r*wstride:], a[t*astride:]) for r < 2, t < 4, as %s\n// computes each.\n", wt, twin, mv)
 	fmt.Fprintf(&g.b, "TEXT ·%s(SB), NOSPLIT, $0-88\n", name)
 	g.p("MOVD w_base+0(FP), R0")
 	g.p("MOVD wstride+24(FP), R3")
@@ -423,13 +461,14 @@ func (g *gen) q8_0i8mm(name string) {
 	g.p("ADD R6, R8, R9")
 	g.p("VEOR V30.B16, V30.B16, V30.B16")
 	g.p("VEOR V31.B16, V31.B16, V31.B16")
+	g.quantConsts(q4)
 	g.label("blk")
 	g.p("MOVHU.P 2(R0), R10")
 	g.p("VMOV R10, V16.H[0]")
 	g.p("MOVHU.P 2(R3), R10")
 	g.p("VMOV R10, V16.H[1]")
-	g.p("VLD1.P 32(R0), [V0.B16, V1.B16]")
-	g.p("VLD1.P 32(R3), [V2.B16, V3.B16]")
+	g.loadQuants(q4, "R0", 0)
+	g.loadQuants(q4, "R3", 2)
 	g.p("VZIP1 V2.D2, V0.D2, V4.D2")
 	g.p("VZIP2 V2.D2, V0.D2, V5.D2")
 	g.p("VZIP1 V3.D2, V1.D2, V6.D2")
@@ -493,15 +532,18 @@ func main() {
 // the Go twin's (see dot_neon_arm64.s), so each result is the twin's bit for
 // bit.
 `)
-	g.q8_0x4("matQ8_0NEONx4", false)
-	g.q8_0x4("matQ8_0DotProdx4", true)
+	g.q8_0x4("matQ8_0NEONx4", false, false)
+	g.q8_0x4("matQ8_0DotProdx4", true, false)
+	g.q8_0x4("matQ4_0NEONx4", false, true)
+	g.q8_0x4("matQ4_0DotProdx4", true, true)
 	g.q4Kx4("matQ4KNEONx4", false, false)
 	g.q4Kx4("matQ4KDotProdx4", true, false)
 	g.q4Kx4("matQ5KNEONx4", false, true)
 	g.q4Kx4("matQ5KDotProdx4", true, true)
 	g.q6Kx4("matQ6KNEONx4", false)
 	g.q6Kx4("matQ6KDotProdx4", true)
-	g.q8_0i8mm("matQ8_0I8MM2x4")
+	g.q8_0i8mm("matQ8_0I8MM2x4", false)
+	g.q8_0i8mm("matQ4_0I8MM2x4", true)
 	if err := os.WriteFile("dot_x4_arm64.s", g.b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
