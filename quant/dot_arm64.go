@@ -40,6 +40,12 @@ func mvQ4_0NEON(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ4_0DotProd(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ3KNEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ3KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvF16NEON(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -101,6 +107,7 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 		gguf.TypeQ4_K: mvQ4KNEON,
 		gguf.TypeQ5_K: mvQ5KNEON,
 		gguf.TypeQ6_K: mvQ6KNEON,
+		gguf.TypeQ3_K: mvQ3KNEON,
 		gguf.TypeF16:  mvF16NEON,
 		gguf.TypeBF16: mvBF16NEON,
 		gguf.TypeF32:  mvF32NEON,
@@ -111,6 +118,7 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 		gguf.TypeQ4_K: mvQ4KDotProd,
 		gguf.TypeQ5_K: mvQ5KDotProd,
 		gguf.TypeQ6_K: mvQ6KDotProd,
+		gguf.TypeQ3_K: mvQ3KDotProd,
 		gguf.TypeF16:  mvF16NEON,
 		gguf.TypeBF16: mvBF16NEON,
 		gguf.TypeF32:  mvF32NEON,

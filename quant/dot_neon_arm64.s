@@ -731,3 +731,195 @@ TEXT ·mvF32NEON(SB), NOSPLIT, $0-92
 	FLOAT_ROWS(F32_LOAD, NOWIDEN)
 	FMOVS F30, ret+88(FP)
 	RET
+
+// ---- q3_K and q2_K -------------------------------------------------------
+
+// Q3_K block (110 bytes): hmask [32]u8 | qs [64]u8 | scales [12]u8 | d f16.
+// Q2_K block (84 bytes): scales [16]u8 | qs [64]u8 | d f16 | dmin f16.
+// Both store element e = 128k + 32j + 16h + l in bits 2j, 2j+1 of
+// qs[32k+16h+l] (q3_K adds bit 4k+j of hmask[16h+l]); its group of 16 is
+// g = 8k + 2j + h. A step (k, j) unpacks groups g, g+1 from qs (V0: h = 0,
+// V1: h = 1) into V12, V13 and dots them with the 32 activations V8, V9 into
+// the int32x4 sums V17, V18.
+
+#define Q2K_DOT_NEON \
+	WORD $0x0e28c191 /* smull v17.8h, v12.8b, v8.8b */ \
+	WORD $0x4e288191 /* smlal2 v17.8h, v12.16b, v8.16b */ \
+	WORD $0x0e29c1b2 /* smull v18.8h, v13.8b, v9.8b */ \
+	WORD $0x4e2981b2 /* smlal2 v18.8h, v13.16b, v9.16b */ \
+	WORD $0x4e602a31 /* saddlp v17.4s, v17.8h */ \
+	WORD $0x4e602a52 /* saddlp v18.4s, v18.8h */
+
+#define Q2K_DOT_DOTPROD \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	VEOR V18.B16, V18.B16, V18.B16 \
+	WORD $0x4e889591 /* sdot v17.4s, v12.16b, v8.16b */ \
+	WORD $0x4e8995b2 /* sdot v18.4s, v13.16b, v9.16b */
+
+// Q2K_STEP unpacks bits 2j, 2j+1 (QOP $QSH: the shift right by 2j, or
+// VSHL $0 for j = 0; V31 = 3 in every byte), adds the step's HIGH bits,
+// loads the activations (R13) and forms the dot products with DOT.
+#define Q2K_STEP(QOP, QSH, HIGH, DOT) \
+	QOP $QSH, V0.B16, V12.B16 \
+	QOP $QSH, V1.B16, V13.B16 \
+	VAND V31.B16, V12.B16, V12.B16 \
+	VAND V31.B16, V13.B16, V13.B16 \
+	HIGH \
+	VLD1.P 32(R13), [V8.B16, V9.B16] \
+	DOT
+
+// Q3K_HIGH(HOP, HSH) moves bit 4k+j of hmask (V4: h = 0, V5: h = 1) to bit
+// 2 (V29 = 4 in every byte), so q3_K's values are 0..7: the quant plus 4.
+#define Q3K_HIGH(HOP, HSH) \
+	HOP $HSH, V4.B16, V14.B16 \
+	HOP $HSH, V5.B16, V15.B16 \
+	VBIT V29.B16, V14.B16, V12.B16 \
+	VBIT V29.B16, V15.B16, V13.B16
+
+#define Q2K_NOHIGH
+
+// Q2K_STEPS runs the eight steps of a block, scaling the groups' sums into
+// V16 with the int32 scales in V20..V23 (lane g%4 of V20+g/4); qs of half k
+// is loaded from R12.
+#define Q2K_STEPS(DOT, H00, H01, H02, H03, H10, H11, H12, H13) \
+	VLD1.P 32(R12), [V0.B16, V1.B16] \
+	Q2K_STEP(VSHL, 0, H00, DOT) \
+	WORD $0x6f940230 /* mla v16.4s, v17.4s, v20.s[0] */ \
+	WORD $0x6fb40250 /* mla v16.4s, v18.4s, v20.s[1] */ \
+	Q2K_STEP(VUSHR, 2, H01, DOT) \
+	WORD $0x6f940a30 /* mla v16.4s, v17.4s, v20.s[2] */ \
+	WORD $0x6fb40a50 /* mla v16.4s, v18.4s, v20.s[3] */ \
+	Q2K_STEP(VUSHR, 4, H02, DOT) \
+	WORD $0x6f950230 /* mla v16.4s, v17.4s, v21.s[0] */ \
+	WORD $0x6fb50250 /* mla v16.4s, v18.4s, v21.s[1] */ \
+	Q2K_STEP(VUSHR, 6, H03, DOT) \
+	WORD $0x6f950a30 /* mla v16.4s, v17.4s, v21.s[2] */ \
+	WORD $0x6fb50a50 /* mla v16.4s, v18.4s, v21.s[3] */ \
+	VLD1.P 32(R12), [V0.B16, V1.B16] \
+	Q2K_STEP(VSHL, 0, H10, DOT) \
+	WORD $0x6f960230 /* mla v16.4s, v17.4s, v22.s[0] */ \
+	WORD $0x6fb60250 /* mla v16.4s, v18.4s, v22.s[1] */ \
+	Q2K_STEP(VUSHR, 2, H11, DOT) \
+	WORD $0x6f960a30 /* mla v16.4s, v17.4s, v22.s[2] */ \
+	WORD $0x6fb60a50 /* mla v16.4s, v18.4s, v22.s[3] */ \
+	Q2K_STEP(VUSHR, 4, H12, DOT) \
+	WORD $0x6f970230 /* mla v16.4s, v17.4s, v23.s[0] */ \
+	WORD $0x6fb70250 /* mla v16.4s, v18.4s, v23.s[1] */ \
+	Q2K_STEP(VUSHR, 6, H13, DOT) \
+	WORD $0x6f970a30 /* mla v16.4s, v17.4s, v23.s[2] */ \
+	WORD $0x6fb70a50 /* mla v16.4s, v18.4s, v23.s[3] */
+
+// K_SCALES16 widens the 16 int8 scales in V24 to int16 (V25, V26) and int32
+// (V20..V23), and forms Σ scale_g·bsums[g] of the activation block at R1 in
+// the int32x4 V27.
+#define K_SCALES16 \
+	WORD $0x0f08a719 /* sxtl v25.8h, v24.8b */ \
+	WORD $0x4f08a71a /* sxtl2 v26.8h, v24.16b */ \
+	WORD $0x0f10a734 /* sxtl v20.4s, v25.4h */ \
+	WORD $0x4f10a735 /* sxtl2 v21.4s, v25.8h */ \
+	WORD $0x0f10a756 /* sxtl v22.4s, v26.4h */ \
+	WORD $0x4f10a757 /* sxtl2 v23.4s, v26.8h */ \
+	ADD $260, R1, R12 \
+	VLD1 (R12), [V6.H8, V7.H8] \
+	WORD $0x0e79c0db /* smull v27.4s, v6.4h, v25.4h */ \
+	WORD $0x4e7980db /* smlal2 v27.4s, v6.8h, v25.8h */ \
+	WORD $0x0e7a80fb /* smlal v27.4s, v7.4h, v26.4h */ \
+	WORD $0x4e7a80fb /* smlal2 v27.4s, v7.8h, v26.8h */
+
+// Q3K_ROWS runs the row and block loops of q3_K. Per block, as dotQ3_K: the
+// 6-bit scales unpack with 64-bit integer ops and, minus 32, widen to int32;
+// the values 0..7 (quant + 4) multiply the activations, and
+// isum = Σ sc_g·Σ v·y - 4·Σ sc_g·bsums[g]; sum += f16(d)·dy·isum (FMADD).
+#define Q3K_ROWS(DOT) \
+	VMOVI $3, V31.B16 \
+	VMOVI $4, V29.B16 \
+	VMOVI $32, V28.B16 \
+q3row: \
+	MOVD R15, R1 \
+	MOVD R2, R5 \
+	VEOR V30.B16, V30.B16, V30.B16 \
+q3blk: \
+	MOVD 96(R0), R6 \
+	MOVWU 104(R0), R7 \
+	AND $0x0f0f0f0f0f0f0f0f, R6, R8 \
+	LSR $4, R6, R9 \
+	AND $0x0f0f0f0f0f0f0f0f, R9 \
+	ANDW $0x03030303, R7, R10 \
+	LSRW $2, R7, R11 \
+	ANDW $0x03030303, R11 \
+	ORR R11<<32, R10, R10 \
+	LSRW $4, R7, R11 \
+	ANDW $0x03030303, R11 \
+	LSRW $6, R7, R12 \
+	ANDW $0x03030303, R12 \
+	ORR R12<<32, R11, R11 \
+	ORR R10<<4, R8, R8 \
+	ORR R11<<4, R9, R9 \
+	VMOV R8, V24.D[0] \
+	VMOV R9, V24.D[1] \
+	VSUB V28.B16, V24.B16, V24.B16 \
+	K_SCALES16 \
+	VLD1 (R0), [V4.B16, V5.B16] \
+	ADD $32, R0, R12 \
+	ADD $4, R1, R13 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	Q2K_STEPS(DOT, Q3K_HIGH(VSHL, 2), Q3K_HIGH(VSHL, 1), Q3K_HIGH(VSHL, 0), Q3K_HIGH(VUSHR, 1), Q3K_HIGH(VUSHR, 2), Q3K_HIGH(VUSHR, 3), Q3K_HIGH(VUSHR, 4), Q3K_HIGH(VUSHR, 5)) \
+	VSHL $2, V27.S4, V27.S4 \
+	VSUB V27.S4, V16.S4, V16.S4 \
+	WORD $0x4eb1ba10 /* addv s16, v16.4s */ \
+	WORD $0x5e21da10 /* scvtf s16, s16 */ \
+	MOVHU 108(R0), R6 \
+	FMOVS R6, F20 \
+	FCVTHS F20, F20 \
+	FMOVS (R1), F22 \
+	FMULS F22, F20 \
+	FMADDS F16, F30, F20, F30 \
+	ADD $110, R0 \
+	ADD $292, R1 \
+	SUBS $1, R5 \
+	BNE q3blk \
+	CBZ R4, q3next \
+	FMOVS.P F30, 4(R4) \
+q3next: \
+	SUBS $1, R3 \
+	BNE q3row
+
+// func mvQ3KNEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotQ3_K), per row:
+//
+//	for i := 0; i < n/256; i++ {
+//		x, y := w[110*i:110*i+110], a[292*i:292*i+292]
+//		var sc [16]int8
+//		q3KUnpackScales(x[96:108], &sc)
+//		var isum int32
+//		for e0 := 0; e0 < 256; e0 += 16 {
+//			k, j, h := e0/128, e0%128/32, e0%32/16
+//			q := x[32+32*k+16*h:]
+//			hm := x[16*h:]
+//			var s int32
+//			for l := 0; l < 16; l++ {
+//				v := int32(q[l] >> (2 * j) & 3)
+//				if hm[l]>>(4*k+j)&1 == 0 {
+//					v -= 4
+//				}
+//				s += v * int32(int8(y[4+e0+l]))
+//			}
+//			isum += (int32(sc[e0/16]) - 32) * s
+//		}
+//		sum += f16(x[108:]) * q8KScale(y) * float32(isum)
+//	}
+TEXT ·mvQ3KNEON(SB), NOSPLIT, $0-92
+	MV_ARGS
+	Q3K_ROWS(Q2K_DOT_NEON)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ3KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvQ3KNEON with SDOT.
+TEXT ·mvQ3KDotProd(SB), NOSPLIT, $0-92
+	MV_ARGS
+	Q3K_ROWS(Q2K_DOT_DOTPROD)
+	FMOVS F30, ret+88(FP)
+	RET
