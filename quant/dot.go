@@ -109,7 +109,7 @@ func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 // and for QuantizeActivations to q8_K and q8_0. On arm64 the assembly
 // kernels are the q4_K, q5_K, q6_K, q8_0 and q4_0 MatVec/Dot and MatMul
 // (four tokens at a time; q8_0 and q4_0 with SMMLA where the CPU has i8mm),
-// and the f16, bf16 and f32 MatVec/Dot; see ARM64.md. With AVX-512, MatMul of
+// and the q2_K, q3_K, f16, bf16 and f32 MatVec/Dot; see ARM64.md. With AVX-512, MatMul of
 // q4_K, q5_K and q6_K weights by 24 tokens or more (prefill) goes through a
 // GEMM that unpacks 16 weight rows at a time into a scratch panel, per call,
 // and multiplies them by 8 tokens at once (gemm_amd64.go): about twice the

@@ -46,6 +46,12 @@ func mvQ3KNEON(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ3KDotProd(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ2KNEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ2KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvF16NEON(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -108,6 +114,7 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 		gguf.TypeQ5_K: mvQ5KNEON,
 		gguf.TypeQ6_K: mvQ6KNEON,
 		gguf.TypeQ3_K: mvQ3KNEON,
+		gguf.TypeQ2_K: mvQ2KNEON,
 		gguf.TypeF16:  mvF16NEON,
 		gguf.TypeBF16: mvBF16NEON,
 		gguf.TypeF32:  mvF32NEON,
@@ -119,6 +126,7 @@ var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 		gguf.TypeQ5_K: mvQ5KDotProd,
 		gguf.TypeQ6_K: mvQ6KDotProd,
 		gguf.TypeQ3_K: mvQ3KDotProd,
+		gguf.TypeQ2_K: mvQ2KDotProd,
 		gguf.TypeF16:  mvF16NEON,
 		gguf.TypeBF16: mvBF16NEON,
 		gguf.TypeF32:  mvF32NEON,

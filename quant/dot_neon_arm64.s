@@ -809,16 +809,19 @@ TEXT ·mvF32NEON(SB), NOSPLIT, $0-92
 	WORD $0x6f970a30 /* mla v16.4s, v17.4s, v23.s[2] */ \
 	WORD $0x6fb70a50 /* mla v16.4s, v18.4s, v23.s[3] */
 
-// K_SCALES16 widens the 16 int8 scales in V24 to int16 (V25, V26) and int32
-// (V20..V23), and forms Σ scale_g·bsums[g] of the activation block at R1 in
-// the int32x4 V27.
-#define K_SCALES16 \
+// K_WIDEN16 widens the 16 int8 scales in V24 to int16 (V25, V26) and int32
+// (V20..V23).
+#define K_WIDEN16 \
 	WORD $0x0f08a719 /* sxtl v25.8h, v24.8b */ \
 	WORD $0x4f08a71a /* sxtl2 v26.8h, v24.16b */ \
 	WORD $0x0f10a734 /* sxtl v20.4s, v25.4h */ \
 	WORD $0x4f10a735 /* sxtl2 v21.4s, v25.8h */ \
 	WORD $0x0f10a756 /* sxtl v22.4s, v26.4h */ \
-	WORD $0x4f10a757 /* sxtl2 v23.4s, v26.8h */ \
+	WORD $0x4f10a757 /* sxtl2 v23.4s, v26.8h */
+
+// K_BSUMS16 forms Σ c_g·bsums[g] of the activation block at R1 in the
+// int32x4 V27, with the 16 int16 coefficients c_g in V25, V26.
+#define K_BSUMS16 \
 	ADD $260, R1, R12 \
 	VLD1 (R12), [V6.H8, V7.H8] \
 	WORD $0x0e79c0db /* smull v27.4s, v6.4h, v25.4h */ \
@@ -858,7 +861,8 @@ q3blk: \
 	VMOV R8, V24.D[0] \
 	VMOV R9, V24.D[1] \
 	VSUB V28.B16, V24.B16, V24.B16 \
-	K_SCALES16 \
+	K_WIDEN16 \
+	K_BSUMS16 \
 	VLD1 (R0), [V4.B16, V5.B16] \
 	ADD $32, R0, R12 \
 	ADD $4, R1, R13 \
@@ -921,5 +925,91 @@ TEXT ·mvQ3KNEON(SB), NOSPLIT, $0-92
 TEXT ·mvQ3KDotProd(SB), NOSPLIT, $0-92
 	MV_ARGS
 	Q3K_ROWS(Q2K_DOT_DOTPROD)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// Q2K_ROWS runs the row and block loops of q2_K. Per block, as dotQ2_K: the
+// scales (low nibbles, V24) widen to int32 for isum = Σ sc_g·Σ q·y in V16,
+// the mins (high nibbles) to int16 for msum = Σ m_g·bsums[g] in V27; then
+// sum += dy·f16(d)·isum - dy·f16(dmin)·msum (the last product fused, FMSUB).
+#define Q2K_ROWS(DOT) \
+	VMOVI $3, V31.B16 \
+	VMOVI $15, V28.B16 \
+q2row: \
+	MOVD R15, R1 \
+	MOVD R2, R5 \
+	VEOR V30.B16, V30.B16, V30.B16 \
+q2blk: \
+	VLD1 (R0), [V19.B16] \
+	VAND V28.B16, V19.B16, V24.B16 \
+	VUSHR $4, V19.B16, V19.B16 \
+	K_WIDEN16 \
+	WORD $0x0f08a679 /* sxtl v25.8h, v19.8b */ \
+	WORD $0x4f08a67a /* sxtl2 v26.8h, v19.16b */ \
+	K_BSUMS16 \
+	ADD $16, R0, R12 \
+	ADD $4, R1, R13 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	Q2K_STEPS(DOT, Q2K_NOHIGH, Q2K_NOHIGH, Q2K_NOHIGH, Q2K_NOHIGH, Q2K_NOHIGH, Q2K_NOHIGH, Q2K_NOHIGH, Q2K_NOHIGH) \
+	WORD $0x4eb1ba10 /* addv s16, v16.4s */ \
+	WORD $0x4eb1bb7b /* addv s27, v27.4s */ \
+	WORD $0x5e21da10 /* scvtf s16, s16 */ \
+	WORD $0x5e21db7b /* scvtf s27, s27 */ \
+	MOVHU 80(R0), R6 \
+	FMOVS R6, F20 \
+	FCVTHS F20, F20 \
+	MOVHU 82(R0), R7 \
+	FMOVS R7, F21 \
+	FCVTHS F21, F21 \
+	FMOVS (R1), F22 \
+	FMULS F20, F22, F23 \
+	FMULS F21, F22, F24 \
+	FMULS F16, F23 \
+	FMSUBS F27, F23, F24, F23 \
+	FADDS F23, F30 \
+	ADD $84, R0 \
+	ADD $292, R1 \
+	SUBS $1, R5 \
+	BNE q2blk \
+	CBZ R4, q2next \
+	FMOVS.P F30, 4(R4) \
+q2next: \
+	SUBS $1, R3 \
+	BNE q2row
+
+// func mvQ2KNEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotQ2_K), per row:
+//
+//	for i := 0; i < n/256; i++ {
+//		x, y := w[84*i:84*i+84], a[292*i:292*i+292]
+//		var isum, msum int32
+//		for g := 0; g < 16; g++ {
+//			msum += int32(x[g]>>4) * q8KBsum(y, g)
+//		}
+//		for e0 := 0; e0 < 256; e0 += 16 {
+//			k, j, h := e0/128, e0%128/32, e0%32/16
+//			q := x[16+32*k+16*h:]
+//			var s int32
+//			for l := 0; l < 16; l++ {
+//				s += int32(q[l]>>(2*j)&3) * int32(int8(y[4+e0+l]))
+//			}
+//			isum += int32(x[e0/16]&0xf) * s
+//		}
+//		dy := q8KScale(y)
+//		sum += dy*f16(x[80:])*float32(isum) - dy*f16(x[82:])*float32(msum)
+//	}
+TEXT ·mvQ2KNEON(SB), NOSPLIT, $0-92
+	MV_ARGS
+	Q2K_ROWS(Q2K_DOT_NEON)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvQ2KDotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvQ2KNEON with SDOT.
+TEXT ·mvQ2KDotProd(SB), NOSPLIT, $0-92
+	MV_ARGS
+	Q2K_ROWS(Q2K_DOT_DOTPROD)
 	FMOVS F30, ret+88(FP)
 	RET
