@@ -401,6 +401,28 @@ TEXT ·mvQ5KDotProd(SB), NOSPLIT, $0-92
 	FMOVS F30, ret+88(FP)
 	RET
 
+// ---- helpers of the K-quants with 16 scales (q6_K, q3_K, q2_K) ---------
+
+// K_WIDEN16 widens the 16 int8 scales in V24 to int16 (V25, V26) and int32
+// (V20..V23).
+#define K_WIDEN16 \
+	WORD $0x0f08a719 /* sxtl v25.8h, v24.8b */ \
+	WORD $0x4f08a71a /* sxtl2 v26.8h, v24.16b */ \
+	WORD $0x0f10a734 /* sxtl v20.4s, v25.4h */ \
+	WORD $0x4f10a735 /* sxtl2 v21.4s, v25.8h */ \
+	WORD $0x0f10a756 /* sxtl v22.4s, v26.4h */ \
+	WORD $0x4f10a757 /* sxtl2 v23.4s, v26.8h */
+
+// K_BSUMS16 forms Σ c_g·bsums[g] of the activation block at R1 in the
+// int32x4 V27, with the 16 int16 coefficients c_g in V25, V26.
+#define K_BSUMS16 \
+	ADD $260, R1, R12 \
+	VLD1 (R12), [V6.H8, V7.H8] \
+	WORD $0x0e79c0db /* smull v27.4s, v6.4h, v25.4h */ \
+	WORD $0x4e7980db /* smlal2 v27.4s, v6.8h, v25.8h */ \
+	WORD $0x0e7a80fb /* smlal v27.4s, v7.4h, v26.4h */ \
+	WORD $0x4e7a80fb /* smlal2 v27.4s, v7.8h, v26.8h */
+
 // ---- q6_K ----------------------------------------------------------------
 
 // Q6_K block (210 bytes): ql [128]u8 | qh [64]u8 | scales [16]int8 | d f16.
@@ -493,18 +515,8 @@ q6krow: \
 q6kblk: \
 	ADD $192, R0, R12 \
 	VLD1 (R12), [V24.B16] \
-	WORD $0x0f08a719 /* sxtl v25.8h, v24.8b */ \
-	WORD $0x4f08a71a /* sxtl2 v26.8h, v24.16b */ \
-	WORD $0x0f10a734 /* sxtl v20.4s, v25.4h */ \
-	WORD $0x4f10a735 /* sxtl2 v21.4s, v25.8h */ \
-	WORD $0x0f10a756 /* sxtl v22.4s, v26.4h */ \
-	WORD $0x4f10a757 /* sxtl2 v23.4s, v26.8h */ \
-	ADD $260, R1, R12 \
-	VLD1 (R12), [V6.H8, V7.H8] \
-	WORD $0x0e79c0db /* smull v27.4s, v6.4h, v25.4h */ \
-	WORD $0x4e7980db /* smlal2 v27.4s, v6.8h, v25.8h */ \
-	WORD $0x0e7a80fb /* smlal v27.4s, v7.4h, v26.4h */ \
-	WORD $0x4e7a80fb /* smlal2 v27.4s, v7.8h, v26.8h */ \
+	K_WIDEN16 \
+	K_BSUMS16 \
 	MOVD R0, R12 \
 	ADD $128, R0, R13 \
 	ADD $4, R1, R14 \
@@ -808,26 +820,6 @@ TEXT ·mvF32NEON(SB), NOSPLIT, $0-92
 	Q2K_STEP(VUSHR, 6, H13, DOT) \
 	WORD $0x6f970a30 /* mla v16.4s, v17.4s, v23.s[2] */ \
 	WORD $0x6fb70a50 /* mla v16.4s, v18.4s, v23.s[3] */
-
-// K_WIDEN16 widens the 16 int8 scales in V24 to int16 (V25, V26) and int32
-// (V20..V23).
-#define K_WIDEN16 \
-	WORD $0x0f08a719 /* sxtl v25.8h, v24.8b */ \
-	WORD $0x4f08a71a /* sxtl2 v26.8h, v24.16b */ \
-	WORD $0x0f10a734 /* sxtl v20.4s, v25.4h */ \
-	WORD $0x4f10a735 /* sxtl2 v21.4s, v25.8h */ \
-	WORD $0x0f10a756 /* sxtl v22.4s, v26.4h */ \
-	WORD $0x4f10a757 /* sxtl2 v23.4s, v26.8h */
-
-// K_BSUMS16 forms Σ c_g·bsums[g] of the activation block at R1 in the
-// int32x4 V27, with the 16 int16 coefficients c_g in V25, V26.
-#define K_BSUMS16 \
-	ADD $260, R1, R12 \
-	VLD1 (R12), [V6.H8, V7.H8] \
-	WORD $0x0e79c0db /* smull v27.4s, v6.4h, v25.4h */ \
-	WORD $0x4e7980db /* smlal2 v27.4s, v6.8h, v25.8h */ \
-	WORD $0x0e7a80fb /* smlal v27.4s, v7.4h, v26.4h */ \
-	WORD $0x4e7a80fb /* smlal2 v27.4s, v7.8h, v26.8h */
 
 // Q3K_ROWS runs the row and block loops of q3_K. Per block, as dotQ3_K: the
 // 6-bit scales unpack with 64-bit integer ops and, minus 32, widen to int32;
