@@ -430,8 +430,8 @@ TEXT ·mvQ5KDotProd(SB), NOSPLIT, $0-92
 // ql[64H+32(p%2):] (low nibbles for p < 2, high ones for p >= 2) and its top
 // two bits in bits 2p, 2p+1 of qh[32H:32H+32]. The kernels multiply the
 // unsigned 6-bit values q and take 32·Σ sc_g·bsums[g] off afterwards
-// (q - 32 is the quant), so four products q·y (at most 4·63·128 = 32256)
-// still fit the NEON variant's int16 lanes.
+// (q - 32 is the quant); the NEON variant sums two products q·y (at most
+// 2·63·128 = 16128 in magnitude) in each int16 lane.
 //
 // Per quarter pair, V12..V15 hold the 6-bit values of groups (of 16) with
 // activations V8..V11; the dot macros leave the four groups' int32 partial
