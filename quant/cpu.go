@@ -2,18 +2,23 @@ package quant
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/smolgo/smolgo/gguf"
 )
 
-// isaLevel is a kernel family. Higher levels need more CPU features; each level
-// falls back to the one below for the weight types it has no kernel for.
+// isaLevel is a kernel family. Higher levels of one architecture need more
+// CPU features; each level falls back to the one below for the weight types
+// it has no kernel for.
 type isaLevel int
 
 const (
 	levelGeneric isaLevel = iota // pure Go, the reference
-	levelAVX2                    // AVX2 + FMA + F16C
-	levelAVX512                  // AVX-512 F/BW/VL + VNNI (+ BF16 for bf16 weights)
+	levelAVX2                    // amd64: AVX2 + FMA + F16C
+	levelAVX512                  // amd64: AVX-512 F/BW/VL + VNNI (+ BF16 for bf16 weights)
+	levelNEON                    // arm64: Advanced SIMD of ARMv8.0 (SMULL, SADALP)
+	levelDotProd                 // arm64: NEON + SDOT (FEAT_DotProd)
+	levelI8MM                    // arm64: dotprod + SMMLA (FEAT_I8MM)
 )
 
 func (l isaLevel) String() string {
@@ -22,8 +27,25 @@ func (l isaLevel) String() string {
 		return "avx2"
 	case levelAVX512:
 		return "avx512"
+	case levelNEON:
+		return "neon"
+	case levelDotProd:
+		return "dotprod"
+	case levelI8MM:
+		return "i8mm"
 	}
 	return "generic"
+}
+
+// arch is the GOARCH whose assembly level l runs ("" for the pure Go level).
+func (l isaLevel) arch() string {
+	switch l {
+	case levelAVX2, levelAVX512:
+		return "amd64"
+	case levelNEON, levelDotProd, levelI8MM:
+		return "arm64"
+	}
+	return ""
 }
 
 // kernelSet is the dispatch table of one isaLevel. It is filled once by
@@ -69,7 +91,9 @@ func newKernelSet(level isaLevel) *kernelSet {
 func supportedLevels() []isaLevel {
 	var ls []isaLevel
 	for l := levelGeneric; l <= detectLevel(); l++ {
-		ls = append(ls, l)
+		if a := l.arch(); a == "" || a == runtime.GOARCH {
+			ls = append(ls, l)
+		}
 	}
 	return ls
 }

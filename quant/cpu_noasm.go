@@ -1,9 +1,9 @@
-//go:build !gc || purego || !amd64
+//go:build !gc || purego || !(amd64 || arm64)
 
 package quant
 
-// Without assembly (the purego tag, or an architecture other than amd64) only
-// the pure Go kernels exist.
+// Without assembly (the purego tag, or an architecture other than amd64 and
+// arm64) only the pure Go kernels exist.
 
 func detectLevel() isaLevel { return levelGeneric }
 

@@ -94,12 +94,15 @@ type MatMulFunc func(n int, w []byte, nrows int, a []byte, ntok int, out []float
 // MatMul returns the batched kernel for weights of type w.
 func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 
-// Path names the kernel set in use on this CPU: "avx512" (AVX-512 F, BW and
-// VL with VNNI), "avx2" (AVX2 with FMA and F16C) or "generic" (the pure Go
-// reference, which the purego build tag forces and other architectures use).
-// The CPU's features are read once, at start-up, with golang.org/x/sys/cpu,
-// which honours GODEBUG: GODEBUG=cpu.avx512f=off selects the AVX2 kernels,
-// cpu.avx2=off the pure Go ones. Tools such as examples/bench print it.
+// Path names the kernel set in use on this CPU: on amd64 "avx512" (AVX-512
+// F, BW and VL with VNNI) or "avx2" (AVX2 with FMA and F16C); on arm64
+// "dotprod" (Advanced SIMD with SDOT) or "neon" (Advanced SIMD of ARMv8.0);
+// or "generic" (the pure Go reference, which the purego build tag forces and
+// other architectures use). The CPU's features are read once, at start-up,
+// with golang.org/x/sys/cpu, which honours GODEBUG: GODEBUG=cpu.avx512f=off
+// selects the AVX2 kernels, cpu.avx2=off the pure Go ones; on arm64
+// cpu.asimddp=off selects the NEON kernels, cpu.asimd=off the pure Go ones.
+// Tools such as examples/bench print it.
 //
 // Assembly kernels exist for these weight types (the others run the pure Go
 // code on every path):
@@ -109,7 +112,10 @@ func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 //	q2_K, q3_K, f16, bf16, f32          MatVec/Dot (f16/bf16/f32 rows of a multiple of 32)
 //	q4_1, q5_0, q5_1, iq4_nl            none: pure Go
 //
-// and for QuantizeActivations to q8_K and q8_0. With AVX-512, MatMul of
+// and for QuantizeActivations to q8_K and q8_0. On arm64 the assembly
+// kernels are the q4_K, q5_K, q6_K, q8_0 and q4_0 MatVec/Dot and MatMul
+// (four tokens at a time; q8_0 and q4_0 with SMMLA where the CPU has i8mm),
+// and the q2_K, q3_K, f16, bf16 and f32 MatVec/Dot; see ARM64.md. With AVX-512, MatMul of
 // q4_K, q5_K and q6_K weights by 24 tokens or more (prefill) goes through a
 // GEMM that unpacks 16 weight rows at a time into a scratch panel, per call,
 // and multiplies them by 8 tokens at once (gemm_amd64.go): about twice the
