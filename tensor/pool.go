@@ -127,7 +127,7 @@ func (p *Pool) Run(n, grain int, job Job) {
 	t.next.Store(0)
 	t.done.Store(0)
 	t.waiting.Store(false)
-	p.cur.Store(t)
+	p.cur.Swap(t) // a full fence before reading the sleeping flags
 	for _, w := range p.workers {
 		if w.sleeping.CompareAndSwap(true, false) {
 			w.wake <- struct{}{}
@@ -139,7 +139,15 @@ func (p *Pool) Run(n, grain int, job Job) {
 		deadline := time.Now().Add(spinFor)
 		for i := 0; t.done.Load() != t.nchunks; i++ {
 			if i%64 == 63 && time.Now().After(deadline) {
-				t.waiting.Store(true)
+				// Swap, not Store: the flag and done form a Dekker pair
+				// (we set waiting then read done; the last finisher adds
+				// to done then reads waiting). Go's atomics are
+				// sequentially consistent, but qemu-user emulates arm64's
+				// STLR-then-LDAR with a plain x86 store and load that the
+				// host may reorder, so one side could miss the other and
+				// both would sleep. A read-modify-write is a full fence
+				// everywhere.
+				t.waiting.Swap(true)
 				for t.done.Load() != t.nchunks {
 					<-t.wake
 				}
@@ -197,7 +205,7 @@ func (p *Pool) work(w *worker) {
 			return
 		}
 		if !p.spin || (i%64 == 63 && time.Since(idleSince) > spinFor) {
-			w.sleeping.Store(true)
+			w.sleeping.Swap(true) // a full fence before reading cur, as in Run's wait
 			if t := p.cur.Load(); (t != nil && t.gen.Load() != last) || p.closed.Load() {
 				if !w.sleeping.CompareAndSwap(true, false) {
 					<-w.wake // Run or Close claimed us and sends a wake-up
