@@ -295,8 +295,8 @@ func (s *scheduler) waitForMembersLocked() {
 
 // pickLocked chooses the requests of the next step and removes them from
 // pending: every decode request that fits the token budget, then prompt
-// chunks: one chunk of one prompt if anyone decodes, else as many whole
-// chunks of as many prompts as fit.
+// chunks: one chunk of one prompt if any member decodes (here or not), else
+// as many whole chunks of as many prompts as fit.
 func (s *scheduler) pickLocked() []*request {
 	reqs := s.running[:0]
 	left := s.budget
@@ -306,7 +306,16 @@ func (s *scheduler) pickLocked() []*request {
 			left -= len(r.tokens)
 		}
 	}
-	decoding := len(reqs) > 0
+	// A member that is not here with a prompt chunk is decoding, even if
+	// its request missed this step (it was still sampling or streaming):
+	// its next token must not wait behind many chunks either.
+	prompts := 0
+	for _, r := range s.pending {
+		if r.prefill {
+			prompts++
+		}
+	}
+	decoding := len(reqs) > 0 || s.members > prompts
 	for _, r := range s.pending {
 		if !r.prefill {
 			continue
