@@ -21,7 +21,15 @@
 // the total decode rate of the N streams (median over -reps), par_stream_tps
 // each stream's own rate and par_mean_batch the sequences per forward step
 // (see benchParallel). -speculate turns lookup speculative decoding on in
-// those sessions (par_draft_tokens, par_accepted_tokens).
+// those sessions (par_draft_tokens, par_accepted_tokens). -arrive P adds a
+// P-token prompt arriving while those sessions decode and reports how long
+// their tokens wait meanwhile (see benchArrival):
+//
+//	go run ./examples/bench -model F -threads 2 -pp 0 -tg 64 -parallel 3 -arrive 2000 -pass-cost
+//
+// -pass-cost prints the time of one forward pass of k tokens for k = 1, 2,
+// 4, 8, 16 and the prefill chunk (see benchPassCost): the curve that
+// batching and speculation trade on.
 //
 // Decode reads every weight once per token, so its speed is bounded by how
 // fast the machine streams memory. After the speed runs bench measures that
@@ -93,6 +101,18 @@ type result struct {
 	ParMeanBatch []float64 `json:"par_mean_batch,omitempty"`
 	ParDraft     int       `json:"par_draft_tokens,omitempty"`
 	ParAccepted  int       `json:"par_accepted_tokens,omitempty"`
+
+	// -pass-cost (see benchPassCost).
+	PassK    []int     `json:"pass_k,omitempty"`
+	PassMs   []float64 `json:"pass_ms,omitempty"`
+	PassCost []float64 `json:"pass_cost,omitempty"`
+
+	// -arrive P with -parallel N (see benchArrival).
+	Arrive         int     `json:"arrive,omitempty"`
+	ArriveFirstS   float64 `json:"arrive_first_token_s,omitempty"`
+	ArriveStepMs   float64 `json:"arrive_step_ms,omitempty"`
+	ArriveMaxGapMs float64 `json:"arrive_max_gap_ms,omitempty"`
+	DecodeGapMs    float64 `json:"decode_gap_ms,omitempty"`
 }
 
 // params are the flags.
@@ -101,8 +121,8 @@ type params struct {
 	threads, pp, tg, tgPrompt, reps int
 	kv, device                      string
 	seed                            uint64
-	roofline, speculate             bool
-	parallel                        int
+	roofline, speculate, passCost   bool
+	parallel, arrive                int
 }
 
 func main() {
@@ -118,6 +138,8 @@ func main() {
 	flag.Uint64Var(&p.seed, "seed", 1, "seed of the random prompt tokens")
 	flag.BoolVar(&p.roofline, "roofline", true, "measure the memory read rate of the weights (decode's bound)")
 	flag.IntVar(&p.parallel, "parallel", 0, "also decode -tg tokens in `N` sessions of the model at once (0: off)")
+	flag.BoolVar(&p.passCost, "pass-cost", false, "print the time of one pass of k tokens for k = 1, 2, 4, 8, 16 and the prefill chunk")
+	flag.IntVar(&p.arrive, "arrive", 0, "with -parallel N: a prompt of `P` tokens arrives while the N streams decode; print how long their tokens wait")
 	flag.BoolVar(&p.speculate, "speculate", false, "lookup speculative decoding in the -parallel sessions")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -140,6 +162,9 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 	if p.parallel > 0 && p.tg == 0 {
 		return fmt.Errorf("-parallel %d needs -tg > 0", p.parallel)
 	}
+	if p.arrive < 0 || p.arrive > 0 && (p.parallel == 0 || p.tg < 8) {
+		return fmt.Errorf("-arrive %d needs -parallel > 0 and -tg >= 8", p.arrive)
+	}
 	kv, err := llama.ParseKVType(p.kv)
 	if err != nil {
 		return fmt.Errorf("-kv: %w", err)
@@ -149,10 +174,10 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 	if err != nil {
 		return err
 	}
-	need := max(p.pp, p.tgPrompt+p.tg) + 1
+	need := max(p.pp, p.tgPrompt+p.tg, p.arrive, p.tgPrompt+engine.DefaultPrefillChunk) + 1
 	opts := []engine.Option{engine.WithThreads(p.threads), engine.WithKVType(p.kv), engine.WithContext(need),
 		engine.WithLogger(log), engine.WithDevice(p.device), engine.WithSpeculation(p.speculate),
-		engine.WithMaxSequences(max(p.parallel, engine.DefaultMaxSequences))}
+		engine.WithMaxSequences(max(p.parallel+min(p.arrive, 1), engine.DefaultMaxSequences))}
 
 	// Load -reps times; keep the last model.
 	var m *engine.Model
@@ -237,8 +262,18 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 			log.Info("decode", "rep", i+1, "tokens", p.tg, "tokens_per_s", round(tps))
 		}
 	}
+	if p.passCost {
+		if err := benchPassCost(ctx, log, b, cache, p, tokens, logits, &res); err != nil {
+			return err
+		}
+	}
 	if p.parallel > 0 {
 		if err := benchParallel(ctx, log, m, p, tokens, &res); err != nil {
+			return err
+		}
+	}
+	if p.arrive > 0 {
+		if err := benchArrival(ctx, log, m, p, tokens, &res); err != nil {
 			return err
 		}
 	}
@@ -361,6 +396,12 @@ type finished struct {
 // generateAll runs one raw-prompt generation in each session at once and
 // waits for all of them.
 func generateAll(ctx context.Context, sessions []*engine.Session, prompts [][]int32, opts engine.GenerateOptions) ([]finished, error) {
+	return generateAllTimed(ctx, sessions, prompts, opts, nil)
+}
+
+// generateAllTimed is generateAll that also calls onText(i, ev, now), when
+// onText is not nil, from session i's goroutine at each piece of its text.
+func generateAllTimed(ctx context.Context, sessions []*engine.Session, prompts [][]int32, opts engine.GenerateOptions, onText func(int, engine.Event, time.Time)) ([]finished, error) {
 	runs := make([]finished, len(sessions))
 	errs := make([]error, len(sessions))
 	var wg sync.WaitGroup
@@ -375,7 +416,12 @@ func generateAll(ctx context.Context, sessions []*engine.Session, prompts [][]in
 					errs[i] = fmt.Errorf("parallel session %d: %w", i, err)
 					return
 				}
-				if ev.Kind == engine.EventDone {
+				switch ev.Kind {
+				case engine.EventContent, engine.EventReasoning:
+					if onText != nil {
+						onText(i, ev, time.Now())
+					}
+				case engine.EventDone:
 					runs[i] = finished{stats: *ev.Stats, end: time.Now()}
 				}
 			}

@@ -91,3 +91,34 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPassCost checks the k-token pass curve: one entry per size, the
+// first the unit.
+func TestPassCost(t *testing.T) {
+	p := tinyParams()
+	p.passCost = true
+	r := runTiny(t, p)
+	if len(r.PassK) != len(passSizes) || len(r.PassMs) != len(passSizes) || len(r.PassCost) != len(passSizes) {
+		t.Fatalf("pass cost for %v: k %v, ms %v, cost %v", passSizes, r.PassK, r.PassMs, r.PassCost)
+	}
+	if r.PassCost[0] != 1 {
+		t.Errorf("pass_cost[0] = %v, want 1", r.PassCost[0])
+	}
+	for i, ms := range r.PassMs {
+		if ms <= 0 {
+			t.Errorf("pass of %d tokens took %v ms", r.PassK[i], ms)
+		}
+	}
+}
+
+// TestArrival has a 300-token prompt arrive while two streams decode: the
+// streams' waits before and during it are reported, and the newcomer got
+// its first token.
+func TestArrival(t *testing.T) {
+	p := tinyParams()
+	p.pp, p.tg, p.parallel, p.arrive = 0, 64, 2, 300
+	r := runTiny(t, p)
+	if r.Arrive != 300 || r.ArriveFirstS <= 0 || r.ArriveMaxGapMs <= 0 || r.DecodeGapMs <= 0 {
+		t.Errorf("arrival not measured: %+v", r)
+	}
+}
