@@ -277,8 +277,12 @@ func (s *scheduler) waitForMembersLocked() {
 	if len(s.pending) >= s.members {
 		return
 	}
-	grace := 200*time.Microsecond + s.lastStep/50
-	deadline := time.Now().Add(min(grace, 5*time.Millisecond))
+	// Up to a twentieth of the last step (at most 250 ms): sampling and
+	// streaming a token take a millisecond or two per member over a large
+	// vocabulary, more on a busy machine, and a member that misses a long
+	// step (a prompt chunk) waits a whole step more for its token.
+	grace := 200*time.Microsecond + s.lastStep/20
+	deadline := time.Now().Add(min(grace, 250*time.Millisecond))
 	for len(s.pending) < s.members && !s.closed {
 		left := time.Until(deadline)
 		if left <= 0 {
