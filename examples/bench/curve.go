@@ -56,8 +56,9 @@ func benchPassCost(ctx context.Context, log *slog.Logger, b engine.Backend, cach
 // longest wait between two tokens of a decoding stream while the prompt
 // ran (from its arrival to its first token), decode_gap_ms the median wait
 // before it arrived, arrive_first_token_s the newcomer's time to its first
-// token and arrive_step_ms that time over the steps it took: the mean
-// time of a step with a chunk in it. Only waits for a text event of exactly
+// token, arrive_step_ms that time over the steps it took (the mean time of
+// a step with a chunk in it) and arrive_mean_batch the sequences per step
+// meanwhile (all N streams and the newcomer in each: N+1). Only waits for a text event of exactly
 // one token count (a token that ends inside a UTF-8 character is held back
 // and comes out with the next).
 func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p params, tokens func(int) []int32, res *result) error {
@@ -81,7 +82,7 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 	quarter := make(chan struct{}, n)
 	type arrival struct {
 		start, first time.Time
-		steps        int64
+		steps, seqs  int64
 		err          error
 	}
 	arrived := make(chan arrival, 1)
@@ -96,7 +97,7 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 		}
 		s := m.NewSession()
 		defer s.Close()
-		before := m.Load().Steps
+		before := m.Load()
 		a := arrival{start: time.Now()}
 		for _, err := range s.Generate(ctx, nil, engine.GenerateOptions{RawPrompt: tokens(p.arrive), MaxTokens: 1}) {
 			if err != nil {
@@ -105,7 +106,8 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 			}
 			if a.first.IsZero() {
 				a.first = time.Now()
-				a.steps = m.Load().Steps - before
+				after := m.Load()
+				a.steps, a.seqs = after.Steps-before.Steps, after.StepSequences-before.StepSequences
 			}
 		}
 		arrived <- a
@@ -152,9 +154,10 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 	res.ArriveFirstS = round(a.first.Sub(a.start).Seconds())
 	res.ArriveMaxGapMs = round(float64(worst.Microseconds()) / 1000)
 	res.DecodeGapMs = round(median(before))
+	res.ArriveMeanBatch = round(float64(a.seqs) / float64(max(a.steps, 1)))
 	res.ArriveStepMs = round(float64(a.first.Sub(a.start).Microseconds()) / 1000 / float64(max(a.steps, 1)))
 	log.Info("arrival", "prompt", p.arrive, "streams", n, "first_token_s", res.ArriveFirstS,
-		"step_ms", res.ArriveStepMs, "max_gap_ms", res.ArriveMaxGapMs, "decode_gap_ms", res.DecodeGapMs)
+		"step_ms", res.ArriveStepMs, "mean_batch", res.ArriveMeanBatch, "max_gap_ms", res.ArriveMaxGapMs, "decode_gap_ms", res.DecodeGapMs)
 	return nil
 }
 

@@ -108,11 +108,12 @@ type result struct {
 	PassCost []float64 `json:"pass_cost,omitempty"`
 
 	// -arrive P with -parallel N (see benchArrival).
-	Arrive         int     `json:"arrive,omitempty"`
-	ArriveFirstS   float64 `json:"arrive_first_token_s,omitempty"`
-	ArriveStepMs   float64 `json:"arrive_step_ms,omitempty"`
-	ArriveMaxGapMs float64 `json:"arrive_max_gap_ms,omitempty"`
-	DecodeGapMs    float64 `json:"decode_gap_ms,omitempty"`
+	Arrive          int     `json:"arrive,omitempty"`
+	ArriveFirstS    float64 `json:"arrive_first_token_s,omitempty"`
+	ArriveStepMs    float64 `json:"arrive_step_ms,omitempty"`
+	ArriveMeanBatch float64 `json:"arrive_mean_batch,omitempty"`
+	ArriveMaxGapMs  float64 `json:"arrive_max_gap_ms,omitempty"`
+	DecodeGapMs     float64 `json:"decode_gap_ms,omitempty"`
 }
 
 // params are the flags.
