@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -287,6 +288,52 @@ func TestRealvocabEndToEnd(t *testing.T) {
 			if got := r.reasoning + r.content; !slices.Contains(c.Generated, 128002) && got != strings.TrimLeft(c.TextSkipSpecial, "\n") {
 				t.Errorf("streamed text %q, want %q", got, c.TextSkipSpecial)
 			}
+		})
+	}
+}
+
+// TestSpeculationGreedyIdentical: on real forward passes, greedy output
+// with lookup speculation on is token for token the output with it off,
+// although the drafts are checked in multi-token passes (other kernels than
+// the one-token mat-vec). The prompts repeat a random run of tokens, so the
+// lookup finds drafts to check.
+func TestSpeculationGreedyIdentical(t *testing.T) {
+	for _, name := range []string{"smollm3-tinyq-Q4_K_M.gguf", "smollm3-tinyq-Q8_0.gguf", "smollm3-tinyq-F16.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			m, err := Load(sharedtest.Path(t, "golden/models/"+name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			rng := rand.New(rand.NewPCG(7, 7))
+			drafted := 0
+			for trial := range 6 {
+				run := make([]int32, 12)
+				for i := range run {
+					run[i] = int32(20 + rng.IntN(300)) // ordinary tokens of the 337
+				}
+				var prompt []int32
+				for range 4 {
+					prompt = append(prompt, run...)
+				}
+				var got [2]result
+				for i, spec := range []bool{false, true} {
+					got[i] = collect(m.NewSession(), context.Background(), nil,
+						engine.GenerateOptions{RawPrompt: prompt, MaxTokens: 48, Logprobs: true, Speculation: ptr(spec)})
+					if got[i].err != nil {
+						t.Fatal(got[i].err)
+					}
+				}
+				off, on := got[0], got[1]
+				if !slices.Equal(on.tokens, off.tokens) || len(off.tokens) == 0 {
+					t.Fatalf("trial %d: speculation changed greedy output:\n on  %v\n off %v", trial, on.tokens, off.tokens)
+				}
+				drafted += on.stats.DraftTokens
+			}
+			if drafted == 0 {
+				t.Fatal("no draft was checked in any trial: the test proves nothing")
+			}
+			t.Logf("%d draft tokens checked", drafted)
 		})
 	}
 }
