@@ -114,6 +114,54 @@ func TestPrefillDoesNotStallDecoding(t *testing.T) {
 	}
 }
 
+// A decoder that misses steps (its caller is slow to take its tokens)
+// still counts as decoding: a prompt that arrives meanwhile takes one chunk
+// per step, not a whole batch, so the decoder's next token never waits
+// behind more than a chunk.
+func TestPrefillChunksBesideSlowDecoder(t *testing.T) {
+	f := &fakeBackend{ctxLen: 5000, answer: fixed(strings.Repeat("d", 20)), delay: time.Millisecond}
+	m := testModel(t, f, WithPrefillChunk(64))
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		first := true
+		for ev, err := range m.NewSession().Generate(context.Background(), user("short"), GenerateOptions{}) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ev.Kind == EventContent {
+				if first {
+					close(started)
+					first = false
+				}
+				time.Sleep(30 * time.Millisecond) // far beyond the scheduler's grace
+			}
+		}
+	}()
+	<-started
+	long := collect(m.NewSession(), context.Background(), user(strings.Repeat("p", 1000)), GenerateOptions{MaxTokens: 1})
+	if long.err != nil {
+		t.Fatal(long.err)
+	}
+	select {
+	case <-done:
+		t.Fatal("the decoder ended before the prompt was computed: the test proves nothing")
+	default:
+	}
+	<-done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, st := range f.steps {
+		for _, q := range st {
+			if q.tokens > 64 {
+				t.Fatalf("step %d: a prompt piece of %d tokens while a decoder was active", i, q.tokens)
+			}
+		}
+	}
+}
+
 // MaxSequences bounds a step's sequences; the others wait their turn.
 func TestMaxSequences(t *testing.T) {
 	f := &fakeBackend{ctxLen: 2000, answer: fixed("some answer"), delay: time.Millisecond}
