@@ -58,9 +58,9 @@ func benchPassCost(ctx context.Context, log *slog.Logger, b engine.Backend, cach
 // before it arrived, arrive_first_token_s the newcomer's time to its first
 // token, arrive_step_ms that time over the steps it took (the mean time of
 // a step with a chunk in it) and arrive_mean_batch the sequences per step
-// meanwhile (all N streams and the newcomer in each: N+1). Only waits for a text event of exactly
-// one token count (a token that ends inside a UTF-8 character is held back
-// and comes out with the next).
+// meanwhile (all N streams and the newcomer in each: N+1). Only waits for
+// a text event of exactly one token count (a token that ends inside a
+// UTF-8 character is held back and comes out with the next).
 func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p params, tokens func(int) []int32, res *result) error {
 	n := p.parallel
 	keepGoing := newNoEndOfTurn(m.Format(), m.Backend().Vocab())
@@ -86,15 +86,21 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 		err          error
 	}
 	arrived := make(chan arrival, 1)
+	// The newcomer gives up waiting if the streams end before all of them
+	// reach the quarter mark; once it has begun it runs to its first token.
+	waitCtx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	began := make(chan struct{})
 	go func() {
 		for range n {
 			select {
 			case <-quarter:
-			case <-ctx.Done():
-				arrived <- arrival{err: ctx.Err()}
+			case <-waitCtx.Done():
+				arrived <- arrival{err: fmt.Errorf("the %d-token prompt never arrived: the streams ended or the run was cancelled first (%w)", p.arrive, context.Cause(waitCtx))}
 				return
 			}
 		}
+		close(began)
 		s := m.NewSession()
 		defer s.Close()
 		before := m.Load()
@@ -119,10 +125,15 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 				quarter <- struct{}{}
 			}
 		})
+	select {
+	case <-began:
+	default:
+		giveUp()
+	}
+	a := <-arrived
 	if err != nil {
 		return err
 	}
-	a := <-arrived
 	if a.err != nil {
 		return a.err
 	}
