@@ -3,8 +3,6 @@ package llama
 import (
 	"math"
 
-	"github.com/x448/float16"
-
 	"github.com/smolgo/smolgo/tensor"
 )
 
@@ -21,7 +19,12 @@ import (
 //     keys and values widened to f32, the query kept f32, per-tile softmax
 //     with ggml's SIMD exp, V accumulated in f32.
 //
-// An f32 cache (KVF32) always takes the second, all-f32 route.
+// An f32 cache (KVF32) always takes the second, all-f32 route. This file
+// holds the orchestration (which positions, the online softmax, the
+// per-(token, head) work units); the dot products and accumulator updates
+// are package tensor's attention kernels (DotF16, DotsF16, MadF16,
+// MadSeqF16, DotF32, DotsF32x4, WeightedSumF32), in assembly where the CPU
+// allows.
 
 // tileKV is the KV tile width of the tiled path, and also the batch size
 // from which llama.cpp switches to it.
@@ -84,7 +87,7 @@ func (j *attnJob) Do(lo, hi int) {
 // the positions in order; onlineF16Blocked computes exactly the same numbers
 // faster.
 func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
-	if hd := len(q); haveF16Kernels && hd%64 == 0 && hd <= maxStackHead {
+	if hd := len(q); hd%64 == 0 && hd <= maxStackHead {
 		onlineF16Blocked(out, q, kc, vc, off, stride, kvLen, scale)
 		return
 	}
@@ -96,28 +99,27 @@ const attnBlock = 256
 
 // onlineF16Blocked is onlineF16Go reordered for speed, with bit-identical
 // results: for each block of positions it first computes all the scores
-// (independent dot products), then the running max and sum with the
-// per-position factors ms (rescale of the accumulator at a new maximum) and
-// vs (weight of the value row), and last the accumulator updates in
-// assembly with the accumulator in registers. Every float operation is the
-// one onlineF16Go does, in the same order per element.
+// (independent dot products, tensor.DotsF16), then the running max and sum
+// with the per-position factors ms (rescale of the accumulator at a new
+// maximum) and vs (weight of the value row), and last the accumulator
+// updates (tensor.MadSeqF16, which keeps the accumulator in registers).
+// Every float operation is the one onlineF16Go does, in the same order per
+// element.
 func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
 	hd := len(q)
 	var qbuf, accBuf [maxStackHead]float32
 	var sc, ms, vs [attnBlock]float32
 	qh, acc := qbuf[:hd], accBuf[:hd]
 	for i, v := range q {
-		qh[i] = roundF16(v)
+		qh[i] = tensor.RoundF16(v)
 	}
 	M := float32(math.Inf(-1))
 	var S float32
 	for p0 := 0; p0 < kvLen; p0 += attnBlock {
 		np := min(attnBlock, kvLen-p0)
-		_ = kc[(p0+np-1)*stride+off+hd-1]
-		dotsF16x64(&kc[p0*stride+off], stride, np, &qh[0], hd, scale, &sc[0])
+		tensor.DotsF16(sc[:np], kc[p0*stride+off:], stride, qh, scale)
 		M, S = onlineFactors(sc[:np], ms[:np], vs[:np], M, S)
-		_ = vc[(p0+np-1)*stride+off+hd-1]
-		madSeqF16x64(&acc[0], &vc[p0*stride+off], stride, &vs[0], &ms[0], np, hd)
+		tensor.MadSeqF16(acc, vc[p0*stride+off:], stride, vs[:np], ms[:np])
 	}
 	inv := float32(0)
 	if S != 0 {
@@ -160,26 +162,26 @@ func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scal
 	}
 	qh, acc = qh[:hd], acc[:hd]
 	for i, v := range q {
-		qh[i] = roundF16(v)
+		qh[i] = tensor.RoundF16(v)
 		acc[i] = 0
 	}
 	M := float32(math.Inf(-1))
 	var S float32
 	for p := range kvLen {
 		krow := kc[p*stride+off : p*stride+off+hd]
-		s := dotF16(krow, qh) * scale
+		s := tensor.DotF16(krow, qh) * scale
 		ms, vs := float32(1), float32(1)
 		if s > M {
 			mold := M
 			M = s
 			ms = expf(mold - M)
 			for i, a := range acc {
-				acc[i] = roundF16(a * ms)
+				acc[i] = tensor.RoundF16(a * ms)
 			}
 		} else {
 			vs = expf(s - M)
 		}
-		madF16(acc, vc[p*stride+off:p*stride+off+hd], vs)
+		tensor.MadF16(acc, vc[p*stride+off:p*stride+off+hd], vs)
 		S = S*ms + vs
 	}
 	inv := float32(0)
@@ -205,7 +207,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 	if hd > maxStackHead {
 		kt, vt = make([]float32, tileKV*hd), make([]float32, tileKV*hd)
 	}
-	var sc [4][tileKV]float32
+	var sc [4 * tileKV]float32
 	off := kvh * hd
 	for t := t0; t < t1; t++ {
 		for h := kvh * group; h < (kvh+1)*group; h++ {
@@ -226,8 +228,8 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 			}
 			ks, vs := j.c.k16[j.layer][i:i+hd], j.c.v16[j.layer][i:i+hd]
 			for e := range hd {
-				kt[d+e] = fromF16(ks[e])
-				vt[d+e] = fromF16(vs[e])
+				kt[d+e] = tensor.FromF16(ks[e])
+				vt[d+e] = tensor.FromF16(vs[e])
 			}
 		}
 		for t := t0; t < t1; t++ {
@@ -242,7 +244,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 				for i := range nh {
 					h := h0 + i
 					out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
-					e := sc[i][:np]
+					e := sc[i*tileKV : i*tileKV+np]
 					tmax := float32(math.Inf(-1))
 					for _, s := range e {
 						tmax = max(tmax, s)
@@ -258,7 +260,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 					for _, pv := range e {
 						S += pv
 					}
-					weightedSum(out, vt, e)
+					tensor.WeightedSumF32(out, vt, e)
 					j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = mnew, S
 				}
 			}
@@ -279,142 +281,25 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 	}
 }
 
-// scoresF32 sets sc[i][p] = dotF32(key p, query i) * scale for nh <= 4
-// queries (q holds them back to back) and np keys (k holds them back to
-// back), all hd floats long. Four queries go through one kernel call that
-// loads each key once; the sums are the same as dotF32's.
-func scoresF32(sc *[4][tileKV]float32, k, q []float32, hd, np, nh int, scale float32) {
-	if haveF16Kernels && nh == 4 && hd > 0 && hd%8 == 0 && np > 0 {
-		_, _ = k[np*hd-1], q[4*hd-1]
-		dotsF32x4(&k[0], np, &q[0], hd, &sc[0][0], tileKV*4)
+// scoresF32 sets sc[i*tileKV+p] = tensor.DotF32(key p, query i) * scale
+// for nh <= 4 queries (q holds them back to back) and np keys (k holds them
+// back to back), all hd floats long. Four queries go through one
+// tensor.DotsF32x4 call, which loads each key once for the four; the sums
+// are DotF32's.
+func scoresF32(sc *[4 * tileKV]float32, k, q []float32, hd, np, nh int, scale float32) {
+	if nh == 4 {
+		tensor.DotsF32x4(sc[:], tileKV, k[:np*hd], q[:4*hd])
 		for i := range 4 {
 			for p := range np {
-				sc[i][p] *= scale
+				sc[i*tileKV+p] *= scale
 			}
 		}
 		return
 	}
 	for i := range nh {
 		for p := range np {
-			sc[i][p] = dotF32(k[p*hd:(p+1)*hd], q[i*hd:(i+1)*hd]) * scale
+			sc[i*tileKV+p] = tensor.DotF32(k[p*hd:(p+1)*hd], q[i*hd:(i+1)*hd]) * scale
 		}
-	}
-}
-
-// weightedSum adds w[p]·(row p of v) to out for each p in order (rows of
-// len(out) floats back to back), as len(w) axpyF32 calls would.
-func weightedSum(out, v, w []float32) {
-	hd := len(out)
-	if haveF16Kernels && hd > 0 && hd%64 == 0 && len(w) > 0 {
-		_ = v[len(w)*hd-1]
-		pvF32x64(&out[0], &v[0], &w[0], len(w), hd)
-		return
-	}
-	for p, pv := range w {
-		axpyF32(out, v[p*hd:(p+1)*hd], pv)
-	}
-}
-
-// dotF16 is ggml_vec_dot_f16 on AVX-512 for a key row k (f16) and a query
-// already rounded to f16 (held as f32): 64 f32 lanes each accumulate every
-// 64th product (exact, since f16·f16 fits in f32), the four 16-lane
-// accumulators are added pairwise, then the 16 lanes are reduced as
-// _mm512_reduce_add_ps does; leftover elements are added in float64.
-func dotF16(k []uint16, q []float32) float32 {
-	if n := len(q); haveF16Kernels && n > 0 && n%64 == 0 && len(k) >= n {
-		return dotF16x64(&k[0], &q[0], n)
-	}
-	return dotF16Go(k, q)
-}
-
-// dotF16Go is the reference (and fallback) of dotF16.
-func dotF16Go(k []uint16, q []float32) float32 {
-	n := len(q)
-	k = k[:n]
-	np := n &^ 63
-	if np == 0 {
-		var s float64
-		for i := range n {
-			s += float64(fromF16(k[i]) * q[i])
-		}
-		return float32(s)
-	}
-	var lanes [64]float32
-	for i := 0; i < np; i += 64 {
-		kk, qq := k[i:i+64], q[i:i+64]
-		for l := range 64 {
-			lanes[l] += fromF16(kk[l]) * qq[l]
-		}
-	}
-	var r [16]float32
-	for i := range 16 {
-		r[i] = (lanes[i] + lanes[32+i]) + (lanes[16+i] + lanes[48+i])
-	}
-	var t3 [8]float32
-	for i := range 8 {
-		t3[i] = r[i+8] + r[i]
-	}
-	var t6 [4]float32
-	for i := range 4 {
-		t6[i] = t3[i+4] + t3[i]
-	}
-	sum := float64((t6[0] + t6[2]) + (t6[1] + t6[3]))
-	for i := np; i < n; i++ {
-		sum += float64(fromF16(k[i]) * q[i])
-	}
-	return float32(sum)
-}
-
-// dotF32 is the f32 dot product of the tiled path: eight FMA lanes (one
-// AVX register) reduced pairwise, then the tail.
-func dotF32(a, b []float32) float32 {
-	n8 := len(a) &^ 7
-	if haveF16Kernels && n8 > 0 && len(b) >= len(a) {
-		s := dotF32x8(&a[0], &b[0], n8)
-		for i := n8; i < len(a); i++ {
-			s = fma32(a[i], b[i], s)
-		}
-		return s
-	}
-	return dotF32Go(a, b)
-}
-
-// dotF32Go is the reference (and fallback) of dotF32.
-func dotF32Go(a, b []float32) float32 {
-	b = b[:len(a)]
-	n8 := len(a) &^ 7
-	var l [8]float32
-	for i := 0; i < n8; i += 8 {
-		for j := range 8 {
-			l[j] = fma32(a[i+j], b[i+j], l[j])
-		}
-	}
-	t0, t1, t2, t3 := l[0]+l[4], l[1]+l[5], l[2]+l[6], l[3]+l[7]
-	s := (t0 + t2) + (t1 + t3)
-	for i := n8; i < len(a); i++ {
-		s = fma32(a[i], b[i], s)
-	}
-	return s
-}
-
-// axpyF32 sets y[i] = fma(x[i], a, y[i]).
-func axpyF32(y, x []float32, a float32) {
-	n8 := len(y) &^ 7
-	if haveF16Kernels && n8 > 0 && len(x) >= len(y) {
-		axpyF32x8(&y[0], &x[0], a, n8)
-		for i := n8; i < len(y); i++ {
-			y[i] = fma32(x[i], a, y[i])
-		}
-		return
-	}
-	axpyF32Go(y, x, a)
-}
-
-// axpyF32Go is the reference (and fallback) of axpyF32.
-func axpyF32Go(y, x []float32, a float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] = fma32(x[i], a, y[i])
 	}
 }
 
@@ -455,72 +340,3 @@ var exp2Table = func() (t [64]float64) {
 	}
 	return t
 }()
-
-func fma32(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
-}
-
-func toF16(x float32) uint16   { return float16.Fromfloat32(x).Bits() }
-func fromF16(h uint16) float32 { return f16Table[h] }
-
-// f16Table widens every float16 bit pattern to float32 (exact). It is
-// filled once at start-up and only read afterwards.
-var f16Table = func() *[1 << 16]float32 {
-	var t [1 << 16]float32
-	for i := range t {
-		t[i] = float16.Frombits(uint16(i)).Float32()
-	}
-	return &t
-}()
-
-// roundF16 rounds x to the nearest float16 value (ties to even) and returns
-// it as float32: float16(x) widened back. Values in float16's normal range
-// take a fast path that rounds the float32 significand to 10 bits in place;
-// zeros, subnormals, overflow and NaN go through the exact conversion.
-func roundF16(x float32) float32 {
-	b := math.Float32bits(x)
-	if e := (b >> 23) & 0xff; e-(127-14) <= 29 { // e in [113, 142]: a normal float16
-		b += 0xfff + (b>>13)&1 // round to nearest even at bit 13
-		b &^= 0x1fff
-		if (b>>23)&0xff <= 127+15 {
-			return math.Float32frombits(b)
-		}
-	}
-	return roundF16Slow(x)
-}
-
-// madF16 is ggml_vec_mad_f16 for an accumulator held as float16 values in
-// float32: acc[i] = float16(fma(v[i], s, acc[i])), the rounding of roundF16
-// written out so that the loop has no calls on its fast path.
-func madF16(acc []float32, v []uint16, s float32) {
-	if n := len(acc); haveF16Kernels && n > 0 && n%8 == 0 && len(v) >= n {
-		madF16x8(&acc[0], &v[0], s, n)
-		return
-	}
-	madF16Go(acc, v, s)
-}
-
-// madF16Go is the reference (and fallback) of madF16.
-func madF16Go(acc []float32, v []uint16, s float32) {
-	v = v[:len(acc)]
-	for i, a := range acc {
-		y := float32(math.FMA(float64(f16Table[v[i]]), float64(s), float64(a)))
-		b := math.Float32bits(y)
-		if e := (b >> 23) & 0xff; e-(127-14) <= 29 {
-			b += 0xfff + (b>>13)&1
-			b &^= 0x1fff
-			if (b>>23)&0xff <= 127+15 {
-				acc[i] = math.Float32frombits(b)
-				continue
-			}
-		}
-		acc[i] = roundF16Slow(y)
-	}
-}
-
-func roundF16Slow(x float32) float32 {
-	if math.Float32bits(x)<<1 == 0 {
-		return x // ±0
-	}
-	return fromF16(toF16(x))
-}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/quant"
 	"github.com/smolgo/smolgo/tensor"
 )
 
@@ -69,10 +68,9 @@ type Cache struct {
 	v32    [][]float32
 	k8     [][]byte // KVQ8_0: per layer, rowQ8 bytes per position
 	v8     [][]byte
-	rowQ8  int           // bytes of one position's keys (or values) in Q8_0
-	dotQ8  quant.DotFunc // Q8_0 · Q8_0, the best kernel of this CPU
-	rotK   int           // KVQ8_0: Walsh-Hadamard size applied to Q and K (0: none)
-	rotV   int           // KVQ8_0: Walsh-Hadamard size applied to V and undone on the output
+	rowQ8  int // bytes of one position's keys (or values) in Q8_0
+	rotK   int // KVQ8_0: Walsh-Hadamard size applied to Q and K (0: none)
+	rotV   int // KVQ8_0: Walsh-Hadamard size applied to V and undone on the output
 	buf    buffers
 }
 
@@ -96,9 +94,7 @@ func (m *Model) NewCache(opts CacheOptions) (*Cache, error) {
 	switch c.typ {
 	case KVQ8_0:
 		c.k8, c.v8 = make([][]byte, L), make([][]byte, L)
-		if err := c.initQ8(); err != nil {
-			return nil, err
-		}
+		c.initQ8()
 	case KVF16:
 		c.k16, c.v16 = make([][]uint16, L), make([][]uint16, L)
 	default:

@@ -15,7 +15,7 @@ func (c *Cache) Clone(n int) (*Cache, error) {
 	if n < 0 || n > c.n {
 		return nil, fmt.Errorf("llama: cannot clone %d positions of a cache holding %d", n, c.n)
 	}
-	d := &Cache{model: c.model, typ: c.typ, maxLen: c.maxLen, n: n, capLen: n, rowQ8: c.rowQ8, dotQ8: c.dotQ8, rotK: c.rotK, rotV: c.rotV}
+	d := &Cache{model: c.model, typ: c.typ, maxLen: c.maxLen, n: n, capLen: n, rowQ8: c.rowQ8, rotK: c.rotK, rotV: c.rotV}
 	kv := c.model.Config.KVDim()
 	switch c.typ {
 	case KVQ8_0:

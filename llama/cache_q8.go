@@ -1,12 +1,9 @@
 package llama
 
 import (
-	"encoding/binary"
-	"fmt"
 	"math"
 
-	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/quant"
+	"github.com/smolgo/smolgo/tensor"
 )
 
 // A Q8_0 cache (KVQ8_0) stores every position's keys and values as ggml's
@@ -15,7 +12,7 @@ import (
 // dimension (a head of 64 or 128 is 2 or 4 whole blocks), and each block is
 // an f16 scale d followed by 32 int8 quants q, value = d·q. New keys and
 // values are rounded exactly as llama.cpp's x86 backend copies f32 into a
-// q8_0 tensor (quant.QuantizeActivations: d = max|x|/127, q =
+// q8_0 tensor (tensor.QuantizeQ8_0: d = max|x|/127, q =
 // round-half-even(x·127/max|x|)).
 //
 // Like llama.cpp (since its attention-rotation change), a q8_0 cache with a
@@ -32,19 +29,18 @@ import (
 // position by position into an f32 accumulator (no f16 rounding of the
 // running sum, unlike the f16 cache). llama.cpp takes this path for every
 // batch size with a quantized cache (its tiled and split-KV paths are for
-// f16 and f32 caches only), and so do we.
+// f16 and f32 caches only), and so do we. The block arithmetic (rounding
+// rows to Q8_0, the Q8_0·Q8_0 dot product, the accumulator updates) is
+// package tensor's (kvq8.go there); the layout and the online softmax are
+// here.
 
 const (
 	q8Block = 32 // values per Q8_0 block
 	q8Bytes = 34 // bytes per Q8_0 block: f16 d + 32 int8
 )
 
-func (c *Cache) initQ8() error {
-	dot, err := quant.Dot(gguf.TypeQ8_0)
-	if err != nil {
-		return fmt.Errorf("llama: q8_0 KV cache: %w", err)
-	}
-	c.dotQ8 = dot
+// initQ8 sets a q8_0 cache's row size and rotation sizes.
+func (c *Cache) initQ8() {
 	c.rowQ8 = c.model.Config.KVDim() / q8Block * q8Bytes
 	if hd := c.model.Config.HeadDim; hd%64 == 0 {
 		c.rotK = 64 // the largest power of two that divides the head size
@@ -53,7 +49,6 @@ func (c *Cache) initQ8() error {
 		}
 		c.rotV = 64
 	}
-	return nil
 }
 
 // rotateIn applies the q8_0 cache's Walsh-Hadamard rotations to the new
@@ -107,8 +102,8 @@ func (c *Cache) storeQ8(l, pos int, k, v []float32) {
 	rb, kv := c.rowQ8, c.model.Config.KVDim()
 	n := len(k) / kv
 	// Lengths are whole blocks by construction (KVDim is a multiple of 32).
-	_ = quant.QuantizeActivations(gguf.TypeQ8_0, k, c.k8[l][pos*rb:(pos+n)*rb])
-	_ = quant.QuantizeActivations(gguf.TypeQ8_0, v, c.v8[l][pos*rb:(pos+n)*rb])
+	tensor.QuantizeQ8_0(c.k8[l][pos*rb:(pos+n)*rb], k)
+	tensor.QuantizeQ8_0(c.v8[l][pos*rb:(pos+n)*rb], v)
 }
 
 // headQ8 returns the bytes of KV head h of position p in a layer's Q8_0 rows.
@@ -116,19 +111,6 @@ func (c *Cache) headQ8(rows []byte, p, h int) []byte {
 	hb := c.model.Config.HeadDim / q8Block * q8Bytes
 	i := p*c.rowQ8 + h*hb
 	return rows[i : i+hb]
-}
-
-// dequantQ8 widens Q8_0 blocks to f32 as ggml's dequantize_row_q8_0 does:
-// q·d with d widened from f16.
-func dequantQ8(dst []float32, src []byte) {
-	for b := 0; b < len(dst)/q8Block; b++ {
-		blk := src[b*q8Bytes : (b+1)*q8Bytes]
-		d := fromF16(binary.LittleEndian.Uint16(blk))
-		out := dst[b*q8Block : (b+1)*q8Block]
-		for i := range out {
-			out[i] = float32(int8(blk[2+i])) * d
-		}
-	}
 }
 
 // onlineQ8 is llama.cpp's flash-attention path over a Q8_0 cache for one
@@ -147,7 +129,7 @@ func (c *Cache) onlineQ8(out []float32, qq []byte, l, kvh, kvLen int, scale floa
 	acc = acc[:hd]
 	clear(acc)
 	kc, vc := c.k8[l], c.v8[l]
-	if haveF16Kernels && hd%64 == 0 && kvLen > 0 {
+	if hd%64 == 0 && kvLen > 0 {
 		c.onlineQ8Blocked(acc, qq, kc, vc, kvh, kvLen, scale, out)
 		return
 	}
@@ -159,17 +141,16 @@ func (c *Cache) onlineQ8(out []float32, qq []byte, l, kvh, kvLen int, scale floa
 // blocks start at h*HeadDim/32*34.
 func quantizeQueries(dst []byte, q []float32) {
 	// The length is whole blocks by construction (HeadDim is a multiple of 32).
-	_ = quant.QuantizeActivations(gguf.TypeQ8_0, q, dst[:len(q)/q8Block*q8Bytes])
+	tensor.QuantizeQ8_0(dst[:len(q)/q8Block*q8Bytes], q)
 }
 
 // onlineQ8Go is the reference (and fallback) of onlineQ8Blocked: llama.cpp's
 // loop, one position at a time, with the accumulator acc (zeroed, hd floats).
 func (c *Cache) onlineQ8Go(acc []float32, qq, kc, vc []byte, kvh, kvLen int, scale float32, out []float32) {
-	hd := len(acc)
 	M := float32(math.Inf(-1))
 	var S float32
 	for p := range kvLen {
-		s := c.dotQ8(hd, c.headQ8(kc, p, kvh), qq) * scale
+		s := tensor.DotQ8_0(c.headQ8(kc, p, kvh), qq) * scale
 		ms, vs := float32(1), float32(1)
 		if s > M {
 			mold := M
@@ -181,7 +162,7 @@ func (c *Cache) onlineQ8Go(acc []float32, qq, kc, vc []byte, kvh, kvLen int, sca
 		} else {
 			vs = expf(s - M)
 		}
-		madQ8(acc, c.headQ8(vc, p, kvh), vs)
+		tensor.MadQ8_0(acc, c.headQ8(vc, p, kvh), vs)
 		S = S*ms + vs
 	}
 	inv := float32(0)
@@ -196,22 +177,20 @@ func (c *Cache) onlineQ8Go(acc []float32, qq, kc, vc []byte, kvh, kvLen int, sca
 // onlineQ8Blocked is the loop of onlineQ8 reordered for speed, with
 // bit-identical results (as onlineF16Blocked): per block of attnBlock
 // positions, all key scores first, then the running max and sum with the
-// factors ms and vs, then the accumulator updates in assembly with the
-// accumulator (zeroed, hd floats) in registers.
+// factors ms and vs, then the accumulator updates (tensor.MadSeqQ8_0, which
+// keeps the accumulator, zeroed, hd floats, in registers).
 func (c *Cache) onlineQ8Blocked(acc []float32, qq, kc, vc []byte, kvh, kvLen int, scale float32, out []float32) {
-	hd := len(acc)
+	hb := len(acc) / q8Block * q8Bytes // bytes of one head's row
 	var sc, ms, vs [attnBlock]float32
 	M := float32(math.Inf(-1))
 	var S float32
 	for p0 := 0; p0 < kvLen; p0 += attnBlock {
 		np := min(attnBlock, kvLen-p0)
 		for i := range np {
-			sc[i] = c.dotQ8(hd, c.headQ8(kc, p0+i, kvh), qq) * scale
+			sc[i] = tensor.DotQ8_0(c.headQ8(kc, p0+i, kvh), qq) * scale
 		}
 		M, S = onlineFactors(sc[:np], ms[:np], vs[:np], M, S)
-		first, last := c.headQ8(vc, p0, kvh), c.headQ8(vc, p0+np-1, kvh)
-		_ = last[len(last)-1]
-		madSeqQ8x64(&acc[0], &first[0], c.rowQ8, &vs[0], &ms[0], np, hd)
+		tensor.MadSeqQ8_0(acc, vc[p0*c.rowQ8+kvh*hb:], c.rowQ8, vs[:np], ms[:np])
 	}
 	inv := float32(0)
 	if S != 0 {
@@ -219,28 +198,5 @@ func (c *Cache) onlineQ8Blocked(acc []float32, qq, kc, vc []byte, kvh, kvLen int
 	}
 	for i := range out {
 		out[i] = acc[i] * inv
-	}
-}
-
-// madQ8 is ggml_vec_mad_f32 over a dequantized Q8_0 row: for each value
-// v = float32(q)·d (rounded), acc = fma(v, s, acc).
-func madQ8(acc []float32, blk []byte, s float32) {
-	if nb := len(acc) / q8Block; haveF16Kernels && nb > 0 && len(blk) >= nb*q8Bytes {
-		madQ8x32(&acc[0], &blk[0], s, nb)
-		return
-	}
-	madQ8Go(acc, blk, s)
-}
-
-// madQ8Go is the reference (and fallback) of madQ8.
-func madQ8Go(acc []float32, blk []byte, s float32) {
-	for b := 0; b < len(acc)/q8Block; b++ {
-		src := blk[b*q8Bytes : (b+1)*q8Bytes]
-		d := fromF16(binary.LittleEndian.Uint16(src))
-		out := acc[b*q8Block : (b+1)*q8Block]
-		for i := range out {
-			v := float32(float32(int8(src[2+i])) * d) // rounded before the fma
-			out[i] = fma32(v, s, out[i])
-		}
 	}
 }

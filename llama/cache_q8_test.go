@@ -6,9 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/quant"
 	"github.com/smolgo/smolgo/rope"
+	"github.com/smolgo/smolgo/tensor"
 )
 
 // randTokens returns n pseudo-random token ids below vocab (fixed seed).
@@ -95,11 +94,9 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 		q[i] = float32(r.NormFloat64())
 	}
 	qq := make([]byte, hd/q8Block*q8Bytes)
-	if err := quant.QuantizeActivations(gguf.TypeQ8_0, q, qq); err != nil {
-		t.Fatal(err)
-	}
+	tensor.QuantizeQ8_0(qq, q)
 	qr := make([]float32, hd)
-	dequantQ8(qr, qq)
+	tensor.DequantizeQ8_0(qr, qq)
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	for _, layer := range []int{0, 3} {
 		for kvh := range m.Config.KVHeads {
@@ -111,7 +108,7 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 				s := make([]float64, kvLen)
 				mx := math.Inf(-1)
 				for p := range kvLen {
-					dequantQ8(k, c.headQ8(c.k8[layer], p, kvh))
+					tensor.DequantizeQ8_0(k, c.headQ8(c.k8[layer], p, kvh))
 					for i := range k {
 						s[p] += float64(k[i]) * float64(qr[i])
 					}
@@ -123,7 +120,7 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 				for p := range kvLen {
 					w := math.Exp(s[p] - mx)
 					sum += w
-					dequantQ8(v, c.headQ8(c.v8[layer], p, kvh))
+					tensor.DequantizeQ8_0(v, c.headQ8(c.v8[layer], p, kvh))
 					for i := range v {
 						want[i] += w * float64(v[i])
 					}
@@ -228,9 +225,7 @@ func BenchmarkAttentionDecodeQ8(b *testing.B) {
 	const hd, n = 128, 1024
 	m := &Model{Config: Config{Layers: 1, Heads: 1, KVHeads: 1, HeadDim: hd}}
 	c := &Cache{model: m, typ: KVQ8_0, maxLen: n}
-	if err := c.initQ8(); err != nil {
-		b.Fatal(err)
-	}
+	c.initQ8()
 	r := rand.New(rand.NewPCG(1, 1))
 	k, v := make([]float32, hd*n), make([]float32, hd*n)
 	for i := range k {
@@ -246,37 +241,6 @@ func BenchmarkAttentionDecodeQ8(b *testing.B) {
 	quantizeQueries(qq, q)
 	for b.Loop() {
 		c.onlineQ8(out, qq, 0, 0, n, 0.088)
-	}
-}
-
-// The assembly madQ8 equals its Go twin bit for bit.
-func TestMadQ8KernelMatchesGo(t *testing.T) {
-	if !haveF16Kernels {
-		t.Skip("no AVX2/FMA/F16C on this CPU (the Go twin is all there is)")
-	}
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, hd := range []int{32, 64, 128, 256} {
-		x := make([]float32, hd)
-		for i := range x {
-			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
-		}
-		blk := make([]byte, hd/q8Block*q8Bytes)
-		if err := quant.QuantizeActivations(gguf.TypeQ8_0, x, blk); err != nil {
-			t.Fatal(err)
-		}
-		a, b := make([]float32, hd), make([]float32, hd)
-		for i := range a {
-			a[i] = float32(r.NormFloat64())
-			b[i] = a[i]
-		}
-		s := float32(r.Float64())
-		madQ8x32(&a[0], &blk[0], s, hd/q8Block)
-		madQ8Go(b, blk, s)
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				t.Fatalf("head %d: acc[%d] = %g (assembly), %g (Go)", hd, i, a[i], b[i])
-			}
-		}
 	}
 }
 
@@ -325,18 +289,16 @@ func TestHadamard(t *testing.T) {
 // 64 to 256, the middle of three KV heads, lengths around the block size,
 // random keys and keys whose scores rise at every position (so the
 // accumulator is rescaled each time).
+//
+// Without the assembly (purego, GODEBUG=cpu.avx2=off) the blocked path runs
+// tensor's Go twins and must still give the loop's bits.
 func TestOnlineQ8BlockedMatchesGo(t *testing.T) {
-	if !haveF16Kernels {
-		t.Skip("no AVX2 kernels on this CPU or build (purego); onlineQ8Go is what runs")
-	}
 	r := rand.New(rand.NewPCG(31, 32))
 	for _, hd := range []int{64, 128, 256} {
 		const heads, n = 3, 700
 		m := &Model{Config: Config{Layers: 1, Heads: heads, KVHeads: heads, HeadDim: hd}}
 		c := &Cache{model: m, typ: KVQ8_0, maxLen: n}
-		if err := c.initQ8(); err != nil {
-			t.Fatal(err)
-		}
+		c.initQ8()
 		for _, shape := range []string{"random", "rising"} {
 			kv := heads * hd
 			k, v := make([]float32, kv*n), make([]float32, kv*n)
@@ -357,9 +319,7 @@ func TestOnlineQ8BlockedMatchesGo(t *testing.T) {
 			c.k8, c.v8 = [][]byte{make([]byte, n*c.rowQ8)}, [][]byte{make([]byte, n*c.rowQ8)}
 			c.storeQ8(0, 0, k, v)
 			qq := make([]byte, hd/q8Block*q8Bytes)
-			if err := quant.QuantizeActivations(gguf.TypeQ8_0, q, qq); err != nil {
-				t.Fatal(err)
-			}
+			tensor.QuantizeQ8_0(qq, q)
 			for _, kvLen := range []int{1, 3, 255, 256, 257, 700} {
 				want, got := make([]float32, hd), make([]float32, hd)
 				c.onlineQ8Go(make([]float32, hd), qq, c.k8[0], c.v8[0], 1, kvLen, 0.088, want)

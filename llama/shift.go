@@ -3,8 +3,7 @@ package llama
 import (
 	"fmt"
 
-	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/quant"
+	"github.com/smolgo/smolgo/tensor"
 )
 
 // Shift drops the drop positions that follow the first keep, like
@@ -84,10 +83,10 @@ func (c *Cache) readKey(l, p int, dst []float32) {
 	kv := len(dst)
 	switch c.typ {
 	case KVQ8_0:
-		dequantQ8(dst, c.k8[l][p*c.rowQ8:(p+1)*c.rowQ8])
+		tensor.DequantizeQ8_0(dst, c.k8[l][p*c.rowQ8:(p+1)*c.rowQ8])
 	case KVF16:
 		for i, h := range c.k16[l][p*kv : (p+1)*kv] {
-			dst[i] = fromF16(h)
+			dst[i] = tensor.FromF16(h)
 		}
 	default:
 		copy(dst, c.k32[l][p*kv:(p+1)*kv])
@@ -100,11 +99,11 @@ func (c *Cache) writeKey(l, p int, src []float32) {
 	kv := len(src)
 	switch c.typ {
 	case KVQ8_0:
-		_ = quant.QuantizeActivations(gguf.TypeQ8_0, src, c.k8[l][p*c.rowQ8:(p+1)*c.rowQ8])
+		tensor.QuantizeQ8_0(c.k8[l][p*c.rowQ8:(p+1)*c.rowQ8], src)
 	case KVF16:
 		dst := c.k16[l][p*kv : (p+1)*kv]
 		for i, x := range src {
-			dst[i] = toF16(x)
+			dst[i] = tensor.ToF16(x)
 		}
 	default:
 		copy(c.k32[l][p*kv:(p+1)*kv], src)

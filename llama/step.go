@@ -347,7 +347,7 @@ func (c *Cache) store(l, pos int, k, v []float32) {
 	}
 	dk, dv := c.k16[l][pos*kv:(pos+n)*kv], c.v16[l][pos*kv:(pos+n)*kv]
 	for i := range k {
-		dk[i] = toF16(k[i])
-		dv[i] = toF16(v[i])
+		dk[i] = tensor.ToF16(k[i])
+		dv[i] = tensor.ToF16(v[i])
 	}
 }

@@ -1,5 +1,6 @@
-// Shared by attn_amd64.s and attnq8_amd64.s: the decode-attention
-// accumulator passes keep 64 floats of the accumulator at DI in Y0-Y7.
+// Shared by attn_amd64.s and attnq8_amd64.s: the accumulator passes of
+// decode attention (madSeqF16x64, madSeqQ8x64) keep 64 floats of the
+// accumulator at DI in Y0-Y7.
 
 #define ACC64_LOAD \
 	VMOVUPS 0(DI), Y0 \

@@ -48,8 +48,9 @@ block:
 
 // func madSeqQ8x64(acc *float32, v *byte, stride int, vs, ms *float32, np, hd int)
 //
-// The accumulator pass of onlineQ8Blocked over np positions, with acc held
-// in registers 64 floats (two Q8_0 blocks) at a time. As the Go loop:
+// MadSeqQ8_0's accumulator pass over np positions, with acc held in
+// registers 64 floats (two Q8_0 blocks) at a time. As the Go loop
+// (madSeqQ8Go):
 //
 //	for p := range np {
 //		if ms[p] != 1 {
@@ -57,7 +58,7 @@ block:
 //				acc[i] *= ms[p]
 //			}
 //		}
-//		madQ8(acc, v[p*stride:], vs[p])
+//		MadQ8_0(acc, v[p*stride:], vs[p])
 //	}
 //
 // hd is a positive multiple of 64; stride is in bytes. Value rows 8

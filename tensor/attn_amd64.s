@@ -147,7 +147,7 @@ axpy:
 	VADDSS X6, X5, X5 \
 	MOVSS X5, DST
 
-// func dotsF32x4(k *float32, np int, q *float32, hd int, out *float32, ostride int)
+// func dotsF32x4x8(k *float32, np int, q *float32, hd int, out *float32, ostride int)
 //
 // For each of np key rows (hd floats each, back to back) and each of four
 // query rows (hd floats each, back to back): out[i*ostride/4 + p] =
@@ -155,7 +155,7 @@ axpy:
 // four queries, whose four accumulators run side by side; each sum is
 // formed and reduced exactly as dotF32x8 forms it. hd is a positive
 // multiple of 8, np positive.
-TEXT ·dotsF32x4(SB), NOSPLIT, $0-48
+TEXT ·dotsF32x4x8(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), SI
 	MOVQ np+8(FP), R8
 	MOVQ q+16(FP), DI
@@ -257,17 +257,17 @@ pvrow:
 
 // func madSeqF16x64(acc *float32, v *uint16, stride int, vs, ms *float32, np, hd int)
 //
-// The accumulator pass of onlineF16 over np positions, with acc held in
+// MadSeqF16's accumulator pass over np positions, with acc held in
 // registers 64 floats at a time instead of being loaded and stored for every
-// position. As the Go loop of onlineF16Blocked:
+// position. As the Go loop (madSeqF16Go):
 //
 //	for p := range np {
 //		if ms[p] != 1 {
 //			for i, a := range acc {
-//				acc[i] = roundF16(a * ms[p])
+//				acc[i] = RoundF16(a * ms[p])
 //			}
 //		}
-//		madF16(acc, v[p*stride:p*stride+hd], vs[p])
+//		MadF16(acc, v[p*stride:p*stride+hd], vs[p])
 //	}
 //
 // hd is a positive multiple of 64; stride is in float16 elements. Value
@@ -382,7 +382,7 @@ madseqmad:
 // result times scale, stored to out[0:np], as the Go loop
 //
 //	for p := range np {
-//		out[p] = dotF16(k[p*stride:p*stride+n], q) * scale
+//		out[p] = DotF16(k[p*stride:p*stride+n], q) * scale
 //	}
 //
 // with the same accumulation and reduction order as dotF16x64, so the bits
