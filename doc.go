@@ -14,9 +14,12 @@
 //	gguf      read and write GGUF files (memory-mapped), tensor types
 //	quant     block formats: (de)quantization and the dot-product kernels
 //	          (Go assembly for amd64 with a pure-Go reference twin)
-//	tensor    the ops a transformer needs and the worker pool that runs them
+//	tensor    the ops a transformer needs, the attention and KV-cache
+//	          kernels (Go assembly with a pure-Go twin), and the worker
+//	          pool that runs them
 //	rope      rotary position embeddings: NORM/NEOX, YaRN, NoPE masks
-//	llama     the generic llama-family block and its KV cache: the CPU
+//	llama     the generic llama-family block, its attention (the online
+//	          softmax over tensor's kernels) and KV cache: the CPU
 //	          engine.Backend
 //	smollm3   SmolLM3: tied embeddings, NoPE layers, and its format (chat
 //	          template, tokenizer, thinking, tool calls) for the engine

@@ -79,5 +79,10 @@
 // numbers bit for bit but not position by position: it scores a block of 256
 // positions first, then runs the max and sum over the block, then adds the
 // value rows with the accumulator held in registers, 1.7 to 1.9 times faster
-// per head than the one-position loop kept as its reference.
+// per head than the one-position loop kept as its reference. The arithmetic
+// of attention (dot products, accumulator updates, rounding to f16 and Q8_0)
+// is package tensor's kernels, in assembly where the CPU allows; this
+// package holds the algorithm around them (which positions, the online
+// softmax, the work split over threads) and the cache layout, and does not
+// call package quant's block kernels itself.
 package llama

@@ -20,6 +20,22 @@
 //   - RMSNorm, SwiGLU, Softmax, Add and Expf: element-wise operations with
 //     ggml's rounding (RMSNorm sums squares in float64 and adds eps inside the
 //     float32 square root; Expf is ggml's vectorized exp polynomial).
+//   - The kernels of attention over a KV cache, as llama.cpp's
+//     flash-attention kernel computes them: scores of a query against key
+//     rows and weighted sums of value rows, in f16 (DotF16, DotsF16, MadF16,
+//     MadSeqF16, with an accumulator rounded to float16 like llama.cpp's),
+//     in f32 (DotF32, DotsF32x4, AxpyF32, WeightedSumF32) and over Q8_0 rows
+//     (QuantizeQ8_0, DotQ8_0, DequantizeQ8_0, MadQ8_0, MadSeqQ8_0), plus the
+//     float16 conversions (ToF16, FromF16, RoundF16). Package llama drives
+//     them with its online softmax; the sequence kernels (DotsF16,
+//     MadSeqF16, MadSeqQ8_0) take a whole block of positions per call so
+//     that the accumulator stays in registers.
+//
+// Every kernel with an assembly version (amd64 with AVX2, FMA and F16C) has
+// a pure Go twin that gives the same bits; the assembly's declarations quote
+// the Go loop each one computes, and the tests run both. The CPU features
+// are read once at start-up (GODEBUG=cpu.avx2=off and the purego build tag
+// select the twins); Path names the set in use.
 //
 // A product needs a Scratch for its buffers; keep one per goroutine (per
 // session) and reuse it so that steady-state decoding allocates nothing.

@@ -1,6 +1,6 @@
 // Package cpu reads, once at start-up, the CPU features that the kernels of
-// packages quant, tensor and llama dispatch on, so that every kernel package
-// sees the same answer.
+// packages quant and tensor dispatch on, so that every kernel package sees
+// the same answer.
 //
 // The features come from golang.org/x/sys/cpu, which honours the Go
 // runtime's GODEBUG switches: GODEBUG=cpu.avx512f=off runs the AVX2 kernels
