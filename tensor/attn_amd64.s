@@ -282,7 +282,7 @@ TEXT ·madSeqF16x64(SB), NOSPLIT, $0-56
 	MOVQ np+40(FP), R11
 	MOVQ hd+48(FP), R12
 	MOVL $0x3f800000, AX
-	MOVL AX, X15
+	VMOVD AX, X15
 	MOVQ R8, R13
 	SHLQ $3, R13 // prefetch 8 rows ahead
 
@@ -296,8 +296,11 @@ madseqpos:
 	PREFETCHT0 64(BX)(R13*1)
 	PREFETCHT0 128(BX)(R13*1)
 	PREFETCHT0 192(BX)(R13*1)
-	MOVSS (R10)(CX*4), X8
-	UCOMISS X15, X8
+	// VEX encodings, not MOVSS/UCOMISS: legacy-SSE instructions in this
+	// loop, which keeps the upper halves of Y0-Y7 live, made it 16 times
+	// slower on the project's Zen 3 VM (BenchmarkAttnKernels/MadSeqF16).
+	VMOVSS (R10)(CX*4), X8
+	VUCOMISS X15, X8
 	JNE madseqscale
 	JPS madseqscale
 	JMP madseqmad
