@@ -87,7 +87,7 @@ func (j *attnJob) Do(lo, hi int) {
 // the positions in order; onlineF16Blocked computes exactly the same numbers
 // faster.
 func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
-	if hd := len(q); hd%64 == 0 && hd <= maxStackHead {
+	if hd := len(q); blockedDecode && hd%64 == 0 && hd <= maxStackHead {
 		onlineF16Blocked(out, q, kc, vc, off, stride, kvLen, scale)
 		return
 	}
@@ -96,6 +96,16 @@ func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale 
 
 // attnBlock is how many positions onlineF16Blocked scores at a time.
 const attnBlock = 256
+
+// blockedDecode is whether decode attention takes the blocked passes
+// (onlineF16Blocked, onlineQ8Blocked), read once at start-up: only where
+// package tensor runs its assembly kernels. Elsewhere the one-position loops
+// run, as they always have: over tensor's Go twins the blocked passes give
+// the loops' bits only where the compiler fuses no multiply-add, and on
+// arm64 it does (in onlineF16Go, s := dot*scale followed by mold-s or s-M
+// compiles to one FMSUBS or FNMSUBS; the blocked passes store the scores
+// first), so the two differ there in the last bits.
+var blockedDecode = tensor.Path() == "avx2"
 
 // onlineF16Blocked is onlineF16Go reordered for speed, with bit-identical
 // results: for each block of positions it first computes all the scores

@@ -129,7 +129,7 @@ func (c *Cache) onlineQ8(out []float32, qq []byte, l, kvh, kvLen int, scale floa
 	acc = acc[:hd]
 	clear(acc)
 	kc, vc := c.k8[l], c.v8[l]
-	if hd%64 == 0 && kvLen > 0 {
+	if blockedDecode && hd%64 == 0 && kvLen > 0 {
 		c.onlineQ8Blocked(acc, qq, kc, vc, kvh, kvLen, scale, out)
 		return
 	}
