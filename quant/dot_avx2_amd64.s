@@ -109,8 +109,7 @@ mvQ4KAVX2OutOK:
 q4k2row:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
-	VPXOR Y14, Y14, Y14 // Σ d·isum lanes
-	VPXOR Y13, Y13, Y13 // Σ dmin·msum lanes
+	VPXOR Y14, Y14, Y14 // Σ d·d_a·isum - dmin·d_a·msum lanes
 
 q4k2loop:
 	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
@@ -155,7 +154,7 @@ q4k2loop:
 	VBROADCASTSS X4, Y6
 	VMOVSHDUP X4, X7
 	VBROADCASTSS X7, Y7
-	VFMADD231PS Y7, Y3, Y13
+	VFNMADD231PS Y7, Y3, Y14 // acc -= dmin·d_a·msum, before the block's isum
 
 	VPXOR Y10, Y10, Y10
 
@@ -187,9 +186,8 @@ q4k2loop:
 	JNZ q4k2loop
 
 q4k2done:
-	VSUBPS Y13, Y14, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
+	VEXTRACTF128 $1, Y14, X1
+	VADDPS X1, X14, X0
 	VMOVHLPS X0, X0, X1
 	VADDPS X1, X0, X0
 	VMOVSHDUP X0, X1
@@ -431,8 +429,7 @@ mvQ5KAVX2OutOK:
 q5k2row:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
-	VPXOR Y14, Y14, Y14 // Σ d·isum lanes
-	VPXOR Y13, Y13, Y13 // Σ dmin·msum lanes
+	VPXOR Y14, Y14, Y14 // Σ d·d_a·isum - dmin·d_a·msum lanes
 
 q5k2loop:
 	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
@@ -477,7 +474,7 @@ q5k2loop:
 	VBROADCASTSS X4, Y6
 	VMOVSHDUP X4, X7
 	VBROADCASTSS X7, Y7
-	VFMADD231PS Y7, Y3, Y13
+	VFNMADD231PS Y7, Y3, Y14 // acc -= dmin·d_a·msum, before the block's isum
 
 	VPXOR Y10, Y10, Y10
 
@@ -581,9 +578,8 @@ q5k2loop:
 	JNZ q5k2loop
 
 q5k2done:
-	VSUBPS Y13, Y14, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
+	VEXTRACTF128 $1, Y14, X1
+	VADDPS X1, X14, X0
 	VMOVHLPS X0, X0, X1
 	VADDPS X1, X0, X0
 	VMOVSHDUP X0, X1
@@ -802,7 +798,7 @@ q402loop:
 // out[t] = dotQ4_K(w, a[t*astride:]), as mvQ4KAVX2 computes
 // it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
 // four tokens, which makes a batched prefill cheaper per token than decode.
-TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $128-80
+TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -817,10 +813,6 @@ TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $128-80
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	VMOVUPS Y4, m0-128(SP) // the min terms of the four tokens
-	VMOVUPS Y4, m1-96(SP)
-	VMOVUPS Y4, m2-64(SP)
-	VMOVUPS Y4, m3-32(SP)
 
 #define Q4KX4_TOK(aoff, P, ACC) \
 	VPMADDUBSW aoff(P), Y8, Y12 \
@@ -830,23 +822,20 @@ TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $128-80
 	VPMADDWD Y11, Y13, Y13 \
 	VPADDD Y13, ACC, ACC
 
-// Q4KX4_SCALE adds the block's d·d_a·isum lanes into FACC and its
-// dmin·d_a·msum lanes into the token's min accumulator at MACC(SP) (no
-// register is left for it), which is subtracted at the end as in
-// mvQ4KAVX2, so that each token gets MatVec's bits.
-#define Q4KX4_SCALE(P, IACC, FACC, MACC) \
-	VCVTDQ2PS IACC, IACC \
+// Q4KX4_SCALE subtracts the block's dmin·d_a·msum lanes from the token's
+// accumulator FACC, then adds its d·d_a·isum lanes, in mvQ4KAVX2's order,
+// so that each token gets MatVec's bits.
+#define Q4KX4_SCALE(P, IACC, FACC) \
 	VBROADCASTSS (P), X10 \
 	VMULPS X10, X9, X10 \
-	VBROADCASTSS X10, Y11 \
-	VFMADD231PS Y11, IACC, FACC \
 	VPMADDWD 260(P), Y8, Y12 \
 	VCVTDQ2PS Y12, Y12 \
 	VMOVSHDUP X10, X13 \
 	VBROADCASTSS X13, Y13 \
-	VMOVUPS MACC(SP), Y11 \
-	VFMADD231PS Y13, Y12, Y11 \
-	VMOVUPS Y11, MACC(SP)
+	VFNMADD231PS Y13, Y12, FACC \
+	VCVTDQ2PS IACC, IACC \
+	VBROADCASTSS X10, Y11 \
+	VFMADD231PS Y11, IACC, FACC
 
 q4k2x4loop:
 	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
@@ -926,10 +915,10 @@ q4k2x4loop:
 	VPBROADCASTQ X8, Y8
 	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
 	VCVTPH2PS (SI), X9                // d, dmin
-	Q4KX4_SCALE(DI, Y0, Y4, m0-128)
-	Q4KX4_SCALE(R10, Y1, Y5, m1-96)
-	Q4KX4_SCALE(R11, Y2, Y6, m2-64)
-	Q4KX4_SCALE(R12, Y3, Y7, m3-32)
+	Q4KX4_SCALE(DI, Y0, Y4)
+	Q4KX4_SCALE(R10, Y1, Y5)
+	Q4KX4_SCALE(R11, Y2, Y6)
+	Q4KX4_SCALE(R12, Y3, Y7)
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -952,10 +941,6 @@ q4k2x4loop:
 	MOVSS X0, (AX) \
 	ADDQ BX, AX
 
-	VSUBPS m0-128(SP), Y4, Y4
-	VSUBPS m1-96(SP), Y5, Y5
-	VSUBPS m2-64(SP), Y6, Y6
-	VSUBPS m3-32(SP), Y7, Y7
 	HSUM2_STORE(Y4, X4)
 	HSUM2_STORE(Y5, X5)
 	HSUM2_STORE(Y6, X6)
@@ -1556,7 +1541,7 @@ q3k2loop:
 // out[t] = dotQ5_K(w, a[t*astride:]), as mvQ5KAVX2 computes
 // it for one. Each 32-byte chunk of nibbles is unpacked once and meets the
 // four tokens, which makes a batched prefill cheaper per token than decode.
-TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $128-80
+TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $0-80
 	MOVQ w_base+0(FP), SI
 	MOVQ a_base+24(FP), DI
 	MOVQ astride+48(FP), R13
@@ -1571,10 +1556,6 @@ TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $128-80
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	VMOVUPS Y4, m0-128(SP) // the min terms of the four tokens
-	VMOVUPS Y4, m1-96(SP)
-	VMOVUPS Y4, m2-64(SP)
-	VMOVUPS Y4, m3-32(SP)
 
 q5k2x4loop:
 	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
@@ -1685,10 +1666,10 @@ q5k2x4loop:
 	VPBROADCASTQ X8, Y8
 	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
 	VCVTPH2PS (SI), X9                // d, dmin
-	Q4KX4_SCALE(DI, Y0, Y4, m0-128)
-	Q4KX4_SCALE(R10, Y1, Y5, m1-96)
-	Q4KX4_SCALE(R11, Y2, Y6, m2-64)
-	Q4KX4_SCALE(R12, Y3, Y7, m3-32)
+	Q4KX4_SCALE(DI, Y0, Y4)
+	Q4KX4_SCALE(R10, Y1, Y5)
+	Q4KX4_SCALE(R11, Y2, Y6)
+	Q4KX4_SCALE(R12, Y3, Y7)
 
 	ADDQ $176, SI
 	ADDQ $292, DI
@@ -1701,10 +1682,6 @@ q5k2x4loop:
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 
-	VSUBPS m0-128(SP), Y4, Y4
-	VSUBPS m1-96(SP), Y5, Y5
-	VSUBPS m2-64(SP), Y6, Y6
-	VSUBPS m3-32(SP), Y7, Y7
 	HSUM2_STORE(Y4, X4)
 	HSUM2_STORE(Y5, X5)
 	HSUM2_STORE(Y6, X6)

@@ -20,7 +20,8 @@ import (
 // L3 cache on most desktop CPUs) by one activation row; MatVecDRAM uses a
 // q4_K matrix of 64 MB, bigger than the caches, like a 3B model's decode;
 // MatVecL2 256 KB that stay in the L2 cache (the kernels' own speed);
-// MatMul/<type>/<level>/tok=N multiplies 64 rows by N tokens (prefill).
+// MatMul/<type>/<level>/tok=N multiplies 64 rows by N tokens (a few
+// streams or a draft for N up to 4, prefill beyond).
 // cpu-GB/s is the same rate per second of the benchmark thread's CPU time,
 // steadier than MB/s on a busy machine.
 
@@ -91,7 +92,7 @@ func BenchmarkMatMul(b *testing.B) {
 		w := makeWeights(rng, wt, benchN*rows, fillRandom)
 		vt, _ := VecDotType(wt)
 		ab, _ := vt.RowBytes(benchN)
-		for _, ntok := range []int{1, 16, 64} {
+		for _, ntok := range []int{1, 2, 3, 4, 16, 64} {
 			a := make([]byte, 0, ntok*ab)
 			for range ntok {
 				a = append(a, makeActs(b, rng, vt, benchN, fillRandom)...)
