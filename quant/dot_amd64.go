@@ -109,6 +109,18 @@ func matQ5KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 func matQ8_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
+func matQ4KAVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5KAVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ6KAVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ8_0AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
 func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 // hasGFNI reports whether the AVX-512 level may use the GFNI variants of
@@ -121,6 +133,7 @@ func hasGFNI() bool { return cpu.X86.GFNI }
 func addArchKernels(k *kernelSet, level isaLevel) {
 	mv := map[gguf.Type]mvKernel{}
 	x4 := map[gguf.Type]x4Kernel{}
+	x2 := map[gguf.Type]x4Kernel{} // two tokens; each must give its mv kernel's bits
 	if level >= levelAVX2 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX2
 		mv[gguf.TypeQ6_K] = mvQ6KAVX2
@@ -136,6 +149,10 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		x4[gguf.TypeQ6_K] = matQ6KAVX2x4
 		x4[gguf.TypeQ5_K] = matQ5KAVX2x4
 		x4[gguf.TypeQ8_0] = matQ8_0AVX2x4
+		x2[gguf.TypeQ4_K] = matQ4KAVX2x2
+		x2[gguf.TypeQ6_K] = matQ6KAVX2x2
+		x2[gguf.TypeQ5_K] = matQ5KAVX2x2
+		x2[gguf.TypeQ8_0] = matQ8_0AVX2x2
 	}
 	if level >= levelAVX512 {
 		mv[gguf.TypeQ4_K] = mvQ4KAVX512
@@ -156,13 +173,14 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 		x4[gguf.TypeQ4_0] = matQ4_0AVX512x4
 		x4[gguf.TypeQ5_K] = matQ5KAVX512x4
+		clear(x2) // the AVX2 pairs would not match the AVX-512 mv kernels' bits
 	}
 	for t, kern := range mv {
 		k.dots[t] = asmDot(t, kern)
 		k.matVecs[t] = asmMatVec(t, kern)
 	}
 	for t, kern := range x4 {
-		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
+		k.matMuls[t] = matMulBy4(t, kern, x2[t], k.matVecs[t])
 	}
 	if level >= levelAVX512 {
 		// Prefill batches: 16 rows × 8 tokens from unpacked panels (gemm_amd64.go).
@@ -171,7 +189,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		k.matMuls[gguf.TypeQ6_K] = matMulGEMM(gguf.TypeQ6_K, gemmPackQ6K, gemmQ6KAVX512x8, gemmQ6KAVX512x4, k.matMuls[gguf.TypeQ6_K])
 		// The AVX-512 q8_0 kernel takes two blocks at a time: rows of an
 		// odd number of blocks use the AVX2 one.
-		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, k.matVecs[gguf.TypeQ8_0]), k.matMuls[gguf.TypeQ8_0]
+		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, nil, k.matVecs[gguf.TypeQ8_0]), k.matMuls[gguf.TypeQ8_0]
 		k.matMuls[gguf.TypeQ8_0] = func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 			if n%64 != 0 {
 				rows(n, w, nrows, a, ntok, out, ldo)

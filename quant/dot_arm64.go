@@ -169,7 +169,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		k.matVecs[t] = asmMatVec(t, kern)
 	}
 	for t, kern := range armX4Kernels[base] {
-		k.matMuls[t] = matMulBy4(t, kern, k.matVecs[t])
+		k.matMuls[t] = matMulBy4(t, kern, nil, k.matVecs[t])
 	}
 	if level >= levelI8MM {
 		for t, kern := range armPairKernels {

@@ -62,9 +62,12 @@ func asmMatVec(t gguf.Type, kernel mvKernel) MatVecFunc {
 
 // matMulBy4 builds a MatMulFunc from a kernel that multiplies one weight row
 // by four activation rows, reusing each unpacked weight block four times.
-// Like matMulByRows it walks the weights in cache-sized panels; the last
-// ntok%4 tokens go through the MatVecFunc mv.
-func matMulBy4(t gguf.Type, kernel x4Kernel, mv MatVecFunc) MatMulFunc {
+// Like matMulByRows it walks the weights in cache-sized panels. Of the last
+// ntok%4 tokens, two go through pair (the same kernel for two tokens) when
+// there is one, and the rest through the MatVecFunc mv. Both kernels must
+// give each token mv's bits, so a token's result does not depend on how
+// many others share its pass.
+func matMulBy4(t gguf.Type, kernel, pair x4Kernel, mv MatVecFunc) MatMulFunc {
 	vt, _ := VecDotType(t)
 	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
 	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
@@ -90,6 +93,14 @@ func matMulBy4(t gguf.Type, kernel x4Kernel, mv MatVecFunc) MatMulFunc {
 				for r := r0; r < r1; r++ {
 					kernel(w[r*rb:(r+1)*rb], as, arb, nb, &out[tok*ldo+r], 4*ldo)
 				}
+			}
+			if pair != nil && tok+2 <= ntok {
+				as := a[tok*arb : (tok+2)*arb]
+				_ = out[(tok+1)*ldo+r1-1]
+				for r := r0; r < r1; r++ {
+					pair(w[r*rb:(r+1)*rb], as, arb, nb, &out[tok*ldo+r], 4*ldo) // ostride in bytes
+				}
+				tok += 2
 			}
 			for ; tok < ntok; tok++ {
 				mv(n, w[r0*rb:r1*rb], a[tok*arb:(tok+1)*arb], out[tok*ldo+r0:tok*ldo+r1])

@@ -1750,3 +1750,412 @@ q802x4loop:
 	HSUM2_STORE(Y11, X11)
 	VZEROUPPER
 	RET
+
+// func matQ4KAVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// matQ4KAVX2x4 for two tokens: one q4_K weight row of nb blocks times two
+// activation rows (astride bytes apart) into two floats ostride bytes
+// apart from out, out[t] = dotQ4_K(w, a[t*astride:]) with mvQ4KAVX2's
+// bits. Two or three streams decoding together, or a draft of one token,
+// unpack each weight block once instead of once per token.
+TEXT ·matQ4KAVX2x2(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+q4k2x2loop:
+	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, DX           // scales 4..7
+	ANDL $0x3f3f3f3f, BX // mins 0..3
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, DX
+	ORQ DX, AX
+	SHLQ $32, R8
+	ORQ R8, BX
+	VMOVQ AX, X14
+	VPMOVZXBW X14, X14
+	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+
+	VMOVDQU 16(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q4KX4_TOK(4, DI, Y0)
+	Q4KX4_TOK(4, R10, Y1)
+	VMOVDQU 48(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q4KX4_TOK(68, DI, Y0)
+	Q4KX4_TOK(68, R10, Y1)
+	VMOVDQU 80(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q4KX4_TOK(132, DI, Y0)
+	Q4KX4_TOK(132, R10, Y1)
+	VMOVDQU 112(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q4KX4_TOK(196, DI, Y0)
+	Q4KX4_TOK(196, R10, Y1)
+
+	VMOVQ BX, X8
+	VPBROADCASTQ X8, Y8
+	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
+	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX4_SCALE(DI, Y0, Y4)
+	Q4KX4_SCALE(R10, Y1, Y5)
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	DECQ CX
+	JNZ q4k2x2loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	VZEROUPPER
+	RET
+
+// func matQ5KAVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// matQ5KAVX2x4 for two tokens: one q5_K weight row of nb blocks times two
+// activation rows (astride bytes apart) into two floats ostride bytes
+// apart from out, out[t] = dotQ5_K(w, a[t*astride:]) with mvQ5KAVX2's
+// bits. Two or three streams decoding together, or a draft of one token,
+// unpack each weight block once instead of once per token.
+TEXT ·matQ5KAVX2x2(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+q5k2x2loop:
+	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8           // mins 4..7
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, DX           // scales 4..7
+	ANDL $0x3f3f3f3f, BX // mins 0..3
+	ANDL $0x3f3f3f3f, AX // scales 0..3
+	SHLQ $32, DX
+	ORQ DX, AX
+	SHLQ $32, R8
+	ORQ R8, BX
+	VMOVQ AX, X14
+	VPMOVZXBW X14, X14
+	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+
+	VMOVDQU 48(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPSLLW $4, Y12, Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSLLW $3, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q4KX4_TOK(4, DI, Y0)
+	Q4KX4_TOK(4, R10, Y1)
+	VMOVDQU 80(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPSLLW $2, Y12, Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSLLW $1, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q4KX4_TOK(68, DI, Y0)
+	Q4KX4_TOK(68, R10, Y1)
+	VMOVDQU 112(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSRLW $1, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q4KX4_TOK(132, DI, Y0)
+	Q4KX4_TOK(132, R10, Y1)
+	VMOVDQU 144(SI), Y8
+	VPSRLW $4, Y8, Y9
+	VPAND Y15, Y8, Y8
+	VPAND Y15, Y9, Y9
+	VMOVDQU 16(SI), Y12
+	VPSRLW $2, Y12, Y12
+	VPAND q5kFifth<>(SB), Y12, Y12
+	VMOVDQU 16(SI), Y13
+	VPSRLW $3, Y13, Y13
+	VPAND q5kFifth<>(SB), Y13, Y13
+	VPOR Y12, Y8, Y8
+	VPOR Y13, Y9, Y9
+	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
+	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q4KX4_TOK(196, DI, Y0)
+	Q4KX4_TOK(196, R10, Y1)
+
+	VMOVQ BX, X8
+	VPBROADCASTQ X8, Y8
+	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
+	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX4_SCALE(DI, Y0, Y4)
+	Q4KX4_SCALE(R10, Y1, Y5)
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	DECQ CX
+	JNZ q5k2x2loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	VZEROUPPER
+	RET
+
+// func matQ6KAVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// matQ6KAVX2x4 for two tokens: one q6_K weight row of nb blocks times two
+// activation rows (astride bytes apart) into two floats ostride bytes
+// apart from out, out[t] = dotQ6_K(w, a[t*astride:]) with mvQ6KAVX2's
+// bits. Two or three streams decoding together, or a draft of one token,
+// unpack each weight block once instead of once per token.
+TEXT ·matQ6KAVX2x2(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+q6k2x2loop:
+	VMOVDQU 192(SI), X12 // 16 int8 scales
+	VPMOVSXBW X12, Y13
+	Q6KX4_START(DI, Y0)
+	Q6KX4_START(R10, Y1)
+
+	VMOVDQU 0(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPSLLW $4, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+0(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(4, DI, Y0)
+	Q6KX4_TOK(4, R10, Y1)
+	VMOVDQU 32(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPSLLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+16(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(36, DI, Y0)
+	Q6KX4_TOK(36, R10, Y1)
+	VMOVDQU 0(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+32(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(68, DI, Y0)
+	Q6KX4_TOK(68, R10, Y1)
+	VMOVDQU 32(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 128(SI), Y11
+	VPSRLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+48(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(100, DI, Y0)
+	Q6KX4_TOK(100, R10, Y1)
+	VMOVDQU 64(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPSLLW $4, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+64(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(132, DI, Y0)
+	Q6KX4_TOK(132, R10, Y1)
+	VMOVDQU 96(SI), Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPSLLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+80(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(164, DI, Y0)
+	Q6KX4_TOK(164, R10, Y1)
+	VMOVDQU 64(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+96(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(196, DI, Y0)
+	Q6KX4_TOK(196, R10, Y1)
+	VMOVDQU 96(SI), Y8
+	VPSRLW $4, Y8, Y8
+	VPAND Y15, Y8, Y8
+	VMOVDQU 160(SI), Y11
+	VPSRLW $2, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y8, Y8
+	VPSHUFB q6kByteShuf<>+112(SB), X12, X9
+	VPMOVSXBW X9, Y9
+	Q6KX4_TOK(228, DI, Y0)
+	Q6KX4_TOK(228, R10, Y1)
+
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X13
+	VCVTPH2PS X13, X13
+	Q6KX4_SCALE(DI, Y0, Y4)
+	Q6KX4_SCALE(R10, Y1, Y5)
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	DECQ CX
+	JNZ q6k2x2loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM2_STORE(Y4, X4)
+	HSUM2_STORE(Y5, X5)
+	VZEROUPPER
+	RET
+
+// func matQ8_0AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// matQ8_0AVX2x4 for two tokens: one q8_0 weight row of nb blocks times two
+// activation rows (astride bytes apart) into two floats ostride bytes
+// apart from out, out[t] = dotQ8_0(w, a[t*astride:]) with mvQ8_0AVX2's
+// bits. Two or three streams decoding together, or a draft of one token,
+// unpack each weight block once instead of once per token.
+TEXT ·matQ8_0AVX2x2(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	MOVL $0x00010001, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+q802x2loop:
+	VMOVDQU 2(SI), Y1
+	VPABSB Y1, Y3
+	MOVWLZX (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6 // d_w
+	Q802X4_TOKEN(DI, Y8)
+	Q802X4_TOKEN(R10, Y9)
+	ADDQ $34, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	DECQ CX
+	JNZ q802x2loop
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	HSUM2_STORE(Y8, X8)
+	HSUM2_STORE(Y9, X9)
+	VZEROUPPER
+	RET

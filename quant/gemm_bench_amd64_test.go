@@ -32,11 +32,11 @@ func BenchmarkGEMM(b *testing.B) {
 		name string
 		mm   MatMulFunc
 	}{
-		{gguf.TypeQ4_K, "x4", matMulBy4(gguf.TypeQ4_K, matQ4KAVX512x4, ks.matVecs[gguf.TypeQ4_K])},
+		{gguf.TypeQ4_K, "x4", matMulBy4(gguf.TypeQ4_K, matQ4KAVX512x4, nil, ks.matVecs[gguf.TypeQ4_K])},
 		{gguf.TypeQ4_K, "gemm", ks.matMuls[gguf.TypeQ4_K]},
-		{gguf.TypeQ6_K, "x4", matMulBy4(gguf.TypeQ6_K, matQ6KAVX512x4, ks.matVecs[gguf.TypeQ6_K])},
+		{gguf.TypeQ6_K, "x4", matMulBy4(gguf.TypeQ6_K, matQ6KAVX512x4, nil, ks.matVecs[gguf.TypeQ6_K])},
 		{gguf.TypeQ6_K, "gemm", ks.matMuls[gguf.TypeQ6_K]},
-		{gguf.TypeQ5_K, "x4", matMulBy4(gguf.TypeQ5_K, matQ5KAVX512x4, ks.matVecs[gguf.TypeQ5_K])},
+		{gguf.TypeQ5_K, "x4", matMulBy4(gguf.TypeQ5_K, matQ5KAVX512x4, nil, ks.matVecs[gguf.TypeQ5_K])},
 		{gguf.TypeQ5_K, "gemm", ks.matMuls[gguf.TypeQ5_K]},
 	}
 	for _, n := range []int{2048, 11008} {
