@@ -21,7 +21,14 @@
 // the total decode rate of the N streams (median over -reps), par_stream_tps
 // each stream's own rate and par_mean_batch the sequences per forward step
 // (see benchParallel). -speculate turns lookup speculative decoding on in
-// those sessions (par_draft_tokens, par_accepted_tokens). -arrive P adds a
+// those sessions (par_draft_tokens, par_accepted_tokens); -copy makes their
+// answers repeat their prompts, the workload speculation is for (see
+// copyBackend), so that -speculate's speed-up can be measured on the real
+// model's passes:
+//
+//	go run ./examples/bench -model F -pp 0 -tg 64 -parallel 1 -copy -speculate
+//
+// -arrive P adds a
 // P-token prompt arriving while those sessions decode and reports how long
 // their tokens wait meanwhile (see benchArrival):
 //
@@ -101,6 +108,7 @@ type result struct {
 	ParMeanBatch []float64 `json:"par_mean_batch,omitempty"`
 	ParDraft     int       `json:"par_draft_tokens,omitempty"`
 	ParAccepted  int       `json:"par_accepted_tokens,omitempty"`
+	ParSteps     int64     `json:"par_steps,omitempty"` // forward steps of the timed decodes, all repetitions
 
 	// -pass-cost (see benchPassCost).
 	PassK    []int     `json:"pass_k,omitempty"`
@@ -123,6 +131,7 @@ type params struct {
 	kv, device                      string
 	seed                            uint64
 	roofline, speculate, passCost   bool
+	copyPrompt                      bool
 	parallel, arrive                int
 }
 
@@ -142,6 +151,7 @@ func main() {
 	flag.BoolVar(&p.passCost, "pass-cost", false, "print the time of one pass of k tokens for k = 1, 2, 4, 8, 16 and the prefill chunk")
 	flag.IntVar(&p.arrive, "arrive", 0, "with -parallel N: a prompt of `P` tokens arrives while the N streams decode; print how long their tokens wait")
 	flag.BoolVar(&p.speculate, "speculate", false, "lookup speculative decoding in the -parallel sessions")
+	flag.BoolVar(&p.copyPrompt, "copy", false, "with -parallel N: the answers repeat their prompts (the model's real passes, their logits edited), the workload lookup speculation is for")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -162,6 +172,9 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 	}
 	if p.parallel > 0 && p.tg == 0 {
 		return fmt.Errorf("-parallel %d needs -tg > 0", p.parallel)
+	}
+	if p.copyPrompt && (p.parallel == 0 || p.arrive > 0) {
+		return fmt.Errorf("-copy needs -parallel > 0 and no -arrive")
 	}
 	if p.arrive < 0 || p.arrive > 0 && (p.parallel == 0 || p.tg < 8) {
 		return fmt.Errorf("-arrive %d needs -parallel > 0 and -tg >= 8", p.arrive)
@@ -269,7 +282,16 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 		}
 	}
 	if p.parallel > 0 {
-		if err := benchParallel(ctx, log, m, p, tokens, &res); err != nil {
+		pm := m
+		if p.copyPrompt {
+			// A second engine over the same weights, whose backend
+			// makes the answers copy their prompts (copyBackend).
+			if pm, err = engine.New(newCopyBackend(b, p.tgPrompt), m.Format(), m.Config()); err != nil {
+				return err
+			}
+			defer pm.Close()
+		}
+		if err := benchParallel(ctx, log, pm, p, tokens, &res); err != nil {
 			return err
 		}
 	}
@@ -331,7 +353,7 @@ func forward(ctx context.Context, b engine.Backend, cache engine.Cache, tokens [
 func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p params, tokens func(int) []int32, res *result) error {
 	n := p.parallel
 	var keepGoing engine.Constraint
-	if !p.speculate {
+	if !p.speculate && !p.copyPrompt { // a copied prompt has no end of turn
 		keepGoing = newNoEndOfTurn(m.Format(), m.Backend().Vocab())
 	}
 	sessions := make([]*engine.Session, n)
@@ -376,6 +398,7 @@ func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p par
 		tps := float64(total) / last.Seconds()
 		res.ParTpsAll = append(res.ParTpsAll, tps)
 		batch := float64(after.StepSequences-before.StepSequences) / float64(max(after.Steps-before.Steps, 1))
+		res.ParSteps += after.Steps - before.Steps
 		res.ParMeanBatch = append(res.ParMeanBatch, round(batch))
 		log.Info("parallel decode", "rep", rep+1, "sessions", n, "tokens", total, "tokens_per_s", round(tps), "mean_batch", round(batch))
 	}

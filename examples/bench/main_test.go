@@ -92,6 +92,31 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}
 }
 
+// TestCopySpeculation runs the copy workload (-copy) with and without
+// lookup speculation: the same tokens computed, and with speculation most of
+// them accepted drafts, in fewer steps.
+func TestCopySpeculation(t *testing.T) {
+	var steps [2]float64
+	for i, speculate := range []bool{false, true} {
+		p := tinyParams()
+		p.pp, p.tg, p.tgPrompt, p.reps, p.parallel, p.copyPrompt, p.speculate = 0, 48, 24, 1, 1, true, speculate
+		r := runTiny(t, p)
+		if r.ParTps <= 0 || len(r.ParMeanBatch) != 1 {
+			t.Fatalf("speculate %v: parallel results %+v", speculate, r)
+		}
+		if !speculate && r.ParDraft != 0 {
+			t.Errorf("drafts without -speculate: %d", r.ParDraft)
+		}
+		if speculate && (r.ParDraft == 0 || r.ParAccepted < p.tg/2 || r.ParAccepted > r.ParDraft) {
+			t.Errorf("copying a 24-token prompt for 48 tokens: %d of %d drafted tokens accepted, want at least 24", r.ParAccepted, r.ParDraft)
+		}
+		steps[i] = float64(r.ParSteps)
+	}
+	if steps[1] >= steps[0]/2 {
+		t.Errorf("steps with speculation %v, without %v: want under half", steps[1], steps[0])
+	}
+}
+
 // TestPassCost checks the k-token pass curve: one entry per size, the
 // first the unit.
 func TestPassCost(t *testing.T) {
