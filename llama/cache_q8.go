@@ -34,9 +34,10 @@ import (
 // package tensor's (kvq8.go there); the layout and the online softmax are
 // here.
 
+// The Q8_0 block, as tensor defines it.
 const (
-	q8Block = 32 // values per Q8_0 block
-	q8Bytes = 34 // bytes per Q8_0 block: f16 d + 32 int8
+	q8Block = tensor.Q8_0Block
+	q8Bytes = tensor.Q8_0BlockBytes
 )
 
 // initQ8 sets a q8_0 cache's row size and rotation sizes.

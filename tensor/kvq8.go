@@ -15,9 +15,12 @@ import (
 // DotQ8_0, and sums value rows with MadQ8_0 or MadSeqQ8_0, the way
 // llama.cpp's flash-attention kernel reads a quantized cache.
 
+// The Q8_0 block: Q8_0Block values in Q8_0BlockBytes bytes.
 const (
-	q8Block = 32 // values per Q8_0 block
-	q8Bytes = 34 // bytes per Q8_0 block: f16 d + 32 int8
+	Q8_0Block      = 32 // values per Q8_0 block
+	Q8_0BlockBytes = 34 // bytes per Q8_0 block: f16 d + 32 int8
+	q8Block        = Q8_0Block
+	q8Bytes        = Q8_0BlockBytes
 )
 
 // QuantizeQ8_0 rounds x to Q8_0 blocks in dst, bit for bit as llama.cpp's
