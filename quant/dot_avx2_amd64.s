@@ -791,6 +791,48 @@ q402loop:
 	MOVSS X0, ret+88(FP) // the last row's result
 	RET
 
+// Q4KX_SCALES unpacks the 12 scale bytes of the q4_K (or q5_K) block at SI,
+// as mvQ4KAVX2 does: its 8 scales as words in both lanes of Y14 and its 8
+// mins as bytes in BX (AX, DX, R8 and R9 are clobbered).
+#define Q4KX_SCALES \
+	MOVL 4(SI), AX \
+	MOVL 8(SI), BX \
+	MOVL 12(SI), DX \
+	MOVL DX, R8 \
+	SHRL $4, R8 \
+	ANDL $0x0f0f0f0f, R8 \
+	MOVL BX, R9 \
+	SHRL $6, R9 \
+	ANDL $0x03030303, R9 \
+	SHLL $4, R9 \
+	ORL R9, R8 \
+	ANDL $0x0f0f0f0f, DX \
+	MOVL AX, R9 \
+	SHRL $6, R9 \
+	ANDL $0x03030303, R9 \
+	SHLL $4, R9 \
+	ORL R9, DX \
+	ANDL $0x3f3f3f3f, BX \
+	ANDL $0x3f3f3f3f, AX \
+	SHLQ $32, DX \
+	ORQ DX, AX \
+	SHLQ $32, R8 \
+	ORQ R8, BX \
+	VMOVQ AX, X14 \
+	VPMOVZXBW X14, X14 \
+	VINSERTI128 $1, X14, Y14, Y14
+
+// Q4KX_NIBBLES splits the 32 bytes at qoff(SI) into their low nibbles (Y8)
+// and high nibbles (Y9), and broadcasts the words of the two sub-blocks'
+// scales from Y14 (Y10, Y11; control shuf of q4kWordShuf).
+#define Q4KX_NIBBLES(qoff, shuf) \
+	VMOVDQU qoff(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+shuf(SB), Y14, Y10 \
+	VPSHUFB q4kWordShuf<>+(shuf+32)(SB), Y14, Y11
+
 // func matQ4KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
@@ -838,74 +880,28 @@ TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
 	VFMADD231PS Y11, IACC, FACC
 
 q4k2x4loop:
-	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, DX           // scales 4..7
-	ANDL $0x3f3f3f3f, BX // mins 0..3
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, DX
-	ORQ DX, AX
-	SHLQ $32, R8
-	ORQ R8, BX
-	VMOVQ AX, X14
-	VPMOVZXBW X14, X14
-	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	Q4KX_SCALES
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
 	VPXOR Y3, Y3, Y3
 
-	VMOVDQU 16(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q4KX_NIBBLES(16, 0)
 	Q4KX4_TOK(4, DI, Y0)
 	Q4KX4_TOK(4, R10, Y1)
 	Q4KX4_TOK(4, R11, Y2)
 	Q4KX4_TOK(4, R12, Y3)
-	VMOVDQU 48(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q4KX_NIBBLES(48, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
 	Q4KX4_TOK(68, R11, Y2)
 	Q4KX4_TOK(68, R12, Y3)
-	VMOVDQU 80(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q4KX_NIBBLES(80, 128)
 	Q4KX4_TOK(132, DI, Y0)
 	Q4KX4_TOK(132, R10, Y1)
 	Q4KX4_TOK(132, R11, Y2)
 	Q4KX4_TOK(132, R12, Y3)
-	VMOVDQU 112(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q4KX_NIBBLES(112, 192)
 	Q4KX4_TOK(196, DI, Y0)
 	Q4KX4_TOK(196, R10, Y1)
 	Q4KX4_TOK(196, R11, Y2)
@@ -947,6 +943,43 @@ q4k2x4loop:
 	HSUM2_STORE(Y7, X7)
 	VZEROUPPER
 	RET
+
+// The four ways a chunk of 32 q6_K quants is assembled from its 4-bit part
+// (qloff(SI)) and its 2-bit part (qhoff(SI)) into Y8 (0..63), with its two
+// scales as words in Y9 (control shuf of q6kByteShuf over the int8 scales
+// in X12): low nibbles with the 2-bit field shifted up by sh (4 or 2); high
+// nibbles with the field in place; high nibbles with the field shifted down
+// by 2. Each is followed by the tokens' Q6KX4_TOK.
+#define Q6KX_LOW(qloff, qhoff, sh, shuf) \
+	VMOVDQU qloff(SI), Y8 \
+	VPAND Y15, Y8, Y8 \
+	VMOVDQU qhoff(SI), Y11 \
+	VPSLLW $sh, Y11, Y11 \
+	VPAND Y14, Y11, Y11 \
+	VPOR Y11, Y8, Y8 \
+	VPSHUFB q6kByteShuf<>+shuf(SB), X12, X9 \
+	VPMOVSXBW X9, Y9
+
+#define Q6KX_HIGH(qloff, qhoff, shuf) \
+	VMOVDQU qloff(SI), Y8 \
+	VPSRLW $4, Y8, Y8 \
+	VPAND Y15, Y8, Y8 \
+	VMOVDQU qhoff(SI), Y11 \
+	VPAND Y14, Y11, Y11 \
+	VPOR Y11, Y8, Y8 \
+	VPSHUFB q6kByteShuf<>+shuf(SB), X12, X9 \
+	VPMOVSXBW X9, Y9
+
+#define Q6KX_HIGHSHR2(qloff, qhoff, shuf) \
+	VMOVDQU qloff(SI), Y8 \
+	VPSRLW $4, Y8, Y8 \
+	VPAND Y15, Y8, Y8 \
+	VMOVDQU qhoff(SI), Y11 \
+	VPSRLW $2, Y11, Y11 \
+	VPAND Y14, Y11, Y11 \
+	VPOR Y11, Y8, Y8 \
+	VPSHUFB q6kByteShuf<>+shuf(SB), X12, X9 \
+	VPMOVSXBW X9, Y9
 
 // func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
@@ -999,100 +1032,42 @@ q6k2x4loop:
 	Q6KX4_START(R11, Y2)
 	Q6KX4_START(R12, Y3)
 
-	VMOVDQU 0(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPSLLW $4, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+0(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(0, 128, 4, 0)
 	Q6KX4_TOK(4, DI, Y0)
 	Q6KX4_TOK(4, R10, Y1)
 	Q6KX4_TOK(4, R11, Y2)
 	Q6KX4_TOK(4, R12, Y3)
-	VMOVDQU 32(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPSLLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+16(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(32, 128, 2, 16)
 	Q6KX4_TOK(36, DI, Y0)
 	Q6KX4_TOK(36, R10, Y1)
 	Q6KX4_TOK(36, R11, Y2)
 	Q6KX4_TOK(36, R12, Y3)
-	VMOVDQU 0(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+32(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGH(0, 128, 32)
 	Q6KX4_TOK(68, DI, Y0)
 	Q6KX4_TOK(68, R10, Y1)
 	Q6KX4_TOK(68, R11, Y2)
 	Q6KX4_TOK(68, R12, Y3)
-	VMOVDQU 32(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPSRLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+48(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGHSHR2(32, 128, 48)
 	Q6KX4_TOK(100, DI, Y0)
 	Q6KX4_TOK(100, R10, Y1)
 	Q6KX4_TOK(100, R11, Y2)
 	Q6KX4_TOK(100, R12, Y3)
-	VMOVDQU 64(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPSLLW $4, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+64(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(64, 160, 4, 64)
 	Q6KX4_TOK(132, DI, Y0)
 	Q6KX4_TOK(132, R10, Y1)
 	Q6KX4_TOK(132, R11, Y2)
 	Q6KX4_TOK(132, R12, Y3)
-	VMOVDQU 96(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPSLLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+80(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(96, 160, 2, 80)
 	Q6KX4_TOK(164, DI, Y0)
 	Q6KX4_TOK(164, R10, Y1)
 	Q6KX4_TOK(164, R11, Y2)
 	Q6KX4_TOK(164, R12, Y3)
-	VMOVDQU 64(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+96(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGH(64, 160, 96)
 	Q6KX4_TOK(196, DI, Y0)
 	Q6KX4_TOK(196, R10, Y1)
 	Q6KX4_TOK(196, R11, Y2)
 	Q6KX4_TOK(196, R12, Y3)
-	VMOVDQU 96(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPSRLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+112(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGHSHR2(96, 160, 112)
 	Q6KX4_TOK(228, DI, Y0)
 	Q6KX4_TOK(228, R10, Y1)
 	Q6KX4_TOK(228, R11, Y2)
@@ -1534,6 +1509,43 @@ q3k2loop:
 	RET
 
 
+// Q5KX_QUANTS assembles 64 q5_K quants (0..31) of chunk qoff(SI): the low
+// nibbles (Y8) and high nibbles (Y9) with their fifth bits from the qh bytes
+// at 16(SI), moved into bit 4 by op1 n1 and op2 n2 (Y12, Y13 clobbered), and
+// broadcasts the two sub-blocks' scale words from Y14 into Y10 and Y11
+// (control shuf of q4kWordShuf). Q5KX_QUANTS_MID is the chunk whose low
+// fifth bits are already in place.
+#define Q5KX_QUANTS(qoff, op1, n1, op2, n2, shuf) \
+	VMOVDQU qoff(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VMOVDQU 16(SI), Y12 \
+	op1 $n1, Y12, Y12 \
+	VPAND q5kFifth<>(SB), Y12, Y12 \
+	VMOVDQU 16(SI), Y13 \
+	op2 $n2, Y13, Y13 \
+	VPAND q5kFifth<>(SB), Y13, Y13 \
+	VPOR Y12, Y8, Y8 \
+	VPOR Y13, Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+shuf(SB), Y14, Y10 \
+	VPSHUFB q4kWordShuf<>+(shuf+32)(SB), Y14, Y11
+
+#define Q5KX_QUANTS_MID(qoff, shuf) \
+	VMOVDQU qoff(SI), Y8 \
+	VPSRLW $4, Y8, Y9 \
+	VPAND Y15, Y8, Y8 \
+	VPAND Y15, Y9, Y9 \
+	VMOVDQU 16(SI), Y12 \
+	VPAND q5kFifth<>(SB), Y12, Y12 \
+	VMOVDQU 16(SI), Y13 \
+	VPSRLW $1, Y13, Y13 \
+	VPAND q5kFifth<>(SB), Y13, Y13 \
+	VPOR Y12, Y8, Y8 \
+	VPOR Y13, Y9, Y9 \
+	VPSHUFB q4kWordShuf<>+shuf(SB), Y14, Y10 \
+	VPSHUFB q4kWordShuf<>+(shuf+32)(SB), Y14, Y11
+
 // func matQ5KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q5_K weight row of nb blocks times four q8_K activation rows (astride
@@ -1558,105 +1570,28 @@ TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $0-80
 	VXORPS Y7, Y7, Y7
 
 q5k2x4loop:
-	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, DX           // scales 4..7
-	ANDL $0x3f3f3f3f, BX // mins 0..3
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, DX
-	ORQ DX, AX
-	SHLQ $32, R8
-	ORQ R8, BX
-	VMOVQ AX, X14
-	VPMOVZXBW X14, X14
-	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	Q4KX_SCALES
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
 	VPXOR Y3, Y3, Y3
 
-	VMOVDQU 48(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPSLLW $4, Y12, Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSLLW $3, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q5KX_QUANTS(48, VPSLLW, 4, VPSLLW, 3, 0)
 	Q4KX4_TOK(4, DI, Y0)
 	Q4KX4_TOK(4, R10, Y1)
 	Q4KX4_TOK(4, R11, Y2)
 	Q4KX4_TOK(4, R12, Y3)
-	VMOVDQU 80(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPSLLW $2, Y12, Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSLLW $1, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q5KX_QUANTS(80, VPSLLW, 2, VPSLLW, 1, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
 	Q4KX4_TOK(68, R11, Y2)
 	Q4KX4_TOK(68, R12, Y3)
-	VMOVDQU 112(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSRLW $1, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q5KX_QUANTS_MID(112, 128)
 	Q4KX4_TOK(132, DI, Y0)
 	Q4KX4_TOK(132, R10, Y1)
 	Q4KX4_TOK(132, R11, Y2)
 	Q4KX4_TOK(132, R12, Y3)
-	VMOVDQU 144(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPSRLW $2, Y12, Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSRLW $3, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q5KX_QUANTS(144, VPSRLW, 2, VPSRLW, 3, 192)
 	Q4KX4_TOK(196, DI, Y0)
 	Q4KX4_TOK(196, R10, Y1)
 	Q4KX4_TOK(196, R11, Y2)
@@ -1771,66 +1706,20 @@ TEXT ·matQ4KAVX2x2(SB), NOSPLIT, $0-80
 	VXORPS Y5, Y5, Y5
 
 q4k2x2loop:
-	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, DX           // scales 4..7
-	ANDL $0x3f3f3f3f, BX // mins 0..3
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, DX
-	ORQ DX, AX
-	SHLQ $32, R8
-	ORQ R8, BX
-	VMOVQ AX, X14
-	VPMOVZXBW X14, X14
-	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	Q4KX_SCALES
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 
-	VMOVDQU 16(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q4KX_NIBBLES(16, 0)
 	Q4KX4_TOK(4, DI, Y0)
 	Q4KX4_TOK(4, R10, Y1)
-	VMOVDQU 48(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q4KX_NIBBLES(48, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
-	VMOVDQU 80(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q4KX_NIBBLES(80, 128)
 	Q4KX4_TOK(132, DI, Y0)
 	Q4KX4_TOK(132, R10, Y1)
-	VMOVDQU 112(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q4KX_NIBBLES(112, 192)
 	Q4KX4_TOK(196, DI, Y0)
 	Q4KX4_TOK(196, R10, Y1)
 
@@ -1875,97 +1764,20 @@ TEXT ·matQ5KAVX2x2(SB), NOSPLIT, $0-80
 	VXORPS Y5, Y5, Y5
 
 q5k2x2loop:
-	// Scales (AX) and mins (BX) of the block, as in mvQ4KAVX2.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R8
-	SHRL $4, R8
-	ANDL $0x0f0f0f0f, R8
-	MOVL BX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, R8           // mins 4..7
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R9
-	SHRL $6, R9
-	ANDL $0x03030303, R9
-	SHLL $4, R9
-	ORL R9, DX           // scales 4..7
-	ANDL $0x3f3f3f3f, BX // mins 0..3
-	ANDL $0x3f3f3f3f, AX // scales 0..3
-	SHLQ $32, DX
-	ORQ DX, AX
-	SHLQ $32, R8
-	ORQ R8, BX
-	VMOVQ AX, X14
-	VPMOVZXBW X14, X14
-	VINSERTI128 $1, X14, Y14, Y14 // scales as words, in both lanes
+	Q4KX_SCALES
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 
-	VMOVDQU 48(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPSLLW $4, Y12, Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSLLW $3, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+0(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+32(SB), Y14, Y11
+	Q5KX_QUANTS(48, VPSLLW, 4, VPSLLW, 3, 0)
 	Q4KX4_TOK(4, DI, Y0)
 	Q4KX4_TOK(4, R10, Y1)
-	VMOVDQU 80(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPSLLW $2, Y12, Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSLLW $1, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+64(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+96(SB), Y14, Y11
+	Q5KX_QUANTS(80, VPSLLW, 2, VPSLLW, 1, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
-	VMOVDQU 112(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSRLW $1, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+128(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+160(SB), Y14, Y11
+	Q5KX_QUANTS_MID(112, 128)
 	Q4KX4_TOK(132, DI, Y0)
 	Q4KX4_TOK(132, R10, Y1)
-	VMOVDQU 144(SI), Y8
-	VPSRLW $4, Y8, Y9
-	VPAND Y15, Y8, Y8
-	VPAND Y15, Y9, Y9
-	VMOVDQU 16(SI), Y12
-	VPSRLW $2, Y12, Y12
-	VPAND q5kFifth<>(SB), Y12, Y12
-	VMOVDQU 16(SI), Y13
-	VPSRLW $3, Y13, Y13
-	VPAND q5kFifth<>(SB), Y13, Y13
-	VPOR Y12, Y8, Y8
-	VPOR Y13, Y9, Y9
-	VPSHUFB q4kWordShuf<>+192(SB), Y14, Y10
-	VPSHUFB q4kWordShuf<>+224(SB), Y14, Y11
+	Q5KX_QUANTS(144, VPSRLW, 2, VPSRLW, 3, 192)
 	Q4KX4_TOK(196, DI, Y0)
 	Q4KX4_TOK(196, R10, Y1)
 
@@ -2018,86 +1830,28 @@ q6k2x2loop:
 	Q6KX4_START(DI, Y0)
 	Q6KX4_START(R10, Y1)
 
-	VMOVDQU 0(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPSLLW $4, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+0(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(0, 128, 4, 0)
 	Q6KX4_TOK(4, DI, Y0)
 	Q6KX4_TOK(4, R10, Y1)
-	VMOVDQU 32(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPSLLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+16(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(32, 128, 2, 16)
 	Q6KX4_TOK(36, DI, Y0)
 	Q6KX4_TOK(36, R10, Y1)
-	VMOVDQU 0(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+32(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGH(0, 128, 32)
 	Q6KX4_TOK(68, DI, Y0)
 	Q6KX4_TOK(68, R10, Y1)
-	VMOVDQU 32(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 128(SI), Y11
-	VPSRLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+48(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGHSHR2(32, 128, 48)
 	Q6KX4_TOK(100, DI, Y0)
 	Q6KX4_TOK(100, R10, Y1)
-	VMOVDQU 64(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPSLLW $4, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+64(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(64, 160, 4, 64)
 	Q6KX4_TOK(132, DI, Y0)
 	Q6KX4_TOK(132, R10, Y1)
-	VMOVDQU 96(SI), Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPSLLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+80(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_LOW(96, 160, 2, 80)
 	Q6KX4_TOK(164, DI, Y0)
 	Q6KX4_TOK(164, R10, Y1)
-	VMOVDQU 64(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+96(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGH(64, 160, 96)
 	Q6KX4_TOK(196, DI, Y0)
 	Q6KX4_TOK(196, R10, Y1)
-	VMOVDQU 96(SI), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND Y15, Y8, Y8
-	VMOVDQU 160(SI), Y11
-	VPSRLW $2, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y8, Y8
-	VPSHUFB q6kByteShuf<>+112(SB), X12, X9
-	VPMOVSXBW X9, Y9
+	Q6KX_HIGHSHR2(96, 160, 112)
 	Q6KX4_TOK(228, DI, Y0)
 	Q6KX4_TOK(228, R10, Y1)
 
