@@ -7,7 +7,7 @@ import (
 
 // Clone returns a new cache holding a copy of the first n positions of c,
 // with memory for exactly those n: a snapshot of a prompt's keys and values
-// that outlives c's next turns (package smollm3's prompt cache keeps such
+// that outlives c's next turns (package engine's prompt cache keeps such
 // snapshots and copies them into other sessions' caches with CopyFrom).
 // The clone has c's type and MaxLen; it allocates its work buffers only if
 // Forward runs on it.
