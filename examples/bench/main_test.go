@@ -83,6 +83,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		"-parallel -1":     func(p *params) { p.parallel = -1 },
 		"-parallel, -tg 0": func(p *params) { p.parallel, p.tg = 2, 0 },
 		"-device tpu":      func(p *params) { p.device = "tpu" },
+		"-copy alone":      func(p *params) { p.copyPrompt = true },
+		"-copy, -arrive":   func(p *params) { p.copyPrompt, p.parallel, p.tg, p.arrive = true, 2, 8, 100 },
 	} {
 		p := tinyParams()
 		change(&p)
