@@ -73,6 +73,50 @@ DATA q6kByteShuf<>+0x70(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA q6kByteShuf<>+0x78(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 
+// q6kEvenOdd orders the 16 int8 scales of a q6_K block as the even ones,
+// then the odd ones, so that VPMOVSXBW puts scale 2k in word k of the low
+// lane and scale 2k+1 in word k of the high lane.
+DATA q6kEvenOdd<>+0x00(SB)/8, $0x0e0c0a0806040200
+DATA q6kEvenOdd<>+0x08(SB)/8, $0x0f0d0b0907050301
+GLOBL q6kEvenOdd<>(SB), RODATA|NOPTR, $16
+
+// q6kWordBcast: control k (32 bytes) repeats word k of each lane eight
+// times: over the q6kEvenOdd words, scale 2k in the low lane and 2k+1 in
+// the high lane, the two scales of chunk k's 32 quants.
+DATA q6kWordBcast<>+0x00(SB)/8, $0x0100010001000100
+DATA q6kWordBcast<>+0x08(SB)/8, $0x0100010001000100
+DATA q6kWordBcast<>+0x10(SB)/8, $0x0100010001000100
+DATA q6kWordBcast<>+0x18(SB)/8, $0x0100010001000100
+DATA q6kWordBcast<>+0x20(SB)/8, $0x0302030203020302
+DATA q6kWordBcast<>+0x28(SB)/8, $0x0302030203020302
+DATA q6kWordBcast<>+0x30(SB)/8, $0x0302030203020302
+DATA q6kWordBcast<>+0x38(SB)/8, $0x0302030203020302
+DATA q6kWordBcast<>+0x40(SB)/8, $0x0504050405040504
+DATA q6kWordBcast<>+0x48(SB)/8, $0x0504050405040504
+DATA q6kWordBcast<>+0x50(SB)/8, $0x0504050405040504
+DATA q6kWordBcast<>+0x58(SB)/8, $0x0504050405040504
+DATA q6kWordBcast<>+0x60(SB)/8, $0x0706070607060706
+DATA q6kWordBcast<>+0x68(SB)/8, $0x0706070607060706
+DATA q6kWordBcast<>+0x70(SB)/8, $0x0706070607060706
+DATA q6kWordBcast<>+0x78(SB)/8, $0x0706070607060706
+DATA q6kWordBcast<>+0x80(SB)/8, $0x0908090809080908
+DATA q6kWordBcast<>+0x88(SB)/8, $0x0908090809080908
+DATA q6kWordBcast<>+0x90(SB)/8, $0x0908090809080908
+DATA q6kWordBcast<>+0x98(SB)/8, $0x0908090809080908
+DATA q6kWordBcast<>+0xa0(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6kWordBcast<>+0xa8(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6kWordBcast<>+0xb0(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6kWordBcast<>+0xb8(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6kWordBcast<>+0xc0(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6kWordBcast<>+0xc8(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6kWordBcast<>+0xd0(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6kWordBcast<>+0xd8(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6kWordBcast<>+0xe0(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q6kWordBcast<>+0xe8(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q6kWordBcast<>+0xf0(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q6kWordBcast<>+0xf8(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL q6kWordBcast<>(SB), RODATA|NOPTR, $256
+
 // func mvQ4KAVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows consecutive weight rows of nb blocks each, out[r] is the dot
@@ -92,6 +136,13 @@ GLOBL q6kByteShuf<>(SB), RODATA|NOPTR, $128
 //	}
 //	dy := q8KScale(y)
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//
+// in eight lanes, its float steps per block grouped as
+// dy*(f16(x)*isum - f16(x[2:])*msum): d and dmin are broadcast once per
+// block, and the activation's dy, the only factor that differs between
+// tokens, comes last, so that the multi-token kernels (Q4KX4_SCALE) pay one
+// multiply and two fused multiply-adds per token and block, with MatVec's
+// bits.
 TEXT ·mvQ4KAVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
@@ -109,7 +160,7 @@ mvQ4KAVX2OutOK:
 q4k2row:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
-	VPXOR Y14, Y14, Y14 // Σ d·d_a·isum - dmin·d_a·msum lanes
+	VPXOR Y14, Y14, Y14 // Σ d_a·(d·isum - dmin·msum) lanes
 
 q4k2loop:
 	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
@@ -146,15 +197,12 @@ q4k2loop:
 
 	// Mins: 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
 	VPSHUFB Y12, Y2, Y2
-	VPMADDWD 260(DI), Y2, Y3
-	VCVTDQ2PS Y3, Y3
+	VPMADDWD 260(DI), Y2, Y13
+	VCVTDQ2PS Y13, Y13
 	VCVTPH2PS (SI), X4
-	VBROADCASTSS (DI), X5
-	VMULPS X5, X4, X4
-	VBROADCASTSS X4, Y6
+	VBROADCASTSS X4, Y6  // d
 	VMOVSHDUP X4, X7
-	VBROADCASTSS X7, Y7
-	VFNMADD231PS Y7, Y3, Y14 // acc -= dmin·d_a·msum, before the block's isum
+	VBROADCASTSS X7, Y7  // dmin
 
 	VPXOR Y10, Y10, Y10
 
@@ -178,7 +226,10 @@ q4k2loop:
 	Q4K_CHUNK(112, 196, 192)
 
 	VCVTDQ2PS Y10, Y10
-	VFMADD231PS Y6, Y10, Y14
+	VMULPS Y6, Y10, Y10
+	VFNMADD231PS Y7, Y13, Y10 // d·isum - dmin·msum
+	VBROADCASTSS (DI), Y5
+	VFMADD231PS Y5, Y10, Y14 // acc += d_a·(d·isum - dmin·msum)
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -411,7 +462,8 @@ GLOBL q5kFifth<>(SB), RODATA|NOPTR, $32
 //	sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
 //
 // It is mvQ4KAVX2 with the fifth bits shifted to bit 4 and or-ed in (word
-// shifts cannot carry a bit into bit 4 of the other byte for these counts).
+// shifts cannot carry a bit into bit 4 of the other byte for these counts),
+// its float steps grouped as mvQ4KAVX2's.
 TEXT ·mvQ5KAVX2(SB), NOSPLIT, $8-92
 	MOVQ w_base+0(FP), SI
 	MOVQ out_base+64(FP), R13
@@ -429,7 +481,7 @@ mvQ5KAVX2OutOK:
 q5k2row:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
-	VPXOR Y14, Y14, Y14 // Σ d·d_a·isum - dmin·d_a·msum lanes
+	VPXOR Y14, Y14, Y14 // Σ d_a·(d·isum - dmin·msum) lanes
 
 q5k2loop:
 	// Unpack the 12 scale bytes into 8 scales (AX) and 8 mins (R10).
@@ -466,15 +518,12 @@ q5k2loop:
 
 	// Mins: 8 lanes of m_k·(bsums[2k]+bsums[2k+1]).
 	VPSHUFB Y12, Y2, Y2
-	VPMADDWD 260(DI), Y2, Y3
-	VCVTDQ2PS Y3, Y3
+	VPMADDWD 260(DI), Y2, Y13
+	VCVTDQ2PS Y13, Y13
 	VCVTPH2PS (SI), X4
-	VBROADCASTSS (DI), X5
-	VMULPS X5, X4, X4
-	VBROADCASTSS X4, Y6
+	VBROADCASTSS X4, Y6  // d
 	VMOVSHDUP X4, X7
-	VBROADCASTSS X7, Y7
-	VFNMADD231PS Y7, Y3, Y14 // acc -= dmin·d_a·msum, before the block's isum
+	VBROADCASTSS X7, Y7  // dmin
 
 	VPXOR Y10, Y10, Y10
 
@@ -570,7 +619,10 @@ q5k2loop:
 
 
 	VCVTDQ2PS Y10, Y10
-	VFMADD231PS Y6, Y10, Y14
+	VMULPS Y6, Y10, Y10
+	VFNMADD231PS Y7, Y13, Y10 // d·isum - dmin·msum
+	VBROADCASTSS (DI), Y5
+	VFMADD231PS Y5, Y10, Y14 // acc += d_a·(d·isum - dmin·msum)
 
 	ADDQ $176, SI
 	ADDQ $292, DI
@@ -864,33 +916,48 @@ TEXT ·matQ4KAVX2x4(SB), NOSPLIT, $0-80
 	VPMADDWD Y11, Y13, Y13 \
 	VPADDD Y13, ACC, ACC
 
-// Q4KX4_SCALE subtracts the block's dmin·d_a·msum lanes from the token's
-// accumulator FACC, then adds its d·d_a·isum lanes, in mvQ4KAVX2's order,
-// so that each token gets MatVec's bits.
+// Q4KX4_TOK0 is Q4KX4_TOK for a block's first chunk: it starts the token's
+// accumulator instead of adding to it.
+#define Q4KX4_TOK0(aoff, P, ACC) \
+	VPMADDUBSW aoff(P), Y8, Y12 \
+	VPMADDWD Y10, Y12, Y12 \
+	VPMADDUBSW (aoff+32)(P), Y9, Y13 \
+	VPMADDWD Y11, Y13, Y13 \
+	VPADDD Y13, Y12, ACC
+
+// Q4KX_DMIN readies a block's scaling after its quants: the mins from BX as
+// word pairs (Y8) for the q8_K bsums, d broadcast in Y10 and dmin in Y11.
+#define Q4KX_DMIN \
+	VMOVQ BX, X8 \
+	VPBROADCASTQ X8, Y8 \
+	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 \
+	VCVTPH2PS (SI), X9 \
+	VBROADCASTSS X9, Y10 \
+	VMOVSHDUP X9, X11 \
+	VBROADCASTSS X11, Y11
+
+// Q4KX4_SCALE adds the block's d_a·(d·isum - dmin·msum) lanes to the token's
+// float accumulator FACC, in mvQ4KAVX2's order, so that each token gets
+// MatVec's bits. d_a is the one factor that differs between the tokens: it
+// is broadcast from memory (a load, no shuffle), and d and dmin are
+// broadcast once for all of them by Q4KX_DMIN.
 #define Q4KX4_SCALE(P, IACC, FACC) \
-	VBROADCASTSS (P), X10 \
-	VMULPS X10, X9, X10 \
 	VPMADDWD 260(P), Y8, Y12 \
 	VCVTDQ2PS Y12, Y12 \
-	VMOVSHDUP X10, X13 \
-	VBROADCASTSS X13, Y13 \
-	VFNMADD231PS Y13, Y12, FACC \
 	VCVTDQ2PS IACC, IACC \
-	VBROADCASTSS X10, Y11 \
-	VFMADD231PS Y11, IACC, FACC
+	VMULPS Y10, IACC, IACC \
+	VFNMADD231PS Y11, Y12, IACC \
+	VBROADCASTSS (P), Y13 \
+	VFMADD231PS Y13, IACC, FACC
 
 q4k2x4loop:
 	Q4KX_SCALES
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
 
 	Q4KX_NIBBLES(16, 0)
-	Q4KX4_TOK(4, DI, Y0)
-	Q4KX4_TOK(4, R10, Y1)
-	Q4KX4_TOK(4, R11, Y2)
-	Q4KX4_TOK(4, R12, Y3)
+	Q4KX4_TOK0(4, DI, Y0)
+	Q4KX4_TOK0(4, R10, Y1)
+	Q4KX4_TOK0(4, R11, Y2)
+	Q4KX4_TOK0(4, R12, Y3)
 	Q4KX_NIBBLES(48, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
@@ -907,10 +974,7 @@ q4k2x4loop:
 	Q4KX4_TOK(196, R11, Y2)
 	Q4KX4_TOK(196, R12, Y3)
 
-	VMOVQ BX, X8
-	VPBROADCASTQ X8, Y8
-	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
-	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX_DMIN
 	Q4KX4_SCALE(DI, Y0, Y4)
 	Q4KX4_SCALE(R10, Y1, Y5)
 	Q4KX4_SCALE(R11, Y2, Y6)
@@ -946,8 +1010,8 @@ q4k2x4loop:
 
 // The four ways a chunk of 32 q6_K quants is assembled from its 4-bit part
 // (qloff(SI)) and its 2-bit part (qhoff(SI)) into Y8 (0..63), with its two
-// scales as words in Y9 (control shuf of q6kByteShuf over the int8 scales
-// in X12): low nibbles with the 2-bit field shifted up by sh (4 or 2); high
+// scales as words in Y9 (chunk k = shuf/16: control k of q6kWordBcast over
+// the scale words in Y13, ordered by q6kEvenOdd): low nibbles with the 2-bit field shifted up by sh (4 or 2); high
 // nibbles with the field in place; high nibbles with the field shifted down
 // by 2. Each is followed by the tokens' Q6KX4_TOK.
 #define Q6KX_LOW(qloff, qhoff, sh, shuf) \
@@ -957,8 +1021,7 @@ q4k2x4loop:
 	VPSLLW $sh, Y11, Y11 \
 	VPAND Y14, Y11, Y11 \
 	VPOR Y11, Y8, Y8 \
-	VPSHUFB q6kByteShuf<>+shuf(SB), X12, X9 \
-	VPMOVSXBW X9, Y9
+	VPSHUFB q6kWordBcast<>+(2*shuf)(SB), Y13, Y9
 
 #define Q6KX_HIGH(qloff, qhoff, shuf) \
 	VMOVDQU qloff(SI), Y8 \
@@ -967,8 +1030,7 @@ q4k2x4loop:
 	VMOVDQU qhoff(SI), Y11 \
 	VPAND Y14, Y11, Y11 \
 	VPOR Y11, Y8, Y8 \
-	VPSHUFB q6kByteShuf<>+shuf(SB), X12, X9 \
-	VPMOVSXBW X9, Y9
+	VPSHUFB q6kWordBcast<>+(2*shuf)(SB), Y13, Y9
 
 #define Q6KX_HIGHSHR2(qloff, qhoff, shuf) \
 	VMOVDQU qloff(SI), Y8 \
@@ -978,8 +1040,7 @@ q4k2x4loop:
 	VPSRLW $2, Y11, Y11 \
 	VPAND Y14, Y11, Y11 \
 	VPOR Y11, Y8, Y8 \
-	VPSHUFB q6kByteShuf<>+shuf(SB), X12, X9 \
-	VPMOVSXBW X9, Y9
+	VPSHUFB q6kWordBcast<>+(2*shuf)(SB), Y13, Y9
 
 // func matQ6KAVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
@@ -1031,6 +1092,8 @@ q6k2x4loop:
 	Q6KX4_START(R10, Y1)
 	Q6KX4_START(R11, Y2)
 	Q6KX4_START(R12, Y3)
+	VPSHUFB q6kEvenOdd<>(SB), X12, X9
+	VPMOVSXBW X9, Y13 // scales as words for the chunks (q6kWordBcast)
 
 	Q6KX_LOW(0, 128, 4, 0)
 	Q6KX4_TOK(4, DI, Y0)
@@ -1571,16 +1634,12 @@ TEXT ·matQ5KAVX2x4(SB), NOSPLIT, $0-80
 
 q5k2x4loop:
 	Q4KX_SCALES
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
 
 	Q5KX_QUANTS(48, VPSLLW, 4, VPSLLW, 3, 0)
-	Q4KX4_TOK(4, DI, Y0)
-	Q4KX4_TOK(4, R10, Y1)
-	Q4KX4_TOK(4, R11, Y2)
-	Q4KX4_TOK(4, R12, Y3)
+	Q4KX4_TOK0(4, DI, Y0)
+	Q4KX4_TOK0(4, R10, Y1)
+	Q4KX4_TOK0(4, R11, Y2)
+	Q4KX4_TOK0(4, R12, Y3)
 	Q5KX_QUANTS(80, VPSLLW, 2, VPSLLW, 1, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
@@ -1597,10 +1656,7 @@ q5k2x4loop:
 	Q4KX4_TOK(196, R11, Y2)
 	Q4KX4_TOK(196, R12, Y3)
 
-	VMOVQ BX, X8
-	VPBROADCASTQ X8, Y8
-	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
-	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX_DMIN
 	Q4KX4_SCALE(DI, Y0, Y4)
 	Q4KX4_SCALE(R10, Y1, Y5)
 	Q4KX4_SCALE(R11, Y2, Y6)
@@ -1707,12 +1763,10 @@ TEXT ·matQ4KAVX2x2(SB), NOSPLIT, $0-80
 
 q4k2x2loop:
 	Q4KX_SCALES
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
 
 	Q4KX_NIBBLES(16, 0)
-	Q4KX4_TOK(4, DI, Y0)
-	Q4KX4_TOK(4, R10, Y1)
+	Q4KX4_TOK0(4, DI, Y0)
+	Q4KX4_TOK0(4, R10, Y1)
 	Q4KX_NIBBLES(48, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
@@ -1723,10 +1777,7 @@ q4k2x2loop:
 	Q4KX4_TOK(196, DI, Y0)
 	Q4KX4_TOK(196, R10, Y1)
 
-	VMOVQ BX, X8
-	VPBROADCASTQ X8, Y8
-	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
-	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX_DMIN
 	Q4KX4_SCALE(DI, Y0, Y4)
 	Q4KX4_SCALE(R10, Y1, Y5)
 
@@ -1765,12 +1816,10 @@ TEXT ·matQ5KAVX2x2(SB), NOSPLIT, $0-80
 
 q5k2x2loop:
 	Q4KX_SCALES
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
 
 	Q5KX_QUANTS(48, VPSLLW, 4, VPSLLW, 3, 0)
-	Q4KX4_TOK(4, DI, Y0)
-	Q4KX4_TOK(4, R10, Y1)
+	Q4KX4_TOK0(4, DI, Y0)
+	Q4KX4_TOK0(4, R10, Y1)
 	Q5KX_QUANTS(80, VPSLLW, 2, VPSLLW, 1, 64)
 	Q4KX4_TOK(68, DI, Y0)
 	Q4KX4_TOK(68, R10, Y1)
@@ -1781,10 +1830,7 @@ q5k2x2loop:
 	Q4KX4_TOK(196, DI, Y0)
 	Q4KX4_TOK(196, R10, Y1)
 
-	VMOVQ BX, X8
-	VPBROADCASTQ X8, Y8
-	VPSHUFB q4kMinShuf2<>(SB), Y8, Y8 // mins as word pairs
-	VCVTPH2PS (SI), X9                // d, dmin
+	Q4KX_DMIN
 	Q4KX4_SCALE(DI, Y0, Y4)
 	Q4KX4_SCALE(R10, Y1, Y5)
 
@@ -1829,6 +1875,8 @@ q6k2x2loop:
 	VPMOVSXBW X12, Y13
 	Q6KX4_START(DI, Y0)
 	Q6KX4_START(R10, Y1)
+	VPSHUFB q6kEvenOdd<>(SB), X12, X9
+	VPMOVSXBW X9, Y13 // scales as words for the chunks (q6kWordBcast)
 
 	Q6KX_LOW(0, 128, 4, 0)
 	Q6KX4_TOK(4, DI, Y0)
