@@ -62,6 +62,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"syscall"
@@ -133,6 +134,7 @@ type params struct {
 	roofline, speculate, passCost   bool
 	copyPrompt                      bool
 	parallel, arrive                int
+	cpuProfile                      string
 }
 
 func main() {
@@ -152,12 +154,26 @@ func main() {
 	flag.IntVar(&p.arrive, "arrive", 0, "with -parallel N: a prompt of `P` tokens arrives while the N streams decode; print how long their tokens wait")
 	flag.BoolVar(&p.speculate, "speculate", false, "lookup speculative decoding in the -parallel sessions")
 	flag.BoolVar(&p.copyPrompt, "copy", false, "with -parallel N: the answers repeat their prompts (the model's real passes, their logits edited), the workload lookup speculation is for")
+	flag.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if p.cpuProfile != "" {
+		f, err := os.Create(p.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			log.Error("bench failed", "err", fmt.Errorf("-cpuprofile: %w", err))
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(ctx, os.Stdout, log, p); err != nil {
 		log.Error("bench failed", "err", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
