@@ -107,9 +107,13 @@ type result struct {
 	ParTpsAll    []float64 `json:"par_tps_all,omitempty"`
 	ParStreamTps []float64 `json:"par_stream_tps,omitempty"`
 	ParMeanBatch []float64 `json:"par_mean_batch,omitempty"`
-	ParDraft     int       `json:"par_draft_tokens,omitempty"`
-	ParAccepted  int       `json:"par_accepted_tokens,omitempty"`
-	ParSteps     int64     `json:"par_steps,omitempty"` // forward steps of the timed decodes, all repetitions
+	// ParCPUMs is the process's CPU milliseconds (all threads) per decoded
+	// token of the -parallel run, one per repetition: steadier than par_tps
+	// where neighbours share the host.
+	ParCPUMs    []float64 `json:"par_cpu_ms_per_token,omitempty"`
+	ParDraft    int       `json:"par_draft_tokens,omitempty"`
+	ParAccepted int       `json:"par_accepted_tokens,omitempty"`
+	ParSteps    int64     `json:"par_steps,omitempty"` // forward steps of the timed decodes, all repetitions
 
 	// -pass-cost (see benchPassCost).
 	PassK    []int     `json:"pass_k,omitempty"`
@@ -388,6 +392,7 @@ func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p par
 			return err
 		}
 		before := m.Load()
+		cpu0 := cpuSeconds()
 		t0 := time.Now()
 		runs, err := generateAll(ctx, sessions, prompts, engine.GenerateOptions{MaxTokens: p.tg + 1, Constraint: keepGoing})
 		if err != nil {
@@ -411,6 +416,9 @@ func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p par
 			res.ParAccepted += r.stats.AcceptedTokens
 		}
 		after := m.Load()
+		if cpu := cpuSeconds() - cpu0; cpu > 0 && total > 0 {
+			res.ParCPUMs = append(res.ParCPUMs, round(1000*cpu/float64(total)))
+		}
 		tps := float64(total) / last.Seconds()
 		res.ParTpsAll = append(res.ParTpsAll, tps)
 		batch := float64(after.StepSequences-before.StepSequences) / float64(max(after.Steps-before.Steps, 1))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"runtime"
 	"testing"
 )
 
@@ -60,6 +61,9 @@ func TestParallel(t *testing.T) {
 		r := runTiny(t, p)
 		if r.Parallel != 3 || r.ParTps <= 0 || len(r.ParTpsAll) != 2 || len(r.ParStreamTps) != 3 || len(r.ParMeanBatch) != 2 {
 			t.Fatalf("speculate %v: parallel results %+v", speculate, r)
+		}
+		if runtime.GOOS == "linux" && (len(r.ParCPUMs) != 2 || r.ParCPUMs[0] <= 0) {
+			t.Fatalf("speculate %v: par_cpu_ms_per_token %v, want one positive value per repetition", speculate, r.ParCPUMs)
 		}
 		for i, tps := range r.ParStreamTps {
 			if tps <= 0 {
