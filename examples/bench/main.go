@@ -19,8 +19,10 @@
 // through the engine, which computes one token of each per forward step
 // (continuous batching), like llama.cpp's bench --parallel N: par_tps is
 // the total decode rate of the N streams (median over -reps), par_stream_tps
-// each stream's own rate and par_mean_batch the sequences per forward step
-// (see benchParallel). -speculate turns lookup speculative decoding on in
+// each stream's own rate, par_mean_batch the sequences per forward step and
+// par_cpu_ms_per_token the process's CPU time per token, which a busy
+// neighbour on a shared host does not inflate as it does wall time (see
+// benchParallel). -speculate turns lookup speculative decoding on in
 // those sessions (par_draft_tokens, par_accepted_tokens); -copy makes their
 // answers repeat their prompts, the workload speculation is for (see
 // copyBackend), so that -speculate's speed-up can be measured on the real
