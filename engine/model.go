@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/smolgo/smolgo/grammar"
 )
@@ -109,6 +110,10 @@ type Load struct {
 	// StepSequences the sequences they computed summed over steps
 	// (StepSequences/Steps is the mean batch size).
 	Steps, StepTokens, StepSequences int64
+	// StepTime is the time spent in forward steps. Over a stretch of wall
+	// time in which generations ran, the rest went to sampling, streaming
+	// and waiting for members between steps.
+	StepTime time.Duration
 }
 
 // Load returns the scheduler's occupancy and counters.

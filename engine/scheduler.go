@@ -435,6 +435,7 @@ func (s *scheduler) run(reqs []*request) {
 	s.counters.Steps++
 	s.counters.StepTokens += int64(tokens)
 	s.counters.StepSequences += int64(len(batch))
+	s.counters.StepTime += d
 	s.mu.Unlock()
 	for _, r := range ok {
 		r.done <- err

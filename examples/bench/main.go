@@ -112,7 +112,12 @@ type result struct {
 	// ParCPUMs is the process's CPU milliseconds (all threads) per decoded
 	// token of the -parallel run, one per repetition: steadier than par_tps
 	// where neighbours share the host.
-	ParCPUMs    []float64 `json:"par_cpu_ms_per_token,omitempty"`
+	ParCPUMs []float64 `json:"par_cpu_ms_per_token,omitempty"`
+	// ParStepMs is the mean time of one forward step and ParBusy the
+	// share of the wall time spent in steps, one per repetition: the rest
+	// went to sampling, streaming and gathering the streams between steps.
+	ParStepMs   []float64 `json:"par_step_ms,omitempty"`
+	ParBusy     []float64 `json:"par_busy,omitempty"`
 	ParDraft    int       `json:"par_draft_tokens,omitempty"`
 	ParAccepted int       `json:"par_accepted_tokens,omitempty"`
 	ParSteps    int64     `json:"par_steps,omitempty"` // forward steps of the timed decodes, all repetitions
@@ -426,6 +431,11 @@ func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p par
 		batch := float64(after.StepSequences-before.StepSequences) / float64(max(after.Steps-before.Steps, 1))
 		res.ParSteps += after.Steps - before.Steps
 		res.ParMeanBatch = append(res.ParMeanBatch, round(batch))
+		if steps := after.Steps - before.Steps; steps > 0 {
+			busy := after.StepTime - before.StepTime
+			res.ParStepMs = append(res.ParStepMs, round(float64(busy.Microseconds())/1000/float64(steps)))
+			res.ParBusy = append(res.ParBusy, round(busy.Seconds()/last.Seconds()))
+		}
 		log.Info("parallel decode", "rep", rep+1, "sessions", n, "tokens", total, "tokens_per_s", round(tps), "mean_batch", round(batch))
 	}
 	res.Parallel = n
