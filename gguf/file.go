@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"unsafe"
 )
 
 // KV is one metadata entry. Value holds one of uint8, int8, uint16, int16,
@@ -71,6 +73,29 @@ func (f *File) Close() error {
 	err := f.unmap()
 	f.unmap, f.data = nil, nil
 	return err
+}
+
+// DropPages tells the system that the process will not read b, bytes of
+// this file's mapping (a tensor's data from TensorData), again soon: their
+// memory pages leave the process's resident set but stay in the page cache,
+// and reading them later brings them back, so b stays valid. A model that
+// keeps its own copy of a tensor (an interleaved one) calls it so that the
+// file's copy does not count twice. It does nothing for a File made by
+// Parse or for bytes outside the mapping.
+func (f *File) DropPages(b []byte) error {
+	if f.unmap == nil || len(b) == 0 || len(f.data) == 0 {
+		return nil
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < base || p+uintptr(len(b)) > base+uintptr(len(f.data)) {
+		return nil
+	}
+	// The mapping starts on a page; round b out to whole pages of it.
+	page := os.Getpagesize()
+	lo := int(p-base) &^ (page - 1)
+	hi := min(len(f.data), (int(p-base)+len(b)+page-1)&^(page-1))
+	return dropPages(f.data[lo:hi])
 }
 
 // Tensor returns the info of the tensor with the given name.

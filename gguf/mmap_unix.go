@@ -18,3 +18,9 @@ func mapFile(fd uintptr, size int) ([]byte, func() error, error) {
 	}
 	return b, func() error { return unix.Munmap(b) }, nil
 }
+
+// dropPages tells the kernel the process will not read b, whole pages of a
+// mapping made by mapFile, soon: they leave the process's resident set but
+// stay in the page cache, and a later read faults them back in with the
+// file's bytes, so nothing is lost.
+func dropPages(b []byte) error { return unix.Madvise(b, unix.MADV_DONTNEED) }

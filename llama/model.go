@@ -2,10 +2,13 @@ package llama
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/internal/bigmem"
 	"github.com/smolgo/smolgo/rope"
 	"github.com/smolgo/smolgo/tensor"
 )
@@ -23,6 +26,12 @@ type Options struct {
 	// (llama.cpp's n_ubatch); longer prompts run in several passes, which
 	// bounds the work buffers. 0 means DefaultBatchSize.
 	BatchSize int
+	// KeepLayout keeps every weight matrix in the file's layout. By default
+	// New gives the matrices whose type the CPU's kernels interleave (q4_K
+	// on AVX2) an interleaved copy (tensor.Matrix.Interleave): decode steps
+	// of several sequences and prefill run faster, at the cost of that
+	// much memory again. A backend that computes elsewhere (a GPU) sets it.
+	KeepLayout bool
 }
 
 // DefaultBatchSize is the default micro-batch size, llama.cpp's n_ubatch.
@@ -46,6 +55,8 @@ type Model struct {
 	output  *tensor.Matrix // output.weight, or token_embd.weight when tied
 	outNorm []float32
 	layers  []LayerWeights
+
+	interleaved []*tensor.Matrix // matrices with an interleaved copy (see interleave)
 }
 
 // LayerWeights are one transformer block's tensors as New found them: the
@@ -113,13 +124,80 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("llama: %w", ld.err)
 	}
 	m.pool = tensor.NewPool(opts.Threads)
+	if !opts.KeepLayout {
+		if err := m.interleave(); err != nil {
+			m.pool.Close()
+			return nil, fmt.Errorf("llama: %w", err)
+		}
+	}
 	return m, nil
+}
+
+// interleave gives every matrix the CPU's kernels want interleaved its
+// interleaved copy, in memory outside the Go heap (freed by Close), the
+// matrices shared out among the pool's threads. The file's pages of those
+// matrices then leave the resident set (the products no longer read them).
+func (m *Model) interleave() error {
+	var ms []*tensor.Matrix
+	add := func(x *tensor.Matrix) {
+		if x.InterleaveBytes() > 0 && !slices.Contains(ms, x) {
+			ms = append(ms, x)
+		}
+	}
+	add(m.output) // tied or not: embedding lookups read Data, as stored
+	for _, l := range m.layers {
+		for _, x := range []*tensor.Matrix{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
+			add(x)
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	j := &interleaveJob{file: m.file, ms: ms, errs: make([]error, len(ms))}
+	m.pool.Run(len(ms), 1, j)
+	m.interleaved = ms
+	if err := errors.Join(j.errs...); err != nil {
+		m.freeInterleaved()
+		return err
+	}
+	return nil
+}
+
+// freeInterleaved returns the matrices to the file's layout and frees
+// their interleaved copies.
+func (m *Model) freeInterleaved() {
+	for _, x := range m.interleaved {
+		bigmem.Free(x.Uninterleave())
+	}
+	m.interleaved = nil
+}
+
+type interleaveJob struct {
+	file *gguf.File
+	ms   []*tensor.Matrix
+	errs []error
+}
+
+func (j *interleaveJob) Do(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		x := j.ms[i]
+		dst, err := bigmem.Alloc(x.InterleaveBytes())
+		if err == nil {
+			if err = x.Interleave(dst); err != nil {
+				bigmem.Free(dst)
+			} else {
+				j.file.DropPages(x.Data)
+			}
+		}
+		j.errs[i] = err
+	}
 }
 
 // Close stops the model's worker threads. It does not close the GGUF file.
 // Call it only after every Forward has returned.
 func (m *Model) Close() error {
 	m.pool.Close()
+	m.freeInterleaved()
 	return nil
 }
 

@@ -58,6 +58,9 @@ type kernelSet struct {
 	dots    map[gguf.Type]DotFunc
 	matVecs map[gguf.Type]MatVecFunc
 	matMuls map[gguf.Type]MatMulFunc
+	// interleaved are the products over interleaved weights (see
+	// Interleave), for the types whose kernels want them.
+	interleaved map[gguf.Type]MatMulFunc
 }
 
 var best = newKernelSet(detectLevel())
@@ -71,6 +74,8 @@ func newKernelSet(level isaLevel) *kernelSet {
 		dots:    make(map[gguf.Type]DotFunc),
 		matVecs: make(map[gguf.Type]MatVecFunc),
 		matMuls: make(map[gguf.Type]MatMulFunc),
+
+		interleaved: make(map[gguf.Type]MatMulFunc),
 	}
 	for t, f := range genericDots {
 		k.dots[t] = f

@@ -198,4 +198,5 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 			four(n, w, nrows, a, ntok, out, ldo)
 		}
 	}
+	addInterleavedKernels(k, level)
 }

@@ -113,7 +113,8 @@ func build(f *gguf.File, cfg engine.Config) (*parts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("smollm3: %w", err)
 	}
-	llm, err := llama.New(f, llama.Options{Threads: cfg.Threads, NoPE: nope, BatchSize: cfg.BatchSize})
+	onCPU := cfg.Device == "" || cfg.Device == "cpu" // a GPU reads the file's layout
+	llm, err := llama.New(f, llama.Options{Threads: cfg.Threads, NoPE: nope, BatchSize: cfg.BatchSize, KeepLayout: !onCPU})
 	if err != nil {
 		return nil, fmt.Errorf("smollm3: %w", err)
 	}

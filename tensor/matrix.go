@@ -30,6 +30,13 @@ type Matrix struct {
 	actRowBytes int
 	matVec      quant.MatVecFunc
 	matMul      quant.MatMulFunc
+
+	// inter is the interleaved copy of Data (see Interleave), with its
+	// products and row group; nil when the products read Data.
+	inter       []byte
+	interGroup  int
+	interMatVec quant.MatVecFunc
+	interMatMul quant.MatMulFunc
 }
 
 // NewMatrix wraps data (not copied) as a rows×cols matrix of type t. It
@@ -71,6 +78,50 @@ func NewMatrix(name string, t gguf.Type, rows, cols int, data []byte) (*Matrix, 
 		rowBytes: rb, act: act, actRowBytes: arb, matVec: matVec, matMul: matMul,
 	}, nil
 }
+
+// InterleaveBytes is the size of the interleaved copy Interleave wants for
+// this matrix: its Data's size where the CPU's kernels have an interleaved
+// layout for its type and its row count is a multiple of their row group,
+// else 0.
+func (m *Matrix) InterleaveBytes() int {
+	if g := quant.InterleaveRows(m.Type); g == 0 || m.Rows%g != 0 {
+		return 0
+	}
+	return len(m.Data)
+}
+
+// Interleave gives the matrix's products an interleaved copy of its
+// weights (quant.Interleave), written into dst (InterleaveBytes long, owned
+// by the caller, who must keep it until the matrix is no longer used): on
+// AVX2 q4_K products of several tokens run about 1.3-1.6× faster, one
+// token's at least as fast. Data and Row keep the file's layout. Results
+// are within float32 rounding of the file layout's (the same integer dot
+// products, scaled per row and block), and a token's result still does not
+// depend on how many tokens share the product. Call it before the matrix is
+// used, not during products.
+func (m *Matrix) Interleave(dst []byte) error {
+	g := quant.InterleaveRows(m.Type)
+	if g == 0 || m.Rows%g != 0 {
+		return fmt.Errorf("tensor %s: no interleaved layout for %d rows of %v here", m.Name, m.Rows, m.Type)
+	}
+	mv, mm, err := quant.Interleave(m.Type, m.Rows, m.Cols, m.Data, dst)
+	if err != nil {
+		return fmt.Errorf("tensor %s: %w", m.Name, err)
+	}
+	m.inter, m.interGroup, m.interMatVec, m.interMatMul = dst, g, mv, mm
+	return nil
+}
+
+// Uninterleave makes the products read Data again and returns the
+// interleaved copy, for its owner to free.
+func (m *Matrix) Uninterleave() []byte {
+	b := m.inter
+	m.inter, m.interGroup, m.interMatVec, m.interMatMul = nil, 0, nil, nil
+	return b
+}
+
+// Interleaved reports whether the products read an interleaved copy.
+func (m *Matrix) Interleaved() bool { return m.inter != nil }
 
 // RowBytes is the size in bytes of one stored row.
 func (m *Matrix) RowBytes() int { return m.rowBytes }
@@ -203,6 +254,7 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 	// than it saves.
 	avg := j.work / j.rows
 	grain := max(16, minWork/(avg*n))
+	grain = (grain + 7) &^ 7 // whole groups of interleaved rows
 	if glu != nil {
 		p.Run(outs[0].M.Rows, grain, j)
 	} else {
@@ -260,8 +312,19 @@ func (j *mulJob) Do(lo, hi int) {
 // mul computes rows [lo, hi) of one part.
 func (j *mulJob) mul(part *mulPart, lo, hi int) {
 	m := part.m
-	w := m.Data[lo*m.rowBytes : hi*m.rowBytes]
 	act := j.act[part.act : part.act+j.n*m.actRowBytes]
+	if g := m.interGroup; g > 0 && lo%g == 0 && hi%g == 0 {
+		w := m.inter[lo*m.rowBytes : hi*m.rowBytes]
+		if j.n == 1 {
+			m.interMatVec(m.Cols, w, act, part.dst[lo:hi])
+			return
+		}
+		m.interMatMul(m.Cols, w, hi-lo, act, j.n, part.dst[lo:], m.Rows)
+		return
+	}
+	// The file's layout: not interleaved, or a range that splits a group
+	// (a fused product after a matrix whose rows are not whole groups).
+	w := m.Data[lo*m.rowBytes : hi*m.rowBytes]
 	if j.n == 1 {
 		m.matVec(m.Cols, w, act, part.dst[lo:hi])
 		return
