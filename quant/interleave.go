@@ -26,7 +26,7 @@ import (
 // exactly the space of the 8 rows, so row ranges that start and end on a
 // multiple of 8 slice it as they slice the file's layout.
 //
-// Only q4_K is interleaved so far (InterleaveRows reports which types, for
+// q4_K and q6_K are interleaved (InterleaveRows reports which types, for
 // the CPU's kernels). The layout of one q4_K group block (8 × 144 bytes):
 //
 //	[0, 16)      d of rows 0..7 (f16)
@@ -47,20 +47,41 @@ import (
 // with every product and difference rounded to float32 (no fused
 // multiply-adds), so the assembly and its Go twin dotQ4Kx8 agree to the bit,
 // and one token's result does not depend on the others in its call.
+//
+// q6_K's 6-bit weights (0..63, less 32) cannot add up over a whole 16-weight
+// sub-block in 16 bits (4 × 2 × 63 × 128 > 32767), so its pieces pair up: a
+// 32-byte piece holds, for each row, 4 weights' low 4 bits and the 4 eight
+// further on in its high nibbles, and one 32-byte piece of high 2-bit pairs
+// serves a whole sub-block. One q6_K group block (8 × 210 bytes):
+//
+//	[0, 16)      d of rows 0..7 (f16)
+//	[16, 144)    scales (int8): 16+32t+4r+i holds scale 4t+i of row r
+//	[144, 1680)  sub-block j (0..15) at 144+96j: three 32-byte pieces L0,
+//	             L1, H. For row r and e in 0..3, byte 4r+e of L0 holds the
+//	             low 4 bits of weight 16j+e (low nibble) and 16j+8+e (high),
+//	             L1 those of 16j+4+e and 16j+12+e, and H the high 2 bits of
+//	             16j+e, 16j+4+e, 16j+8+e and 16j+12+e (bits 0-1, 2-3, 4-5, 6-7).
+//
+// and the kernels compute dotQ6_K's integers for each row (isum, the
+// weights less 32 times the activations, each sub-block scaled), then
+//
+//	acc[r] += d_a · (d[r]·isum)
+//
+// rounded to float32 at each step (dotQ6Kx8).
 
-// q4Kx8Group is the number of rows interleaved together.
-const q4Kx8Group = 8
+// interleaveGroup is the number of rows interleaved together.
+const interleaveGroup = 8
 
 // interleaveQ4K rewrites rows (a multiple of 8) of nb q4_K blocks each from
 // the file's layout (src) into the interleaved one (dst, the same size).
 func interleaveQ4K(dst, src []byte, rows, nb int) {
 	const bb = 144
-	gb := q4Kx8Group * bb
-	for g := 0; g < rows/q4Kx8Group; g++ {
+	gb := interleaveGroup * bb
+	for g := 0; g < rows/interleaveGroup; g++ {
 		for b := 0; b < nb; b++ {
 			out := dst[(g*nb+b)*gb : (g*nb+b+1)*gb]
-			for r := 0; r < q4Kx8Group; r++ {
-				x := src[((g*q4Kx8Group+r)*nb+b)*bb:][:bb]
+			for r := 0; r < interleaveGroup; r++ {
+				x := src[((g*interleaveGroup+r)*nb+b)*bb:][:bb]
 				copy(out[2*r:2*r+2], x[0:2])
 				copy(out[16+2*r:16+2*r+2], x[2:4])
 				copy(out[32+4*r:32+4*r+4], x[4:8])
@@ -87,11 +108,11 @@ func interleaveQ4K(dst, src []byte, rows, nb int) {
 // dotQ4Kx8 is the Go twin of the interleaved q4_K kernels: the 8 rows of
 // the group w (nb group blocks) times one q8_K activation row a, into out.
 func dotQ4Kx8(w, a []byte, nb int, out []float32) {
-	var acc [q4Kx8Group]float32
+	var acc [interleaveGroup]float32
 	for b := range nb {
 		x, y := w[1152*b:1152*(b+1)], a[292*b:292*(b+1)]
 		da := q8KScale(y)
-		for r := range q4Kx8Group {
+		for r := range interleaveGroup {
 			var scales [12]byte
 			copy(scales[0:4], x[32+4*r:])
 			copy(scales[4:8], x[64+4*r:])
@@ -119,15 +140,22 @@ func dotQ4Kx8(w, a []byte, nb int, out []float32) {
 	copy(out, acc[:])
 }
 
-// interleavedMatMulGo is the interleaved q4_K product in Go: the reference
-// for the assembly, with its signature (MatMulFunc over interleaved data).
-func interleavedMatMulGo(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
-	nb := n / 256
-	gb := nb * 1152
-	arb := nb * 292
-	for g := 0; g < nrows/q4Kx8Group; g++ {
-		for t := range ntok {
-			dotQ4Kx8(w[g*gb:(g+1)*gb], a[t*arb:(t+1)*arb], nb, out[t*ldo+8*g:t*ldo+8*g+8])
+// interleavedMatMulGo is the product over interleaved weights of type t in
+// Go: the reference for the assembly, with its signature (a MatMulFunc over
+// interleaved data).
+func interleavedMatMulGo(t gguf.Type) MatMulFunc {
+	dot, bb := dotQ4Kx8, 144
+	if t == gguf.TypeQ6_K {
+		dot, bb = dotQ6Kx8, 210
+	}
+	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
+		nb := n / 256
+		gb := nb * bb * interleaveGroup
+		arb := nb * 292
+		for g := 0; g < nrows/interleaveGroup; g++ {
+			for t := range ntok {
+				dot(w[g*gb:(g+1)*gb], a[t*arb:(t+1)*arb], nb, out[t*ldo+8*g:t*ldo+8*g+8])
+			}
 		}
 	}
 }
@@ -136,7 +164,7 @@ func interleavedMatMulGo(n int, w []byte, nrows int, a []byte, ntok int, out []f
 // matrices of type t (see Interleave), or 0 if they keep t as stored.
 func InterleaveRows(t gguf.Type) int {
 	if best.interleaved[t] != nil {
-		return q4Kx8Group
+		return interleaveGroup
 	}
 	return 0
 }
@@ -155,8 +183,8 @@ func Interleave(t gguf.Type, rows, cols int, data, dst []byte) (MatVecFunc, MatM
 		return nil, nil, fmt.Errorf("quant: no interleaved layout for %v on this CPU", t)
 	}
 	bs := t.BlockSize()
-	if rows <= 0 || rows%q4Kx8Group != 0 || cols <= 0 || cols%bs != 0 {
-		return nil, nil, fmt.Errorf("quant: cannot interleave %d×%d %v (rows must be a multiple of %d, columns of %d)", rows, cols, t, q4Kx8Group, bs)
+	if rows <= 0 || rows%interleaveGroup != 0 || cols <= 0 || cols%bs != 0 {
+		return nil, nil, fmt.Errorf("quant: cannot interleave %d×%d %v (rows must be a multiple of %d, columns of %d)", rows, cols, t, interleaveGroup, bs)
 	}
 	rb, err := t.RowBytes(cols)
 	if err != nil {
@@ -165,7 +193,84 @@ func Interleave(t gguf.Type, rows, cols int, data, dst []byte) (MatVecFunc, MatM
 	if len(data) != rows*rb || len(dst) != len(data) {
 		return nil, nil, fmt.Errorf("quant: %d bytes for %d×%d %v into %d, want %d", len(data), rows, cols, t, len(dst), rows*rb)
 	}
-	interleaveQ4K(dst, data, rows, cols/bs)
+	switch t {
+	case gguf.TypeQ4_K:
+		interleaveQ4K(dst, data, rows, cols/bs)
+	case gguf.TypeQ6_K:
+		interleaveQ6K(dst, data, rows, cols/bs)
+	default:
+		return nil, nil, fmt.Errorf("quant: no interleaved layout for %v", t)
+	}
 	mv := func(n int, w, a []byte, out []float32) { mm(n, w, len(out), a, 1, out, len(out)) }
 	return mv, mm, nil
+}
+
+// interleaveQ6K rewrites rows (a multiple of 8) of nb q6_K blocks each from
+// the file's layout (src) into the interleaved one (dst, the same size).
+func interleaveQ6K(dst, src []byte, rows, nb int) {
+	const bb = 210
+	gb := interleaveGroup * bb
+	for g := 0; g < rows/interleaveGroup; g++ {
+		for b := 0; b < nb; b++ {
+			out := dst[(g*nb+b)*gb : (g*nb+b+1)*gb]
+			for r := 0; r < interleaveGroup; r++ {
+				x := src[((g*interleaveGroup+r)*nb+b)*bb:][:bb]
+				copy(out[2*r:2*r+2], x[208:210])
+				for t := range 4 {
+					copy(out[16+32*t+4*r:][:4], x[192+4*t:][:4])
+				}
+				// Sub-block j is weights 16j..16j+15: quarter qt of half
+				// h of dotQ6_K's layout, from byte l0 of the quarter. Each
+				// 32-bit word below is 4 consecutive weights.
+				for j := range 16 {
+					h, qt, l0 := j/8, j%8/2, 16*(j%2)
+					ql := x[64*h+32*(qt%2)+l0:][:16]
+					qh := x[128+32*h+l0:][:16]
+					ls, hs := 4*(qt/2), 2*qt
+					lo0 := binary.LittleEndian.Uint32(ql[0:]) >> ls & 0x0f0f0f0f
+					lo4 := binary.LittleEndian.Uint32(ql[4:]) >> ls & 0x0f0f0f0f
+					lo8 := binary.LittleEndian.Uint32(ql[8:]) >> ls & 0x0f0f0f0f
+					lo12 := binary.LittleEndian.Uint32(ql[12:]) >> ls & 0x0f0f0f0f
+					hi0 := binary.LittleEndian.Uint32(qh[0:]) >> hs & 0x03030303
+					hi4 := binary.LittleEndian.Uint32(qh[4:]) >> hs & 0x03030303
+					hi8 := binary.LittleEndian.Uint32(qh[8:]) >> hs & 0x03030303
+					hi12 := binary.LittleEndian.Uint32(qh[12:]) >> hs & 0x03030303
+					p := out[144+96*j:][:96]
+					binary.LittleEndian.PutUint32(p[4*r:], lo0|lo8<<4)
+					binary.LittleEndian.PutUint32(p[32+4*r:], lo4|lo12<<4)
+					binary.LittleEndian.PutUint32(p[64+4*r:], hi0|hi4<<2|hi8<<4|hi12<<6)
+				}
+			}
+		}
+	}
+}
+
+// dotQ6Kx8 is the Go twin of the interleaved q6_K kernels: the 8 rows of
+// the group w (nb group blocks) times one q8_K activation row a, into out.
+func dotQ6Kx8(w, a []byte, nb int, out []float32) {
+	var acc [interleaveGroup]float32
+	for b := range nb {
+		x, y := w[1680*b:1680*(b+1)], a[292*b:292*(b+1)]
+		da := q8KScale(y)
+		for r := range interleaveGroup {
+			var isum int32
+			for j := range 16 {
+				p := x[144+96*j:][:96]
+				var s int32
+				for e := range 4 {
+					l0, l1, h := p[4*r+e], p[32+4*r+e], p[64+4*r+e]
+					w0 := int32(l0&0xf | h&3<<4)
+					w1 := int32(l1&0xf | h>>2&3<<4)
+					w2 := int32(l0>>4 | h>>4&3<<4)
+					w3 := int32(l1>>4 | h>>6&3<<4)
+					s += (w0-32)*int32(int8(y[4+16*j+e])) + (w1-32)*int32(int8(y[4+16*j+4+e])) +
+						(w2-32)*int32(int8(y[4+16*j+8+e])) + (w3-32)*int32(int8(y[4+16*j+12+e]))
+				}
+				isum += int32(int8(x[16+32*(j/4)+4*r+j%4])) * s
+			}
+			di := float32(f16(x[2*r:]) * float32(isum))
+			acc[r] += float32(da * di)
+		}
+	}
+	copy(out, acc[:])
 }

@@ -388,3 +388,342 @@ q4Kx8AVX2x1sub:
 	VZEROUPPER
 	RET
 
+
+// q6_K: see interleave.go for the layout and dotQ6Kx8 for the Go twin.
+// Registers: Y0..Y3 the tokens' isum (a 32-bit lane per row), Y4/Y5 two
+// pieces of 6-bit weights, Y6 the sub-block's high bits, Y7 its scales as
+// word pairs, Y15 the nibble mask; the frame holds the tokens' float
+// accumulators (128..255), as for q4_K.
+
+// q6kx8ScaleShuf: control j (32 bytes) turns 8 rows' scale bytes (4 per
+// row) into row r's scale j, shifted up a byte, as the two words of 32-bit
+// lane r (VPSRAW $8 then sign-extends it).
+DATA q6kx8ScaleShuf<>+0x00(SB)/8, $0x0480048000800080
+DATA q6kx8ScaleShuf<>+0x08(SB)/8, $0x0c800c8008800880
+DATA q6kx8ScaleShuf<>+0x10(SB)/8, $0x0480048000800080
+DATA q6kx8ScaleShuf<>+0x18(SB)/8, $0x0c800c8008800880
+DATA q6kx8ScaleShuf<>+0x20(SB)/8, $0x0580058001800180
+DATA q6kx8ScaleShuf<>+0x28(SB)/8, $0x0d800d8009800980
+DATA q6kx8ScaleShuf<>+0x30(SB)/8, $0x0580058001800180
+DATA q6kx8ScaleShuf<>+0x38(SB)/8, $0x0d800d8009800980
+DATA q6kx8ScaleShuf<>+0x40(SB)/8, $0x0680068002800280
+DATA q6kx8ScaleShuf<>+0x48(SB)/8, $0x0e800e800a800a80
+DATA q6kx8ScaleShuf<>+0x50(SB)/8, $0x0680068002800280
+DATA q6kx8ScaleShuf<>+0x58(SB)/8, $0x0e800e800a800a80
+DATA q6kx8ScaleShuf<>+0x60(SB)/8, $0x0780078003800380
+DATA q6kx8ScaleShuf<>+0x68(SB)/8, $0x0f800f800b800b80
+DATA q6kx8ScaleShuf<>+0x70(SB)/8, $0x0780078003800380
+DATA q6kx8ScaleShuf<>+0x78(SB)/8, $0x0f800f800b800b80
+GLOBL q6kx8ScaleShuf<>(SB), RODATA|NOPTR, $128
+
+// q6kx8PairShuf: control h (32 bytes) turns 8 rows' scale bytes (4 per
+// row) into scales 2h and 2h+1 of row r, shifted up a byte, as the words of
+// 32-bit lane r.
+DATA q6kx8PairShuf<>+0x00(SB)/8, $0x0580048001800080
+DATA q6kx8PairShuf<>+0x08(SB)/8, $0x0d800c8009800880
+DATA q6kx8PairShuf<>+0x10(SB)/8, $0x0580048001800080
+DATA q6kx8PairShuf<>+0x18(SB)/8, $0x0d800c8009800880
+DATA q6kx8PairShuf<>+0x20(SB)/8, $0x0780068003800280
+DATA q6kx8PairShuf<>+0x28(SB)/8, $0x0f800e800b800a80
+DATA q6kx8PairShuf<>+0x30(SB)/8, $0x0780068003800280
+DATA q6kx8PairShuf<>+0x38(SB)/8, $0x0f800e800b800a80
+GLOBL q6kx8PairShuf<>(SB), RODATA|NOPTR, $64
+
+DATA q6kx8Mask03<>+0x00(SB)/8, $0x0303030303030303
+DATA q6kx8Mask03<>+0x08(SB)/8, $0x0303030303030303
+DATA q6kx8Mask03<>+0x10(SB)/8, $0x0303030303030303
+DATA q6kx8Mask03<>+0x18(SB)/8, $0x0303030303030303
+GLOBL q6kx8Mask03<>(SB), RODATA|NOPTR, $32
+
+DATA q6kx8Mask0c<>+0x00(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6kx8Mask0c<>+0x08(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6kx8Mask0c<>+0x10(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6kx8Mask0c<>+0x18(SB)/8, $0x0c0c0c0c0c0c0c0c
+GLOBL q6kx8Mask0c<>(SB), RODATA|NOPTR, $32
+
+DATA q6kx8MaskC0<>+0x00(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA q6kx8MaskC0<>+0x08(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA q6kx8MaskC0<>+0x10(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA q6kx8MaskC0<>+0x18(SB)/8, $0xc0c0c0c0c0c0c0c0
+GLOBL q6kx8MaskC0<>(SB), RODATA|NOPTR, $32
+
+// Q6KX8_PIECES02 makes the 6-bit weights of pieces 0 and 2 of the sub-block
+// at SI (Y4, Y5) from L0 and the high bits (Y6, loaded here).
+#define Q6KX8_PIECES02 \
+	VMOVDQU 64(SI), Y6 \
+	VMOVDQU 0(SI), Y4 \
+	VPSRLW $4, Y4, Y5 \
+	VPAND Y15, Y4, Y4 \
+	VPAND Y15, Y5, Y5 \
+	VPAND q6kx8Mask03<>(SB), Y6, Y8 \
+	VPSLLW $4, Y8, Y8 \
+	VPOR Y8, Y4, Y4 \
+	VPAND q4kx8Mask30<>(SB), Y6, Y8 \
+	VPOR Y8, Y5, Y5
+
+// Q6KX8_PIECES13 makes pieces 1 and 3 (Y4, Y5) from L1 and Y6.
+#define Q6KX8_PIECES13 \
+	VMOVDQU 32(SI), Y4 \
+	VPSRLW $4, Y4, Y5 \
+	VPAND Y15, Y4, Y4 \
+	VPAND Y15, Y5, Y5 \
+	VPAND q6kx8Mask0c<>(SB), Y6, Y8 \
+	VPSLLW $2, Y8, Y8 \
+	VPOR Y8, Y4, Y4 \
+	VPAND q6kx8MaskC0<>(SB), Y6, Y8 \
+	VPSRLW $2, Y8, Y8 \
+	VPOR Y8, Y5, Y5
+
+// Q6KX8_TOK adds a token's products with pieces Y4 and Y5 (activations at
+// off0(P) and off1(P)), summed in 16 bits (at most 2 × 2 × 63 × 128 < 32768)
+// and scaled by Y7, to its isum.
+#define Q6KX8_TOK(off0, off1, P, ISUM) \
+	VPBROADCASTD off0(P), Y9 \
+	VPMADDUBSW Y9, Y4, Y9 \
+	VPBROADCASTD off1(P), Y10 \
+	VPMADDUBSW Y10, Y5, Y10 \
+	VPADDW Y10, Y9, Y9 \
+	VPMADDWD Y7, Y9, Y9 \
+	VPADDD Y9, ISUM, ISUM
+
+// Q6KX8_PAIRS readies the block's scales as pairs of words for the bsums
+// (Y4..Y11: scales 2m and 2m+1 of each row in Y(4+m)) and d of its rows
+// (Y14), from the group block at AX.
+#define Q6KX8_PAIRS \
+	VMOVDQU 16(AX), Y12 \
+	VPSHUFB q6kx8PairShuf<>+0(SB), Y12, Y4 \
+	VPSHUFB q6kx8PairShuf<>+32(SB), Y12, Y5 \
+	VMOVDQU 48(AX), Y12 \
+	VPSHUFB q6kx8PairShuf<>+0(SB), Y12, Y6 \
+	VPSHUFB q6kx8PairShuf<>+32(SB), Y12, Y7 \
+	VMOVDQU 80(AX), Y12 \
+	VPSHUFB q6kx8PairShuf<>+0(SB), Y12, Y8 \
+	VPSHUFB q6kx8PairShuf<>+32(SB), Y12, Y9 \
+	VMOVDQU 112(AX), Y12 \
+	VPSHUFB q6kx8PairShuf<>+0(SB), Y12, Y10 \
+	VPSHUFB q6kx8PairShuf<>+32(SB), Y12, Y11 \
+	VPSRAW $8, Y4, Y4 \
+	VPSRAW $8, Y5, Y5 \
+	VPSRAW $8, Y6, Y6 \
+	VPSRAW $8, Y7, Y7 \
+	VPSRAW $8, Y8, Y8 \
+	VPSRAW $8, Y9, Y9 \
+	VPSRAW $8, Y10, Y10 \
+	VPSRAW $8, Y11, Y11 \
+	VCVTPH2PS 0(AX), Y14
+
+// Q6KX8_FLOAT takes the -32 of every weight off the token's isum (32 times
+// the scaled bsums at 4(P), P having moved 256 bytes into the q8_K block)
+// and adds d_a·(d·isum) for the 8 rows to its float accumulator at foff.
+#define Q6KX8_FLOAT(P, ISUM, foff) \
+	VPBROADCASTD 4(P), Y12 \
+	VPMADDWD Y12, Y4, Y13 \
+	VPBROADCASTD 8(P), Y12 \
+	VPMADDWD Y12, Y5, Y12 \
+	VPADDD Y12, Y13, Y13 \
+	VPBROADCASTD 12(P), Y12 \
+	VPMADDWD Y12, Y6, Y12 \
+	VPADDD Y12, Y13, Y13 \
+	VPBROADCASTD 16(P), Y12 \
+	VPMADDWD Y12, Y7, Y12 \
+	VPADDD Y12, Y13, Y13 \
+	VPBROADCASTD 20(P), Y12 \
+	VPMADDWD Y12, Y8, Y12 \
+	VPADDD Y12, Y13, Y13 \
+	VPBROADCASTD 24(P), Y12 \
+	VPMADDWD Y12, Y9, Y12 \
+	VPADDD Y12, Y13, Y13 \
+	VPBROADCASTD 28(P), Y12 \
+	VPMADDWD Y12, Y10, Y12 \
+	VPADDD Y12, Y13, Y13 \
+	VPBROADCASTD 32(P), Y12 \
+	VPMADDWD Y12, Y11, Y12 \
+	VPADDD Y12, Y13, Y13 \
+	VPSLLD $5, Y13, Y13 \
+	VPSUBD Y13, ISUM, ISUM \
+	VCVTDQ2PS ISUM, ISUM \
+	VMULPS Y14, ISUM, ISUM \
+	VBROADCASTSS -256(P), Y12 \
+	VMULPS Y12, ISUM, ISUM \
+	VADDPS foff(SP), ISUM, ISUM \
+	VMOVUPS ISUM, foff(SP)
+
+// func q6Kx8AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// The 8 rows of one interleaved q6_K group times 4 tokens.
+TEXT ·q6Kx8AVX2x4(SB), NOSPLIT, $256-80
+	Q4KX8_SETUP
+
+q6Kx8AVX2x4block:
+	MOVQ SI, AX // the group block
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	LEAQ 16(AX), R9 // scales 0..3, then 4..7, ...
+	ADDQ $144, SI // the quants
+	MOVQ $4, DX
+
+q6Kx8AVX2x4quarter:
+	LEAQ q6kx8ScaleShuf<>(SB), R8
+	MOVQ $4, BX
+
+q6Kx8AVX2x4sub:
+	VMOVDQU (R9), Y7
+	VPSHUFB (R8), Y7, Y7
+	VPSRAW $8, Y7, Y7 // the sub-block's scales
+	Q6KX8_PIECES02
+	Q6KX8_TOK(4, 12, DI, Y0)
+	Q6KX8_TOK(4, 12, R10, Y1)
+	Q6KX8_TOK(4, 12, R11, Y2)
+	Q6KX8_TOK(4, 12, R12, Y3)
+	Q6KX8_PIECES13
+	Q6KX8_TOK(8, 16, DI, Y0)
+	Q6KX8_TOK(8, 16, R10, Y1)
+	Q6KX8_TOK(8, 16, R11, Y2)
+	Q6KX8_TOK(8, 16, R12, Y3)
+	ADDQ $96, SI
+	ADDQ $16, DI
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $16, R12
+	ADDQ $32, R8
+	DECQ BX
+	JNZ q6Kx8AVX2x4sub
+	ADDQ $32, R9
+	DECQ DX
+	JNZ q6Kx8AVX2x4quarter
+
+	Q6KX8_PAIRS
+	Q6KX8_FLOAT(DI, Y0, 128)
+	Q6KX8_FLOAT(R10, Y1, 160)
+	Q6KX8_FLOAT(R11, Y2, 192)
+	Q6KX8_FLOAT(R12, Y3, 224)
+	ADDQ $36, DI
+	ADDQ $36, R10
+	ADDQ $36, R11
+	ADDQ $36, R12
+	DECQ CX
+	JNZ q6Kx8AVX2x4block
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVUPS 128(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 160(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 192(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 224(SP), Y0
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+
+// func q6Kx8AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// The 8 rows of one interleaved q6_K group times 2 tokens.
+TEXT ·q6Kx8AVX2x2(SB), NOSPLIT, $256-80
+	Q4KX8_SETUP
+
+q6Kx8AVX2x2block:
+	MOVQ SI, AX // the group block
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	LEAQ 16(AX), R9 // scales 0..3, then 4..7, ...
+	ADDQ $144, SI // the quants
+	MOVQ $4, DX
+
+q6Kx8AVX2x2quarter:
+	LEAQ q6kx8ScaleShuf<>(SB), R8
+	MOVQ $4, BX
+
+q6Kx8AVX2x2sub:
+	VMOVDQU (R9), Y7
+	VPSHUFB (R8), Y7, Y7
+	VPSRAW $8, Y7, Y7 // the sub-block's scales
+	Q6KX8_PIECES02
+	Q6KX8_TOK(4, 12, DI, Y0)
+	Q6KX8_TOK(4, 12, R10, Y1)
+	Q6KX8_PIECES13
+	Q6KX8_TOK(8, 16, DI, Y0)
+	Q6KX8_TOK(8, 16, R10, Y1)
+	ADDQ $96, SI
+	ADDQ $16, DI
+	ADDQ $16, R10
+	ADDQ $32, R8
+	DECQ BX
+	JNZ q6Kx8AVX2x2sub
+	ADDQ $32, R9
+	DECQ DX
+	JNZ q6Kx8AVX2x2quarter
+
+	Q6KX8_PAIRS
+	Q6KX8_FLOAT(DI, Y0, 128)
+	Q6KX8_FLOAT(R10, Y1, 160)
+	ADDQ $36, DI
+	ADDQ $36, R10
+	DECQ CX
+	JNZ q6Kx8AVX2x2block
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVUPS 128(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 160(SP), Y0
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+
+// func q6Kx8AVX2x1(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// The 8 rows of one interleaved q6_K group times 1 token.
+TEXT ·q6Kx8AVX2x1(SB), NOSPLIT, $256-80
+	Q4KX8_SETUP
+
+q6Kx8AVX2x1block:
+	MOVQ SI, AX // the group block
+	VPXOR Y0, Y0, Y0
+	LEAQ 16(AX), R9 // scales 0..3, then 4..7, ...
+	ADDQ $144, SI // the quants
+	MOVQ $4, DX
+
+q6Kx8AVX2x1quarter:
+	LEAQ q6kx8ScaleShuf<>(SB), R8
+	MOVQ $4, BX
+
+q6Kx8AVX2x1sub:
+	VMOVDQU (R9), Y7
+	VPSHUFB (R8), Y7, Y7
+	VPSRAW $8, Y7, Y7 // the sub-block's scales
+	Q6KX8_PIECES02
+	Q6KX8_TOK(4, 12, DI, Y0)
+	Q6KX8_PIECES13
+	Q6KX8_TOK(8, 16, DI, Y0)
+	ADDQ $96, SI
+	ADDQ $16, DI
+	ADDQ $32, R8
+	DECQ BX
+	JNZ q6Kx8AVX2x1sub
+	ADDQ $32, R9
+	DECQ DX
+	JNZ q6Kx8AVX2x1quarter
+
+	Q6KX8_PAIRS
+	Q6KX8_FLOAT(DI, Y0, 128)
+	ADDQ $36, DI
+	DECQ CX
+	JNZ q6Kx8AVX2x1block
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVUPS 128(SP), Y0
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
