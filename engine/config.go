@@ -42,6 +42,13 @@ type Config struct {
 	// others' next token. Alone, a sequence computes up to BatchSize prompt
 	// tokens per step, in whole chunks.
 	PrefillChunk int
+	// KeepLayout keeps the weights in the file's layout on the CPU. By
+	// default the matrices whose type the CPU's kernels interleave (q4_K and
+	// q6_K on AVX2) get an interleaved copy at load, in place of the file's
+	// pages in memory: steps of several sequences and prefill run faster
+	// and loading takes a second or two longer. A GPU always reads the
+	// file's layout.
+	KeepLayout bool
 	// Speculation turns lookup speculative decoding on by default (see
 	// GenerateOptions.Speculation): drafts copied from the prompt and the
 	// answer so far, checked in one multi-token step.
@@ -100,6 +107,10 @@ func WithMaxSequences(n int) Option { return func(c *Config) { c.MaxSequences = 
 // WithPrefillChunk sets the prompt tokens per step of a sequence while
 // others decode.
 func WithPrefillChunk(n int) Option { return func(c *Config) { c.PrefillChunk = n } }
+
+// WithKeepLayout keeps the weights in the file's layout (see
+// Config.KeepLayout).
+func WithKeepLayout(keep bool) Option { return func(c *Config) { c.KeepLayout = keep } }
 
 // WithSpeculation turns lookup speculative decoding on or off by default.
 func WithSpeculation(on bool) Option { return func(c *Config) { c.Speculation = on } }

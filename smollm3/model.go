@@ -114,7 +114,7 @@ func build(f *gguf.File, cfg engine.Config) (*parts, error) {
 		return nil, fmt.Errorf("smollm3: %w", err)
 	}
 	onCPU := cfg.Device == "" || cfg.Device == "cpu" // a GPU reads the file's layout
-	llm, err := llama.New(f, llama.Options{Threads: cfg.Threads, NoPE: nope, BatchSize: cfg.BatchSize, KeepLayout: !onCPU})
+	llm, err := llama.New(f, llama.Options{Threads: cfg.Threads, NoPE: nope, BatchSize: cfg.BatchSize, KeepLayout: cfg.KeepLayout || !onCPU})
 	if err != nil {
 		return nil, fmt.Errorf("smollm3: %w", err)
 	}

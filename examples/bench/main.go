@@ -85,6 +85,7 @@ type result struct {
 	Kernel     string    `json:"kernel"`
 	KV         string    `json:"kv_type"`
 	Device     string    `json:"device"`
+	Layout     string    `json:"layout"` // the weights' layout: interleaved (default) or file (-keep-layout)
 	PP         int       `json:"pp"`
 	PPTps      float64   `json:"pp_tps"`
 	TG         int       `json:"tg"`
@@ -143,7 +144,7 @@ type params struct {
 	kv, device                      string
 	seed                            uint64
 	roofline, speculate, passCost   bool
-	copyPrompt                      bool
+	copyPrompt, keepLayout          bool
 	parallel, arrive                int
 	cpuProfile                      string
 }
@@ -165,6 +166,7 @@ func main() {
 	flag.IntVar(&p.arrive, "arrive", 0, "with -parallel N: a prompt of `P` tokens arrives while the N streams decode; print how long their tokens wait")
 	flag.BoolVar(&p.speculate, "speculate", false, "lookup speculative decoding in the -parallel sessions")
 	flag.BoolVar(&p.copyPrompt, "copy", false, "with -parallel N: the answers repeat their prompts (the model's real passes, their logits edited), the workload lookup speculation is for")
+	flag.BoolVar(&p.keepLayout, "keep-layout", false, "keep the weights in the file's layout (no interleaved copy), to compare")
 	flag.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -217,7 +219,7 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 	}
 	need := max(p.pp, p.tgPrompt+p.tg, p.arrive, p.tgPrompt+engine.DefaultPrefillChunk) + 1
 	opts := []engine.Option{engine.WithThreads(p.threads), engine.WithKVType(p.kv), engine.WithContext(need),
-		engine.WithLogger(log), engine.WithDevice(p.device), engine.WithSpeculation(p.speculate),
+		engine.WithLogger(log), engine.WithDevice(p.device), engine.WithSpeculation(p.speculate), engine.WithKeepLayout(p.keepLayout),
 		engine.WithMaxSequences(max(p.parallel+min(p.arrive, 1), engine.DefaultMaxSequences))}
 
 	// Load -reps times; keep the last model.
@@ -268,7 +270,7 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 	}
 
 	res := result{Engine: "smolgo", Model: filepath.Base(p.path), ModelBytes: st.Size(), Threads: p.threads,
-		Kernel: quant.Path(), KV: kv.String(), Device: m.Config().Device, PP: p.pp, TG: p.tg, TGPrompt: p.tgPrompt, Reps: p.reps,
+		Kernel: quant.Path(), KV: kv.String(), Device: m.Config().Device, Layout: layoutName(p.keepLayout), PP: p.pp, TG: p.tg, TGPrompt: p.tgPrompt, Reps: p.reps,
 		LoadFirstS: round(loads[0]), LoadS: round(median(loads)), GoVersion: runtime.Version()}
 
 	for i := range p.reps {
@@ -579,4 +581,14 @@ func roundAll(x []float64) {
 	for i := range x {
 		x[i] = round(x[i])
 	}
+}
+
+// layoutName names the weights' layout in the JSON line: interleaved when
+// the CPU's kernels interleave q4_K (the quantized models' main type) and
+// -keep-layout is off.
+func layoutName(keep bool) string {
+	if keep || quant.InterleaveRows(gguf.TypeQ4_K) == 0 {
+		return "file"
+	}
+	return "interleaved"
 }
