@@ -94,4 +94,20 @@
 // QuantizeActivations: Q8_0, Q8_1 or Q8_K for the quantized types), and a
 // DotFunc (Dot, MatVec, MatMul) multiplies weight blocks by activation blocks
 // with integer sums, as llama.cpp does on the CPU.
+//
+// # Interleaved weights
+//
+// Where the CPU's kernels have one (InterleaveRows: q4_K and q6_K on AVX2),
+// Interleave rewrites a matrix into an interleaved layout: 8 rows' blocks
+// side by side, 4 weights of each row in every 32 bytes, so one VPMADDUBSW
+// covers 8 rows, a sub-block's products add up in 16 bits, one VPMADDWD
+// applies 8 rows' scales, and each 32-bit lane ends up holding one row (no
+// horizontal sums). The bytes are the file's, reordered: a group of 8 rows
+// takes exactly their space. The interleaved kernels compute the same
+// integers as the file layout's and round every float step (no fused
+// multiply-adds), so their results are within float32 rounding of the file
+// layout's and equal to their Go twins (dotQ4Kx8, dotQ6Kx8) to the bit.
+// Measured on Zen 3 (one thread, weights in L2, BenchmarkInterleaved): q4_K
+// 20.4 → 14.1 ns per block of 4 tokens and 9.4 → 5.1 for one token, q6_K
+// 21.7 → 16.5 and 12.1 → 9.6. interleave.go documents both layouts.
 package quant

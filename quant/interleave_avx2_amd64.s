@@ -271,6 +271,82 @@ q4Kx8AVX2x4sub:
 	RET
 
 
+// func q4Kx8AVX2x3(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// The 8 rows of one interleaved q4_K group times 3 tokens. The sub-blocks
+// run in a loop (not unrolled), which keeps the body in the op cache.
+TEXT ·q4Kx8AVX2x3(SB), NOSPLIT, $256-80
+	Q4KX8_SETUP
+
+q4Kx8AVX2x3block:
+	Q4KX8_SCALES
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	LEAQ 0(SP), R9 // scales 0..3, then 4..7
+	ADDQ $128, SI // the quants
+	MOVQ $2, DX
+
+q4Kx8AVX2x3half:
+	LEAQ q4kx8ScaleShuf<>(SB), R8
+	MOVQ $4, BX
+
+q4Kx8AVX2x3sub:
+	Q4KX8_PIECE(0)
+	Q4KX8_TOK0(4, DI, Y4)
+	Q4KX8_TOK0(4, R10, Y5)
+	Q4KX8_TOK0(4, R11, Y6)
+	Q4KX8_PIECE(32)
+	Q4KX8_TOK(8, DI, Y4)
+	Q4KX8_TOK(8, R10, Y5)
+	Q4KX8_TOK(8, R11, Y6)
+	Q4KX8_PIECE(64)
+	Q4KX8_TOK(12, DI, Y4)
+	Q4KX8_TOK(12, R10, Y5)
+	Q4KX8_TOK(12, R11, Y6)
+	Q4KX8_PIECE(96)
+	Q4KX8_TOK(16, DI, Y4)
+	Q4KX8_TOK(16, R10, Y5)
+	Q4KX8_TOK(16, R11, Y6)
+	VMOVDQU (R9), Y11
+	VPSHUFB (R8), Y11, Y11 // the sub-block's scales
+	Q4KX8_ISUM(Y4, Y0)
+	Q4KX8_ISUM(Y5, Y1)
+	Q4KX8_ISUM(Y6, Y2)
+	ADDQ $128, SI
+	ADDQ $32, DI
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R8
+	DECQ BX
+	JNZ q4Kx8AVX2x3sub
+	ADDQ $32, R9
+	DECQ DX
+	JNZ q4Kx8AVX2x3half
+
+	Q4KX8_MINS
+	Q4KX8_FLOAT(DI, Y0, 128)
+	Q4KX8_FLOAT(R10, Y1, 160)
+	Q4KX8_FLOAT(R11, Y2, 192)
+	ADDQ $36, DI
+	ADDQ $36, R10
+	ADDQ $36, R11
+	DECQ CX
+	JNZ q4Kx8AVX2x3block
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVUPS 128(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 160(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 192(SP), Y0
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
 // func q4Kx8AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // The 8 rows of one interleaved q4_K group times 2 tokens. The sub-blocks
@@ -622,6 +698,71 @@ q6Kx8AVX2x4sub:
 	VZEROUPPER
 	RET
 
+
+// func q6Kx8AVX2x3(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// The 8 rows of one interleaved q6_K group times 3 tokens.
+TEXT ·q6Kx8AVX2x3(SB), NOSPLIT, $256-80
+	Q4KX8_SETUP
+
+q6Kx8AVX2x3block:
+	MOVQ SI, AX // the group block
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	LEAQ 16(AX), R9 // scales 0..3, then 4..7, ...
+	ADDQ $144, SI // the quants
+	MOVQ $4, DX
+
+q6Kx8AVX2x3quarter:
+	LEAQ q6kx8ScaleShuf<>(SB), R8
+	MOVQ $4, BX
+
+q6Kx8AVX2x3sub:
+	VMOVDQU (R9), Y7
+	VPSHUFB (R8), Y7, Y7
+	VPSRAW $8, Y7, Y7 // the sub-block's scales
+	Q6KX8_PIECES02
+	Q6KX8_TOK(4, 12, DI, Y0)
+	Q6KX8_TOK(4, 12, R10, Y1)
+	Q6KX8_TOK(4, 12, R11, Y2)
+	Q6KX8_PIECES13
+	Q6KX8_TOK(8, 16, DI, Y0)
+	Q6KX8_TOK(8, 16, R10, Y1)
+	Q6KX8_TOK(8, 16, R11, Y2)
+	ADDQ $96, SI
+	ADDQ $16, DI
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $32, R8
+	DECQ BX
+	JNZ q6Kx8AVX2x3sub
+	ADDQ $32, R9
+	DECQ DX
+	JNZ q6Kx8AVX2x3quarter
+
+	Q6KX8_PAIRS
+	Q6KX8_FLOAT(DI, Y0, 128)
+	Q6KX8_FLOAT(R10, Y1, 160)
+	Q6KX8_FLOAT(R11, Y2, 192)
+	ADDQ $36, DI
+	ADDQ $36, R10
+	ADDQ $36, R11
+	DECQ CX
+	JNZ q6Kx8AVX2x3block
+
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVUPS 128(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 160(SP), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ BX, AX
+	VMOVUPS 192(SP), Y0
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
 
 // func q6Kx8AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 //

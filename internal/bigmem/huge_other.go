@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package bigmem
+
+func adviseHuge([]byte) {}
