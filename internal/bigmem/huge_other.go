@@ -1,5 +1,0 @@
-//go:build unix && !linux
-
-package bigmem
-
-func adviseHuge([]byte) {}
