@@ -10,7 +10,11 @@
 // epsilon, context length, RoPE base, dimension count and scaling). New
 // checks every tensor's shape against that config and wraps the weights
 // where they lie in the file's memory mapping, in their stored (quantized)
-// types: nothing is dequantized up front. The output projection is
+// types: nothing is dequantized up front. Where the CPU's kernels have an
+// interleaved layout for a type (q4_K and q6_K on AVX2), New gives those
+// matrices an interleaved copy of the same size, which multi-token products
+// read, and lets the file's pages of them go (Options.KeepLayout opts out).
+// The output projection is
 // output.weight, or token_embd.weight itself when the file ties them.
 // Options.NoPE lists layers that skip RoPE (SmolLM3 supplies its rule through
 // package smollm3).
