@@ -85,3 +85,49 @@ func ExampleMatMul() {
 	// row 2, token 1:  -1.460 (MatVec  -1.460, float  -1.489)
 	// row 3, token 1:   0.184 (MatVec   0.184, float   0.191)
 }
+
+// Interleaving a q4_K matrix of 8 rows for the CPU's multi-row kernels
+// (where it has them: AVX2). The copy has the same size; its products give
+// the file layout's results to float32 rounding.
+func ExampleInterleave() {
+	const n, rows = 512, 8
+	wf := make([]float32, rows*n)
+	for i := range wf {
+		wf[i] = float32(math.Sin(float64(i) * 0.7))
+	}
+	w := make([]byte, rows*2*144)
+	if err := quant.Quantize(gguf.TypeQ4_K, wf, w); err != nil {
+		panic(err)
+	}
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(math.Cos(float64(i) * 0.1))
+	}
+	at, _ := quant.VecDotType(gguf.TypeQ4_K)
+	ab, _ := at.RowBytes(n)
+	act := make([]byte, ab)
+	if err := quant.QuantizeActivations(at, x, act); err != nil {
+		panic(err)
+	}
+	mv, _ := quant.MatVec(gguf.TypeQ4_K)
+	want := make([]float32, rows)
+	mv(n, w, act, want)
+
+	got := want // on a CPU without interleaved kernels, the file's layout
+	if g := quant.InterleaveRows(gguf.TypeQ4_K); g > 0 && rows%g == 0 {
+		dst := make([]byte, len(w))
+		imv, _, err := quant.Interleave(gguf.TypeQ4_K, rows, n, w, dst)
+		if err != nil {
+			panic(err)
+		}
+		got = make([]float32, rows)
+		imv(n, dst, act, got)
+	}
+	for r := range rows {
+		if math.Abs(float64(got[r]-want[r])) > 1e-4*math.Max(1, math.Abs(float64(want[r]))) {
+			fmt.Printf("row %d: %g, file layout %g\n", r, got[r], want[r])
+		}
+	}
+	fmt.Printf("row 0: %.2f\n", want[0])
+	// Output: row 0: 0.70
+}
