@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
@@ -140,5 +141,43 @@ func BenchmarkInterleave(b *testing.B) {
 				it.interleave(iw, w, rows, n/256)
 			}
 		})
+	}
+}
+
+// TestInterleaveRejects checks that Interleave refuses what it cannot
+// rearrange with an error that names the problem, and writes nothing.
+func TestInterleaveRejects(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	w := makeWeights(rng, gguf.TypeQ4_K, 8*256, fillRandom)
+	if InterleaveRows(gguf.TypeQ4_K) == 0 {
+		if _, _, err := Interleave(gguf.TypeQ4_K, 8, 256, w, make([]byte, len(w))); err == nil {
+			t.Fatal("Interleave succeeded on a CPU without interleaved kernels")
+		}
+		return
+	}
+	for _, c := range []struct {
+		name       string
+		t          gguf.Type
+		rows, cols int
+		data, dst  []byte
+		want       string
+	}{
+		{"rows not a multiple of 8", gguf.TypeQ4_K, 4, 512, w, make([]byte, len(w)), "multiple of 8"},
+		{"no rows", gguf.TypeQ4_K, 0, 256, nil, nil, "cannot interleave"},
+		{"columns not whole blocks", gguf.TypeQ4_K, 8, 200, w, make([]byte, len(w)), "columns"},
+		{"short data", gguf.TypeQ4_K, 8, 256, w[:len(w)-1], make([]byte, len(w)-1), "bytes"},
+		{"short dst", gguf.TypeQ4_K, 8, 256, w, make([]byte, len(w)-144), "bytes"},
+		{"a type without a layout", gguf.TypeQ8_0, 8, 256, make([]byte, 8*8*34), make([]byte, 8*8*34), "no interleaved layout"},
+	} {
+		_, _, err := Interleave(c.t, c.rows, c.cols, c.data, c.dst)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
+		}
+		for _, b := range c.dst {
+			if b != 0 {
+				t.Errorf("%s: dst written before the error", c.name)
+				break
+			}
+		}
 	}
 }
