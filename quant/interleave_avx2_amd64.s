@@ -192,6 +192,8 @@ TEXT ·q4Kx8AVX2x4(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x4block:
+	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
@@ -206,6 +208,8 @@ q4Kx8AVX2x4half:
 	MOVQ $4, BX
 
 q4Kx8AVX2x4sub:
+	PREFETCHT0 4608(SI)
+	PREFETCHT0 4672(SI)
 	Q4KX8_PIECE(0)
 	Q4KX8_TOK0(4, DI, Y4)
 	Q4KX8_TOK0(4, R10, Y5)
@@ -280,6 +284,8 @@ TEXT ·q4Kx8AVX2x3(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x3block:
+	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
@@ -293,6 +299,8 @@ q4Kx8AVX2x3half:
 	MOVQ $4, BX
 
 q4Kx8AVX2x3sub:
+	PREFETCHT0 4608(SI)
+	PREFETCHT0 4672(SI)
 	Q4KX8_PIECE(0)
 	Q4KX8_TOK0(4, DI, Y4)
 	Q4KX8_TOK0(4, R10, Y5)
@@ -356,6 +364,8 @@ TEXT ·q4Kx8AVX2x2(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x2block:
+	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
@@ -368,6 +378,8 @@ q4Kx8AVX2x2half:
 	MOVQ $4, BX
 
 q4Kx8AVX2x2sub:
+	PREFETCHT0 4608(SI)
+	PREFETCHT0 4672(SI)
 	Q4KX8_PIECE(0)
 	Q4KX8_TOK0(4, DI, Y4)
 	Q4KX8_TOK0(4, R10, Y5)
@@ -420,6 +432,8 @@ TEXT ·q4Kx8AVX2x1(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x1block:
+	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
 	LEAQ 0(SP), R9 // scales 0..3, then 4..7
@@ -431,6 +445,8 @@ q4Kx8AVX2x1half:
 	MOVQ $4, BX
 
 q4Kx8AVX2x1sub:
+	PREFETCHT0 4608(SI)
+	PREFETCHT0 4672(SI)
 	Q4KX8_PIECE(0)
 	Q4KX8_TOK0(4, DI, Y4)
 	Q4KX8_PIECE(32)
@@ -630,6 +646,9 @@ TEXT ·q6Kx8AVX2x4(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x4block:
 	MOVQ SI, AX // the group block
+	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6784(SI)
+	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
@@ -643,6 +662,8 @@ q6Kx8AVX2x4quarter:
 	MOVQ $4, BX
 
 q6Kx8AVX2x4sub:
+	PREFETCHT0 6720(SI)
+	PREFETCHT0 6784(SI)
 	VMOVDQU (R9), Y7
 	VPSHUFB (R8), Y7, Y7
 	VPSRAW $8, Y7, Y7 // the sub-block's scales
@@ -704,6 +725,9 @@ TEXT ·q6Kx8AVX2x3(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x3block:
 	MOVQ SI, AX // the group block
+	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6784(SI)
+	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
@@ -716,6 +740,8 @@ q6Kx8AVX2x3quarter:
 	MOVQ $4, BX
 
 q6Kx8AVX2x3sub:
+	PREFETCHT0 6720(SI)
+	PREFETCHT0 6784(SI)
 	VMOVDQU (R9), Y7
 	VPSHUFB (R8), Y7, Y7
 	VPSRAW $8, Y7, Y7 // the sub-block's scales
@@ -769,6 +795,9 @@ TEXT ·q6Kx8AVX2x2(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x2block:
 	MOVQ SI, AX // the group block
+	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6784(SI)
+	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	LEAQ 16(AX), R9 // scales 0..3, then 4..7, ...
@@ -780,6 +809,8 @@ q6Kx8AVX2x2quarter:
 	MOVQ $4, BX
 
 q6Kx8AVX2x2sub:
+	PREFETCHT0 6720(SI)
+	PREFETCHT0 6784(SI)
 	VMOVDQU (R9), Y7
 	VPSHUFB (R8), Y7, Y7
 	VPSRAW $8, Y7, Y7 // the sub-block's scales
@@ -825,6 +856,9 @@ TEXT ·q6Kx8AVX2x1(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x1block:
 	MOVQ SI, AX // the group block
+	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6784(SI)
+	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
 	LEAQ 16(AX), R9 // scales 0..3, then 4..7, ...
 	ADDQ $144, SI // the quants
@@ -835,6 +869,8 @@ q6Kx8AVX2x1quarter:
 	MOVQ $4, BX
 
 q6Kx8AVX2x1sub:
+	PREFETCHT0 6720(SI)
+	PREFETCHT0 6784(SI)
 	VMOVDQU (R9), Y7
 	VPSHUFB (R8), Y7, Y7
 	VPSRAW $8, Y7, Y7 // the sub-block's scales

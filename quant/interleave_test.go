@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
@@ -124,6 +125,61 @@ func benchInterleaved(b *testing.B, t gguf.Type, interleave func(dst, src []byte
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*n/256), "ns/blk")
 			})
 		}
+	}
+}
+
+// BenchmarkInterleavedDRAM is BenchmarkInterleaved with weights far larger
+// than the caches (256 MiB, read once per pass as a decode step reads a
+// model) shared out among 1 or 2 threads: ns per block of one row.
+func BenchmarkInterleavedDRAM(b *testing.B) {
+	for _, it := range interleaveTypes {
+		b.Run(it.t.String(), func(b *testing.B) {
+			const n = 2048
+			rng := rand.New(rand.NewPCG(45, 46))
+			small := makeWeights(rng, it.t, 64*n, fillRandom)
+			iw := make([]byte, len(small))
+			it.interleave(iw, small, 64, n/256)
+			w := make([]byte, 256<<20/len(iw)*len(iw))
+			for i := 0; i < len(w); i += len(iw) {
+				copy(w[i:], iw)
+			}
+			rows := len(w) / len(iw) * 64
+			var a []byte
+			for range 4 {
+				a = append(a, makeActs(b, rng, gguf.TypeQ8_K, n, fillRandom)...)
+			}
+			im := best.interleaved[it.t]
+			if im == nil {
+				b.Skipf("no interleaved %v kernels on this CPU", it.t)
+			}
+			rb := len(w) / rows
+			for _, threads := range []int{1, 2} {
+				for _, ntok := range []int{1, 4} {
+					b.Run(fmt.Sprintf("threads=%d/tok=%d", threads, ntok), func(b *testing.B) {
+						outs := make([][]float32, threads)
+						for i := range outs {
+							outs[i] = make([]float32, 4*rows)
+						}
+						// Each thread makes b.N passes over its share on its own
+						// (no barrier between passes), as a steady stream of
+						// products would.
+						per := rows / threads
+						b.ResetTimer()
+						var wg sync.WaitGroup
+						for th := range threads {
+							wg.Go(func() {
+								for range b.N {
+									im(n, w[th*per*rb:(th+1)*per*rb], per, a, ntok, outs[th], per)
+								}
+							})
+						}
+						wg.Wait()
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*n/256)*float64(threads), "ns/blk")
+						b.ReportMetric(float64(len(w))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+					})
+				}
+			}
+		})
 	}
 }
 
