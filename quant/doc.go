@@ -110,4 +110,16 @@
 // Measured on Zen 3 (one thread, weights in L2, BenchmarkInterleaved): q4_K
 // 20.4 → 14.1 ns per block of 4 tokens and 9.4 → 5.1 for one token, q6_K
 // 21.7 → 16.5 and 12.1 → 9.6. interleave.go documents both layouts.
+//
+// # Prefetch
+//
+// The AVX2 kernels' block loops ask for the weights a few KiB ahead
+// (PREFETCHT0), which changes no result: left to the hardware's prefetcher,
+// memory sat idle while a kernel computed, most of all in the multi-token
+// kernels. From memory (BenchmarkInterleavedDRAM, BenchmarkMatVecDRAM, Zen 3)
+// that took interleaved q4_K at 4 tokens on two threads from 15.6-17.1 to
+// 19.1-22.0 GB/s and file-layout q8_0 MatVec on one thread from 9.5-9.9 to
+// 12.2-14.2 GB/s. gen_interleave.go and dot_avx2_amd64.s give the distances
+// and how they were chosen. The AVX-512 kernels do not prefetch (not yet
+// measured on an AVX-512 CPU).
 package quant
