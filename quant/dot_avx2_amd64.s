@@ -15,7 +15,10 @@
 // computes. On Zen 3, one thread over 64 MB (BenchmarkMatVecDRAM, three
 // alternating runs) went from 9.5-11.5 to 10.9-11.5 GB/s (q4_K), 10.1-10.9
 // to 12.6-14.8 (q6_K), 10.5-11.2 to 12.1-13.0 (q8_0), 9.4-10.2 to
-// 10.8-12.0 (q5_K); 2, 4 and 8 KiB were tried, 4 and 8 about equal.
+// 10.8-12.0 (q5_K); 2, 4 and 8 KiB were tried, 4 and 8 about equal. The
+// other kernels do not prefetch: it made f16 and f32, which stream at the
+// core's full read rate, 10-25 % slower (14.0-16.3 → 11.0-12.1 GB/s for
+// f16), and q2_K, q3_K, q4_0 and bf16 no faster.
 #define WPREFETCH1 PREFETCHT0 4096(SI)
 #define WPREFETCH3 PREFETCHT0 4096(SI); PREFETCHT0 4160(SI); PREFETCHT0 4224(SI)
 #define WPREFETCH4 WPREFETCH3; PREFETCHT0 4288(SI)

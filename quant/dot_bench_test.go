@@ -70,7 +70,7 @@ func benchMatVec(b *testing.B, types []gguf.Type, size int) {
 
 // BenchmarkMatVecDRAM is MatVec over 64 MB of weights, read from memory
 // as a decode step reads a model's.
-func BenchmarkMatVecDRAM(b *testing.B) { benchMatVec(b, benchTypes[:6], 64<<20) }
+func BenchmarkMatVecDRAM(b *testing.B) { benchMatVec(b, benchTypes, 64<<20) }
 
 func BenchmarkMatMul(b *testing.B) {
 	for _, wt := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0} {
