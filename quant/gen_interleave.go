@@ -39,6 +39,15 @@ const (
 	q6Prefetch = 4 * 1680
 )
 
+// prefetch asks for lines cache lines of weights dist bytes past SI.
+func prefetch(dist, lines int) []string {
+	var l []string
+	for i := range lines {
+		l = append(l, fmt.Sprintf("PREFETCHT0 %d(SI)", dist+64*i))
+	}
+	return l
+}
+
 var tokens = []token{{"DI", "Y4", "Y0", 128}, {"R10", "Y5", "Y1", 160}, {"R11", "Y6", "Y2", 192}, {"R12", "Y7", "Y3", 224}}
 
 func main() {
@@ -108,12 +117,13 @@ func footer(b *bytes.Buffer, name string, toks []token) {
 func q4K(b *bytes.Buffer, toks []token) {
 	name := fmt.Sprintf("q4Kx8AVX2x%d", len(toks))
 	header(b, name, "q4_K", len(toks), " The sub-blocks\n// run in a loop (not unrolled), which keeps the body in the op cache.")
-	w(b, name+"block:", fmt.Sprintf("PREFETCHT0 %d(SI) // the header (d, dmin, scales) 4 blocks on", q4Prefetch),
-		fmt.Sprintf("PREFETCHT0 %d(SI)", q4Prefetch+64), "Q4KX8_SCALES")
+	w(b, name+"block:")
+	w(b, prefetch(q4Prefetch, 2)...) // the header (d, dmin, scales)
+	w(b, "Q4KX8_SCALES")
 	each(b, toks, func(t token) string { return fmt.Sprintf("VPXOR %s, %s, %s", t.isum, t.isum, t.isum) })
 	w(b, "LEAQ 0(SP), R9 // scales 0..3, then 4..7", "ADDQ $128, SI // the quants", "MOVQ $2, DX", "",
 		name+"half:", "LEAQ q4kx8ScaleShuf<>(SB), R8", "MOVQ $4, BX", "", name+"sub:")
-	w(b, fmt.Sprintf("PREFETCHT0 %d(SI)", q4Prefetch), fmt.Sprintf("PREFETCHT0 %d(SI)", q4Prefetch+64))
+	w(b, prefetch(q4Prefetch, 2)...)
 	for i := range 4 {
 		w(b, fmt.Sprintf("Q4KX8_PIECE(%d)", 32*i))
 		mac := "Q4KX8_TOK"
@@ -136,14 +146,13 @@ func q4K(b *bytes.Buffer, toks []token) {
 func q6K(b *bytes.Buffer, toks []token) {
 	name := fmt.Sprintf("q6Kx8AVX2x%d", len(toks))
 	header(b, name, "q6_K", len(toks), "")
-	w(b, name+"block:", "MOVQ SI, AX // the group block",
-		fmt.Sprintf("PREFETCHT0 %d(SI) // the header (d, scales) 4 blocks on", q6Prefetch),
-		fmt.Sprintf("PREFETCHT0 %d(SI)", q6Prefetch+64), fmt.Sprintf("PREFETCHT0 %d(SI)", q6Prefetch+128))
+	w(b, name+"block:", "MOVQ SI, AX // the group block")
+	w(b, prefetch(q6Prefetch, 3)...) // the header (d, scales)
 	each(b, toks, func(t token) string { return fmt.Sprintf("VPXOR %s, %s, %s", t.isum, t.isum, t.isum) })
 	w(b, "LEAQ 16(AX), R9 // scales 0..3, then 4..7, ...", "ADDQ $144, SI // the quants", "MOVQ $4, DX", "",
-		name+"quarter:", "LEAQ q6kx8ScaleShuf<>(SB), R8", "MOVQ $4, BX", "", name+"sub:",
-		fmt.Sprintf("PREFETCHT0 %d(SI)", q6Prefetch), fmt.Sprintf("PREFETCHT0 %d(SI)", q6Prefetch+64),
-		"VMOVDQU (R9), Y7", "VPSHUFB (R8), Y7, Y7", "VPSRAW $8, Y7, Y7 // the sub-block's scales", "Q6KX8_PIECES02")
+		name+"quarter:", "LEAQ q6kx8ScaleShuf<>(SB), R8", "MOVQ $4, BX", "", name+"sub:")
+	w(b, prefetch(q6Prefetch, 2)...)
+	w(b, "VMOVDQU (R9), Y7", "VPSHUFB (R8), Y7, Y7", "VPSRAW $8, Y7, Y7 // the sub-block's scales", "Q6KX8_PIECES02")
 	each(b, toks, func(t token) string { return fmt.Sprintf("Q6KX8_TOK(4, 12, %s, %s)", t.ptr, t.isum) })
 	w(b, "Q6KX8_PIECES13")
 	each(b, toks, func(t token) string { return fmt.Sprintf("Q6KX8_TOK(8, 16, %s, %s)", t.ptr, t.isum) })

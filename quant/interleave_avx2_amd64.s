@@ -192,7 +192,7 @@ TEXT ·q4Kx8AVX2x4(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x4block:
-	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4608(SI)
 	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
@@ -284,7 +284,7 @@ TEXT ·q4Kx8AVX2x3(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x3block:
-	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4608(SI)
 	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
@@ -364,7 +364,7 @@ TEXT ·q4Kx8AVX2x2(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x2block:
-	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4608(SI)
 	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
@@ -432,7 +432,7 @@ TEXT ·q4Kx8AVX2x1(SB), NOSPLIT, $256-80
 	Q4KX8_SETUP
 
 q4Kx8AVX2x1block:
-	PREFETCHT0 4608(SI) // the header (d, dmin, scales) 4 blocks on
+	PREFETCHT0 4608(SI)
 	PREFETCHT0 4672(SI)
 	Q4KX8_SCALES
 	VPXOR Y0, Y0, Y0
@@ -646,7 +646,7 @@ TEXT ·q6Kx8AVX2x4(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x4block:
 	MOVQ SI, AX // the group block
-	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6720(SI)
 	PREFETCHT0 6784(SI)
 	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
@@ -725,7 +725,7 @@ TEXT ·q6Kx8AVX2x3(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x3block:
 	MOVQ SI, AX // the group block
-	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6720(SI)
 	PREFETCHT0 6784(SI)
 	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
@@ -795,7 +795,7 @@ TEXT ·q6Kx8AVX2x2(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x2block:
 	MOVQ SI, AX // the group block
-	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6720(SI)
 	PREFETCHT0 6784(SI)
 	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
@@ -856,7 +856,7 @@ TEXT ·q6Kx8AVX2x1(SB), NOSPLIT, $256-80
 
 q6Kx8AVX2x1block:
 	MOVQ SI, AX // the group block
-	PREFETCHT0 6720(SI) // the header (d, scales) 4 blocks on
+	PREFETCHT0 6720(SI)
 	PREFETCHT0 6784(SI)
 	PREFETCHT0 6848(SI)
 	VPXOR Y0, Y0, Y0
