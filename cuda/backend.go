@@ -10,7 +10,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/rope"
@@ -23,7 +23,7 @@ import (
 // angles, and the logits asked for cross the bus in a Step.
 type Backend struct {
 	g     *gpu
-	llm   *llama.Model
+	model *llama.Weights
 	cfg   llama.Config
 	p     *plan
 	log   *slog.Logger
@@ -74,16 +74,17 @@ type hostBufs struct {
 	logits   []float32
 }
 
-// NewBackend uploads llm to the GPU opts.Device. Before it allocates
+// NewBackend uploads w to the GPU opts.Device. Before it allocates
 // anything it checks, with clear errors, that the driver is there, the
-// device exists, every weight type has a kernel and the model fits in the
-// device's memory (cuDeviceTotalMem). Close frees the device memory.
-func NewBackend(llm *llama.Model, opts Options) (engine.Backend, error) {
+// device exists, the kernels implement w's architecture (llama.Arch), every
+// weight type has a kernel and the model fits in the device's memory
+// (cuDeviceTotalMem). Close frees the device memory.
+func NewBackend(w *llama.Weights, opts Options) (backend.Backend, error) {
 	n, err := ParseDevice(opts.Device)
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPlan(llm, opts)
+	p, err := newPlan(w, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -102,13 +103,13 @@ func NewBackend(llm *llama.Model, opts Options) (engine.Backend, error) {
 		g.close()
 		return nil, err
 	}
-	cfg := llm.Config
-	b := &Backend{g: g, llm: llm, cfg: cfg, p: p, log: log, embd: llm.Embedding(), group: cfg.Heads / cfg.KVHeads}
-	if cfg.Rope.Layout == rope.NeoX {
+	cfg := w.Config
+	b := &Backend{g: g, model: w, cfg: cfg, p: p, log: log, embd: w.Embd, group: cfg.Heads / cfg.KVHeads}
+	if p.rope != nil && p.rope.Layout == rope.NeoX {
 		b.neox = 1
 	}
-	for l := range cfg.Layers {
-		b.rot = append(b.rot, llm.RotatesLayer(l))
+	for _, l := range w.Arch.Layers {
+		b.rot = append(b.rot, l.Rope != nil)
 	}
 	log.Info("cuda: uploading", "device", fmt.Sprintf("cuda:%d", n), "name", g.info.name,
 		"compute", fmt.Sprintf("%d.%d", g.info.major, g.info.minor), "memory", mib(g.info.total),
@@ -138,7 +139,7 @@ func (b *Backend) upload() error {
 		return p, err
 	}
 	for l := range cfg.Layers {
-		w := b.llm.Layer(l)
+		w := &b.model.Layers[l]
 		var d devLayer
 		var err error
 		for _, s := range []struct {
@@ -164,16 +165,16 @@ func (b *Backend) upload() error {
 		}
 	}
 	var err error
-	if b.outNorm, err = norm(b.llm.OutputNorm()); err != nil {
+	if b.outNorm, err = norm(b.model.OutNorm); err != nil {
 		return err
 	}
-	if b.output, err = mat(b.llm.OutputTensor()); err != nil {
+	if b.output, err = mat(b.model.Output); err != nil {
 		return err
 	}
 	B := int64(b.p.batch)
 	E, Q, KV, F := int64(cfg.Embd), int64(cfg.QDim()), int64(cfg.KVDim()), int64(cfg.FFN)
 	maxK := max(E, Q, F)
-	half := int64(cfg.Rope.Dims / 2)
+	half := int64(b.ropeHalf())
 	w := &b.w
 	for _, a := range []struct {
 		p     *devPtr
@@ -199,6 +200,15 @@ func (b *Backend) upload() error {
 		return err
 	}
 	return g.sync()
+}
+
+// ropeHalf is the number of rotated pairs per head (0 when no layer
+// rotates).
+func (b *Backend) ropeHalf() int {
+	if b.p.rope == nil {
+		return 0
+	}
+	return b.p.rope.Dims / 2
 }
 
 // growLogits makes room for rows of logits on the device and the host.
@@ -247,10 +257,10 @@ func (b *Backend) Device() string {
 
 var errClosed = errors.New("cuda: backend closed")
 
-var _ engine.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
-// Step runs one forward pass over the batch (see engine.Backend).
-func (b *Backend) Step(ctx context.Context, batch []engine.Seq) error {
+// Step runs one forward pass over the batch (see backend.Backend).
+func (b *Backend) Step(ctx context.Context, batch []backend.Seq) error {
 	caches, total, rows, err := b.checkBatch(batch)
 	if err != nil {
 		return err
@@ -280,7 +290,7 @@ func (b *Backend) Step(ctx context.Context, batch []engine.Seq) error {
 }
 
 // step runs Step's work with the context current.
-func (b *Backend) step(ctx context.Context, batch []engine.Seq, caches []*Cache, total, rows int) error {
+func (b *Backend) step(ctx context.Context, batch []backend.Seq, caches []*Cache, total, rows int) error {
 	for i, c := range caches {
 		if err := c.reserve(c.n + len(batch[i].Tokens)); err != nil {
 			return err
@@ -308,7 +318,7 @@ func (b *Backend) step(ctx context.Context, batch []engine.Seq, caches []*Cache,
 
 // checkBatch validates a Step's arguments and returns its caches, its
 // number of tokens and of logits rows.
-func (b *Backend) checkBatch(batch []engine.Seq) (caches []*Cache, total, rows int, err error) {
+func (b *Backend) checkBatch(batch []backend.Seq) (caches []*Cache, total, rows int, err error) {
 	V := b.cfg.Vocab
 	for i, s := range batch {
 		c, ok := s.Cache.(*Cache)
@@ -322,7 +332,7 @@ func (b *Backend) checkBatch(batch []engine.Seq) (caches []*Cache, total, rows i
 		case len(s.Logits)%V != 0 || len(s.Logits)/V > len(s.Tokens):
 			return nil, 0, 0, fmt.Errorf("cuda: sequence %d: %d logits is not a whole number of rows of %d, at most one per token (%d)", i, len(s.Logits), V, len(s.Tokens))
 		case c.n+len(s.Tokens) > c.max:
-			return nil, 0, 0, fmt.Errorf("cuda: sequence %d: %d cached + %d new tokens exceed the cache length %d: %w", i, c.n, len(s.Tokens), c.max, engine.ErrContextFull)
+			return nil, 0, 0, fmt.Errorf("cuda: sequence %d: %d cached + %d new tokens exceed the cache length %d: %w", i, c.n, len(s.Tokens), c.max, backend.ErrContextFull)
 		}
 		for _, prev := range caches {
 			if prev == c {
@@ -346,8 +356,8 @@ func (b *Backend) checkBatch(batch []engine.Seq) (caches []*Cache, total, rows i
 
 // stage looks up the embeddings and RoPE angles of the batch on the host
 // and uploads them with the rows whose logits are asked for.
-func (b *Backend) stage(batch []engine.Seq, caches []*Cache, total int) error {
-	E, half, V := b.cfg.Embd, b.cfg.Rope.Dims/2, b.cfg.Vocab
+func (b *Backend) stage(batch []backend.Seq, caches []*Cache, total int) error {
+	E, half, V := b.cfg.Embd, b.ropeHalf(), b.cfg.Vocab
 	h := &b.host
 	t, r := 0, 0
 	for i, s := range batch {
@@ -355,7 +365,9 @@ func (b *Backend) stage(batch []engine.Seq, caches []*Cache, total int) error {
 			if err := b.embd.Row(int(tok), h.x[t*E:(t+1)*E]); err != nil {
 				return fmt.Errorf("cuda: embedding: %w", err)
 			}
-			b.cfg.Rope.Angles(caches[i].n+j, h.cos[t*half:(t+1)*half], h.sin[t*half:(t+1)*half])
+			if b.p.rope != nil {
+				b.p.rope.Angles(caches[i].n+j, h.cos[t*half:(t+1)*half], h.sin[t*half:(t+1)*half])
+			}
 			t++
 		}
 		for k := len(s.Tokens) - len(s.Logits)/V; k < len(s.Tokens); k++ {
@@ -438,7 +450,7 @@ func (b *Backend) mul(m devMat, x devPtr, n int, out devPtr, ldo int, accumulate
 }
 
 // layer runs transformer block l over the batch's total tokens.
-func (b *Backend) layer(l int, batch []engine.Seq, caches []*Cache, n int) error {
+func (b *Backend) layer(l int, batch []backend.Seq, caches []*Cache, n int) error {
 	cfg, w, d := b.cfg, &b.w, &b.layers[l]
 	E, Q, KV, F, hd := cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.HeadDim
 	g := b.g
@@ -457,7 +469,7 @@ func (b *Backend) layer(l int, batch []engine.Seq, caches []*Cache, n int) error
 			return err
 		}
 	}
-	if half := cfg.Rope.Dims / 2; b.rot[l] && half > 0 {
+	if half := b.ropeHalf(); b.rot[l] && half > 0 {
 		for _, r := range []struct {
 			x         devPtr
 			heads, ld int
@@ -539,7 +551,7 @@ func (b *Backend) attention(l int, c *Cache, off, ns int) error {
 
 // logits runs the final norm and the output projection on the rows asked
 // for and copies them into the sequences' Logits.
-func (b *Backend) logits(batch []engine.Seq, rows int) error {
+func (b *Backend) logits(batch []backend.Seq, rows int) error {
 	if rows == 0 {
 		return b.g.sync()
 	}

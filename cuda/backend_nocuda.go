@@ -3,12 +3,12 @@
 package cuda
 
 import (
-	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/llama"
 )
 
-// NewBackend would place llm on the GPU opts.Device; this binary was built
+// NewBackend would place w on the GPU opts.Device; this binary was built
 // without -tags cuda, so it returns ErrNotBuilt.
-func NewBackend(llm *llama.Model, opts Options) (engine.Backend, error) {
+func NewBackend(w *llama.Weights, opts Options) (backend.Backend, error) {
 	return nil, ErrNotBuilt
 }

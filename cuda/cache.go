@@ -5,7 +5,7 @@ package cuda
 import (
 	"fmt"
 
-	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/backend"
 )
 
 // Cache is one sequence's keys and values in device memory, float16, in
@@ -21,14 +21,14 @@ type Cache struct {
 }
 
 var (
-	_ engine.Cache       = (*Cache)(nil)
-	_ engine.Snapshotter = (*Cache)(nil)
+	_ backend.Cache       = (*Cache)(nil)
+	_ backend.Snapshotter = (*Cache)(nil)
 )
 
 const cacheStep = 256 // positions allocated at least, and the growth granule
 
 // NewCache returns an empty cache; device memory comes with the first Step.
-func (b *Backend) NewCache() (engine.Cache, error) {
+func (b *Backend) NewCache() (backend.Cache, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -125,7 +125,7 @@ func (c *Cache) Close() error {
 }
 
 // Clone returns a new cache holding a copy of positions [0, n).
-func (c *Cache) Clone(n int) (engine.Cache, error) {
+func (c *Cache) Clone(n int) (backend.Cache, error) {
 	if n < 0 || n > c.n {
 		return nil, fmt.Errorf("cuda: clone of %d positions, cache holds %d", n, c.n)
 	}
@@ -138,7 +138,7 @@ func (c *Cache) Clone(n int) (engine.Cache, error) {
 
 // CopyFrom copies positions [from, to) of src and makes the cache hold to
 // positions.
-func (c *Cache) CopyFrom(src engine.Cache, from, to int) error {
+func (c *Cache) CopyFrom(src backend.Cache, from, to int) error {
 	s, ok := src.(*Cache)
 	switch {
 	case !ok || s.b != c.b:
@@ -148,7 +148,7 @@ func (c *Cache) CopyFrom(src engine.Cache, from, to int) error {
 	case from > c.n:
 		return fmt.Errorf("cuda: copy of positions from %d into a cache of %d (a gap)", from, c.n)
 	case to > c.max:
-		return fmt.Errorf("cuda: copy of %d positions into a cache of at most %d: %w", to, c.max, engine.ErrContextFull)
+		return fmt.Errorf("cuda: copy of %d positions into a cache of at most %d: %w", to, c.max, backend.ErrContextFull)
 	case c.closed || s.closed:
 		return fmt.Errorf("cuda: copy with a closed cache")
 	}

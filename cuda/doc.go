@@ -1,5 +1,5 @@
 // Package cuda runs a llama-family model on an NVIDIA GPU: it implements
-// engine.Backend with the weights uploaded once, one f16 KV cache per
+// backend.Backend with the weights uploaded once, one f16 KV cache per
 // sequence in device memory, and only the new tokens' embeddings (looked up
 // on the host) and RoPE angles in, and the logits asked for out, crossing
 // the bus.
@@ -7,7 +7,7 @@
 // Status: built and checked without a GPU; the kernels have never run on
 // one. cuda/gputest.sh is the one command that verifies them (README).
 //
-// The seam is engine.Backend: NewBackend returns one, whose Close (it is an
+// The seam is backend.Backend: NewBackend returns one, whose Close (it is an
 // io.Closer) frees the device memory. A CUDA context is current per OS
 // thread, so every driver call runs on a locked thread with the backend's
 // context made current; Step, NewCache and the caches' methods may be

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/ebitengine/purego"
-	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/backend"
 )
 
 // fakeDriver builds testdata/fakecuda.c, a stand-in libcuda whose "device
@@ -93,16 +93,16 @@ func TestFakeDriver(t *testing.T) {
 		prompt[i] = int32(i)
 	}
 	steps := []struct {
-		seqs  []engine.Seq
+		seqs  []backend.Seq
 		lens  []int
 		error string
 	}{
-		{[]engine.Seq{{Cache: c1, Tokens: prompt, Logits: make([]float32, 2*V)}}, []int{40, 0}, ""},
-		{[]engine.Seq{{Cache: c1, Tokens: []int32{1}, Logits: make([]float32, V)}, {Cache: c2, Tokens: []int32{5, 6, 7}, Logits: make([]float32, 3*V)}}, []int{41, 3}, ""},
-		{[]engine.Seq{{Cache: c2, Tokens: make([]int32, 300)}}, []int{41, 3}, "more than the batch size 64"},
-		{[]engine.Seq{{Cache: c2, Tokens: []int32{1}, Logits: make([]float32, V+1)}}, []int{41, 3}, "not a whole number of rows"},
-		{[]engine.Seq{{Cache: c1, Tokens: []int32{1}}, {Cache: c1, Tokens: []int32{2}}}, []int{41, 3}, "appears twice"},
-		{[]engine.Seq{{Cache: c2, Tokens: []int32{9, 9}}}, []int{41, 5}, ""},
+		{[]backend.Seq{{Cache: c1, Tokens: prompt, Logits: make([]float32, 2*V)}}, []int{40, 0}, ""},
+		{[]backend.Seq{{Cache: c1, Tokens: []int32{1}, Logits: make([]float32, V)}, {Cache: c2, Tokens: []int32{5, 6, 7}, Logits: make([]float32, 3*V)}}, []int{41, 3}, ""},
+		{[]backend.Seq{{Cache: c2, Tokens: make([]int32, 300)}}, []int{41, 3}, "more than the batch size 64"},
+		{[]backend.Seq{{Cache: c2, Tokens: []int32{1}, Logits: make([]float32, V+1)}}, []int{41, 3}, "not a whole number of rows"},
+		{[]backend.Seq{{Cache: c1, Tokens: []int32{1}}, {Cache: c1, Tokens: []int32{2}}}, []int{41, 3}, "appears twice"},
+		{[]backend.Seq{{Cache: c2, Tokens: []int32{9, 9}}}, []int{41, 5}, ""},
 	}
 	for i, s := range steps {
 		err := b.Step(ctx, s.seqs)
@@ -120,28 +120,28 @@ func TestFakeDriver(t *testing.T) {
 	// Grow past the first allocation, then snapshot.
 	long := make([]int32, 64)
 	for c1.Len()+64 <= 600 {
-		if err := b.Step(ctx, []engine.Seq{{Cache: c1, Tokens: long}}); err != nil {
+		if err := b.Step(ctx, []backend.Seq{{Cache: c1, Tokens: long}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if c1.Bytes() != int64(c1.(*Cache).cap)*2*int64(m.Config.Layers)*int64(2*m.Config.KVDim()) || c1.(*Cache).cap < c1.Len() {
 		t.Errorf("cache of %d positions: capacity %d, %d bytes", c1.Len(), c1.(*Cache).cap, c1.Bytes())
 	}
-	snap, err := c1.(engine.Snapshotter).Clone(500)
+	snap, err := c1.(backend.Snapshotter).Clone(500)
 	if err != nil || snap.Len() != 500 {
 		t.Fatalf("Clone: %v, %d positions", err, snap.Len())
 	}
 	if err := c2.Truncate(2); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.(engine.Snapshotter).CopyFrom(c1, 2, 300); err != nil || c2.Len() != 300 {
+	if err := c2.(backend.Snapshotter).CopyFrom(c1, 2, 300); err != nil || c2.Len() != 300 {
 		t.Errorf("CopyFrom: %v, %d positions", err, c2.Len())
 	}
 	full := &Cache{b: b, n: b.p.context, max: b.p.context}
-	if err := b.Step(ctx, []engine.Seq{{Cache: full, Tokens: []int32{1}}}); !errors.Is(err, engine.ErrContextFull) {
+	if err := b.Step(ctx, []backend.Seq{{Cache: full, Tokens: []int32{1}}}); !errors.Is(err, backend.ErrContextFull) {
 		t.Errorf("full cache: %v", err)
 	}
-	for _, c := range []engine.Cache{c1, c2, snap} {
+	for _, c := range []backend.Cache{c1, c2, snap} {
 		if err := c.Close(); err != nil {
 			t.Error(err)
 		}
@@ -156,7 +156,7 @@ func TestFakeDriver(t *testing.T) {
 	if _, _, live := counts(); live != 0 {
 		t.Errorf("%d allocations left after Close", live)
 	}
-	if err := b.Step(ctx, []engine.Seq{{Cache: c1, Tokens: []int32{1}}}); err == nil {
+	if err := b.Step(ctx, []backend.Seq{{Cache: c1, Tokens: []int32{1}}}); err == nil {
 		t.Error("Step after Close succeeded")
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/quant"
@@ -569,7 +569,7 @@ func TestGPUGoldenLogits(t *testing.T) {
 				logits := make([]float32, len(p.Tokens)*V)
 				for i := 0; i < len(p.Tokens); i += b.BatchSize() {
 					j := min(len(p.Tokens), i+b.BatchSize())
-					if err := b.Step(context.Background(), []engine.Seq{{Cache: c, Tokens: p.Tokens[i:j], Logits: logits[i*V : j*V]}}); err != nil {
+					if err := b.Step(context.Background(), []backend.Seq{{Cache: c, Tokens: p.Tokens[i:j], Logits: logits[i*V : j*V]}}); err != nil {
 						t.Fatalf("%s prefill: %v", p.Name, err)
 					}
 				}
@@ -578,7 +578,7 @@ func TestGPUGoldenLogits(t *testing.T) {
 				}
 				row := make([]float32, V)
 				for _, r := range p.Decode {
-					if err := b.Step(context.Background(), []engine.Seq{{Cache: c, Tokens: []int32{r.Token}, Logits: row}}); err != nil {
+					if err := b.Step(context.Background(), []backend.Seq{{Cache: c, Tokens: []int32{r.Token}, Logits: row}}); err != nil {
 						t.Fatalf("%s decode pos %d: %v", p.Name, r.Pos, err)
 					}
 					all.add(fmt.Sprintf("%s decode pos %d", p.Name, r.Pos), row, r.Logits)
@@ -605,15 +605,15 @@ func TestGPUBatchOfSequences(t *testing.T) {
 	for i, p := range prompts {
 		c, _ := b.NewCache()
 		alone[i] = make([]float32, len(p)*V)
-		if err := b.Step(ctx, []engine.Seq{{Cache: c, Tokens: p, Logits: alone[i]}}); err != nil {
+		if err := b.Step(ctx, []backend.Seq{{Cache: c, Tokens: p, Logits: alone[i]}}); err != nil {
 			t.Fatal(err)
 		}
 		c.Close()
 	}
-	var batch []engine.Seq
+	var batch []backend.Seq
 	for _, p := range prompts {
 		c, _ := b.NewCache()
-		batch = append(batch, engine.Seq{Cache: c, Tokens: p, Logits: make([]float32, len(p)*V)})
+		batch = append(batch, backend.Seq{Cache: c, Tokens: p, Logits: make([]float32, len(p)*V)})
 	}
 	if err := b.Step(ctx, batch); err != nil {
 		t.Fatal(err)
@@ -631,7 +631,7 @@ func TestGPUBatchOfSequences(t *testing.T) {
 		}
 	}
 	// A bad token fails the step and leaves every cache's length alone.
-	bad := []engine.Seq{{Cache: batch[0].Cache, Tokens: []int32{5}}, {Cache: batch[1].Cache, Tokens: []int32{int32(V)}}}
+	bad := []backend.Seq{{Cache: batch[0].Cache, Tokens: []int32{5}}, {Cache: batch[1].Cache, Tokens: []int32{int32(V)}}}
 	if err := b.Step(ctx, bad); err == nil {
 		t.Fatal("token outside the vocabulary accepted")
 	}
@@ -697,7 +697,7 @@ func BenchmarkGPUPrefill(bb *testing.B) {
 	bb.ResetTimer()
 	for range bb.N {
 		c.Truncate(0)
-		if err := b.Step(context.Background(), []engine.Seq{{Cache: c, Tokens: tokens, Logits: logits}}); err != nil {
+		if err := b.Step(context.Background(), []backend.Seq{{Cache: c, Tokens: tokens, Logits: logits}}); err != nil {
 			bb.Fatal(err)
 		}
 	}
@@ -708,7 +708,7 @@ func BenchmarkGPUPrefill(bb *testing.B) {
 // reportMemory reports the device memory in use beside what the weights and
 // the cache need (the bound: weights + KV + 10 %). The driver's
 // context itself takes a few hundred MiB, counted in the first figure.
-func reportMemory(bb *testing.B, b *Backend, c engine.Cache) {
+func reportMemory(bb *testing.B, b *Backend, c backend.Cache) {
 	used, err := b.g.used()
 	if err != nil {
 		bb.Fatal(err)
@@ -727,7 +727,7 @@ func BenchmarkGPUDecode(bb *testing.B) {
 	ctx := context.Background()
 	for i := 0; i < depth; i += b.BatchSize() {
 		n := min(b.BatchSize(), depth-i)
-		if err := b.Step(ctx, []engine.Seq{{Cache: c, Tokens: make([]int32, n)}}); err != nil {
+		if err := b.Step(ctx, []backend.Seq{{Cache: c, Tokens: make([]int32, n)}}); err != nil {
 			bb.Fatal(err)
 		}
 	}
@@ -736,7 +736,7 @@ func BenchmarkGPUDecode(bb *testing.B) {
 	for range bb.N {
 		c.Truncate(depth)
 		for k := range 128 {
-			if err := b.Step(ctx, []engine.Seq{{Cache: c, Tokens: []int32{int32(k)}, Logits: logits}}); err != nil {
+			if err := b.Step(ctx, []backend.Seq{{Cache: c, Tokens: []int32{int32(k)}, Logits: logits}}); err != nil {
 				bb.Fatal(err)
 			}
 		}

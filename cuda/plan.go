@@ -5,6 +5,7 @@ import (
 
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/rope"
 	"github.com/smolgo/smolgo/tensor"
 )
 
@@ -48,6 +49,7 @@ const (
 // weights and work buffers need.
 type plan struct {
 	cfg     llama.Config
+	rope    *rope.Config // the rotation of every RoPE layer; nil: none rotates
 	batch   int
 	context int
 
@@ -57,12 +59,29 @@ type plan struct {
 	work      int64            // bytes of the work buffers for batch tokens
 }
 
-// newPlan checks llm against what the kernels run and sizes the upload.
-func newPlan(llm *llama.Model, opts Options) (*plan, error) {
-	if llm == nil {
+// features are the architecture features (llama.Arch.Features) the
+// kernels implement.
+var features = []string{"nope", "rope neox", "rope scaling", "rope factors"}
+
+// newPlan checks w against what the kernels run and sizes the upload.
+func newPlan(w *llama.Weights, opts Options) (*plan, error) {
+	if w == nil {
 		return nil, fmt.Errorf("cuda: no model")
 	}
-	cfg := llm.Config
+	cfg := w.Config
+	if err := w.Arch.Unsupported("cuda", features...); err != nil {
+		return nil, err
+	}
+	var r0 *rope.Config
+	for l, ly := range w.Arch.Layers {
+		switch {
+		case ly.Rope == nil:
+		case r0 == nil:
+			r0 = ly.Rope
+		case ly.Rope != r0:
+			return nil, fmt.Errorf("cuda: architecture %s rotates layer %d differently from layer 0; the CUDA backend takes one rotation for all layers", w.Arch.Name, l)
+		}
+	}
 	p := &plan{cfg: cfg, batch: opts.BatchSize, context: opts.Context}
 	if p.batch == 0 {
 		p.batch = llama.DefaultBatchSize
@@ -79,9 +98,10 @@ func newPlan(llm *llama.Model, opts Options) (*plan, error) {
 		return nil, fmt.Errorf("cuda: context %d: must be in [1, %d] (the model's context)", p.context, cfg.Context)
 	case cfg.HeadDim%32 != 0 || cfg.HeadDim > 128:
 		return nil, fmt.Errorf("cuda: head size %d: the attention kernels need a multiple of 32 up to 128", cfg.HeadDim)
-	case cfg.Rope.Dims > cfg.HeadDim:
-		return nil, fmt.Errorf("cuda: RoPE dimension count %d exceeds the head size %d", cfg.Rope.Dims, cfg.HeadDim)
+	case r0 != nil && r0.Dims > cfg.HeadDim:
+		return nil, fmt.Errorf("cuda: RoPE dimension count %d exceeds the head size %d", r0.Dims, cfg.HeadDim)
 	}
+	p.rope = r0
 	add := func(m *tensor.Matrix, rows, cols int) error {
 		if m == nil {
 			return fmt.Errorf("cuda: a model tensor is missing")
@@ -101,7 +121,7 @@ func newPlan(llm *llama.Model, opts Options) (*plan, error) {
 	}
 	E, Q, KV, F := cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.FFN
 	for l := range cfg.Layers {
-		w := llm.Layer(l)
+		w := &w.Layers[l]
 		for _, m := range []struct {
 			m          *tensor.Matrix
 			rows, cols int
@@ -112,10 +132,10 @@ func newPlan(llm *llama.Model, opts Options) (*plan, error) {
 		}
 		p.normBytes += int64(4 * (len(w.AttnNorm) + len(w.FFNNorm)))
 	}
-	if err := add(llm.OutputTensor(), cfg.Vocab, E); err != nil {
+	if err := add(w.Output, cfg.Vocab, E); err != nil {
 		return nil, err
 	}
-	p.normBytes += int64(4 * len(llm.OutputNorm()))
+	p.normBytes += int64(4 * len(w.OutNorm))
 	p.weights += p.normBytes
 	p.work = workBytes(cfg, p.batch)
 	return p, nil

@@ -4,29 +4,36 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
+	_ "github.com/smolgo/smolgo/llama3"
+	_ "github.com/smolgo/smolgo/smollm3"
 )
 
-// openModel loads a model for the checks that run before any upload.
-func openModel(t testing.TB, path string) *llama.Model {
+// openModel reads a model's weights, described by its family (SmolLM3's
+// NoPE layers included), for the checks that run before any upload.
+func openModel(t testing.TB, path string) *llama.Weights {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	m, err := llama.New(f, llama.Options{Threads: 1})
+	cfg, arch, err := family.Describe(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	w, err := llama.LoadWeights(f, cfg, arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // demoModel is the tiny Q4_K_M model in testdata (q4_K, q6_K and f32).
-func demoModel(t *testing.T) *llama.Model {
+func demoModel(t *testing.T) *llama.Weights {
 	return openModel(t, "../testdata/smollm3-tinyq-Q4_K_M.gguf")
 }
 

@@ -1,6 +1,11 @@
 package engine
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/smolgo/smolgo/grammar"
+)
 
 // Format is a model's language side: how a conversation becomes prompt
 // tokens (the chat template and the tokenizer) and how generated tokens
@@ -89,4 +94,12 @@ type Tokenizer interface {
 	Len() int
 	// EndOfGeneration lists the tokens that end a generation.
 	EndOfGeneration() []int32
+}
+
+// ToolCaller is implemented by formats that say how their model writes tool
+// calls in a form a grammar can force (tool_choice "required" or a named
+// function). Model.ToolCallGrammar uses it; formats without it get the
+// Hermes <tool_call> form of grammar.ToolCallsContext.
+type ToolCaller interface {
+	ToolCallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error)
 }

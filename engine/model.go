@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -99,6 +100,16 @@ func (m *Model) NewConstraint(g *grammar.Grammar) (Constraint, error) {
 		return nil, fmt.Errorf("engine: preparing the vocabulary for grammars: %w", m.vocabErr)
 	}
 	return g.NewConstraint(m.vocab), nil
+}
+
+// ToolCallGrammar returns the grammar that makes an answer one or more
+// calls of funcs (one with opts.Parallel false) in the form this model
+// writes them: its format's (ToolCaller), or the Hermes <tool_call> form.
+func (m *Model) ToolCallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	if tc, ok := m.f.(ToolCaller); ok {
+		return tc.ToolCallGrammar(ctx, funcs, opts)
+	}
+	return grammar.ToolCallsContext(ctx, funcs, opts)
 }
 
 // Load describes how busy the model is.

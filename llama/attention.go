@@ -34,12 +34,14 @@ const tileKV = 64
 const maxStackHead = 256
 
 type attnJob struct {
-	m      *Model
-	c      *Cache
-	layer  int
+	m      *CPU
+	kv     kvStore // the layer's keys and values
+	ring   int     // the layer's ring size (0: slot = position)
+	window int     // the layer's attention window (0: every earlier position)
 	pos, n int
 	q, out []float32
-	qq     []byte // KVQ8_0: the queries rounded to Q8_0 (quantizeQueries)
+	qq     []byte // KVQ8_0: the queries rounded to Q8_0 (q8KV.prepare)
+	scale  float32
 	tiled  bool
 	runM   []float32 // tiled path: running max per (token, head)
 	runS   []float32 // tiled path: running sum per (token, head)
@@ -56,49 +58,72 @@ func (j *attnJob) units() int {
 	return j.n * cfg.Heads
 }
 
+// first is the first position a query at position p sees: 0, or the start
+// of its window.
+func (j *attnJob) first(p int) int {
+	if j.window > 0 {
+		return max(0, p-j.window+1)
+	}
+	return 0
+}
+
+// segs appends the slots of positions [lo, hi) to dst: one run, or two
+// where a ring wraps.
+func (j *attnJob) segs(dst []seg, lo, hi int) []seg {
+	if j.ring == 0 {
+		return append(dst, seg{lo, hi - lo})
+	}
+	for lo < hi {
+		s := lo % j.ring
+		n := min(hi-lo, j.ring-s)
+		dst = append(dst, seg{s, n})
+		lo += n
+	}
+	return dst
+}
+
 func (j *attnJob) Do(lo, hi int) {
 	cfg := &j.m.Config
-	hd, Q, KV := cfg.HeadDim, cfg.QDim(), cfg.KVDim()
+	hd, Q := cfg.HeadDim, cfg.QDim()
 	group := cfg.Heads / cfg.KVHeads
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	var segBuf [2]seg
 	for u := lo; u < hi; u++ {
 		if j.tiled {
-			j.tiledBlock(u/cfg.KVHeads, u%cfg.KVHeads, scale)
+			j.tiledBlock(u/cfg.KVHeads, u%cfg.KVHeads)
 			continue
 		}
 		t, h := u/cfg.Heads, u%cfg.Heads
 		q := j.q[t*Q+h*hd : t*Q+(h+1)*hd]
 		out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
-		off := (h / group) * hd
-		kvLen := j.pos + t + 1 // causal: positions 0..pos+t
-		if j.c.typ == KVQ8_0 {
+		p := j.pos + t // causal: positions first(p)..p
+		var qq []byte
+		if j.qq != nil {
 			hb := hd / q8Block * q8Bytes
-			j.c.onlineQ8(out, j.qq[(t*cfg.Heads+h)*hb:(t*cfg.Heads+h+1)*hb], j.layer, h/group, kvLen, scale)
-			continue
+			qq = j.qq[(t*cfg.Heads+h)*hb : (t*cfg.Heads+h+1)*hb]
 		}
-		onlineF16(out, q, j.c.k16[j.layer], j.c.v16[j.layer], off, KV, kvLen, scale)
+		online(j.kv, out, q, qq, h/group, j.segs(segBuf[:0], j.first(p), p+1), j.scale)
 	}
 }
 
 // onlineF16 is llama.cpp's flash-attention path for small batches over an
-// f16 cache: one query head q against KV positions [0, kvLen) of the head at
-// offset off (stride floats between positions). The running max M, sum S
-// and accumulator (kept in float16 precision, as llama.cpp's VKQ16) follow
-// the positions in order; onlineF16Blocked computes exactly the same numbers
-// faster.
-func onlineF16(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
+// f16 cache: one query head q against the positions of segs, in order, of
+// the head at offset off (stride values between positions). The running
+// max M, sum S and accumulator (kept in float16 precision, as llama.cpp's
+// VKQ16) follow the positions in order; onlineF16Blocked computes exactly
+// the same numbers faster.
+func onlineF16(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale float32) {
 	if hd := len(q); blockedDecode && hd%64 == 0 && hd <= maxStackHead {
-		onlineF16Blocked(out, q, kc, vc, off, stride, kvLen, scale)
+		onlineF16Blocked(out, q, kc, vc, off, stride, segs, scale)
 		return
 	}
-	onlineF16Go(out, q, kc, vc, off, stride, kvLen, scale)
+	onlineF16Go(out, q, kc, vc, off, stride, segs, scale)
 }
 
 // attnBlock is how many positions onlineF16Blocked scores at a time.
 const attnBlock = 256
 
 // blockedDecode is whether decode attention takes the blocked passes
-// (onlineF16Blocked, onlineQ8Blocked), read once at start-up: only where
+// (onlineF16Blocked, q8KV.onlineBlocked), read once at start-up: only where
 // package tensor runs its assembly kernels. Elsewhere the one-position loops
 // run, as they always have: over tensor's Go twins the blocked passes give
 // the loops' bits only where the compiler fuses no multiply-add, and on
@@ -115,7 +140,7 @@ var blockedDecode = tensor.Path() == "avx2"
 // updates (tensor.MadSeqF16, which keeps the accumulator in registers).
 // Every float operation is the one onlineF16Go does, in the same order per
 // element.
-func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
+func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale float32) {
 	hd := len(q)
 	var qbuf, accBuf [maxStackHead]float32
 	var sc, ms, vs [attnBlock]float32
@@ -125,12 +150,20 @@ func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride, kvLen int,
 	}
 	M := float32(math.Inf(-1))
 	var S float32
-	for p0 := 0; p0 < kvLen; p0 += attnBlock {
-		np := min(attnBlock, kvLen-p0)
-		tensor.DotsF16(sc[:np], kc[p0*stride+off:], stride, qh, scale)
-		M, S = onlineFactors(sc[:np], ms[:np], vs[:np], M, S)
-		tensor.MadSeqF16(acc, vc[p0*stride+off:], stride, vs[:np], ms[:np])
+	for _, g := range segs {
+		for p0 := g.slot; p0 < g.slot+g.n; p0 += attnBlock {
+			np := min(attnBlock, g.slot+g.n-p0)
+			tensor.DotsF16(sc[:np], kc[p0*stride+off:], stride, qh, scale)
+			M, S = onlineFactors(sc[:np], ms[:np], vs[:np], M, S)
+			tensor.MadSeqF16(acc, vc[p0*stride+off:], stride, vs[:np], ms[:np])
+		}
 	}
+	finishOnline(out, acc, S)
+}
+
+// finishOnline writes the online softmax's result acc/S to out (zeros
+// where no position was seen).
+func finishOnline(out, acc []float32, S float32) {
 	inv := float32(0)
 	if S != 0 {
 		inv = 1 / S
@@ -163,7 +196,7 @@ func onlineFactors(sc, ms, vs []float32, M, S float32) (float32, float32) {
 
 // onlineF16Go is the reference (and fallback) of onlineF16: the loop as
 // llama.cpp writes it, one position at a time.
-func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scale float32) {
+func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale float32) {
 	hd := len(q)
 	var qbuf, accBuf [maxStackHead]float32
 	qh, acc := qbuf[:], accBuf[:]
@@ -177,39 +210,37 @@ func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride, kvLen int, scal
 	}
 	M := float32(math.Inf(-1))
 	var S float32
-	for p := range kvLen {
-		krow := kc[p*stride+off : p*stride+off+hd]
-		s := tensor.DotF16(krow, qh) * scale
-		ms, vs := float32(1), float32(1)
-		if s > M {
-			mold := M
-			M = s
-			ms = expf(mold - M)
-			for i, a := range acc {
-				acc[i] = tensor.RoundF16(a * ms)
+	for _, g := range segs {
+		for p := g.slot; p < g.slot+g.n; p++ {
+			krow := kc[p*stride+off : p*stride+off+hd]
+			s := tensor.DotF16(krow, qh) * scale
+			ms, vs := float32(1), float32(1)
+			if s > M {
+				mold := M
+				M = s
+				ms = expf(mold - M)
+				for i, a := range acc {
+					acc[i] = tensor.RoundF16(a * ms)
+				}
+			} else {
+				vs = expf(s - M)
 			}
-		} else {
-			vs = expf(s - M)
+			tensor.MadF16(acc, vc[p*stride+off:p*stride+off+hd], vs)
+			S = S*ms + vs
 		}
-		tensor.MadF16(acc, vc[p*stride+off:p*stride+off+hd], vs)
-		S = S*ms + vs
 	}
-	inv := float32(0)
-	if S != 0 {
-		inv = 1 / S
-	}
-	for i := range out {
-		out[i] = acc[i] * inv
-	}
+	finishOnline(out, acc, S)
 }
 
 // tiledBlock attends query tile qt (tokens qt*64 ...) of the query heads
 // that share KV head kvh, in f32 over tiles of tileKV positions: each KV tile
 // is widened to f32 once, then every (token, head) pair of the block updates
-// its running max, sum and output (online softmax at tile granularity).
-func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
+// its running max, sum and output (online softmax at tile granularity). In a
+// sliding-window layer the tiles start at the window of the block's first
+// token, and each query skips the positions before its own window.
+func (j *attnJob) tiledBlock(qt, kvh int) {
 	cfg := &j.m.Config
-	hd, Q, KV := cfg.HeadDim, cfg.QDim(), cfg.KVDim()
+	hd, Q := cfg.HeadDim, cfg.QDim()
 	group := cfg.Heads / cfg.KVHeads
 	t0, t1 := qt*tileKV, min((qt+1)*tileKV, j.n)
 	var kb, vb [tileKV * maxStackHead]float32
@@ -218,6 +249,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 		kt, vt = make([]float32, tileKV*hd), make([]float32, tileKV*hd)
 	}
 	var sc [4 * tileKV]float32
+	var segBuf [2]seg
 	off := kvh * hd
 	for t := t0; t < t1; t++ {
 		for h := kvh * group; h < (kvh+1)*group; h++ {
@@ -227,30 +259,24 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 		}
 	}
 	kvEnd := j.pos + t1 // KV positions needed by the last token of the tile
-	for k0 := 0; k0 < kvEnd; k0 += tileKV {
+	for k0 := j.first(j.pos + t0); k0 < kvEnd; k0 += tileKV {
 		k1 := min(k0+tileKV, kvEnd)
-		for p := k0; p < k1; p++ {
-			i, d := p*KV+off, (p-k0)*hd
-			if j.c.typ == KVF32 {
-				copy(kt[d:d+hd], j.c.k32[j.layer][i:i+hd])
-				copy(vt[d:d+hd], j.c.v32[j.layer][i:i+hd])
-				continue
-			}
-			ks, vs := j.c.k16[j.layer][i:i+hd], j.c.v16[j.layer][i:i+hd]
-			for e := range hd {
-				kt[d+e] = tensor.FromF16(ks[e])
-				vt[d+e] = tensor.FromF16(vs[e])
-			}
+		d := 0
+		for _, g := range j.segs(segBuf[:0], k0, k1) {
+			widen(j.kv, kt[d*hd:], vt[d*hd:], g.slot, g.n, off, hd)
+			d += g.n
 		}
 		for t := t0; t < t1; t++ {
-			end := min(k1, j.pos+t+1) // causal mask
-			if end <= k0 {
+			p := j.pos + t
+			start, end := max(k0, j.first(p)), min(k1, p+1) // window and causal mask
+			if end <= start {
 				continue
 			}
-			np := end - k0
+			np := end - start
+			kp := kt[(start-k0)*hd:]
 			for h0 := kvh * group; h0 < (kvh+1)*group; h0 += 4 {
 				nh := min(4, (kvh+1)*group-h0)
-				scoresF32(&sc, kt, j.q[t*Q+h0*hd:t*Q+(h0+nh)*hd], hd, np, nh, scale)
+				scoresF32(&sc, kp, j.q[t*Q+h0*hd:t*Q+(h0+nh)*hd], hd, np, nh, j.scale)
 				for i := range nh {
 					h := h0 + i
 					out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
@@ -270,7 +296,7 @@ func (j *attnJob) tiledBlock(qt, kvh int, scale float32) {
 					for _, pv := range e {
 						S += pv
 					}
-					tensor.WeightedSumF32(out, vt, e)
+					tensor.WeightedSumF32(out, vt[(start-k0)*hd:], e)
 					j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = mnew, S
 				}
 			}

@@ -23,7 +23,7 @@ func BenchmarkAttentionDecode(b *testing.B) {
 		q[i] = float32(r.NormFloat64())
 	}
 	for b.Loop() {
-		onlineF16(out, q, k, v, 0, hd, n, 0.088)
+		onlineF16(out, q, k, v, 0, hd, []seg{{0, n}}, 0.088)
 	}
 }
 
@@ -104,8 +104,8 @@ func TestOnlineF16BlockedMatchesGo(t *testing.T) {
 					}
 				}
 				want, got := make([]float32, hd), make([]float32, hd)
-				onlineF16Go(want, q, k, v, off, stride, kvLen, 0.088)
-				onlineF16Blocked(got, q, k, v, off, stride, kvLen, 0.088)
+				onlineF16Go(want, q, k, v, off, stride, []seg{{0, kvLen}}, 0.088)
+				onlineF16Blocked(got, q, k, v, off, stride, []seg{{0, kvLen}}, 0.088)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("hd %d, %d positions, %s: out[%d] = %g, Go loop %g", hd, kvLen, shape, i, got[i], want[i])

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/backend"
 )
 
 // BackendOptions configure NewBackend; the zero value means f16 caches as
@@ -19,7 +19,7 @@ type BackendOptions struct {
 	BatchSize int
 }
 
-// NewBackend returns m as an engine.Backend: Step runs one forward pass over
+// NewBackend returns m as a backend.Backend: Step runs one forward pass over
 // all the sequences of a batch (continuous batching), reading each weight
 // once per pass for all of them, with per-sequence KV caches, positions and
 // attention. A batch of more than BatchSize tokens runs in several passes,
@@ -32,18 +32,26 @@ type BackendOptions struct {
 // quant.MatMulFunc); and a chunk of 24 or more tokens has its logits
 // computed as Forward's only when it asks for one row or all of them.
 //
-// Its caches implement engine.Snapshotter and engine.Shifter. Steady-state
-// steps allocate nothing: the work buffers belong to the backend and are
-// reused (Step is called from one goroutine at a time, as engine.Backend
-// requires).
-func NewBackend(m *Model, opts BackendOptions) (engine.Backend, error) {
+// Its caches implement backend.Snapshotter and, unless the architecture has
+// sliding-window layers, backend.Shifter; with them, backend.Rewinder.
+// Steady-state steps allocate nothing: the work buffers belong to the
+// backend and are reused (Step is called from one goroutine at a time, as
+// backend.Backend requires).
+//
+// The backend does not own m: close m after the backend is no longer used.
+func (m *CPU) NewBackend(opts BackendOptions) (backend.Backend, error) {
+	return newCPUBackend(m, opts)
+}
+
+func newCPUBackend(m *CPU, opts BackendOptions) (*cpuBackend, error) {
 	if opts.BatchSize < 0 {
 		return nil, fmt.Errorf("llama: negative batch size %d", opts.BatchSize)
 	}
-	b := &backend{m: m, kv: CacheOptions{Type: opts.KVType, MaxLen: opts.MaxLen}, batch: opts.BatchSize}
+	b := &cpuBackend{m: m, batch: opts.BatchSize}
 	if b.batch == 0 {
 		b.batch = m.batch
 	}
+	b.kv = CacheOptions{Type: opts.KVType, MaxLen: opts.MaxLen, Batch: max(b.batch, m.batch)}
 	// Check the options once, by making a cache.
 	if _, err := m.NewCache(b.kv); err != nil {
 		return nil, err
@@ -51,33 +59,51 @@ func NewBackend(m *Model, opts BackendOptions) (engine.Backend, error) {
 	return b, nil
 }
 
-type backend struct {
-	m     *Model
+// cpuBackend is a CPU runner as a backend.Backend.
+type cpuBackend struct {
+	m     *CPU
+	owns  bool // Close closes m (the device registry made it)
 	kv    CacheOptions
 	batch int
 	work  buffers
 	step  uint64 // counts Steps: marks the caches already in the batch
 }
 
-func (b *backend) Vocab() int     { return b.m.Config.Vocab }
-func (b *backend) BatchSize() int { return b.batch }
+func (b *cpuBackend) Vocab() int     { return b.m.Config.Vocab }
+func (b *cpuBackend) BatchSize() int { return b.batch }
 
-func (b *backend) NewCache() (engine.Cache, error) {
+// CPU returns the runner the backend steps.
+func (b *cpuBackend) CPU() *CPU { return b.m }
+
+// Close stops the runner's threads when the backend made it (NewBackend
+// with the cpu device); a backend of (*CPU).NewBackend leaves it running.
+func (b *cpuBackend) Close() error {
+	if b.owns {
+		return b.m.Close()
+	}
+	return nil
+}
+
+func (b *cpuBackend) NewCache() (backend.Cache, error) {
 	c, err := b.m.NewCache(b.kv)
 	if err != nil {
 		return nil, err
 	}
-	return &seqCache{Cache: c, b: b}, nil
+	sc := &seqCache{Cache: c, b: b}
+	if b.m.Arch.Windowed() {
+		return &windowCache{sc}, nil
+	}
+	return sc, nil
 }
 
-// Step implements engine.Backend.
-func (b *backend) Step(ctx context.Context, batch []engine.Seq) error {
+// Step implements backend.Backend.
+func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 	w := &b.work
 	b.step++
 	V := b.m.Config.Vocab
 	jobs := w.jobs[:0]
 	for i, s := range batch {
-		c, ok := s.Cache.(*seqCache)
+		c, ok := asSeqCache(s.Cache)
 		switch {
 		case !ok || c.b != b:
 			return fmt.Errorf("llama: sequence %d: a cache this backend did not make", i)
@@ -110,12 +136,45 @@ func (b *backend) Step(ctx context.Context, batch []engine.Seq) error {
 	return err
 }
 
-// seqCache is a Cache made by a backend, as an engine.Cache.
+// seqCache is a Cache made by a backend, as a backend.Cache.
 type seqCache struct {
 	*Cache
-	b      *backend
+	b      *cpuBackend
 	step   uint64 // the last Step that took it
 	closed bool
+}
+
+// windowCache is the seqCache of an architecture with sliding-window
+// layers: no Shift (the engine recomputes instead), and a MinRewind the
+// engine heeds.
+type windowCache struct{ c *seqCache }
+
+func (w *windowCache) Len() int             { return w.c.Len() }
+func (w *windowCache) MaxLen() int          { return w.c.MaxLen() }
+func (w *windowCache) Bytes() int64         { return w.c.Bytes() }
+func (w *windowCache) Close() error         { return w.c.Close() }
+func (w *windowCache) Truncate(n int) error { return w.c.Truncate(n) }
+func (w *windowCache) MinRewind() int       { return w.c.MinRewind() }
+func (w *windowCache) Clone(n int) (backend.Cache, error) {
+	d, err := w.c.Clone(n)
+	if err != nil {
+		return nil, err
+	}
+	return &windowCache{d.(*seqCache)}, nil
+}
+func (w *windowCache) CopyFrom(src backend.Cache, from, to int) error {
+	return w.c.CopyFrom(src, from, to)
+}
+
+// asSeqCache returns the seqCache a backend.Cache of this package wraps.
+func asSeqCache(c backend.Cache) (*seqCache, bool) {
+	switch c := c.(type) {
+	case *seqCache:
+		return c, true
+	case *windowCache:
+		return c.c, true
+	}
+	return nil, false
 }
 
 // Close frees the cache's memory; the backend refuses it afterwards.
@@ -127,8 +186,8 @@ func (c *seqCache) Close() error {
 	return nil
 }
 
-// Clone implements engine.Snapshotter.
-func (c *seqCache) Clone(n int) (engine.Cache, error) {
+// Clone implements backend.Snapshotter.
+func (c *seqCache) Clone(n int) (backend.Cache, error) {
 	if c.closed {
 		return nil, fmt.Errorf("llama: cloning a closed cache")
 	}
@@ -139,10 +198,10 @@ func (c *seqCache) Clone(n int) (engine.Cache, error) {
 	return &seqCache{Cache: d, b: c.b}, nil
 }
 
-// CopyFrom implements engine.Snapshotter: src must be a cache of the same
+// CopyFrom implements backend.Snapshotter: src must be a cache of the same
 // backend.
-func (c *seqCache) CopyFrom(src engine.Cache, from, to int) error {
-	s, ok := src.(*seqCache)
+func (c *seqCache) CopyFrom(src backend.Cache, from, to int) error {
+	s, ok := asSeqCache(src)
 	switch {
 	case !ok || s.b != c.b:
 		return fmt.Errorf("llama: copying from a cache another backend made")
@@ -152,7 +211,7 @@ func (c *seqCache) CopyFrom(src engine.Cache, from, to int) error {
 	return c.Cache.CopyFrom(s.Cache, from, to)
 }
 
-// Shift implements engine.Shifter (see Cache.Shift).
+// Shift implements backend.Shifter (see Cache.Shift).
 func (c *seqCache) Shift(keep, drop int) error {
 	if c.closed {
 		return fmt.Errorf("llama: shifting a closed cache")
@@ -160,7 +219,7 @@ func (c *seqCache) Shift(keep, drop int) error {
 	return c.Cache.Shift(keep, drop)
 }
 
-// Truncate implements engine.Cache (see Cache.Truncate).
+// Truncate implements backend.Cache (see Cache.Truncate).
 func (c *seqCache) Truncate(n int) error {
 	if c.closed {
 		return fmt.Errorf("llama: truncating a closed cache")

@@ -22,9 +22,9 @@ type stepSeq struct {
 	ref *Cache
 }
 
-func newBackend(t testing.TB, m *Model, opts BackendOptions) engine.Backend {
+func newBackend(t testing.TB, m *CPU, opts BackendOptions) engine.Backend {
 	t.Helper()
-	b, err := NewBackend(m, opts)
+	b, err := m.NewBackend(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestStepEqualsForwardAlone(t *testing.T) {
 	for ci, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v", tc.model, tc.kv), func(t *testing.T) {
 			const batch = 96 // so that some steps take two passes
-			_, m := openModel(t, tc.model, Options{Threads: 2, BatchSize: batch, NoPE: rope.EveryNth(8, 4)})
+			_, m := openModel(t, tc.model, Options{Threads: 2, BatchSize: batch}, rope.EveryNth(8, 4))
 			b := newBackend(t, m, BackendOptions{KVType: tc.kv})
 			V := m.Config.Vocab
 			rng := rand.New(rand.NewPCG(uint64(ci), 7))
@@ -236,7 +236,7 @@ func TestStepErrors(t *testing.T) {
 	if d := maxDiff(got, want); d != 0 {
 		t.Errorf("after the failed steps the logits differ by %g", d)
 	}
-	if _, err := NewBackend(m, BackendOptions{KVType: 7}); err == nil {
+	if _, err := m.NewBackend(BackendOptions{KVType: 7}); err == nil {
 		t.Error("unknown KV type: no error")
 	}
 }

@@ -15,7 +15,7 @@ import (
 // sequence, and the caches are truncated back after it, so every iteration
 // attends over the same 17 positions. It reports the total decode rate of
 // the n sequences (tok/s).
-func benchDecode(b *testing.B, m *Model, n int) {
+func benchDecode(b *testing.B, m *CPU, n int) {
 	be := newBackend(b, m, BackendOptions{})
 	V := m.Config.Vocab
 	ctx := context.Background()
@@ -47,7 +47,7 @@ func benchDecode(b *testing.B, m *Model, n int) {
 // benchTokens measures one sequence's step of k tokens (a sampled token
 // plus a draft of k-1) after a 16-token prompt, all k rows of logits asked
 // for, truncated back after each step.
-func benchTokens(b *testing.B, m *Model, k int) {
+func benchTokens(b *testing.B, m *CPU, k int) {
 	be := newBackend(b, m, BackendOptions{})
 	V := m.Config.Vocab
 	ctx := context.Background()
@@ -72,7 +72,7 @@ func benchTokens(b *testing.B, m *Model, k int) {
 // model (tok/s is the total of the sequences), and one sequence's step of k
 // tokens.
 func BenchmarkStep(b *testing.B) {
-	_, m := openModel(b, "smollm3-tinyq-Q4_K_M", Options{Threads: 2, NoPE: rope.EveryNth(8, 4)})
+	_, m := openModel(b, "smollm3-tinyq-Q4_K_M", Options{Threads: 2}, rope.EveryNth(8, 4))
 	for _, n := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("decode/N=%d", n), func(b *testing.B) { benchDecode(b, m, n) })
 	}

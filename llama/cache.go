@@ -2,15 +2,16 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
-	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/tensor"
 )
 
 // ErrContextFull is wrapped by Forward's error when the tokens would not fit
 // in the cache (its MaxLen, by default the model's context length). It is
-// engine.ErrContextFull, so sessions and Forward report the same error.
-var ErrContextFull = engine.ErrContextFull
+// backend.ErrContextFull, so sessions and Forward report the same error.
+var ErrContextFull = backend.ErrContextFull
 
 // KVType is the element type of the key/value cache.
 type KVType int
@@ -26,7 +27,7 @@ const (
 	// KVQ8_0 stores keys and values in ggml's Q8_0 blocks (llama.cpp's
 	// -ctk q8_0 -ctv q8_0): along each head, blocks of 32 values share one
 	// f16 scale, 34 bytes per 32 values, 53% of an f16 cache. See
-	// cache_q8.go for how attention reads it.
+	// kvq8.go for how attention reads it.
 	KVQ8_0
 )
 
@@ -47,59 +48,69 @@ func (t KVType) String() string {
 type CacheOptions struct {
 	Type   KVType
 	MaxLen int // longest sequence the cache may hold; 0 or more than the context means Config.Context
+	// Batch is the most new tokens of this sequence one pass computes
+	// (0: the runner's batch size). It sizes the rings of sliding-window
+	// layers: window + Batch positions.
+	Batch int
 }
 
 // Cache is one sequence's state: the keys and values of every position seen
 // so far, plus the work buffers of the forward pass, so that decoding a token
 // allocates nothing once the buffers have grown. Memory grows with the
-// sequence (doubling) up to MaxLen.
+// sequence (doubling) up to MaxLen; the layers of a sliding window keep a
+// ring of window + Batch positions instead (see kv.go).
 //
-// A Cache belongs to one Model and must not be used by two goroutines at
-// once; give every session its own.
+// A Cache belongs to one CPU runner and must not be used by two goroutines
+// at once; give every session its own.
 type Cache struct {
-	model  *Model
+	model  *CPU
 	typ    KVType
 	maxLen int
-	n      int // positions held
-	capLen int // positions allocated
-	k16    [][]uint16
-	v16    [][]uint16
-	k32    [][]float32
-	v32    [][]float32
-	k8     [][]byte // KVQ8_0: per layer, rowQ8 bytes per position
-	v8     [][]byte
-	rowQ8  int // bytes of one position's keys (or values) in Q8_0
-	rotK   int // KVQ8_0: Walsh-Hadamard size applied to Q and K (0: none)
-	rotV   int // KVQ8_0: Walsh-Hadamard size applied to V and undone on the output
+	n      int       // positions held
+	capLen int       // positions allocated (a ring layer: at most its ring)
+	kv     []kvStore // per layer: keys and values, in the cache's type
+	ring   []int     // per layer: ring size, 0 for an ordinary layer
+	lost   []int     // per layer: positions below it were overwritten in its ring
 	buf    buffers
 }
 
 // NewCache returns an empty cache for sequences run on m.
-func (m *Model) NewCache(opts CacheOptions) (*Cache, error) {
+func (m *CPU) NewCache(opts CacheOptions) (*Cache, error) {
 	if opts.Type != KVF16 && opts.Type != KVF32 && opts.Type != KVQ8_0 {
 		return nil, fmt.Errorf("llama: unknown KV cache type %v", opts.Type)
 	}
 	if opts.Type == KVQ8_0 && m.Config.HeadDim%q8Block != 0 {
 		return nil, fmt.Errorf("llama: a q8_0 KV cache needs a head size that is a multiple of %d, the model's is %d", q8Block, m.Config.HeadDim)
 	}
-	if opts.MaxLen < 0 {
-		return nil, fmt.Errorf("llama: negative cache length %d", opts.MaxLen)
+	if opts.MaxLen < 0 || opts.Batch < 0 {
+		return nil, fmt.Errorf("llama: negative cache length %d or batch %d", opts.MaxLen, opts.Batch)
 	}
 	max := opts.MaxLen
 	if max == 0 || max > m.Config.Context {
 		max = m.Config.Context
 	}
-	c := &Cache{model: m, typ: opts.Type, maxLen: max}
-	L := m.Config.Layers
-	switch c.typ {
-	case KVQ8_0:
-		c.k8, c.v8 = make([][]byte, L), make([][]byte, L)
-		c.initQ8()
-	case KVF16:
-		c.k16, c.v16 = make([][]uint16, L), make([][]uint16, L)
-	default:
-		c.k32, c.v32 = make([][]float32, L), make([][]float32, L)
+	batch := opts.Batch
+	if batch == 0 {
+		batch = m.batch
 	}
+	c := &Cache{model: m, typ: opts.Type, maxLen: max}
+	kv, hd := m.Config.KVDim(), m.Config.HeadDim
+	for _, l := range m.Arch.Layers {
+		switch c.typ {
+		case KVQ8_0:
+			c.kv = append(c.kv, newQ8KV(kv, hd))
+		case KVF16:
+			c.kv = append(c.kv, &f16KV{kv: kv})
+		default:
+			c.kv = append(c.kv, &f32KV{kv: kv})
+		}
+		r := 0
+		if l.Window > 0 && l.Window+batch < max {
+			r = l.Window + batch
+		}
+		c.ring = append(c.ring, r)
+	}
+	c.lost = make([]int, len(c.ring))
 	return c, nil
 }
 
@@ -113,19 +124,71 @@ func (c *Cache) MaxLen() int { return c.maxLen }
 // Type is the cache's element type.
 func (c *Cache) Type() KVType { return c.typ }
 
+// MinRewind is the shortest length Truncate and Clone can go back to
+// besides 0 (backend.Rewinder): 0 while every position is held, else the
+// first length whose window the rings of sliding-window layers still hold.
+func (c *Cache) MinRewind() int {
+	lo := 0
+	for l, lost := range c.lost {
+		if lost > 0 {
+			// Continuing at m needs the Window-1 positions before m.
+			lo = max(lo, lost+c.model.Arch.Layers[l].Window-1)
+		}
+	}
+	return lo
+}
+
+// rewindable reports whether n is a length Truncate and Clone can go back
+// to, with an error saying why not.
+func (c *Cache) rewindable(n int) error {
+	if n != 0 && n < c.MinRewind() {
+		return fmt.Errorf("llama: cannot go back to %d of %d positions: the sliding-window layers keep only positions from %d on (see MinRewind)", n, c.n, c.MinRewind())
+	}
+	return nil
+}
+
 // Truncate forgets every position from n on, keeping the prefix [0, n): the
 // next Forward continues at position n. It is how a conversation resumes from
-// shared history without recomputing it.
+// shared history without recomputing it. Sliding-window layers can go back
+// only as far as MinRewind (or to 0).
 func (c *Cache) Truncate(n int) error {
 	if n < 0 || n > c.n {
 		return fmt.Errorf("llama: cannot truncate a cache of %d positions to %d", c.n, n)
 	}
+	if err := c.rewindable(n); err != nil {
+		return err
+	}
 	c.n = n
+	if n == 0 {
+		clear(c.lost)
+	}
 	return nil
 }
 
 // Reset empties the cache, keeping its memory for reuse.
-func (c *Cache) Reset() { c.n = 0 }
+func (c *Cache) Reset() {
+	c.n = 0
+	clear(c.lost)
+}
+
+// slots is how many slots layer l has for capLen positions.
+func (c *Cache) slots(l, capLen int) int {
+	if r := c.ring[l]; r > 0 {
+		if c.lost[l] > 0 {
+			return r // the ring has wrapped: it is full
+		}
+		return min(capLen, r)
+	}
+	return capLen
+}
+
+// slot is the slot of position p in layer l.
+func (c *Cache) slot(l, p int) int {
+	if r := c.ring[l]; r > 0 {
+		return p % r
+	}
+	return p
+}
 
 // reserve makes room for n positions.
 func (c *Cache) reserve(n int) {
@@ -137,34 +200,45 @@ func (c *Cache) reserve(n int) {
 		newCap *= 2
 	}
 	newCap = min(newCap, c.maxLen)
-	kv := c.model.Config.KVDim()
-	for l := range c.model.Config.Layers {
-		if c.typ == KVQ8_0 {
-			rb := c.rowQ8
-			c.k8[l] = append(make([]byte, 0, newCap*rb), c.k8[l][:c.n*rb]...)[:newCap*rb]
-			c.v8[l] = append(make([]byte, 0, newCap*rb), c.v8[l][:c.n*rb]...)[:newCap*rb]
-		} else if c.typ == KVF16 {
-			c.k16[l] = append(make([]uint16, 0, newCap*kv), c.k16[l][:c.n*kv]...)[:newCap*kv]
-			c.v16[l] = append(make([]uint16, 0, newCap*kv), c.v16[l][:c.n*kv]...)[:newCap*kv]
-		} else {
-			c.k32[l] = append(make([]float32, 0, newCap*kv), c.k32[l][:c.n*kv]...)[:newCap*kv]
-			c.v32[l] = append(make([]float32, 0, newCap*kv), c.v32[l][:c.n*kv]...)[:newCap*kv]
+	for l, s := range c.kv {
+		// Before a ring fills, its slots are the positions, so keeping
+		// the first min(n, old slots) keeps everything.
+		if old, nw := c.slots(l, c.capLen), c.slots(l, newCap); nw > old {
+			s.grow(nw, min(c.n, old))
 		}
 	}
 	c.capLen = newCap
 }
 
+// put writes the new keys and values of layer l (whole positions, back to
+// back) at positions pos...
+func (c *Cache) put(l, pos int, k, v []float32) {
+	kv := c.model.Config.KVDim()
+	n := len(k) / kv
+	if c.ring[l] == 0 {
+		c.kv[l].put(pos, k, v)
+		return
+	}
+	for i := 0; i < n; {
+		s := c.slot(l, pos+i)
+		m := min(n-i, c.ring[l]-s) // up to the end of the ring
+		c.kv[l].put(s, k[i*kv:(i+m)*kv], v[i*kv:(i+m)*kv])
+		i += m
+	}
+	c.lost[l] = max(c.lost[l], pos+n-c.ring[l])
+}
+
 // buffers are the forward pass's work areas, sized for the largest batch
 // seen so far.
 type buffers struct {
-	cap      int       // rows the buffers below hold
-	x, xb    []float32 // residual stream, normed input   [rows × Embd]
-	q, att   []float32 // queries, attention output      [rows × QDim]
-	k, v     []float32 // new keys and values            [rows × KVDim]
-	proj     []float32 // projection output              [rows × Embd]
-	gate, up []float32 //                                 [rows × FFN]
-	cos, sin []float32 // RoPE angles                     [rows × Dims/2]
-	runM     []float32 // attention running max and sum   [rows × Heads]
+	cap      int         // rows the buffers below hold
+	x, xb    []float32   // residual stream, normed input   [rows × Embd]
+	q, att   []float32   // queries, attention output      [rows × QDim]
+	k, v     []float32   // new keys and values            [rows × KVDim]
+	proj     []float32   // projection output              [rows × Embd]
+	gate, up []float32   //                                 [rows × FFN]
+	cos, sin [][]float32 // RoPE angles per distinct rotation [rows × Dims/2]
+	runM     []float32   // attention running max and sum   [rows × Heads]
 	runS     []float32
 	qq       []byte    // KVQ8_0: queries rounded to Q8_0 [rows × QDim/32 blocks]
 	logits   []float32 // logits of product calls shared by several pieces
@@ -190,10 +264,11 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-func (b *buffers) ensure(cfg *Config, rows int) {
+func (b *buffers) ensure(m *CPU, rows int) {
 	if rows <= b.cap {
 		return
 	}
+	cfg := &m.Config
 	b.cap = rows
 	b.x = grow(b.x, rows*cfg.Embd)
 	b.xb = grow(b.xb, rows*cfg.Embd)
@@ -204,8 +279,12 @@ func (b *buffers) ensure(cfg *Config, rows int) {
 	b.v = grow(b.v, rows*cfg.KVDim())
 	b.gate = grow(b.gate, rows*cfg.FFN)
 	b.up = grow(b.up, rows*cfg.FFN)
-	b.cos = grow(b.cos, rows*cfg.Rope.Dims/2)
-	b.sin = grow(b.sin, rows*cfg.Rope.Dims/2)
+	b.cos = slices.Grow(b.cos[:0], len(m.ropes))[:len(m.ropes)]
+	b.sin = slices.Grow(b.sin[:0], len(m.ropes))[:len(m.ropes)]
+	for k, r := range m.ropes {
+		b.cos[k] = grow(b.cos[k], rows*r.Dims/2)
+		b.sin[k] = grow(b.sin[k], rows*r.Dims/2)
+	}
 	b.runM = grow(b.runM, rows*cfg.Heads)
 	b.runS = grow(b.runS, rows*cfg.Heads)
 	if n := rows * cfg.QDim() / q8Block * q8Bytes; cap(b.qq) < n {
@@ -218,15 +297,9 @@ func (b *buffers) ensure(cfg *Config, rows int) {
 // release drops the cache's memory (keys, values and work buffers) and
 // empties it; it can grow again from nothing.
 func (c *Cache) release() {
-	for l := range c.model.Config.Layers {
-		switch c.typ {
-		case KVQ8_0:
-			c.k8[l], c.v8[l] = nil, nil
-		case KVF16:
-			c.k16[l], c.v16[l] = nil, nil
-		default:
-			c.k32[l], c.v32[l] = nil, nil
-		}
+	for _, s := range c.kv {
+		s.release()
 	}
+	clear(c.lost)
 	c.n, c.capLen, c.buf = 0, 0, buffers{}
 }

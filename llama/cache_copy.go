@@ -6,41 +6,36 @@ import (
 )
 
 // Clone returns a new cache holding a copy of the first n positions of c,
-// with memory for exactly those n: a snapshot of a prompt's keys and values
-// that outlives c's next turns (package engine's prompt cache keeps such
-// snapshots and copies them into other sessions' caches with CopyFrom).
-// The clone has c's type and MaxLen; it allocates its work buffers only if
-// Forward runs on it.
+// with memory for exactly those n (a sliding-window layer: its ring, or
+// less): a snapshot of a prompt's keys and values that outlives c's next
+// turns (package engine's prompt cache keeps such snapshots and copies them
+// into other sessions' caches with CopyFrom). The clone has c's type and
+// MaxLen; it allocates its work buffers only if Forward runs on it. With
+// sliding-window layers, n must be 0 or at least MinRewind.
 func (c *Cache) Clone(n int) (*Cache, error) {
 	if n < 0 || n > c.n {
 		return nil, fmt.Errorf("llama: cannot clone %d positions of a cache holding %d", n, c.n)
 	}
-	d := &Cache{model: c.model, typ: c.typ, maxLen: c.maxLen, n: n, capLen: n, rowQ8: c.rowQ8, rotK: c.rotK, rotV: c.rotV}
-	kv := c.model.Config.KVDim()
-	switch c.typ {
-	case KVQ8_0:
-		d.k8, d.v8 = cloneRows(c.k8, n*c.rowQ8), cloneRows(c.v8, n*c.rowQ8)
-	case KVF16:
-		d.k16, d.v16 = cloneRows(c.k16, n*kv), cloneRows(c.v16, n*kv)
-	default:
-		d.k32, d.v32 = cloneRows(c.k32, n*kv), cloneRows(c.v32, n*kv)
+	if err := c.rewindable(n); err != nil {
+		return nil, err
+	}
+	d := &Cache{model: c.model, typ: c.typ, maxLen: c.maxLen, n: n, capLen: n, ring: c.ring, lost: slices.Clone(c.lost)}
+	if n == 0 {
+		clear(d.lost)
+	}
+	for l, s := range c.kv {
+		d.kv = append(d.kv, s.clone(d.slots(l, n))) // a wrapped ring whole
 	}
 	return d, nil
-}
-
-func cloneRows[E any](layers [][]E, n int) [][]E {
-	out := make([][]E, len(layers))
-	for l, s := range layers {
-		out[l] = slices.Clone(s[:n])
-	}
-	return out
 }
 
 // CopyFrom copies positions [from, to) of src into c and makes c hold to
 // positions: c's first from positions are kept, so they must already be
 // the same tokens' keys and values (from = 0 copies the whole prefix). src
-// must come from the same model and have the same type. It is how a
+// must come from the same runner and have the same type. It is how a
 // session resumes from a snapshot of a shared prefix without computing it.
+// With sliding-window layers, from must be 0 or at least c's MinRewind, and
+// src must still hold the window before to.
 func (c *Cache) CopyFrom(src *Cache, from, to int) error {
 	switch {
 	case src.model != c.model:
@@ -54,24 +49,38 @@ func (c *Cache) CopyFrom(src *Cache, from, to int) error {
 	case to > c.maxLen:
 		return fmt.Errorf("llama: %d positions exceed the cache length %d: %w", to, c.maxLen, ErrContextFull)
 	}
-	c.n = from
-	c.reserve(to)
-	rb := c.model.Config.KVDim()
-	if c.typ == KVQ8_0 {
-		rb = c.rowQ8
+	if err := c.rewindable(from); err != nil {
+		return err
 	}
-	a, b := from*rb, to*rb
-	for l := range c.model.Config.Layers {
-		switch c.typ {
-		case KVQ8_0:
-			copy(c.k8[l][a:b], src.k8[l][a:b])
-			copy(c.v8[l][a:b], src.v8[l][a:b])
-		case KVF16:
-			copy(c.k16[l][a:b], src.k16[l][a:b])
-			copy(c.v16[l][a:b], src.v16[l][a:b])
-		default:
-			copy(c.k32[l][a:b], src.k32[l][a:b])
-			copy(c.v32[l][a:b], src.v32[l][a:b])
+	// Each ring layer needs at least the window before to from src (or,
+	// where from is later, what c keeps).
+	for l, r := range c.ring {
+		w := c.model.Arch.Layers[l].Window
+		if r > 0 && src.lost[l] > max(from, to-w+1) {
+			return fmt.Errorf("llama: copying positions [%d, %d): the snapshot's sliding-window layer %d no longer holds positions before %d", from, to, l, src.lost[l])
+		}
+	}
+	c.n = from
+	if from == 0 {
+		clear(c.lost)
+	}
+	c.reserve(to)
+	for l, s := range c.kv {
+		r := c.ring[l]
+		if r == 0 {
+			s.copyFrom(src.kv[l], from, to)
+			continue
+		}
+		lo := max(from, to-r, src.lost[l])
+		if lo > from {
+			c.lost[l] = max(c.lost[l], lo) // positions [from, lo) are not there
+		}
+		c.lost[l] = max(c.lost[l], to-r)
+		for lo < to {
+			sl := lo % r
+			n := min(to-lo, r-sl)
+			s.copyFrom(src.kv[l], sl, sl+n)
+			lo += n
 		}
 	}
 	c.n = to

@@ -27,7 +27,7 @@ func ExampleCache_Shift() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := llama.New(f, llama.Options{Threads: 1, NoPE: rope.EveryNth(8, 4)})
+	m, err := llama.New(f, llama.Options{Threads: 1}, rope.EveryNth(8, 4))
 	if err != nil {
 		log.Fatal(err)
 	}

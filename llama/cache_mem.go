@@ -36,18 +36,12 @@ func (c *Config) KVBytes(t KVType, positions int) int64 {
 
 // Bytes returns the memory the cache's keys and values hold now: its
 // allocated positions (which grow by doubling up to MaxLen, so at most twice
-// Len, and never more than MaxLen) times Config.KVBytes per position.
+// Len, and never more than MaxLen; a sliding-window layer's at most its
+// ring) times the bytes of a position's keys and values.
 func (c *Cache) Bytes() int64 {
 	var n int64
-	for l := range c.model.Config.Layers {
-		switch c.typ {
-		case KVQ8_0:
-			n += int64(len(c.k8[l]) + len(c.v8[l]))
-		case KVF16:
-			n += 2 * int64(len(c.k16[l])+len(c.v16[l]))
-		default:
-			n += 4 * int64(len(c.k32[l])+len(c.v32[l]))
-		}
+	for _, s := range c.kv {
+		n += s.bytes()
 	}
 	return n
 }

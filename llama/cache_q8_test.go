@@ -31,7 +31,7 @@ func rmsDiff(a, b []float32) float64 {
 
 // runLogits prefills tokens in one batch (all rows) and then decodes the
 // forced tokens one by one, returning every row of logits.
-func runLogits(t *testing.T, m *Model, typ KVType, tokens, forced []int32) []float32 {
+func runLogits(t *testing.T, m *CPU, typ KVType, tokens, forced []int32) []float32 {
 	t.Helper()
 	c := newCache(t, m, CacheOptions{Type: typ})
 	out := forward(t, m, c, tokens, true)
@@ -63,7 +63,7 @@ func TestQ8CacheMatchesF16(t *testing.T) {
 	}
 	for _, tc := range cases {
 		tolMax, tolRMS := tc.tolMax, tc.tolRMS
-		_, m := openModel(t, tc.model, Options{Threads: 2, NoPE: rope.EveryNth(tc.layers, 4)})
+		_, m := openModel(t, tc.model, Options{Threads: 2}, rope.EveryNth(tc.layers, 4))
 		tokens := randTokens(tc.n, m.Config.Vocab, uint64(tc.n))
 		forced := randTokens(16, m.Config.Vocab, 99)
 		want := runLogits(t, m, KVF16, tokens, forced)
@@ -102,13 +102,14 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 		for kvh := range m.Config.KVHeads {
 			for _, kvLen := range []int{1, 17, 40} {
 				got := make([]float32, hd)
-				c.onlineQ8(got, qq, layer, kvh, kvLen, scale)
+				st := c.kv[layer].(*q8KV)
+				st.online(got, qq, kvh, []seg{{0, kvLen}}, scale)
 				// float64 reference
 				k, v := make([]float32, hd), make([]float32, hd)
 				s := make([]float64, kvLen)
 				mx := math.Inf(-1)
 				for p := range kvLen {
-					tensor.DequantizeQ8_0(k, c.headQ8(c.k8[layer], p, kvh))
+					tensor.DequantizeQ8_0(k, st.head(st.k, p, kvh))
 					for i := range k {
 						s[p] += float64(k[i]) * float64(qr[i])
 					}
@@ -120,7 +121,7 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 				for p := range kvLen {
 					w := math.Exp(s[p] - mx)
 					sum += w
-					tensor.DequantizeQ8_0(v, c.headQ8(c.v8[layer], p, kvh))
+					tensor.DequantizeQ8_0(v, st.head(st.v, p, kvh))
 					for i := range v {
 						want[i] += w * float64(v[i])
 					}
@@ -223,24 +224,22 @@ func BenchmarkKVMemory(b *testing.B) {
 // one query head of 128 against 1,024 positions.
 func BenchmarkAttentionDecodeQ8(b *testing.B) {
 	const hd, n = 128, 1024
-	m := &Model{Config: Config{Layers: 1, Heads: 1, KVHeads: 1, HeadDim: hd}}
-	c := &Cache{model: m, typ: KVQ8_0, maxLen: n}
-	c.initQ8()
+	st := newQ8KV(hd, hd)
 	r := rand.New(rand.NewPCG(1, 1))
 	k, v := make([]float32, hd*n), make([]float32, hd*n)
 	for i := range k {
 		k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 	}
-	c.k8, c.v8 = [][]byte{make([]byte, n*c.rowQ8)}, [][]byte{make([]byte, n*c.rowQ8)}
-	c.storeQ8(0, 0, k, v)
+	st.grow(n, 0)
+	st.put(0, k, v)
 	q, out := make([]float32, hd), make([]float32, hd)
 	for i := range q {
 		q[i] = float32(r.NormFloat64())
 	}
 	qq := make([]byte, hd/q8Block*q8Bytes)
-	quantizeQueries(qq, q)
+	tensor.QuantizeQ8_0(qq, q)
 	for b.Loop() {
-		c.onlineQ8(out, qq, 0, 0, n, 0.088)
+		st.online(out, qq, 0, []seg{{0, n}}, 0.088)
 	}
 }
 
@@ -296,9 +295,7 @@ func TestOnlineQ8BlockedMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	for _, hd := range []int{64, 128, 256} {
 		const heads, n = 3, 700
-		m := &Model{Config: Config{Layers: 1, Heads: heads, KVHeads: heads, HeadDim: hd}}
-		c := &Cache{model: m, typ: KVQ8_0, maxLen: n}
-		c.initQ8()
+		st := newQ8KV(heads*hd, hd)
 		for _, shape := range []string{"random", "rising"} {
 			kv := heads * hd
 			k, v := make([]float32, kv*n), make([]float32, kv*n)
@@ -316,14 +313,15 @@ func TestOnlineQ8BlockedMatchesGo(t *testing.T) {
 					}
 				}
 			}
-			c.k8, c.v8 = [][]byte{make([]byte, n*c.rowQ8)}, [][]byte{make([]byte, n*c.rowQ8)}
-			c.storeQ8(0, 0, k, v)
+			st.release()
+			st.grow(n, 0)
+			st.put(0, k, v)
 			qq := make([]byte, hd/q8Block*q8Bytes)
 			tensor.QuantizeQ8_0(qq, q)
 			for _, kvLen := range []int{1, 3, 255, 256, 257, 700} {
 				want, got := make([]float32, hd), make([]float32, hd)
-				c.onlineQ8Go(make([]float32, hd), qq, c.k8[0], c.v8[0], 1, kvLen, 0.088, want)
-				c.onlineQ8Blocked(make([]float32, hd), qq, c.k8[0], c.v8[0], 1, kvLen, 0.088, got)
+				st.onlineGo(make([]float32, hd), qq, 1, []seg{{0, kvLen}}, 0.088, want)
+				st.onlineBlocked(make([]float32, hd), qq, 1, []seg{{0, kvLen}}, 0.088, got)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("hd %d, %s, %d positions: out[%d] = %g, Go loop %g", hd, shape, kvLen, i, got[i], want[i])

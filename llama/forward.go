@@ -21,7 +21,7 @@ import (
 //
 // The returned slice belongs to the cache and is overwritten by its next
 // Forward call; copy it to keep it.
-func (m *Model) Forward(ctx context.Context, c *Cache, tokens []int32, pos int, allLogits bool) ([]float32, error) {
+func (m *CPU) Forward(ctx context.Context, c *Cache, tokens []int32, pos int, allLogits bool) ([]float32, error) {
 	cfg := &m.Config
 	n := len(tokens)
 	switch {

@@ -188,7 +188,7 @@ func TestHostileHeaderSweep(t *testing.T) {
 	for _, key := range keys {
 		for _, v := range []any{uint32(0), uint32(1), uint32(3), uint32(1 << 24), uint32(math.MaxUint32), int64(-1), uint64(1 << 40), "8", float32(8)} {
 			f := rewriteFile(t, src, setKey(key, v), nil)
-			var m *Model
+			var m *CPU
 			bytes := allocated(func() { m, err = New(f, Options{Threads: 1}) })
 			if err == nil {
 				m.Close()

@@ -15,7 +15,7 @@ import (
 
 // openModelFile opens the GGUF file at path as a SmolLM3-style model (NoPE
 // in every fourth layer) with the given threads; both close with the test.
-func openModelFile(t testing.TB, path string, threads int) *Model {
+func openModelFile(t testing.TB, path string, threads int) *CPU {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -26,7 +26,7 @@ func openModelFile(t testing.TB, path string, threads int) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(f, Options{Threads: threads, NoPE: rope.EveryNth(cfg.Layers, 4)})
+	m, err := New(f, Options{Threads: threads}, rope.EveryNth(cfg.Layers, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestLongContext3B(t *testing.T) {
 	}
 	c.reserve(ctxLen)
 	// A pattern of 4,096 positions: scale 1/64, pseudo-random quants.
-	pat := make([]byte, 4096*c.rowQ8)
+	pat := make([]byte, 4096*c.kv[0].(*q8KV).row)
 	x := uint32(1)
 	for i := range pat {
 		if i%q8Bytes == 0 {
@@ -70,9 +70,10 @@ func TestLongContext3B(t *testing.T) {
 		}
 	}
 	for l := range cfg.Layers {
-		for off := 0; off < len(c.k8[l]); off += len(pat) {
-			copy(c.k8[l][off:], pat)
-			copy(c.v8[l][off:], pat)
+		st := c.kv[l].(*q8KV)
+		for off := 0; off < len(st.k); off += len(pat) {
+			copy(st.k[off:], pat)
+			copy(st.v[off:], pat)
 		}
 	}
 	c.n = ctxLen - 1

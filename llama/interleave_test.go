@@ -21,18 +21,18 @@ import (
 // activations are rounded to 8 bits before each product, such differences
 // grow to a few hundredths of a logit.)
 func TestInterleavedWeights(t *testing.T) {
-	opts := Options{Threads: 2, NoPE: rope.EveryNth(8, 4)}
-	_, inter := openModel(t, "smollm3-tinyq-Q4_K_M", opts)
+	opts := Options{Threads: 2}
+	_, inter := openModel(t, "smollm3-tinyq-Q4_K_M", opts, rope.EveryNth(8, 4))
 	opts.KeepLayout = true
-	_, plain := openModel(t, "smollm3-tinyq-Q4_K_M", opts)
+	_, plain := openModel(t, "smollm3-tinyq-Q4_K_M", opts, rope.EveryNth(8, 4))
 
 	want := 0
 	var all []*tensor.Matrix
 	for i := range inter.Config.Layers {
-		l := inter.Layer(i)
+		l := inter.layers[i]
 		all = append(all, l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down)
 	}
-	all = append(all, inter.OutputTensor())
+	all = append(all, inter.output)
 	got := 0
 	for _, x := range all {
 		if quant.InterleaveRows(x.Type) > 0 && x.Rows%quant.InterleaveRows(x.Type) == 0 {
@@ -49,7 +49,7 @@ func TestInterleavedWeights(t *testing.T) {
 		t.Fatalf("no q4_K matrix interleaved on %s", quant.Path())
 	}
 	for i := range plain.Config.Layers {
-		if plain.Layer(i).Q.Interleaved() {
+		if plain.layers[i].Q.Interleaved() {
 			t.Fatalf("layer %d: Q interleaved with KeepLayout", i)
 		}
 	}

@@ -38,7 +38,7 @@ func TestQ8CacheMatchesLlamaCpp(t *testing.T) {
 		{"smollm3-tinyq-Q4_K_M", 0.9, 0.2},
 	}
 	for _, tc := range cases {
-		_, m := openModel(t, tc.model, Options{Threads: 2, NoPE: rope.EveryNth(8, 4)})
+		_, m := openModel(t, tc.model, Options{Threads: 2}, rope.EveryNth(8, 4))
 		var path string
 		if strings.HasSuffix(tc.model, "-F32") {
 			path = sharedtest.Gunzip(t, "golden/models/"+tc.model+".gguf.gz")

@@ -10,16 +10,21 @@ import (
 // oneLayer cuts a model down to its first layer, whose keys and values
 // depend on the token and its position only: there a shifted cache must
 // equal a fresh prefill of the shortened sequence.
-func oneLayer(m *Model, nope bool) {
+func oneLayer(m *CPU, nope bool) {
 	m.layers = m.layers[:1]
 	m.Config.Layers = 1
-	m.nope = rope.NoPE{nope}
+	m.Arch.Layers = m.Arch.Layers[:1]
+	m.layerRope = m.layerRope[:1]
+	if nope {
+		m.Arch.Layers[0].Rope = nil
+		m.layerRope[0] = -1
+	}
 }
 
 // shiftVsFresh prefills keep+drop+tail tokens, drops the middle with Shift
 // and decodes one more token; it returns those logits and those of a fresh
 // cache that never saw the dropped tokens.
-func shiftVsFresh(t *testing.T, m *Model, typ KVType, keep, drop, tail int) (shifted, fresh []float32, c *Cache) {
+func shiftVsFresh(t *testing.T, m *CPU, typ KVType, keep, drop, tail int) (shifted, fresh []float32, c *Cache) {
 	t.Helper()
 	seq := randTokens(keep+drop+tail, m.Config.Vocab, 11)
 	next := []int32{42}
@@ -77,7 +82,7 @@ func TestShiftEqualsFreshPrefill(t *testing.T) {
 // unchanged and rotates RoPE layers' keys by -drop (checked against a
 // float64 rotation); the first layer's keys then match a fresh prefill.
 func TestShiftRotatesOnlyRoPELayers(t *testing.T) {
-	_, m := openModel(t, "smollm3-tinyq-F32", Options{Threads: 2, NoPE: rope.EveryNth(8, 4)})
+	_, m := openModel(t, "smollm3-tinyq-F32", Options{Threads: 2}, rope.EveryNth(8, 4))
 	const keep, drop, tail = 5, 20, 25
 	seq := randTokens(keep+drop+tail, m.Config.Vocab, 11)
 	c := newCache(t, m, CacheOptions{Type: KVF32})
@@ -85,15 +90,15 @@ func TestShiftRotatesOnlyRoPELayers(t *testing.T) {
 	kv, hd := m.Config.KVDim(), m.Config.HeadDim
 	before := make([][]float32, 8)
 	for l := range 8 {
-		before[l] = append([]float32(nil), c.k32[l][:c.Len()*kv]...)
+		before[l] = append([]float32(nil), c.kv[l].(*f32KV).k[:c.Len()*kv]...)
 	}
-	vBefore := append([]float32(nil), c.v32[5][:c.Len()*kv]...)
+	vBefore := append([]float32(nil), c.kv[5].(*f32KV).v[:c.Len()*kv]...)
 	if err := c.Shift(keep, drop); err != nil {
 		t.Fatal(err)
 	}
 	base := float64(m.Config.Rope.Base)
 	for l := range 8 {
-		got := c.k32[l][:c.Len()*kv]
+		got := c.kv[l].(*f32KV).k[:c.Len()*kv]
 		if maxDiff(got[:keep*kv], before[l][:keep*kv]) != 0 {
 			t.Errorf("layer %d: the kept prefix changed", l)
 		}
@@ -122,13 +127,13 @@ func TestShiftRotatesOnlyRoPELayers(t *testing.T) {
 			t.Errorf("RoPE layer %d: moved keys are off a rotation by -%d by %g", l, drop, worst)
 		}
 	}
-	if d := maxDiff(c.v32[5][keep*kv:c.Len()*kv], vBefore[(keep+drop)*kv:]); d != 0 {
+	if d := maxDiff(c.kv[5].(*f32KV).v[keep*kv:c.Len()*kv], vBefore[(keep+drop)*kv:]); d != 0 {
 		t.Errorf("values changed when moved: %g", d)
 	}
 	// Layer 0's keys depend on token and position only.
 	f := newCache(t, m, CacheOptions{Type: KVF32})
 	forward(t, m, f, append(append([]int32(nil), seq[:keep]...), seq[keep+drop:]...), false)
-	if d := maxDiff(c.k32[0][:c.Len()*kv], f.k32[0][:f.Len()*kv]); d > 1e-4 {
+	if d := maxDiff(c.kv[0].(*f32KV).k[:c.Len()*kv], f.kv[0].(*f32KV).k[:f.Len()*kv]); d > 1e-4 {
 		t.Errorf("layer 0 keys after Shift differ from a fresh prefill by %g", d)
 	}
 	// The full model after a shift: not a recomputation (measured, not bounded

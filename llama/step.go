@@ -3,6 +3,7 @@ package llama
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/smolgo/smolgo/tensor"
 )
@@ -59,7 +60,7 @@ type span struct{ lo, hi int }
 // job's tokens are cut at multiples of batch from its first, as Forward
 // always has, and packed into passes in order. On any error every cache goes
 // back to its length before the call.
-func (m *Model) run(ctx context.Context, b *buffers, jobs []job, batch int) error {
+func (m *CPU) run(ctx context.Context, b *buffers, jobs []job, batch int) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.start, j.done = j.c.n, 0
@@ -130,9 +131,9 @@ func layout(counts, rows []int, spans []span) []span {
 
 // pass runs one forward pass over pieces of distinct caches, at most the
 // model's batch size in all, and grows each cache by its piece.
-func (m *Model) pass(ctx context.Context, b *buffers, ps []piece) error {
+func (m *CPU) pass(ctx context.Context, b *buffers, ps []piece) error {
 	cfg := &m.Config
-	E, half := cfg.Embd, cfg.Rope.Dims/2
+	E := cfg.Embd
 	n := 0
 	b.counts, b.rows = b.counts[:0], b.rows[:0]
 	for _, p := range ps {
@@ -140,18 +141,28 @@ func (m *Model) pass(ctx context.Context, b *buffers, ps []piece) error {
 		b.counts = append(b.counts, len(p.tokens))
 		b.rows = append(b.rows, 0)
 	}
-	b.ensure(cfg, n)
+	b.ensure(m, n)
 	b.spans = layout(b.counts, b.rows, b.spans)
 	x := b.x[:n*E]
+	scale := m.Arch.EmbedScale
 	for i := range ps {
 		p := &ps[i]
 		p.row = b.rows[i]
 		for t, tok := range p.tokens {
 			r := p.row + t
-			if err := m.embd.Row(int(tok), x[r*E:(r+1)*E]); err != nil {
+			xr := x[r*E : (r+1)*E]
+			if err := m.embd.Row(int(tok), xr); err != nil {
 				return fmt.Errorf("llama: embedding: %w", err)
 			}
-			cfg.Rope.Angles(p.pos+t, b.cos[r*half:(r+1)*half], b.sin[r*half:(r+1)*half])
+			if scale != 0 && scale != 1 {
+				for e := range xr {
+					xr[e] *= scale
+				}
+			}
+			for k, rc := range m.ropes {
+				half := rc.Dims / 2
+				rc.Angles(p.pos+t, b.cos[k][r*half:(r+1)*half], b.sin[k][r*half:(r+1)*half])
+			}
 		}
 	}
 	for l := range m.layers {
@@ -173,7 +184,7 @@ func (m *Model) pass(ctx context.Context, b *buffers, ps []piece) error {
 
 // logits writes the logits of the pieces that ask for them: final norm and
 // output projection of those rows only, grouped as the layers' products.
-func (m *Model) logits(b *buffers, ps []piece) error {
+func (m *CPU) logits(b *buffers, ps []piece) error {
 	cfg := &m.Config
 	E, V := cfg.Embd, cfg.Vocab
 	b.counts = b.counts[:0]
@@ -216,15 +227,33 @@ func (m *Model) logits(b *buffers, ps []piece) error {
 			copy(p.out, b.logits[b.rows[i]*V:(b.rows[i]+k)*V])
 		}
 	}
+	if c := m.Arch.LogitSoftcap; c > 0 {
+		for _, p := range ps {
+			softcap(p.out, c)
+		}
+	}
 	return nil
 }
 
-// layer runs transformer block l on the n rows of the pass.
-func (m *Model) layer(b *buffers, ps []piece, l, n int) error {
+// softcap maps every logit z to c·tanh(z/c), as ggml does it: a scale by
+// 1/c, tanhf, a scale by c, each rounded to float32.
+func softcap(z []float32, c float32) {
+	inv := 1 / c
+	for i, v := range z {
+		z[i] = float32(math.Tanh(float64(v*inv))) * c
+	}
+}
+
+// layer runs transformer block l on the n rows of the pass: the block of
+// the architecture description (see Arch), with what layer l's Layer asks
+// for.
+func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 	cfg := &m.Config
 	w := &m.layers[l]
+	spec := &m.Arch.Layers[l]
 	E, Q, KV, F := cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.FFN
 	x, xb := b.x[:n*E], b.xb[:n*E]
+	hd := cfg.HeadDim
 
 	// Attention.
 	for t := range n {
@@ -237,39 +266,65 @@ func (m *Model) layer(b *buffers, ps []piece, l, n int) error {
 			return fmt.Errorf("llama: layer %d: %w", l, err)
 		}
 	}
-	rotates := m.nope.Rotates(l)
-	half, hd := cfg.Rope.Dims/2, cfg.HeadDim
+	if w.QBias != nil {
+		for t := range n {
+			tensor.Add(b.q[t*Q:(t+1)*Q], w.QBias)
+			tensor.Add(b.k[t*KV:(t+1)*KV], w.KBias)
+			tensor.Add(b.v[t*KV:(t+1)*KV], w.VBias)
+		}
+	}
+	if w.QNorm != nil {
+		for h := range n * cfg.Heads {
+			tensor.RMSNorm(b.q[h*hd:(h+1)*hd], b.q[h*hd:(h+1)*hd], w.QNorm, cfg.RMSEps)
+		}
+		for h := range n * cfg.KVHeads {
+			tensor.RMSNorm(b.k[h*hd:(h+1)*hd], b.k[h*hd:(h+1)*hd], w.KNorm, cfg.RMSEps)
+		}
+	}
+	if k := m.layerRope[l]; k >= 0 {
+		rc := m.ropes[k]
+		half := rc.Dims / 2
+		for t := range n {
+			cos, sin := b.cos[k][t*half:(t+1)*half], b.sin[k][t*half:(t+1)*half]
+			for h := range cfg.Heads {
+				rc.Rotate(b.q[t*Q+h*hd:t*Q+(h+1)*hd], cos, sin)
+			}
+			for h := range cfg.KVHeads {
+				rc.Rotate(b.k[t*KV+h*hd:t*KV+(h+1)*hd], cos, sin)
+			}
+		}
+	}
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	if qs := m.Arch.QueryScale; qs != 0 {
+		for i := range b.q[:n*Q] {
+			b.q[i] *= qs
+		}
+		scale = 1
+	}
 	b.attnJobs, b.attnEnds = b.attnJobs[:0], b.attnEnds[:0]
 	units, work := 0, 0
 	for _, p := range ps {
 		k := len(p.tokens)
 		r0, r1 := p.row, p.row+k
 		q, kk, v := b.q[r0*Q:r1*Q], b.k[r0*KV:r1*KV], b.v[r0*KV:r1*KV]
-		if rotates {
-			for t := r0; t < r1; t++ {
-				cos, sin := b.cos[t*half:(t+1)*half], b.sin[t*half:(t+1)*half]
-				for h := range cfg.Heads {
-					cfg.Rope.Rotate(b.q[t*Q+h*hd:t*Q+(h+1)*hd], cos, sin)
-				}
-				for h := range cfg.KVHeads {
-					cfg.Rope.Rotate(b.k[t*KV+h*hd:t*KV+(h+1)*hd], cos, sin)
-				}
-			}
-		}
-		p.c.rotateIn(q, kk, v) // q8_0 cache: Hadamard rotations (cache_q8.go)
-		p.c.store(l, p.pos, kk, v)
+		store := p.c.kv[l]
 		var qq []byte
 		if p.c.typ == KVQ8_0 {
 			qb := Q / q8Block * q8Bytes
 			qq = b.qq[r0*qb : r1*qb]
-			quantizeQueries(qq, q)
 		}
-		j := attnJob{m: m, c: p.c, layer: l, pos: p.pos, n: k, q: q, qq: qq, out: b.att[r0*Q : r1*Q],
-			tiled: p.c.typ == KVF32 || (k >= tileKV && p.c.typ == KVF16),
-			runM:  b.runM[r0*cfg.Heads : r1*cfg.Heads], runS: b.runS[r0*cfg.Heads : r1*cfg.Heads]}
+		store.prepare(q, kk, v, qq) // a q8_0 cache rotates them (kvq8.go)
+		p.c.put(l, p.pos, kk, v)
+		j := attnJob{m: m, kv: store, ring: p.c.ring[l], window: spec.Window, pos: p.pos, n: k,
+			q: q, qq: qq, out: b.att[r0*Q : r1*Q], scale: scale, tiled: store.tiled(k),
+			runM: b.runM[r0*cfg.Heads : r1*cfg.Heads], runS: b.runS[r0*cfg.Heads : r1*cfg.Heads]}
 		u := j.units()
 		units += u
-		work += u * (p.pos + k)
+		seen := p.pos + k
+		if spec.Window > 0 {
+			seen = min(seen, spec.Window+k)
+		}
+		work += u * seen
 		b.attnJobs = append(b.attnJobs, j)
 		b.attnEnds = append(b.attnEnds, units)
 	}
@@ -281,12 +336,17 @@ func (m *Model) layer(b *buffers, ps []piece, l, n int) error {
 	b.attn = attnBatch{}
 	clear(b.attnJobs) // drop the cache pointers
 	for _, p := range ps {
-		p.c.rotateOut(b.att[p.row*Q : (p.row+len(p.tokens))*Q])
+		p.c.kv[l].finish(b.att[p.row*Q : (p.row+len(p.tokens))*Q])
 	}
 	proj := b.proj[:n*E]
 	for _, s := range b.spans {
 		if err := w.O.Mul(m.pool, &b.mm, proj[s.lo*E:s.hi*E], b.att[s.lo*Q:s.hi*Q], s.hi-s.lo); err != nil {
 			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+	}
+	if w.PostAttnNorm != nil {
+		for t := range n {
+			tensor.RMSNorm(proj[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.PostAttnNorm, cfg.RMSEps)
 		}
 	}
 	tensor.Add(x, proj)
@@ -295,14 +355,23 @@ func (m *Model) layer(b *buffers, ps []piece, l, n int) error {
 	for t := range n {
 		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.FFNNorm, cfg.RMSEps)
 	}
+	glu := tensor.MulSwiGLU
+	if m.Arch.Activation == GELUTanh {
+		glu = tensor.MulGEGLU
+	}
 	for _, s := range b.spans {
 		lo, hi := s.lo, s.hi
 		gate, up := b.gate[lo*F:hi*F], b.up[lo*F:hi*F]
-		if err := tensor.MulSwiGLU(m.pool, &b.mm, gate, gate, up, w.Gate, w.Up, xb[lo*E:hi*E], hi-lo); err != nil {
+		if err := glu(m.pool, &b.mm, gate, gate, up, w.Gate, w.Up, xb[lo*E:hi*E], hi-lo); err != nil {
 			return fmt.Errorf("llama: layer %d: %w", l, err)
 		}
 		if err := w.Down.Mul(m.pool, &b.mm, proj[lo*E:hi*E], gate, hi-lo); err != nil {
 			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+	}
+	if w.PostFFNNorm != nil {
+		for t := range n {
+			tensor.RMSNorm(proj[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.PostFFNNorm, cfg.RMSEps)
 		}
 	}
 	tensor.Add(x, proj)
@@ -328,26 +397,5 @@ func (a *attnBatch) Do(lo, hi int) {
 			return
 		}
 		start = end
-	}
-}
-
-// store writes the new keys and values of layer l (whole positions, back to
-// back) at positions pos...
-func (c *Cache) store(l, pos int, k, v []float32) {
-	kv := c.model.Config.KVDim()
-	n := len(k) / kv
-	switch c.typ {
-	case KVQ8_0:
-		c.storeQ8(l, pos, k, v)
-		return
-	case KVF32:
-		copy(c.k32[l][pos*kv:], k)
-		copy(c.v32[l][pos*kv:], v)
-		return
-	}
-	dk, dv := c.k16[l][pos*kv:(pos+n)*kv], c.v16[l][pos*kv:(pos+n)*kv]
-	for i := range k {
-		dk[i] = tensor.ToF16(k[i])
-		dv[i] = tensor.ToF16(v[i])
 	}
 }

@@ -85,6 +85,12 @@ type Config struct {
 	AttnFactor float32
 	BetaFast   float32
 	BetaSlow   float32
+
+	// Factors, when not nil, divide the angle of each rotated pair (Dims/2
+	// of them): pair i turns by θ_i/Factors[i] (before any scaling). This is
+	// Llama 3's per-frequency scaling, stored in GGUF files as
+	// rope_freqs.weight and passed to ggml's rope as its freq_factors.
+	Factors []float32
 }
 
 // Validate checks the configuration and reports the first problem found.
@@ -96,6 +102,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rope: frequency base %v must be a finite number above 1", c.Base)
 	case c.Layout != Norm && c.Layout != NeoX:
 		return fmt.Errorf("rope: unknown layout %v", c.Layout)
+	case c.Factors != nil && len(c.Factors) != c.Dims/2:
+		return fmt.Errorf("rope: %d frequency factors for %d rotated pairs", len(c.Factors), c.Dims/2)
+	}
+	for i, f := range c.Factors {
+		if !(f > 0) || math.IsInf(float64(f), 0) {
+			return fmt.Errorf("rope: frequency factor %d is %v, want a finite number above 0", i, f)
+		}
 	}
 	switch c.Scaling {
 	case None:
@@ -120,6 +133,7 @@ type params struct {
 	mscale     float32 // attn_factor, before YaRN's own factor
 	unit       bool    // no magnitude factors at all (ShiftAngles)
 	lo, hi     float32 // YaRN correction dims
+	factors    []float32
 }
 
 func (c Config) params() params {
@@ -127,6 +141,7 @@ func (c Config) params() params {
 		thetaScale: powf(c.Base, -2.0/float32(c.Dims)),
 		freqScale:  1,
 		mscale:     1,
+		factors:    c.Factors,
 	}
 	if c.AttnFactor != 0 {
 		p.mscale = c.AttnFactor
@@ -168,8 +183,9 @@ func CorrDims(dims, origCtx int, base, betaFast, betaSlow float32) (lo, hi float
 // Angles writes the cos and sin of every rotated pair at position pos into
 // cos and sin (each at least Dims/2 long), exactly as ggml's rope cache:
 // theta starts at float32(pos) and is multiplied by base^(-2/Dims) once per
-// pair (a running float32 product), then scaled (linear / YaRN ramp), and
-// cos and sin are multiplied by the attention factor (and YaRN's mscale).
+// pair (a running float32 product), divided by the pair's frequency factor
+// (Factors), then scaled (linear / YaRN ramp), and cos and sin are
+// multiplied by the attention factor (and YaRN's mscale).
 func (c Config) Angles(pos int, cos, sin []float32) {
 	c.params().angles(pos, cos[:c.Dims/2], sin[:c.Dims/2])
 }
@@ -177,12 +193,16 @@ func (c Config) Angles(pos int, cos, sin []float32) {
 func (p params) angles(pos int, cos, sin []float32) {
 	theta := float32(pos)
 	for i := range cos {
-		thetaInterp := p.freqScale * theta
+		extrap := theta
+		if p.factors != nil {
+			extrap = theta / p.factors[i]
+		}
+		thetaInterp := p.freqScale * extrap
 		t := thetaInterp
 		ms := p.mscale
 		if p.extFactor != 0 {
 			mix := ramp(p.lo, p.hi, i) * p.extFactor
-			t = thetaInterp*(1-mix) + theta*mix
+			t = thetaInterp*(1-mix) + extrap*mix
 			ms *= 1 + 0.1*logf(1/p.freqScale)
 		}
 		if p.unit {

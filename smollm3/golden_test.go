@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -154,7 +155,7 @@ func TestGoldenLogits(t *testing.T) {
 			tol := goldenTolerance(t, name)
 			g := loadGolden(t, name)
 			// Like the reference run: the whole prompt in one batch.
-			m, err := Load(goldenModelPath(t, name), engine.WithThreads(2), engine.WithBatchSize(1024))
+			m, err := family.Load(goldenModelPath(t, name), engine.WithThreads(2), engine.WithBatchSize(1024))
 			if err != nil {
 				t.Fatal(err)
 			}

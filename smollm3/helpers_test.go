@@ -106,8 +106,9 @@ func scriptedModel(t *testing.T, msgs []engine.Message, opts engine.PromptOption
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _ := format.tokenizer()
-	b := &scripted{vocab: tok.Len(), promptLen: len(prompt), answer: tok.Encode(answer, true), end: format.imEnd}
+	tok, _ := realTokenizer(format)
+	imEnd, _ := tok.ID("<|im_end|>")
+	b := &scripted{vocab: tok.Len(), promptLen: len(prompt), answer: tok.Encode(answer, true), end: imEnd}
 	cfg, err := engine.NewConfig(engine.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)

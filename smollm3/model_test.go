@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/rope"
@@ -26,7 +28,7 @@ func lastLogits(t *testing.T, m *Model, tokens []int32) []float32 {
 }
 
 // llamaLogits is lastLogits for a bare llama.Model.
-func llamaLogits(t *testing.T, m *llama.Model, tokens []int32) []float32 {
+func llamaLogits(t *testing.T, m *llama.CPU, tokens []int32) []float32 {
 	t.Helper()
 	c, err := m.NewCache(llama.CacheOptions{})
 	if err != nil {
@@ -62,12 +64,12 @@ func TestLoadWiring(t *testing.T) {
 			t.Errorf("layer %d: RoPE %v, want %v", i, llm.RotatesLayer(i), want)
 		}
 	}
-	if !llm.TiedEmbeddings() || llm.OutputTensor().Name != "token_embd.weight" {
-		t.Errorf("tied embeddings: %v, output %s", llm.TiedEmbeddings(), llm.OutputTensor().Name)
+	if w := m.Weights(); !llm.TiedEmbeddings() || w.Output.Name != "token_embd.weight" {
+		t.Errorf("tied embeddings: %v, output %s", llm.TiedEmbeddings(), w.Output.Name)
 	}
 	// The tied output is the file's own bytes, not a copy.
 	ti, _ := m.File().Tensor("token_embd.weight")
-	if data := m.File().TensorData(ti); &data[0] != &llm.OutputTensor().Data[0] {
+	if data := m.File().TensorData(ti); &data[0] != &m.Weights().Output.Data[0] {
 		t.Error("output projection is a copy of token_embd.weight")
 	}
 
@@ -84,7 +86,7 @@ func TestLoadWiring(t *testing.T) {
 	}
 	// And a mask equal to the rule gives identical logits; two models over
 	// one file are independent.
-	same, err := llama.New(m.File(), llama.Options{Threads: 2, NoPE: rope.EveryNth(8, 4)})
+	same, err := llama.New(m.File(), llama.Options{Threads: 2}, rope.EveryNth(8, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,20 +96,20 @@ func TestLoadWiring(t *testing.T) {
 	}
 }
 
-func TestLoadLlamaArch(t *testing.T) {
-	m, err := Load(sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf"), engine.WithThreads(1))
+// Load opens SmolLM3 files only; family.Load opens the others.
+func TestLoadRefusesOtherArchitectures(t *testing.T) {
+	path := sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf")
+	if m, err := Load(path, engine.WithThreads(1)); err == nil || !strings.Contains(err.Error(), `"llama"`) {
+		if m != nil {
+			m.Close()
+		}
+		t.Fatalf("Load of a llama file: %v, want an error naming the architecture", err)
+	}
+	m, err := family.Load(path, engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	if m.LLM().TiedEmbeddings() || m.LLM().OutputTensor().Name != "output.weight" {
-		t.Error("llama-tiny has an untied output.weight")
-	}
-	for i := range m.LLM().Config.Layers {
-		if !m.LLM().RotatesLayer(i) {
-			t.Errorf("llama layer %d skips RoPE", i)
-		}
-	}
+	m.Close()
 }
 
 func TestLoadOptions(t *testing.T) {

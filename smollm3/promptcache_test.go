@@ -3,6 +3,8 @@ package smollm3
 import (
 	"context"
 	"fmt"
+	"github.com/smolgo/smolgo/family"
+	_ "github.com/smolgo/smolgo/llama3"
 	"math"
 	"strings"
 	"testing"
@@ -14,7 +16,8 @@ import (
 
 func loadGoldenModel(t testing.TB, name string, opts ...engine.Option) *Model {
 	t.Helper()
-	m, err := Load(goldenModelPath(t, name), opts...)
+	m, err := family.Load(goldenModelPath(t, name), opts...) // llama-tiny too
+
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/sample"
 )
@@ -246,9 +247,14 @@ func TestRealvocabEndToEnd(t *testing.T) {
 			if v, ok := c.Kwargs["enable_thinking"].(bool); ok {
 				thinking = &v
 			}
-			s := m.NewSession()
-			m.format.now = func() time.Time { return date }
-			ids, err := m.Format().Prompt(c.Messages, engine.PromptOptions{Thinking: thinking, ParseSpecial: true})
+			// The same backend under a format dated as the reference was.
+			dated, err := engine.New(m.Backend(), family.NewFormat(m.File(), FormatSpec(func() time.Time { return date })), m.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dated.Close()
+			s := dated.NewSession()
+			ids, err := dated.Format().Prompt(c.Messages, engine.PromptOptions{Thinking: thinking, ParseSpecial: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +306,7 @@ func TestRealvocabEndToEnd(t *testing.T) {
 func TestSpeculationGreedyIdentical(t *testing.T) {
 	for _, name := range []string{"smollm3-tinyq-Q4_K_M.gguf", "smollm3-tinyq-Q8_0.gguf", "smollm3-tinyq-F16.gguf"} {
 		t.Run(name, func(t *testing.T) {
-			m, err := Load(sharedtest.Path(t, "golden/models/"+name))
+			m, err := family.Load(sharedtest.Path(t, "golden/models/"+name))
 			if err != nil {
 				t.Fatal(err)
 			}

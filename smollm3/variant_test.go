@@ -10,31 +10,33 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
-	"github.com/smolgo/smolgo/rope"
 	"github.com/smolgo/smolgo/smollm3"
 )
 
-// A new llama-family architecture is a loader and a registration: here
-// "tinyvariant", SmolLM3's block with RoPE skipped in every second layer
-// instead of every fourth, speaking SmolLM3's chat format. Nothing in
-// llama, engine or server names it, yet engine.Open loads its files and
-// sessions chat with it.
+// A new llama-family architecture is a description and a registration:
+// here "tinyvariant", SmolLM3's block with RoPE skipped in every second
+// layer instead of every fourth, speaking SmolLM3's chat format. Nothing in
+// llama, engine or server names it, yet family.Load and engine.Open load
+// its files and sessions chat with it.
 func TestArchitectureVariant(t *testing.T) {
-	registerVariant.Do(func() { engine.Register(engine.Architecture{Name: "tinyvariant", Load: loadVariant}) })
-	if !slices.Contains(engine.Architectures(), "tinyvariant") {
+	registerVariant.Do(func() {
+		family.Register(family.Family{Arch: "tinyvariant", Describe: describeVariant,
+			Format: func(f *gguf.File) (engine.Format, error) { return smollm3.NewFormat(f), nil }})
+	})
+	if !slices.Contains(engine.Architectures(), "tinyvariant") || !slices.Contains(family.Families(), "tinyvariant") {
 		t.Fatalf("registered architectures: %v", engine.Architectures())
 	}
 	path := writeVariant(t)
-	m, err := engine.Open(path, engine.WithThreads(1), engine.WithContext(512))
+	m, err := family.Load(path, engine.WithThreads(1), engine.WithContext(512))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	loaded := <-variantLoaded
-	if loaded.Config.Arch != "tinyvariant" || loaded.RotatesLayer(1) || !loaded.RotatesLayer(2) {
-		t.Fatalf("the variant's loader did not build its model (arch %q)", loaded.Config.Arch)
+	if llm := m.LLM(); llm.Config.Arch != "tinyvariant" || llm.RotatesLayer(1) || !llm.RotatesLayer(2) {
+		t.Fatalf("the variant's description was not used (arch %q)", llm.Config.Arch)
 	}
 	n := 0
 	for ev, err := range m.NewSession().Generate(context.Background(), []engine.Message{{Role: "user", Content: "Hi"}}, engine.GenerateOptions{MaxTokens: 5, Thinking: new(false)}) {
@@ -48,31 +50,25 @@ func TestArchitectureVariant(t *testing.T) {
 	if n != 5 {
 		t.Errorf("generated %d tokens, want 5", n)
 	}
+	e, err := engine.Open(path, engine.WithThreads(1), engine.WithContext(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
 }
 
 // The registration is process-wide, like database/sql drivers', so it
-// happens once; each load reports its model on variantLoaded.
-var (
-	registerVariant sync.Once
-	variantLoaded   = make(chan *llama.Model, 1)
-)
+// happens once.
+var registerVariant sync.Once
 
-func loadVariant(f *gguf.File, cfg engine.Config) (engine.Loaded, error) {
-	c, err := llama.ConfigFromGGUF(f)
-	if err != nil {
-		return engine.Loaded{}, err
+func describeVariant(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
+	a := llama.Plain("tinyvariant", cfg)
+	for i := range a.Layers {
+		if (i+1)%2 == 0 {
+			a.Layers[i].Rope = nil
+		}
 	}
-	llm, err := llama.New(f, llama.Options{Threads: cfg.Threads, NoPE: rope.EveryNth(c.Layers, 2)})
-	if err != nil {
-		return engine.Loaded{}, err
-	}
-	b, err := llama.NewBackend(llm, llama.BackendOptions{MaxLen: cfg.Context})
-	if err != nil {
-		llm.Close()
-		return engine.Loaded{}, err
-	}
-	variantLoaded <- llm
-	return engine.Loaded{Backend: b, Format: smollm3.NewFormat(f), Close: func() error { llm.Close(); return f.Close() }}, nil
+	return a, nil
 }
 
 // writeVariant writes the demo model with its keys renamed to the new

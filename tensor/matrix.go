@@ -195,6 +195,21 @@ func MulSwiGLU(p *Pool, s *Scratch, dst, gateBuf, upBuf []float32, gate, up *Mat
 	return mulInto(p, s, x, n, dst, []Out{{gate, gateBuf}, {up, upBuf}})
 }
 
+// MulGEGLU is MulSwiGLU with GELU in place of SiLU: dst = gelu(gate·x) ⊙
+// (up·x), GELU as GEGLU computes it (Gemma's feed-forward).
+func MulGEGLU(p *Pool, s *Scratch, dst, gateBuf, upBuf []float32, gate, up *Matrix, x []float32, n int) error {
+	if gate.Rows != up.Rows {
+		return fmt.Errorf("tensor: GEGLU of %s (%d rows) and %s (%d rows)", gate.Name, gate.Rows, up.Name, up.Rows)
+	}
+	if len(dst) < n*gate.Rows {
+		return fmt.Errorf("tensor %s: GEGLU of %d rows needs %d outputs, have %d", gate.Name, n, n*gate.Rows, len(dst))
+	}
+	s.job.gelu = true
+	err := mulInto(p, s, x, n, dst, []Out{{gate, gateBuf}, {up, upBuf}})
+	s.job.gelu = false
+	return err
+}
+
 func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out) error {
 	if len(outs) == 0 || len(outs) > maxOuts {
 		return fmt.Errorf("tensor: %d products in one call (1 to %d)", len(outs), maxOuts)
@@ -204,7 +219,7 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 		return fmt.Errorf("tensor %s: product with %d activation rows", outs[0].M.Name, n)
 	}
 	j := &s.job
-	*j = mulJob{n: n, glu: glu}
+	*j = mulJob{n: n, glu: glu, gelu: j.gelu}
 	need := 0
 	for i, o := range outs {
 		m := o.M
@@ -287,6 +302,7 @@ type mulJob struct {
 	act    []byte
 	n      int
 	glu    []float32 // MulSwiGLU: parts[0] is the gate, parts[1] the up
+	gelu   bool      // MulGEGLU: GELU instead of SiLU
 }
 
 func (j *mulJob) Do(lo, hi int) {
@@ -295,9 +311,13 @@ func (j *mulJob) Do(lo, hi int) {
 		j.mul(g, lo, hi)
 		j.mul(u, lo, hi)
 		F := g.m.Rows
+		glu := SwiGLU
+		if j.gelu {
+			glu = GEGLU
+		}
 		for t := range j.n {
 			o := t * F
-			SwiGLU(j.glu[o+lo:o+hi], g.dst[o+lo:o+hi], u.dst[o+lo:o+hi])
+			glu(j.glu[o+lo:o+hi], g.dst[o+lo:o+hi], u.dst[o+lo:o+hi])
 		}
 		return
 	}

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // RMSNorm writes dst[i] = (x[i] * scale) * w[i] with
@@ -59,6 +60,48 @@ func swigluGo(dst, gate, up []float32) {
 		dst[i] = float32(g/(1+Expf(-g))) * up[i]
 	}
 }
+
+// GEGLU sets dst[i] = gelu(gate[i]) * up[i] with ggml's GELU: the tanh
+// approximation 0.5·x·(1 + tanh(√(2/π)·x·(1 + 0.044715·x²))) looked up in a
+// table of its float16 values at the float16 rounding of x, 0 for x <= -10
+// and x itself for x >= 10, as llama.cpp's CPU backend computes it. dst may
+// alias gate or up.
+func GEGLU(dst, gate, up []float32) {
+	gate = gate[:len(dst)]
+	up = up[:len(dst)]
+	t := geluTable()
+	for i, x := range gate {
+		switch {
+		case x <= -10:
+			dst[i] = 0
+		case x >= 10:
+			dst[i] = x * up[i]
+		default:
+			dst[i] = FromF16(t[ToF16(x)]) * up[i]
+		}
+	}
+}
+
+// GELU is ggml's GELU of one value, computed (not looked up) in float32:
+// the reference the table behind GEGLU is made from.
+func GELU(x float32) float32 {
+	const (
+		coefA       = float32(0.044715)
+		sqrt2OverPi = float32(0.79788456080286535587989211986876)
+	)
+	inner := float32(sqrt2OverPi*x) * (1 + float32(float32(coefA*x)*x))
+	return float32(0.5*x) * (1 + float32(math.Tanh(float64(inner))))
+}
+
+// geluTable holds GELU's float16 value at every float16 input, made on
+// first use (128 KiB, read-only, shared).
+var geluTable = sync.OnceValue(func() *[1 << 16]uint16 {
+	var t [1 << 16]uint16
+	for i := range t {
+		t[i] = ToF16(GELU(FromF16(uint16(i))))
+	}
+	return &t
+})
 
 // ExpShift sets x[i] = Expf(x[i] - m), the exponentials of softmax
 // (m is usually the maximum of x), eight lanes at a time where the CPU

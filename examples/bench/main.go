@@ -70,11 +70,12 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/smolgo/smolgo/cuda" // the cuda device, for -device cuda in a build with -tags cuda
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
+	_ "github.com/smolgo/smolgo/models" // every model family, for engine.Open
 	"github.com/smolgo/smolgo/quant"
-	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 and llama for engine.Open
 )
 
 type result struct {

@@ -39,9 +39,10 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/smolgo/smolgo/cuda" // the cuda device, for -device cuda in a build with -tags cuda
 	"github.com/smolgo/smolgo/engine"
+	_ "github.com/smolgo/smolgo/models" // every model family, for engine.Open
 	"github.com/smolgo/smolgo/sample"
-	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 and llama for engine.Open
 )
 
 func main() {

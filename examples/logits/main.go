@@ -46,8 +46,9 @@ import (
 	"time"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/llama"
-	"github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/models" // every model family
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
@@ -150,7 +151,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	if *batch == 0 {
 		*batch = math.MaxInt32 // one pass for the whole prompt
 	}
-	m, err := smollm3.Load(*model, engine.WithThreads(*threads), engine.WithKVType(*kv),
+	m, err := family.Load(*model, engine.WithThreads(*threads), engine.WithKVType(*kv),
 		engine.WithBatchSize(*batch), engine.WithLogger(log))
 	if err != nil {
 		return err

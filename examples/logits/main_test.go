@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
 func runJSON(t *testing.T, args ...string) Output {
@@ -32,7 +32,7 @@ func runJSON(t *testing.T, args ...string) Output {
 func TestLogitsMatchesForward(t *testing.T) {
 	model := sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf")
 	tokens := []int32{331, 296, 308, 311}
-	m, err := smollm3.Load(model, engine.WithThreads(1))
+	m, err := family.Load(model, engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,8 @@ import (
 	"time"
 
 	"github.com/smolgo/smolgo/engine"
+	_ "github.com/smolgo/smolgo/models" // every model family, for engine.Open
 	"github.com/smolgo/smolgo/sample"
-	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 for engine.Open
 )
 
 func main() {

@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"time"
 
+	_ "github.com/smolgo/smolgo/cuda" // the cuda device, for -device cuda in a build with -tags cuda
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
+	_ "github.com/smolgo/smolgo/models" // every model family
 	"github.com/smolgo/smolgo/server"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
 // defaultContext bounds each conversation's KV cache unless -ctx says
@@ -20,7 +22,7 @@ const defaultContext = 8192
 
 // loadModel maps the GGUF file and adapts the model to the server.
 // extra options (KV type, prompt cache, batching) are passed on to
-// smollm3.New. A model whose tokenizer cannot be read is refused here, not
+// family.New. A model whose tokenizer cannot be read is refused here, not
 // at the first chat.
 func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen, threads int, extra ...engine.Option) (server.Engine, func(), error) {
 	start := time.Now()
@@ -38,7 +40,7 @@ func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen,
 		ctxLen = min(cfg.Context, defaultContext)
 	}
 	opts := append([]engine.Option{engine.WithThreads(threads), engine.WithContext(ctxLen), engine.WithLogger(log)}, extra...)
-	m, err := smollm3.New(f, opts...)
+	m, err := family.New(f, opts...)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
@@ -51,7 +53,7 @@ func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen,
 		m.Close()
 		return nil, nil, fmt.Errorf("%s: cannot chat without a tokenizer: %w", path, err)
 	}
-	cfg := m.LLM().Config
+	cfg := m.Weights().Config
 	log.Info("model loaded", "name", name, "arch", cfg.Arch, "layers", cfg.Layers, "embd", cfg.Embd,
 		"vocab", cfg.Vocab, "context", ctxLen, "threads", threads, "sequences", m.Config().MaxSequences,
 		"device", m.Config().Device, "took", time.Since(start).Round(time.Millisecond))

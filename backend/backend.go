@@ -1,0 +1,115 @@
+// Package backend is the seam between the engine, which schedules sequences,
+// samples and streams text, and the code that computes a model's forward
+// pass: a Backend runs steps over per-sequence Caches. It defines the
+// interfaces only, as database/sql/driver does for database/sql, and imports
+// nothing but the standard library, so that a compute package (package
+// llama's CPU block, package cuda) depends on this small contract and not on
+// the engine with its grammars, samplers and tokenizers.
+//
+// Package engine re-exports these types under the same names
+// (engine.Backend is backend.Backend), so code that builds sessions need not
+// import this package.
+package backend
+
+import (
+	"context"
+	"errors"
+)
+
+// A Backend runs a model's forward pass: it owns the weights (in a file's
+// memory mapping, or uploaded to a GPU) and makes the KV caches that hold each
+// sequence's state.
+//
+// The engine calls Step from one goroutine at a time per Backend; NewCache,
+// Vocab and BatchSize may be called from any goroutine.
+type Backend interface {
+	// Vocab is the number of logits per token.
+	Vocab() int
+	// BatchSize is the most tokens one Step takes, all sequences together
+	// (llama.cpp's n_ubatch). The engine never passes more.
+	BatchSize() int
+	// NewCache returns an empty cache for one sequence.
+	NewCache() (Cache, error)
+	// Step runs one forward pass over a batch of sequences. For each Seq
+	// its Tokens are placed at positions Cache.Len(), Cache.Len()+1, ... of
+	// its own cache (each sequence attends only to itself), the cache grows
+	// by len(Tokens), and the logits asked for are written to Logits.
+	//
+	// Each Cache appears at most once in a batch and was made by this
+	// backend. A sequence that would outgrow its cache's MaxLen is an error
+	// wrapping ErrContextFull. On any error (ctx cancelled included) every
+	// cache of the batch is left as it was before the call.
+	Step(ctx context.Context, batch []Seq) error
+}
+
+// Seq is one sequence's part of a forward step.
+type Seq struct {
+	// Cache is the sequence's state; the new tokens go at positions
+	// Cache.Len() onwards.
+	Cache Cache
+	// Tokens are the new tokens: a chunk of a prompt, a sampled token, or a
+	// sampled token followed by a speculative draft. At least one.
+	Tokens []int32
+	// Logits receives the next-token predictions of the last
+	// len(Logits)/Vocab tokens, row after row (the row of Tokens[i]
+	// predicts the token after it): nil for a prompt chunk whose prediction
+	// nobody needs, Vocab values for the last token, or up to len(Tokens)
+	// rows to check a draft. Its length must be a multiple of Vocab.
+	Logits []float32
+}
+
+// Cache is one sequence's memory on a Backend: the keys and values of the
+// positions it has seen. A Cache is used by one goroutine at a time.
+//
+// Caches may also implement Snapshotter (needed by the prompt cache),
+// Shifter (needed by context shifting) and Rewinder (caches that cannot go
+// back to every earlier position); the engine checks.
+type Cache interface {
+	// Len is the number of positions held: where the next tokens go.
+	Len() int
+	// MaxLen is the most positions the cache can hold.
+	MaxLen() int
+	// Truncate forgets positions n and after, keeping [0, n).
+	Truncate(n int) error
+	// Bytes is the memory the cache holds now (allocated, not only used).
+	Bytes() int64
+	// Close frees the cache's memory (a GPU backend's device memory); the
+	// cache must not be used afterwards. Closing twice is harmless.
+	Close() error
+}
+
+// Snapshotter is implemented by caches whose prefixes can be copied, which is
+// how the prompt cache shares a computed prompt between sessions.
+type Snapshotter interface {
+	// Clone returns a new cache of the same kind holding a copy of
+	// positions [0, n) (and memory for only those).
+	Clone(n int) (Cache, error)
+	// CopyFrom copies positions [from, to) of src, a cache of the same
+	// backend and kind, and makes the cache hold to positions. Its first
+	// from positions are kept, so they must already hold the same tokens.
+	CopyFrom(src Cache, from, to int) error
+}
+
+// Shifter is implemented by caches that can drop a range of positions and
+// move the later ones down (llama.cpp's context shift).
+type Shifter interface {
+	// Shift drops positions [keep, keep+drop) and moves the positions after
+	// them down by drop.
+	Shift(keep, drop int) error
+}
+
+// Rewinder is implemented by caches that keep only the most recent
+// positions of some layers (sliding-window attention keeps a ring of the
+// window plus one batch): once older positions are overwritten, Truncate,
+// Clone and CopyFrom cannot go back to them.
+type Rewinder interface {
+	// MinRewind is the smallest n that Truncate(n) and Clone(n) accept now,
+	// other than 0 (an empty cache is always reachable); CopyFrom(src, from,
+	// to) keeps the cache's first from positions only where from >= it.
+	// It is 0 while every position is still held.
+	MinRewind() int
+}
+
+// ErrContextFull is wrapped by errors for a sequence longer than its cache
+// (the context length, or the length chosen at load).
+var ErrContextFull = errors.New("context full")

@@ -1,0 +1,142 @@
+// Package family is where a llama-family architecture becomes a model the
+// engine can open. A family package (smollm3, llama3, qwen2, qwen3, gemma3)
+// registers a Family: its general.architecture name, a function that
+// describes its block as data (llama.Arch) from a file's hyper-parameters,
+// and a function that builds its Format (chat template, tokenizer, reasoning
+// and tool-call syntax). Everything else is shared: the weights are loaded
+// by package llama as the description says, they run on the device the
+// program asks for (llama.NewBackend: the CPU, or a GPU registered by
+// importing package cuda), and package engine batches the sessions.
+//
+// # Adding a family
+//
+// A new family is one package with two files:
+//
+//   - the description (see llama.Arch for what the block offers: RoPE layout,
+//     base and frequency factors per layer, NoPE layers, per-head QK norm,
+//     QKV biases, post-attention and post-FFN norms, SiLU or GELU gating,
+//     sliding-window layers, embedding and query scales, logit soft-cap);
+//   - the format (FormatSpec: a template renderer, the end-of-turn markers,
+//     the reasoning tags and a ToolSyntax).
+//
+// and an init function calling Register. Only a feature the block lacks
+// (a new kind of layer) touches package llama: its Arch and Layer fields,
+// the CPU block in llama/step.go, and the devices' lists of what they
+// implement. Package models imports every family, so a program that opens
+// "any supported file" imports it once:
+//
+//	import _ "github.com/smolgo/smolgo/models"
+//	m, err := family.Load("model.gguf")
+package family
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/llama"
+)
+
+// A Family is a llama-family architecture as its package registers it.
+type Family struct {
+	// Arch is the general.architecture value of its files.
+	Arch string
+	// Describe returns the block's description for a file whose
+	// hyper-parameters are cfg (llama.ConfigFromGGUF); it reads the
+	// family's own keys and tensors (windows, RoPE factors) from f.
+	Describe func(f *gguf.File, cfg llama.Config) (llama.Arch, error)
+	// Format returns the file's format. It should not fail for a file
+	// without a tokenizer (such a model still runs Forward): read the
+	// tokenizer lazily, as NewFormat does.
+	Format func(f *gguf.File) (engine.Format, error)
+}
+
+var registry struct {
+	sync.RWMutex
+	m map[string]Family
+}
+
+// Register makes a family available to Load and to engine.Open. It panics
+// if the architecture is empty or registered twice, or a function is
+// missing: programming errors of the registering package.
+func Register(fam Family) {
+	if fam.Arch == "" || fam.Describe == nil || fam.Format == nil {
+		panic("family: Register needs an architecture name, Describe and Format")
+	}
+	registry.Lock()
+	if _, dup := registry.m[fam.Arch]; dup {
+		registry.Unlock()
+		panic("family: architecture " + fam.Arch + " registered twice")
+	}
+	if registry.m == nil {
+		registry.m = make(map[string]Family)
+	}
+	registry.m[fam.Arch] = fam
+	registry.Unlock()
+	engine.Register(engine.Architecture{Name: fam.Arch, Load: func(f *gguf.File, cfg engine.Config) (engine.Loaded, error) {
+		p, err := build(fam, f, cfg)
+		if err != nil {
+			return engine.Loaded{}, err
+		}
+		return engine.Loaded{Backend: p.backend, Format: p.format, Close: p.close}, nil
+	}})
+}
+
+// Families lists the registered architectures, sorted.
+func Families() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.m))
+	for n := range registry.m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Lookup returns the family registered for an architecture.
+func Lookup(arch string) (Family, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	f, ok := registry.m[arch]
+	return f, ok
+}
+
+// Describe reads f's hyper-parameters and the description its family gives
+// them: what a backend needs besides the tensors. The error names the
+// architecture and the registered ones when no family has it.
+func Describe(f *gguf.File) (llama.Config, llama.Arch, error) {
+	arch, err := f.Architecture()
+	if err != nil {
+		return llama.Config{}, llama.Arch{}, fmt.Errorf("family: %w", err)
+	}
+	fam, ok := Lookup(arch)
+	if !ok {
+		return llama.Config{}, llama.Arch{}, unsupported(arch)
+	}
+	cfg, err := llama.ConfigFromGGUF(f)
+	if err != nil {
+		return llama.Config{}, llama.Arch{}, err
+	}
+	a, err := fam.Describe(f, cfg)
+	if err != nil {
+		return llama.Config{}, llama.Arch{}, fmt.Errorf("%s: %w", arch, err)
+	}
+	if a.Name == "" {
+		a.Name = arch
+	}
+	if err := a.Validate(cfg); err != nil {
+		return llama.Config{}, llama.Arch{}, err
+	}
+	return cfg, a, nil
+}
+
+func unsupported(arch string) error {
+	known := Families()
+	if len(known) == 0 {
+		return fmt.Errorf("family: architecture %q: no family is registered (import github.com/smolgo/smolgo/models, or a family package)", arch)
+	}
+	return fmt.Errorf("family: unsupported architecture %q (supported: %v)", arch, known)
+}

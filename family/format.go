@@ -1,0 +1,298 @@
+package family
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/smollm3/chat"
+	"github.com/smolgo/smolgo/tokenizer"
+	"github.com/smolgo/smolgo/toolcall"
+)
+
+// FormatSpec is a family's language side, what NewFormat turns into an
+// engine.Format over a file's tokenizer.
+type FormatSpec struct {
+	// Render renders a conversation with the family's chat template,
+	// ending with the assistant's header, and returns the byte ranges
+	// ([start, end)) that came from the caller (message contents, tool
+	// definitions): those are tokenized as plain text unless
+	// PromptOptions.ParseSpecial, so a user cannot forge the template's
+	// markers. f is the model's file, for templates that read its
+	// metadata.
+	Render func(f *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (text string, literal [][2]int, err error)
+	// EndOfTurn lists the tokens, by text, that end an answer besides the
+	// vocabulary's end-of-generation tokens (<|im_end|>, <|eot_id|>,
+	// <end_of_turn>). Those the vocabulary lacks are ignored.
+	EndOfTurn []string
+	// Reasoning says the model writes its reasoning in <think>…</think>
+	// (SmolLM3, Qwen3), which the parser separates from the answer.
+	Reasoning bool
+	// Tools is the syntax of the model's tool calls; nil for a model
+	// without them (a prompt with tools is then an error naming the
+	// architecture).
+	Tools ToolSyntax
+}
+
+// ToolSyntax is how a model writes tool calls: a parser that reads them out
+// of the answer's text as it streams, and a grammar that forces an answer
+// to be calls (tool_choice "required" or a named function).
+type ToolSyntax interface {
+	NewParser() ToolParser
+	Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error)
+}
+
+// ToolParser reads one answer's text (after reasoning is taken out) into
+// text, calls and malformed calls, holding back what could start a call.
+type ToolParser interface {
+	Push(text string) []toolcall.Event
+	Flush() []toolcall.Event
+}
+
+// Hermes is the tool-call syntax of SmolLM3, Qwen2.5 and Qwen3 (and of the
+// Hermes models it is named after): each call a JSON object with "name"
+// and "arguments" between <tool_call> and </tool_call> lines.
+var Hermes ToolSyntax = hermes{}
+
+type hermes struct{}
+
+func (hermes) NewParser() ToolParser { return hermesParser{toolcall.NewParser(-1, -1)} }
+
+func (hermes) Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return grammar.ToolCallsContext(ctx, funcs, opts)
+}
+
+// hermesParser reads the tags as text: where they are tokens they decode to
+// their text too.
+type hermesParser struct{ p *toolcall.Parser }
+
+func (h hermesParser) Push(text string) []toolcall.Event { return withTags(h.p.Push(-1, text)) }
+func (h hermesParser) Flush() []toolcall.Event           { return withTags(h.p.Flush()) }
+
+// withTags gives malformed calls their tags back in Raw, so that the text
+// shown for them is what the model wrote.
+func withTags(evs []toolcall.Event) []toolcall.Event {
+	for i := range evs {
+		if evs[i].Kind == toolcall.KindError {
+			evs[i].Raw = toolcall.OpenTag + evs[i].Raw + toolcall.CloseTag
+		}
+	}
+	return evs
+}
+
+// Format is an engine.Format made from a FormatSpec and a file's tokenizer,
+// read on first use (so a file without one still loads, for Forward; its
+// conversations then fail with the tokenizer's error). It is safe for
+// concurrent use.
+type Format struct {
+	spec FormatSpec
+	file *gguf.File
+
+	once sync.Once
+	tok  *tokenizer.Tokenizer
+	err  error
+	eot  []int32 // ids of spec.EndOfTurn in the vocabulary
+	// ids of the reasoning tags, or -1 when they are not single tokens
+	thinkOpen, thinkClose int32
+}
+
+// NewFormat returns the format spec describes over file f's tokenizer.
+func NewFormat(f *gguf.File, spec FormatSpec) *Format {
+	return &Format{spec: spec, file: f, thinkOpen: -1, thinkClose: -1}
+}
+
+// Spec returns the format's description.
+func (f *Format) Spec() FormatSpec { return f.spec }
+
+func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {
+	f.once.Do(func() {
+		f.tok, f.err = tokenizer.FromGGUF(f.file)
+		if f.err != nil {
+			return
+		}
+		for _, s := range f.spec.EndOfTurn {
+			if id, ok := f.tok.ID(s); ok {
+				f.eot = append(f.eot, id)
+			}
+		}
+		if id, ok := f.tok.ID(chat.OpenTag); ok {
+			f.thinkOpen = id
+		}
+		if id, ok := f.tok.ID(chat.CloseTag); ok {
+			f.thinkClose = id
+		}
+	})
+	return f.tok, f.err
+}
+
+// Tokenizer returns the model's tokenizer (engine.Format).
+func (f *Format) Tokenizer() (engine.Tokenizer, error) {
+	t, err := f.tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Prompt renders msgs with the family's template, ending with the
+// assistant's header, and tokenizes the text (engine.Format). Message
+// contents are plain text unless opts.ParseSpecial. A BOS token is
+// prepended when the tokenizer asks for one and the template did not write
+// it.
+func (f *Format) Prompt(msgs []engine.Message, opts engine.PromptOptions) ([]int32, error) {
+	tok, err := f.tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.Tools) > 0 && f.spec.Tools == nil {
+		return nil, errNoTools(f.file)
+	}
+	text, literal, err := f.spec.Render(f.file, msgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int32
+	if opts.ParseSpecial {
+		ids = tok.Encode(text, true)
+	} else {
+		ids = tok.EncodeMarked(text, literal)
+	}
+	if bos, ok := tok.BOS(); ok && tok.AddBOS() && (len(ids) == 0 || ids[0] != bos) {
+		ids = append([]int32{bos}, ids...)
+	}
+	return ids, nil
+}
+
+func errNoTools(f *gguf.File) error {
+	arch, _ := f.Architecture()
+	return fmt.Errorf("family: the %s chat format has no tool calls (its template defines none)", arch)
+}
+
+// NewDecoder returns a streaming detokenizer that leaves special tokens out
+// (engine.Format).
+func (f *Format) NewDecoder() engine.Decoder {
+	tok, err := f.tokenizer()
+	if err != nil {
+		return brokenDecoder{err}
+	}
+	return tok.NewStreamDecoder(true)
+}
+
+// brokenDecoder is the decoder of a format without a tokenizer; the engine
+// never gets that far, since Prompt fails first.
+type brokenDecoder struct{ err error }
+
+func (d brokenDecoder) Push(int32) (string, error) { return "", d.err }
+func (brokenDecoder) Flush() string                { return "" }
+
+// EndOfTurn reports whether id ends the model's answer (engine.Format).
+func (f *Format) EndOfTurn(id int32) bool {
+	tok, err := f.tokenizer()
+	if err != nil {
+		return false
+	}
+	if tok.IsEndOfGeneration(id) {
+		return true
+	}
+	for _, e := range f.eot {
+		if id == e {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolCallGrammar returns the grammar that forces calls of funcs in the
+// model's own syntax (engine.ToolCaller).
+func (f *Format) ToolCallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	if f.spec.Tools == nil {
+		return nil, errNoTools(f.file)
+	}
+	return f.spec.Tools.Grammar(ctx, funcs, opts)
+}
+
+// NewParser returns a parser that splits an answer into reasoning (the
+// <think> block, white space around the tags trimmed, where the family
+// reasons), content and, with opts.Tools, the calls read out of the content
+// in the family's syntax (engine.Format).
+func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
+	f.tokenizer() // the marker ids; -1 (text matching only) without a tokenizer
+	p := &parser{}
+	if f.spec.Reasoning {
+		p.think = chat.NewParser(f.thinkOpen, f.thinkClose, chat.ParserOptions{TrimSpace: true})
+	}
+	if opts.Tools && f.spec.Tools != nil {
+		p.tools = f.spec.Tools.NewParser()
+	}
+	return p
+}
+
+// parser chains the reasoning parser and, with tools, the tool-call parser
+// over the content it finds.
+type parser struct {
+	think *chat.Parser // nil: no reasoning
+	tools ToolParser   // nil: no tools
+	out   []engine.Event
+}
+
+func (p *parser) Push(id int32, text string) []engine.Event {
+	p.out = nil
+	if p.think == nil {
+		p.content(text)
+		return p.out
+	}
+	p.segments(p.think.Push(id, text))
+	return p.out
+}
+
+func (p *parser) Flush() []engine.Event {
+	p.out = nil
+	if p.think != nil {
+		p.segments(p.think.Flush())
+	}
+	if p.tools != nil {
+		p.toolEvents(p.tools.Flush())
+	}
+	return p.out
+}
+
+func (p *parser) segments(segs []chat.Segment) {
+	for _, s := range segs {
+		switch {
+		case s.Text == "":
+		case s.Kind == chat.Reasoning:
+			p.out = append(p.out, engine.Event{Kind: engine.EventReasoning, Text: s.Text})
+		default:
+			p.content(s.Text)
+		}
+	}
+}
+
+func (p *parser) content(text string) {
+	switch {
+	case text == "":
+	case p.tools != nil:
+		p.toolEvents(p.tools.Push(text))
+	default:
+		p.out = append(p.out, engine.Event{Kind: engine.EventContent, Text: text})
+	}
+}
+
+func (p *parser) toolEvents(evs []toolcall.Event) {
+	for _, ev := range evs {
+		switch ev.Kind {
+		case toolcall.KindText:
+			if ev.Text != "" {
+				p.out = append(p.out, engine.Event{Kind: engine.EventContent, Text: ev.Text})
+			}
+		case toolcall.KindCall:
+			p.out = append(p.out, engine.Event{Kind: engine.EventToolCall, Text: toolcall.Text(ev.Call),
+				ToolCall: &engine.ToolCall{Name: ev.Call.Name, Arguments: ev.Call.Arguments}})
+		default:
+			p.out = append(p.out, engine.Event{Kind: engine.EventToolError, Text: ev.Raw, Err: ev.Err})
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/smolgo/smolgo/rope"
+)
+
+// An Arch says what a llama-family architecture does in its blocks. It is
+// data, not code: a family package (smollm3, qwen3, gemma3, ...) builds one
+// from a file's hyper-parameters, and every backend (the CPU runner here,
+// package cuda on a GPU) reads the same description and runs the one block
+// it has. A backend that lacks a feature refuses the description with an
+// error naming it (Unsupported helps).
+//
+// The block every architecture shares:
+//
+//	x = embedding(token) · EmbedScale
+//	for each layer:
+//	    h = RMSNorm(x, attn_norm)
+//	    q, k, v = h·Wq (+bq), h·Wk (+bk), h·Wv (+bv)
+//	    q, k = RMSNorm per head (QKNorm), then RoPE (unless NoPE)
+//	    a = attention(q·QueryScale, k, v) over the window, ·Wo
+//	    x = x + RMSNorm(a, post_attention_norm) (PostNorms) or x + a
+//	    h = RMSNorm(x, ffn_norm)
+//	    f = (act(h·Wgate) ⊙ h·Wup)·Wdown
+//	    x = x + RMSNorm(f, post_ffw_norm) (PostNorms) or x + f
+//	logits = RMSNorm(x, output_norm)·Wout, soft-capped if LogitSoftcap > 0
+//
+// The zero value of each field is the plain llama block's choice.
+type Arch struct {
+	// Name is the architecture's name (general.architecture), for errors
+	// and logs.
+	Name string
+	// Layers describes each block; its length is Config.Layers.
+	Layers []Layer
+	// Activation is the gated feed-forward's activation.
+	Activation Activation
+	// EmbedScale multiplies the token embeddings before the first block
+	// (Gemma: √Embd); 0 means 1.
+	EmbedScale float32
+	// QueryScale, when not 0, multiplies the queries after RoPE, and the
+	// attention softmax then takes the scores unscaled (Gemma's
+	// query_pre_attn_scalar). 0 means the usual 1/√HeadDim inside the
+	// softmax. The two differ by rounding only, which is why both exist.
+	QueryScale float32
+	// LogitSoftcap, when positive, maps each logit z to c·tanh(z/c)
+	// (final_logit_softcapping).
+	LogitSoftcap float32
+}
+
+// Layer is what one block does besides the shared skeleton.
+type Layer struct {
+	// Rope is the block's rotary embedding of q and k; nil is a NoPE layer
+	// (no positional encoding). Layers with the same rotation should share
+	// one pointer: the runner computes the angles once per distinct
+	// pointer.
+	Rope *rope.Config
+	// QKNorm applies an RMSNorm to every query and key head before RoPE
+	// (tensors attn_q_norm and attn_k_norm, HeadDim weights each).
+	QKNorm bool
+	// QKVBias adds biases after the q, k and v projections (tensors
+	// attn_q.bias, attn_k.bias, attn_v.bias, which must then be there;
+	// a file that has them for a layer without QKVBias is refused rather
+	// than run without them).
+	QKVBias bool
+	// PostNorms normalizes the attention output and the feed-forward
+	// output before each is added to the residual stream (tensors
+	// post_attention_norm and post_ffw_norm).
+	PostNorms bool
+	// Window, when positive, limits attention to the Window most recent
+	// positions, the query's own included (sliding-window attention): a
+	// query at position p sees keys p-Window+1 ... p. The cache of such a
+	// layer keeps only a ring of the positions still visible.
+	Window int
+}
+
+// Activation is the gated feed-forward's nonlinearity.
+type Activation int
+
+const (
+	// SiLU gives SwiGLU: silu(gate) ⊙ up, silu(x) = x/(1+e^-x).
+	SiLU Activation = iota
+	// GELUTanh gives GEGLU with the tanh approximation of GELU, as
+	// ggml computes it (a float16 table).
+	GELUTanh
+)
+
+func (a Activation) String() string {
+	switch a {
+	case SiLU:
+		return "silu"
+	case GELUTanh:
+		return "gelu-tanh"
+	}
+	return fmt.Sprintf("Activation(%d)", int(a))
+}
+
+// Plain returns the plain llama block for cfg: every layer rotated by
+// cfg.Rope, SwiGLU, nothing else. Families start from it and change what
+// they do differently.
+func Plain(name string, cfg Config) Arch {
+	r := cfg.Rope
+	return Uniform(name, cfg.Layers, Layer{Rope: &r})
+}
+
+// Uniform returns an architecture whose n layers are all l.
+func Uniform(name string, n int, l Layer) Arch {
+	a := Arch{Name: name, Layers: make([]Layer, n)}
+	for i := range a.Layers {
+		a.Layers[i] = l
+	}
+	return a
+}
+
+// Validate checks a against the model's hyper-parameters: one entry per
+// layer, valid rotations no wider than a head, and finite scales.
+func (a *Arch) Validate(cfg Config) error {
+	if len(a.Layers) != cfg.Layers {
+		return fmt.Errorf("llama: %s describes %d layers, the model has %d", a.Name, len(a.Layers), cfg.Layers)
+	}
+	finite := func(what string, v float32) error {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
+			return fmt.Errorf("llama: %s: %s %v must be a finite number, 0 or more", a.Name, what, v)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		what string
+		v    float32
+	}{{"embedding scale", a.EmbedScale}, {"query scale", a.QueryScale}, {"logit soft-cap", a.LogitSoftcap}} {
+		if err := finite(c.what, c.v); err != nil {
+			return err
+		}
+	}
+	if a.Activation != SiLU && a.Activation != GELUTanh {
+		return fmt.Errorf("llama: %s: unknown activation %v", a.Name, a.Activation)
+	}
+	for i, l := range a.Layers {
+		if l.Window < 0 {
+			return fmt.Errorf("llama: %s: layer %d has a negative attention window %d", a.Name, i, l.Window)
+		}
+		if l.Rope == nil {
+			continue
+		}
+		if err := l.Rope.Validate(); err != nil {
+			return fmt.Errorf("llama: %s: layer %d: %w", a.Name, i, err)
+		}
+		if l.Rope.Dims > cfg.HeadDim {
+			return fmt.Errorf("llama: %s: layer %d rotates %d dimensions of a head of %d", a.Name, i, l.Rope.Dims, cfg.HeadDim)
+		}
+		if n := len(l.Rope.Factors); n != 0 && n != l.Rope.Dims/2 {
+			return fmt.Errorf("llama: %s: layer %d has %d RoPE frequency factors for %d rotated pairs", a.Name, i, n, l.Rope.Dims/2)
+		}
+	}
+	return nil
+}
+
+// Windowed reports whether some layer uses sliding-window attention.
+func (a *Arch) Windowed() bool {
+	for _, l := range a.Layers {
+		if l.Window > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Features lists what a uses beyond the plain llama block, by name: "rope
+// neox", "rope factors", "rope scaling", "nope", "qk norm", "qkv bias",
+// "post norms", "sliding window", "gelu", "embedding scale", "query scale",
+// "logit soft-cap". A backend compares it with what it implements
+// (Unsupported).
+func (a *Arch) Features() []string {
+	var fs []string
+	add := func(on bool, name string) {
+		if !on {
+			return
+		}
+		for _, f := range fs {
+			if f == name {
+				return
+			}
+		}
+		fs = append(fs, name)
+	}
+	for _, l := range a.Layers {
+		add(l.Rope == nil, "nope")
+		if l.Rope != nil {
+			add(l.Rope.Layout == rope.NeoX, "rope neox")
+			add(len(l.Rope.Factors) > 0, "rope factors")
+			add(l.Rope.Scaling != rope.None, "rope scaling")
+		}
+		add(l.QKNorm, "qk norm")
+		add(l.QKVBias, "qkv bias")
+		add(l.PostNorms, "post norms")
+		add(l.Window > 0, "sliding window")
+	}
+	add(a.Activation == GELUTanh, "gelu")
+	add(a.EmbedScale != 0 && a.EmbedScale != 1, "embedding scale")
+	add(a.QueryScale != 0, "query scale")
+	add(a.LogitSoftcap > 0, "logit soft-cap")
+	return fs
+}
+
+// Unsupported returns an error naming the features of a that are not in
+// have (a backend's list of what it implements, in Features' names), or
+// nil when it has them all.
+func (a *Arch) Unsupported(backend string, have ...string) error {
+	var missing []string
+	for _, f := range a.Features() {
+		ok := false
+		for _, h := range have {
+			ok = ok || h == f
+		}
+		if !ok {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: architecture %s uses %q, which this backend does not implement", backend, a.Name, missing)
+}

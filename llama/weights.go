@@ -1,0 +1,218 @@
+package llama
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/tensor"
+)
+
+// Weights are a llama-family model as a file holds it: the hyper-parameters,
+// the architecture description, and every tensor the description needs,
+// checked for shape and type. The matrices are views of the file's memory
+// mapping (no copy); norm weights and biases are read into slices once.
+//
+// Weights say what a model is, not where it runs: NewCPU runs them on the
+// CPU, a device registered with RegisterDevice (package cuda) uploads them.
+// They are read-only and may be shared by several runners; the file must
+// stay open while they are used.
+type Weights struct {
+	Config Config
+	Arch   Arch
+
+	File    *gguf.File
+	Embd    *tensor.Matrix // token_embd.weight [Vocab rows × Embd]
+	Output  *tensor.Matrix // output.weight, or Embd itself when tied
+	OutNorm []float32      // output_norm.weight [Embd]
+	Layers  []LayerWeights
+}
+
+// LayerWeights are one block's tensors. Optional ones are nil unless the
+// block's Layer description asks for them.
+type LayerWeights struct {
+	AttnNorm, FFNNorm []float32      // RMSNorm weights [Embd]
+	Q, K, V, O        *tensor.Matrix // attention projections
+	Gate, Up, Down    *tensor.Matrix // gated feed-forward
+
+	QBias, KBias, VBias       []float32 // Layer.QKVBias: [QDim], [KVDim], [KVDim]
+	QNorm, KNorm              []float32 // Layer.QKNorm: per-head RMSNorm weights [HeadDim]
+	PostAttnNorm, PostFFNNorm []float32 // Layer.PostNorms: [Embd]
+}
+
+// Tied reports whether the output projection is the token embedding.
+func (w *Weights) Tied() bool { return w.Output == w.Embd }
+
+// LoadWeights reads the tensors arch needs from f, whose hyper-parameters
+// are cfg (ConfigFromGGUF). Every tensor is checked against cfg's shapes;
+// an error names the tensor. When the file has no output.weight the output
+// projection is token_embd.weight (tied embeddings), as in llama.cpp.
+func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
+	if err := arch.Validate(cfg); err != nil {
+		return nil, err
+	}
+	w := &Weights{Config: cfg, Arch: arch, File: f}
+	ld := loader{f: f}
+	w.Embd = ld.matrix("token_embd.weight", cfg.Embd, cfg.Vocab)
+	if _, ok := f.Tensor("output.weight"); ok {
+		w.Output = ld.matrix("output.weight", cfg.Embd, cfg.Vocab)
+	} else {
+		w.Output = w.Embd
+	}
+	w.OutNorm = ld.vector("output_norm.weight", cfg.Embd)
+	w.Layers = make([]LayerWeights, cfg.Layers)
+	for i := 0; i < len(w.Layers) && ld.err == nil; i++ {
+		n := func(s string) string { return fmt.Sprintf("blk.%d.%s", i, s) }
+		l := arch.Layers[i]
+		lw := LayerWeights{
+			AttnNorm: ld.vector(n("attn_norm.weight"), cfg.Embd),
+			Q:        ld.matrix(n("attn_q.weight"), cfg.Embd, cfg.QDim()),
+			K:        ld.matrix(n("attn_k.weight"), cfg.Embd, cfg.KVDim()),
+			V:        ld.matrix(n("attn_v.weight"), cfg.Embd, cfg.KVDim()),
+			O:        ld.matrix(n("attn_output.weight"), cfg.QDim(), cfg.Embd),
+			FFNNorm:  ld.vector(n("ffn_norm.weight"), cfg.Embd),
+			Gate:     ld.matrix(n("ffn_gate.weight"), cfg.Embd, cfg.FFN),
+			Up:       ld.matrix(n("ffn_up.weight"), cfg.Embd, cfg.FFN),
+			Down:     ld.matrix(n("ffn_down.weight"), cfg.FFN, cfg.Embd),
+		}
+		if l.QKVBias {
+			lw.QBias = ld.vector(n("attn_q.bias"), cfg.QDim())
+			lw.KBias = ld.vector(n("attn_k.bias"), cfg.KVDim())
+			lw.VBias = ld.vector(n("attn_v.bias"), cfg.KVDim())
+		} else {
+			ld.unused(arch.Name, n("attn_q.bias"), n("attn_k.bias"), n("attn_v.bias"))
+		}
+		if l.QKNorm {
+			lw.QNorm = ld.vector(n("attn_q_norm.weight"), cfg.HeadDim)
+			lw.KNorm = ld.vector(n("attn_k_norm.weight"), cfg.HeadDim)
+		} else {
+			ld.unused(arch.Name, n("attn_q_norm.weight"), n("attn_k_norm.weight"))
+		}
+		if l.PostNorms {
+			lw.PostAttnNorm = ld.vector(n("post_attention_norm.weight"), cfg.Embd)
+			lw.PostFFNNorm = ld.vector(n("post_ffw_norm.weight"), cfg.Embd)
+		} else {
+			ld.unused(arch.Name, n("post_attention_norm.weight"), n("post_ffw_norm.weight"))
+		}
+		w.Layers[i] = lw
+	}
+	if ld.err != nil {
+		return nil, fmt.Errorf("llama: %w", ld.err)
+	}
+	return w, nil
+}
+
+// RopeFactors reads rope_freqs.weight, Llama 3's per-frequency RoPE
+// factors (one per rotated pair of cfg.Rope), or returns nil when the file
+// has none. A family puts them in its layers' rope.Config.Factors.
+func RopeFactors(f *gguf.File, cfg Config) ([]float32, error) {
+	if _, ok := f.Tensor("rope_freqs.weight"); !ok {
+		return nil, nil
+	}
+	ld := loader{f: f}
+	v := ld.vector("rope_freqs.weight", cfg.Rope.Dims/2)
+	if ld.err != nil {
+		return nil, fmt.Errorf("llama: %w", ld.err)
+	}
+	for i, x := range v {
+		if !(x > 0) {
+			return nil, fmt.Errorf("llama: tensor rope_freqs.weight: factor %d is %v, want a number above 0", i, x)
+		}
+	}
+	return v, nil
+}
+
+// loader collects the first error while wrapping tensors.
+type loader struct {
+	f   *gguf.File
+	err error
+}
+
+// unused fails when the file has one of the named tensors, which the
+// architecture description says the block does not read: running without
+// them would compute another model than the file's.
+func (l *loader) unused(arch string, names ...string) {
+	if l.err != nil {
+		return
+	}
+	for _, name := range names {
+		if _, ok := l.f.Tensor(name); ok {
+			l.err = fmt.Errorf("tensor %s is in the file, but architecture %s does not use it", name, arch)
+			return
+		}
+	}
+}
+
+func (l *loader) info(name string, dims ...int) *gguf.TensorInfo {
+	if l.err != nil {
+		return nil
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		l.err = fmt.Errorf("tensor %s is missing", name)
+		return nil
+	}
+	ok = len(t.Dims) == len(dims)
+	for i := 0; ok && i < len(dims); i++ {
+		ok = t.Dims[i] == uint64(dims[i])
+	}
+	if !ok {
+		l.err = fmt.Errorf("tensor %s has shape %v, the config needs %v", name, t.Dims, dims)
+		return nil
+	}
+	return t
+}
+
+func (l *loader) data(t *gguf.TensorInfo) []byte {
+	d := l.f.TensorData(t)
+	if uint64(len(d)) != t.Size() {
+		l.err = fmt.Errorf("tensor %s: data lies outside the file", t.Name)
+		return nil
+	}
+	return d
+}
+
+func (l *loader) matrix(name string, cols, rows int) *tensor.Matrix {
+	t := l.info(name, cols, rows)
+	if t == nil {
+		return nil
+	}
+	d := l.data(t)
+	if d == nil {
+		return nil
+	}
+	m, err := tensor.NewMatrix(name, t.Type, rows, cols, d)
+	if err != nil {
+		l.err = err
+	}
+	return m
+}
+
+// vector reads a 1-D f32 tensor (a norm weight or a bias) into a new slice.
+// A NaN or infinite weight is an error naming the tensor and the element:
+// it would turn every activation after it into NaN, and the logits into
+// garbage that sampling cannot tell from a real answer.
+func (l *loader) vector(name string, n int) []float32 {
+	t := l.info(name, n)
+	if t == nil {
+		return nil
+	}
+	if t.Type != gguf.TypeF32 {
+		l.err = fmt.Errorf("tensor %s has type %v, want f32", name, t.Type)
+		return nil
+	}
+	d := l.data(t)
+	if d == nil {
+		return nil
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
+		if x := float64(v[i]); math.IsNaN(x) || math.IsInf(x, 0) {
+			l.err = fmt.Errorf("tensor %s: element %d is %v; the file is corrupt", name, i, v[i])
+			return nil
+		}
+	}
+	return v
+}

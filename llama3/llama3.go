@@ -1,0 +1,58 @@
+// Package llama3 is the family of GGUF files of architecture "llama": Llama
+// 3.x (1B and 3B are the sizes people run on a CPU), and any other model
+// stored as a plain llama block. Importing it registers the architecture
+// with package family (and so engine.Open and family.Load).
+//
+// The block is llama.Plain (NORM RoPE pairs, SwiGLU, tied embeddings when
+// output.weight is absent), with Llama 3's per-frequency RoPE factors when
+// the file has rope_freqs.weight (every Llama 3.1/3.2 file does), YaRN or
+// linear scaling where the rope.scaling keys ask for it, and q/k/v biases
+// where the file has them.
+//
+// The format follows from the file: a Llama-3 header template
+// (<|start_header_id|>) gets Llama 3's format; a file whose template this
+// package does not know gets a format that fails with a clear error when
+// asked for a prompt (Forward still runs).
+package llama3
+
+import (
+	"fmt"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/llama"
+)
+
+// Arch is the architecture name of the files this package loads.
+const Arch = "llama"
+
+func init() {
+	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+}
+
+// Describe is the llama block for a file: RoPE factors and biases where the
+// file has them. Mixture-of-experts files (Mixtral) are refused by name.
+func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
+	if n, err := f.Uint32(Arch + ".expert_count"); err == nil && n > 0 {
+		return llama.Arch{}, fmt.Errorf("llama: %s.expert_count = %d: mixture-of-experts models are not supported", Arch, n)
+	}
+	r := cfg.Rope
+	factors, err := llama.RopeFactors(f, cfg)
+	if err != nil {
+		return llama.Arch{}, err
+	}
+	r.Factors = factors
+	_, bias := f.Tensor("blk.0.attn_q.bias")
+	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKVBias: bias}), nil
+}
+
+// Format returns the format the file's chat template asks for.
+func Format(f *gguf.File) (engine.Format, error) {
+	return family.NewFormat(f, family.FormatSpec{
+		Render: func(f *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
+			return "", nil, fmt.Errorf("llama3: the Llama 3 chat template is not implemented yet")
+		},
+		EndOfTurn: []string{"<|eot_id|>", "<|eom_id|>"},
+	}), nil
+}

@@ -1,0 +1,20 @@
+// Package models registers every model family smolgo runs, so a program
+// that opens any supported file imports it once, for its side effect:
+//
+//	import _ "github.com/smolgo/smolgo/models"
+//
+//	m, err := family.Load("Qwen3-1.7B-Q4_K_M.gguf") // or engine.Open
+//
+// The families and their general.architecture names:
+//
+//	smollm3  SmolLM3 (package smollm3)
+//	llama    Llama 3.x and other plain llama files (package llama3)
+//
+// A file of any other architecture is refused with an error that names it
+// and lists these (family.Families).
+package models
+
+import (
+	_ "github.com/smolgo/smolgo/llama3"
+	_ "github.com/smolgo/smolgo/smollm3"
+)
