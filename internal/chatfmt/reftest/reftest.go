@@ -1,0 +1,96 @@
+// Package reftest reads the reference renders of the chat subpackages
+// (testdata/renders.json, written by testdata/render.py with jinja2) and
+// checks the byte ranges RenderSpans reports. It is for tests only.
+package reftest
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/smolgo/smolgo/engine"
+)
+
+// Case is one reference render: a conversation, the template's options as
+// render.py passed them, and the text jinja2 rendered or the error the
+// template raised.
+type Case struct {
+	Name     string           `json:"name"`
+	Messages []engine.Message `json:"messages"`
+	Options  json.RawMessage  `json:"options"`
+	Rendered *string          `json:"rendered"`
+	Error    string           `json:"error"`
+}
+
+// Load reads testdata/renders.json and fails unless it holds want cases.
+func Load(t *testing.T, want int) []Case {
+	t.Helper()
+	data, err := os.ReadFile("testdata/renders.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []Case
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != want {
+		t.Fatalf("%d reference cases, want %d (regenerate with testdata/render.py and update the count)", len(cases), want)
+	}
+	return cases
+}
+
+// DiffAt returns the first byte where a and b differ.
+func DiffAt(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// CheckSpans checks that spans are ordered ranges inside text, that every
+// occurrence of mark (a string only the caller wrote; "" to skip the check)
+// lies inside one, and that no span holds any of the template's markers.
+func CheckSpans(t *testing.T, text string, spans [][2]int, mark string, markers ...string) {
+	t.Helper()
+	end := 0
+	for _, s := range spans {
+		if s[0] < end || s[1] <= s[0] || s[1] > len(text) {
+			t.Fatalf("spans out of order or empty: %v (text of %d bytes)", spans, len(text))
+		}
+		end = s[1]
+		for _, m := range markers {
+			if strings.Contains(text[s[0]:s[1]], m) {
+				t.Errorf("span %v holds the template marker %q: %q", s, m, text[s[0]:s[1]])
+			}
+		}
+	}
+	if mark == "" {
+		return
+	}
+	inside := func(i int) bool {
+		for _, s := range spans {
+			if i >= s[0] && i+len(mark) <= s[1] {
+				return true
+			}
+		}
+		return false
+	}
+	n := 0
+	for i := 0; ; {
+		j := strings.Index(text[i:], mark)
+		if j < 0 {
+			break
+		}
+		n++
+		if !inside(i + j) {
+			t.Errorf("caller text at byte %d is outside the spans: …%q…", i+j, text[max(0, i+j-20):min(len(text), i+j+20)])
+		}
+		i += j + len(mark)
+	}
+	if n == 0 {
+		t.Errorf("the render holds no %q at all", mark)
+	}
+}
