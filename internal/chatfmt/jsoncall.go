@@ -305,3 +305,30 @@ func ParseCall(obj []byte, argsKey string) (toolcall.Call, error) {
 func Malformed(raw string, err error) toolcall.Event {
 	return toolcall.Event{Kind: toolcall.KindError, Raw: raw, Err: fmt.Errorf("%w: %v", toolcall.ErrMalformed, err)}
 }
+
+// ToolFunction returns the name and the parameters schema of a tool in the
+// OpenAI form or a bare function object ({"type": "object"} when it has no
+// parameters).
+func ToolFunction(tool json.RawMessage) (string, json.RawMessage, error) {
+	var t struct {
+		Function   json.RawMessage `json:"function"`
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	if err := json.Unmarshal(tool, &t); err != nil {
+		return "", nil, fmt.Errorf("not a tool object: %w", err)
+	}
+	if len(t.Function) > 0 {
+		t.Name, t.Parameters = "", nil
+		if err := json.Unmarshal(t.Function, &t); err != nil {
+			return "", nil, fmt.Errorf("function: %w", err)
+		}
+	}
+	if t.Name == "" {
+		return "", nil, errors.New("the tool has no name")
+	}
+	if p := bytes.TrimSpace(t.Parameters); len(p) == 0 || string(p) == "null" {
+		t.Parameters = json.RawMessage(`{"type":"object"}`)
+	}
+	return t.Name, t.Parameters, nil
+}

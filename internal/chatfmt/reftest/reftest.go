@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/grammar"
 )
 
 // Case is one reference render: a conversation, the template's options as
@@ -93,4 +95,42 @@ func CheckSpans(t *testing.T, text string, spans [][2]int, mark string, markers 
 	if n == 0 {
 		t.Errorf("the render holds no %q at all", mark)
 	}
+}
+
+// Accepts reports whether the grammar of a JSON schema accepts s whole,
+// fed byte by byte.
+func Accepts(t *testing.T, schema []byte, s string) bool {
+	t.Helper()
+	g, err := grammar.FromJSONSchema(schema)
+	if err != nil {
+		t.Fatalf("schema %s: %v", schema, err)
+	}
+	c := g.NewConstraint(byteVocab(t))
+	for i := 0; i < len(s); i++ {
+		if c.Accept(int32(s[i])) != nil {
+			return false
+		}
+	}
+	return c.Done()
+}
+
+var (
+	vocabOnce sync.Once
+	vocab     *grammar.Vocab
+)
+
+// byteVocab is a vocabulary of the 256 bytes and an end token.
+func byteVocab(t *testing.T) *grammar.Vocab {
+	vocabOnce.Do(func() {
+		tokens := make([][]byte, 257)
+		for i := range 256 {
+			tokens[i] = []byte{byte(i)}
+		}
+		v, err := grammar.NewVocab(tokens, []int32{256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vocab = v
+	})
+	return vocab
 }
