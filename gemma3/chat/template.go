@@ -166,6 +166,11 @@ func polyfill(m engine.Message) (turn, error) {
 				if args, err = chatfmt.Parse(c.Arguments); err != nil {
 					return turn{}, fmt.Errorf("tool call %d: arguments: %w", j, err)
 				}
+				if args.Kind == chatfmt.String { // minja parses string arguments back
+					if v, err := chatfmt.Parse([]byte(args.Str)); err == nil {
+						args = v
+					}
+				}
 			}
 			call := object("name", str(c.Name), "arguments", args)
 			if c.ID != "" {

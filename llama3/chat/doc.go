@@ -6,7 +6,7 @@
 // Render reproduces Llama 3.2's chat template (the one published with
 // meta-llama/Llama-3.2-3B-Instruct, shared by the 1B, as llama.cpp keeps it
 // in models/templates) byte for byte as Hugging Face transformers renders
-// it, checked against jinja2 on 21 reference conversations
+// it, checked against jinja2 on 22 reference conversations
 // (testdata/render.py writes them). The text starts with <|begin_of_text|>,
 // as the template writes it; each turn is <|start_header_id|>role
 // <|end_header_id|>\n\n…<|eot_id|>. The template:

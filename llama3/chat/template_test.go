@@ -19,7 +19,7 @@ func date(t *testing.T, s string) func() time.Time {
 }
 
 func TestRenderReference(t *testing.T) {
-	for _, c := range reftest.Load(t, 21) {
+	for _, c := range reftest.Load(t, 22) {
 		o := struct {
 			Tools               []json.RawMessage `json:"tools"`
 			AddGenerationPrompt bool              `json:"add_generation_prompt"`

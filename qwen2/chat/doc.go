@@ -6,7 +6,7 @@
 // Render reproduces Qwen2.5's chat template (the one published with
 // Qwen/Qwen2.5-7B-Instruct, shared by the whole Qwen2.5 Instruct family,
 // as llama.cpp keeps it in models/templates) byte for byte as Hugging Face
-// transformers renders it, checked against jinja2 on 18 reference
+// transformers renders it, checked against jinja2 on 19 reference
 // conversations (testdata/render.py writes them). The template writes
 // ChatML turns, <|im_start|>role\n…<|im_end|>\n, and:
 //

@@ -10,7 +10,7 @@ import (
 )
 
 func TestRenderReference(t *testing.T) {
-	for _, c := range reftest.Load(t, 26) {
+	for _, c := range reftest.Load(t, 27) {
 		var o struct {
 			Tools               []json.RawMessage `json:"tools"`
 			AddGenerationPrompt bool              `json:"add_generation_prompt"`

@@ -71,7 +71,13 @@ def polyfill(msgs, tools):
         if m.get("tool_calls"):
             calls = []
             for c in m["tool_calls"]:
-                tc = {"name": c["name"], "arguments": c.get("arguments") or {}}
+                args = c.get("arguments") or {}
+                if isinstance(args, str):  # minja parses string arguments back
+                    try:
+                        args = json.loads(args)
+                    except ValueError:
+                        pass
+                tc = {"name": c["name"], "arguments": args}
                 if c.get("id"):
                     tc["id"] = c["id"]
                 calls.append(tc)
@@ -134,6 +140,8 @@ cases = [
     ("unicode_args", [W, {"role": "assistant", "content": "", "tool_calls": [
         hf.call("get_weather", {"city": "São Paulo \"SP\"\n", "days": 2, "x": [1.5, 1e-7, True, None, {}, []]})]}],
      {"tools": hf.TOOLS}),
+    ("string_args", [W, {"role": "assistant", "content": "", "tool_calls": [hf.call("get_weather", "{\"city\":  \"Paris\"}")]}],
+     {"tools": [hf.WEATHER]}),
 ]
 
 out = []

@@ -57,6 +57,8 @@ cases = [
     ("unicode_args", [W, {"role": "assistant", "content": "", "tool_calls": [
         hf.call("get_weather", {"city": "São Paulo \"SP\"\n", "days": 2, "x": [1.5, 1e-7, True, None, {}]})]}],
      {"tools": hf.TOOLS}),
+    ("string_args", [W, {"role": "assistant", "content": "", "tool_calls": [hf.call("get_weather", "{\"city\":  \"Paris\"}")]}],
+     {"tools": [hf.WEATHER]}),
 ]
 
 out = []
