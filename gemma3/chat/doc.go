@@ -7,7 +7,7 @@
 // Render reproduces Gemma 3's chat template (the chat_template of
 // google/gemma-3-1b-it, which every Gemma 3 instruction-tuned checkpoint
 // shares; testdata/README.md says where the copy comes from) byte for byte
-// as Hugging Face transformers renders it, checked against jinja2 on 20
+// as Hugging Face transformers renders it, checked against jinja2 on 21
 // reference conversations (testdata/render.py writes them). The text
 // starts with <bos>; turns are <start_of_turn>role\n…<end_of_turn>\n, with
 // the assistant's role called model. The template:

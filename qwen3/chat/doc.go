@@ -5,7 +5,7 @@
 //
 // Render reproduces Qwen3's chat template (the one published with
 // Qwen/Qwen3-0.6B, as llama.cpp keeps it in models/templates) byte for byte
-// as Hugging Face transformers renders it, checked against jinja2 on 26
+// as Hugging Face transformers renders it, checked against jinja2 on 27
 // reference conversations (testdata/render.py writes them). The template
 // writes ChatML turns, <|im_start|>role\n…<|im_end|>\n, and:
 //
