@@ -26,7 +26,7 @@ type Decide func(raw string, complete bool) []toolcall.Event
 // announces a call anywhere: the JSON after it is read the same way.
 //
 // It emits the event kinds of toolcall.Parser: text, calls, and calls that
-// cannot be read. A Parser is for one answer and not safe for concurrent
+// cannot be read. A LeadParser is for one answer and not safe for concurrent
 // use.
 type LeadParser struct {
 	decide   Decide
