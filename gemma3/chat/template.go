@@ -77,12 +77,10 @@ func RenderSpans(msgs []engine.Message, opts Options) (string, [][2]int, error) 
 	}
 	turns := make([]turn, len(msgs))
 	orig := make([]int, len(msgs)) // the message index of each turn
+	if err := chatfmt.CheckRoles(msgs); err != nil {
+		return "", nil, err
+	}
 	for i, m := range msgs {
-		switch m.Role {
-		case "system", "user", "assistant", "tool":
-		default:
-			return "", nil, fmt.Errorf("chat: message %d: role %q is not one of system, user, assistant, tool", i, m.Role)
-		}
 		t, err := polyfill(m)
 		if err != nil {
 			return "", nil, fmt.Errorf("chat: message %d: %w", i, err)
@@ -154,10 +152,7 @@ func RenderSpans(msgs []engine.Message, opts Options) (string, [][2]int, error) 
 // "tool_call_id"}}, both printed as nlohmann::json's dump(2).
 func polyfill(m engine.Message) (turn, error) {
 	switch {
-	case len(m.ToolCalls) > 0:
-		if m.Role != "assistant" {
-			return turn{}, fmt.Errorf("a %s message has tool calls", m.Role)
-		}
+	case len(m.ToolCalls) > 0: // an assistant's (CheckRoles)
 		calls := chatfmt.Value{Kind: chatfmt.Array}
 		for j, c := range m.ToolCalls {
 			args := chatfmt.Value{Kind: chatfmt.Object}

@@ -1,8 +1,11 @@
 package chatfmt
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/smolgo/smolgo/engine"
 )
 
 // Builder is a strings.Builder that records the ranges written with
@@ -44,3 +47,20 @@ func Strip(s string) string { return strings.TrimFunc(s, IsPySpace) }
 
 // RStrip is Python's str.rstrip().
 func RStrip(s string) string { return strings.TrimRightFunc(s, IsPySpace) }
+
+// CheckRoles returns an error naming the first message whose role is not
+// system, user, assistant or tool, or that has tool calls without being
+// the assistant's (the templates would drop those calls, or the message).
+func CheckRoles(msgs []engine.Message) error {
+	for i, m := range msgs {
+		switch m.Role {
+		case "system", "user", "assistant", "tool":
+		default:
+			return fmt.Errorf("chat: message %d: role %q is not one of system, user, assistant, tool", i, m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+			return fmt.Errorf("chat: message %d: a %s message has tool calls; only the assistant's have", i, m.Role)
+		}
+	}
+	return nil
+}

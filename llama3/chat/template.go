@@ -67,16 +67,11 @@ func RenderSpans(msgs []engine.Message, opts Options) (string, [][2]int, error) 
 	if len(msgs) == 0 {
 		return "", nil, ErrNoMessages
 	}
+	if err := chatfmt.CheckRoles(msgs); err != nil {
+		return "", nil, err
+	}
 	for i, m := range msgs {
-		switch m.Role {
-		case "system", "user", "assistant", "tool":
-		default:
-			return "", nil, fmt.Errorf("chat: message %d: role %q is not one of system, user, assistant, tool", i, m.Role)
-		}
-		switch {
-		case len(m.ToolCalls) > 0 && m.Role != "assistant":
-			return "", nil, fmt.Errorf("chat: message %d: a %s message has tool calls", i, m.Role)
-		case len(m.ToolCalls) > 1:
+		if len(m.ToolCalls) > 1 {
 			return "", nil, fmt.Errorf("chat: message %d: %d tool calls in one message; Llama 3.2's template takes one per message (it raises \"This model only supports single tool-calls at once!\"): split them into assistant messages of one call each, the tool results between them", i, len(m.ToolCalls))
 		}
 	}

@@ -19,33 +19,17 @@ func date(t *testing.T, s string) func() time.Time {
 }
 
 func TestRenderReference(t *testing.T) {
-	for _, c := range reftest.Load(t, 22) {
+	reftest.Check(t, reftest.Load(t, 22), func(c reftest.Case) (string, [][2]int, error) {
 		o := struct {
 			Tools               []json.RawMessage `json:"tools"`
 			AddGenerationPrompt bool              `json:"add_generation_prompt"`
 			ToolsInSystem       bool              `json:"tools_in_system"`
 			Date                string            `json:"date"`
 		}{Date: "2025-07-08"}
-		if err := json.Unmarshal(c.Options, &o); err != nil {
-			t.Fatal(err)
-		}
-		got, spans, err := RenderSpans(c.Messages, Options{Tools: o.Tools, AddGenerationPrompt: o.AddGenerationPrompt,
+		c.Decode(t, &o)
+		return RenderSpans(c.Messages, Options{Tools: o.Tools, AddGenerationPrompt: o.AddGenerationPrompt,
 			ToolsInSystem: o.ToolsInSystem, Now: date(t, o.Date)})
-		if c.Rendered == nil {
-			if err == nil {
-				t.Errorf("%s: no error, want one like the template's %q", c.Name, c.Error)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", c.Name, err)
-			continue
-		}
-		if got != *c.Rendered {
-			t.Errorf("%s: differs at byte %d:\n got %q\nwant %q", c.Name, reftest.DiffAt(got, *c.Rendered), got, *c.Rendered)
-		}
-		reftest.CheckSpans(t, got, spans, "")
-	}
+	})
 }
 
 // Every byte the caller wrote is inside a span, and no template marker is.

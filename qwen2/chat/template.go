@@ -54,15 +54,8 @@ func RenderSpans(msgs []engine.Message, opts Options) (string, [][2]int, error) 
 	if len(msgs) == 0 {
 		return "", nil, ErrNoMessages
 	}
-	for i, m := range msgs {
-		switch m.Role {
-		case "system", "user", "assistant", "tool":
-		default:
-			return "", nil, fmt.Errorf("chat: message %d: role %q is not one of system, user, assistant, tool (the template would drop it)", i, m.Role)
-		}
-		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
-			return "", nil, fmt.Errorf("chat: message %d: a %s message has tool calls (the template would drop them)", i, m.Role)
-		}
+	if err := chatfmt.CheckRoles(msgs); err != nil {
+		return "", nil, err
 	}
 	var b chatfmt.Builder
 	b.WriteString(imStart + "system\n")

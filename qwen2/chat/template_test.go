@@ -10,30 +10,14 @@ import (
 )
 
 func TestRenderReference(t *testing.T) {
-	for _, c := range reftest.Load(t, 19) {
+	reftest.Check(t, reftest.Load(t, 19), func(c reftest.Case) (string, [][2]int, error) {
 		var o struct {
 			Tools               []json.RawMessage `json:"tools"`
 			AddGenerationPrompt bool              `json:"add_generation_prompt"`
 		}
-		if err := json.Unmarshal(c.Options, &o); err != nil {
-			t.Fatal(err)
-		}
-		got, spans, err := RenderSpans(c.Messages, Options{Tools: o.Tools, AddGenerationPrompt: o.AddGenerationPrompt})
-		if c.Rendered == nil {
-			if err == nil {
-				t.Errorf("%s: no error, want one like the template's %q", c.Name, c.Error)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", c.Name, err)
-			continue
-		}
-		if got != *c.Rendered {
-			t.Errorf("%s: differs at byte %d:\n got %q\nwant %q", c.Name, reftest.DiffAt(got, *c.Rendered), got, *c.Rendered)
-		}
-		reftest.CheckSpans(t, got, spans, "")
-	}
+		c.Decode(t, &o)
+		return RenderSpans(c.Messages, Options{Tools: o.Tools, AddGenerationPrompt: o.AddGenerationPrompt})
+	})
 }
 
 // Every byte the caller wrote is inside a span, and no template marker is.

@@ -134,3 +134,35 @@ func byteVocab(t *testing.T) *grammar.Vocab {
 	})
 	return vocab
 }
+
+// Check renders every case with render (which reads the case's options)
+// and compares with the reference: the same text, byte for byte, with
+// ordered spans, or an error where the template raised one.
+func Check(t *testing.T, cases []Case, render func(c Case) (string, [][2]int, error)) {
+	t.Helper()
+	for _, c := range cases {
+		got, spans, err := render(c)
+		if c.Rendered == nil {
+			if err == nil {
+				t.Errorf("%s: no error, want one like the template's %q", c.Name, c.Error)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		if got != *c.Rendered {
+			t.Errorf("%s: differs at byte %d:\n got %q\nwant %q", c.Name, DiffAt(got, *c.Rendered), got, *c.Rendered)
+		}
+		CheckSpans(t, got, spans, "")
+	}
+}
+
+// Decode decodes a case's options into v, failing the test on error.
+func (c Case) Decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(c.Options, v); err != nil {
+		t.Fatalf("%s: options: %v", c.Name, err)
+	}
+}

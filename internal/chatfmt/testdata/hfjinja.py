@@ -121,3 +121,17 @@ def call(name, args, id=""):
     if id:
         c["id"] = id
     return c
+
+
+# Messages (in engine.Message's JSON form) the families' cases share.
+
+S = {"role": "system", "content": "You are a terse assistant."}
+U1 = {"role": "user", "content": "What is the capital of France?"}
+A1 = {"role": "assistant", "content": "Paris."}
+U2 = {"role": "user", "content": "And of Italy?"}
+W = {"role": "user", "content": "Weather in Paris and the time, please."}
+CALL1 = {"role": "assistant", "content": "", "tool_calls": [call("get_weather", {"city": "Paris"}, "call_0")]}
+CALL2 = {"role": "assistant", "content": "", "tool_calls": [
+    call("get_weather", {"city": "Paris", "unit": "celsius"}, "call_0"), call("get_time", {}, "call_1")]}
+T1 = {"role": "tool", "content": "{\"temp\": 21, \"sky\": \"clear\"}", "tool_call_id": "call_0", "name": "get_weather"}
+T2 = {"role": "tool", "content": "14:05", "tool_call_id": "call_1", "name": "get_time"}

@@ -17,14 +17,8 @@ import hfjinja as hf  # noqa: E402
 TEMPLATE = os.path.join(here, "meta-llama-Llama-3.2-3B-Instruct.jinja")
 SPECIAL = {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
 
-S = {"role": "system", "content": "You are a terse assistant."}
-U1 = {"role": "user", "content": "What is the capital of France?"}
-A1 = {"role": "assistant", "content": "Paris."}
-U2 = {"role": "user", "content": "And of Italy?"}
-W = {"role": "user", "content": "Weather in Paris and the time, please."}
-CALL1 = {"role": "assistant", "content": "", "tool_calls": [hf.call("get_weather", {"city": "Paris"}, "call_0")]}
+from hfjinja import S, U1, A1, U2, W, CALL1, T1  # noqa: E402
 CALL_T = {"role": "assistant", "content": "", "tool_calls": [hf.call("get_time", {}, "call_1")]}
-T1 = {"role": "tool", "content": "{\"temp\": 21, \"sky\": \"clear\"}", "tool_call_id": "call_0", "name": "get_weather"}
 T2 = {"role": "tool", "content": "14:05 \"local\"\n", "tool_call_id": "call_1", "name": "get_time"}
 
 cases = [

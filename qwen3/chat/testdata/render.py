@@ -15,16 +15,7 @@ import hfjinja as hf  # noqa: E402
 
 TEMPLATE = os.path.join(here, "Qwen-Qwen3-0.6B.jinja")
 
-S = {"role": "system", "content": "You are a terse assistant."}
-U1 = {"role": "user", "content": "What is the capital of France?"}
-A1 = {"role": "assistant", "content": "Paris."}
-U2 = {"role": "user", "content": "And of Italy?"}
-W = {"role": "user", "content": "Weather in Paris and the time, please."}
-CALL1 = {"role": "assistant", "content": "", "tool_calls": [hf.call("get_weather", {"city": "Paris"}, "call_0")]}
-CALL2 = {"role": "assistant", "content": "", "tool_calls": [
-    hf.call("get_weather", {"city": "Paris", "unit": "celsius"}, "call_0"), hf.call("get_time", {}, "call_1")]}
-T1 = {"role": "tool", "content": "{\"temp\": 21, \"sky\": \"clear\"}", "tool_call_id": "call_0", "name": "get_weather"}
-T2 = {"role": "tool", "content": "14:05", "tool_call_id": "call_1", "name": "get_time"}
+from hfjinja import S, U1, A1, U2, W, CALL1, CALL2, T1, T2  # noqa: E402
 
 cases = [
     ("user", [U1], {"add_generation_prompt": True}),
