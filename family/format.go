@@ -41,14 +41,18 @@ type FormatSpec struct {
 // of the answer's text as it streams, and a grammar that forces an answer
 // to be calls (tool_choice "required" or a named function).
 type ToolSyntax interface {
-	NewParser() ToolParser
+	// NewParser returns a parser for one answer; tok is the model's
+	// vocabulary, for marker tokens (nil without one).
+	NewParser(tok *tokenizer.Tokenizer) ToolParser
 	Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error)
 }
 
 // ToolParser reads one answer's text (after reasoning is taken out) into
 // text, calls and malformed calls, holding back what could start a call.
+// Push takes a token's id (-1 when the text is not one whole token) and
+// its text. toolcall.Parser is one.
 type ToolParser interface {
-	Push(text string) []toolcall.Event
+	Push(id int32, text string) []toolcall.Event
 	Flush() []toolcall.Event
 }
 
@@ -59,7 +63,7 @@ var Hermes ToolSyntax = hermes{}
 
 type hermes struct{}
 
-func (hermes) NewParser() ToolParser { return hermesParser{toolcall.NewParser(-1, -1)} }
+func (hermes) NewParser(*tokenizer.Tokenizer) ToolParser { return hermesParser{toolcall.NewParser(-1, -1)} }
 
 func (hermes) Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
 	return grammar.ToolCallsContext(ctx, funcs, opts)
@@ -69,7 +73,7 @@ func (hermes) Grammar(ctx context.Context, funcs []grammar.Function, opts gramma
 // their text too.
 type hermesParser struct{ p *toolcall.Parser }
 
-func (h hermesParser) Push(text string) []toolcall.Event { return withTags(h.p.Push(-1, text)) }
+func (h hermesParser) Push(_ int32, text string) []toolcall.Event { return withTags(h.p.Push(-1, text)) }
 func (h hermesParser) Flush() []toolcall.Event           { return withTags(h.p.Flush()) }
 
 // withTags gives malformed calls their tags back in Raw, so that the text
@@ -225,7 +229,7 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 		p.think = chat.NewParser(f.thinkOpen, f.thinkClose, chat.ParserOptions{TrimSpace: true})
 	}
 	if opts.Tools && f.spec.Tools != nil {
-		p.tools = f.spec.Tools.NewParser()
+		p.tools = f.spec.Tools.NewParser(f.tok)
 	}
 	return p
 }
@@ -241,7 +245,7 @@ type parser struct {
 func (p *parser) Push(id int32, text string) []engine.Event {
 	p.out = nil
 	if p.think == nil {
-		p.content(text)
+		p.content(id, text)
 		return p.out
 	}
 	p.segments(p.think.Push(id, text))
@@ -266,17 +270,17 @@ func (p *parser) segments(segs []chat.Segment) {
 		case s.Kind == chat.Reasoning:
 			p.out = append(p.out, engine.Event{Kind: engine.EventReasoning, Text: s.Text})
 		default:
-			p.content(s.Text)
+			p.content(-1, s.Text)
 		}
 	}
 }
 
-func (p *parser) content(text string) {
+func (p *parser) content(id int32, text string) {
 	switch {
-	case text == "":
+	case text == "" && id < 0:
 	case p.tools != nil:
-		p.toolEvents(p.tools.Push(text))
-	default:
+		p.toolEvents(p.tools.Push(id, text))
+	case text != "":
 		p.out = append(p.out, engine.Event{Kind: engine.EventContent, Text: text})
 	}
 }

@@ -17,11 +17,14 @@ package llama3
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/llama3/chat"
+	"github.com/smolgo/smolgo/tokenizer"
 )
 
 // Arch is the architecture name of the files this package loads.
@@ -47,12 +50,40 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKVBias: bias}), nil
 }
 
-// Format returns the format the file's chat template asks for.
+// Format returns the format the file's chat template asks for: Llama 3's
+// for a Llama-3 header template (or a file without a template), else one
+// whose prompts fail with an error naming the template's start.
 func Format(f *gguf.File) (engine.Format, error) {
+	tmpl, _ := f.String("tokenizer.chat_template")
+	if tmpl == "" || strings.Contains(tmpl, "<|start_header_id|>") {
+		return family.NewFormat(f, FormatSpec), nil
+	}
+	head := tmpl[:min(len(tmpl), 60)]
 	return family.NewFormat(f, family.FormatSpec{
-		Render: func(f *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
-			return "", nil, fmt.Errorf("llama3: the Llama 3 chat template is not implemented yet")
+		Render: func(*gguf.File, []engine.Message, engine.PromptOptions) (string, [][2]int, error) {
+			return "", nil, fmt.Errorf("llama3: the file's chat template (%q...) is not one this package renders (Llama 3's)", head)
 		},
-		EndOfTurn: []string{"<|eot_id|>", "<|eom_id|>"},
 	}), nil
+}
+
+// FormatSpec is Llama 3's chat format: the template of package chat (tools
+// listed in the system turn, as llama.cpp passes them), <|eot_id|> and
+// <|eom_id|> ending a turn, and calls as a bare JSON object.
+var FormatSpec = family.FormatSpec{
+	Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
+		return chat.RenderSpans(msgs, chat.Options{Tools: opts.Tools, AddGenerationPrompt: true, ToolsInSystem: true})
+	},
+	EndOfTurn: []string{"<|eot_id|>", "<|eom_id|>"},
+	Tools: family.SchemaSyntax{
+		Parser: func(tok *tokenizer.Tokenizer) family.ToolParser {
+			id := int32(-1)
+			if tok != nil {
+				if v, ok := tok.ID(chat.PythonTag); ok {
+					id = v
+				}
+			}
+			return chat.NewToolParser(id)
+		},
+		Schema: chat.CallSchema,
+	},
 }

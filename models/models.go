@@ -9,12 +9,18 @@
 //
 //	smollm3  SmolLM3 (package smollm3)
 //	llama    Llama 3.x and other plain llama files (package llama3)
+//	qwen2    Qwen2 and Qwen2.5 (package qwen2)
+//	qwen3    Qwen3 (package qwen3)
+//	gemma3   Gemma 3 (package gemma3)
 //
 // A file of any other architecture is refused with an error that names it
 // and lists these (family.Families).
 package models
 
 import (
+	_ "github.com/smolgo/smolgo/gemma3"
 	_ "github.com/smolgo/smolgo/llama3"
+	_ "github.com/smolgo/smolgo/qwen2"
+	_ "github.com/smolgo/smolgo/qwen3"
 	_ "github.com/smolgo/smolgo/smollm3"
 )

@@ -1,0 +1,204 @@
+// Package goldentest compares a model's logits with llama.cpp's golden
+// references in ../shared (golden/ and golden-families/, schema
+// smolgo-golden-logits/1): the whole prompt in one pass, teacher-forced
+// decode steps, then greedy decoding from the model's own argmax. The
+// smollm3 and models packages' golden tests share it.
+package goldentest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/internal/sharedtest"
+)
+
+// Row is one position's reference: the token fed, llama.cpp's argmax and
+// its margin over the runner-up, and the logits.
+type Row struct {
+	Pos    int       `json:"pos"`
+	Token  int32     `json:"token"`
+	Argmax int       `json:"argmax"`
+	Margin float64   `json:"margin"`
+	Logits []float32 `json:"logits"`
+}
+
+// Prompt is one prompt's reference: every prefill row and the decode steps.
+type Prompt struct {
+	Name    string  `json:"name"`
+	Tokens  []int32 `json:"tokens"`
+	Prefill []Row   `json:"prefill"`
+	Decode  []Row   `json:"decode"`
+}
+
+// File is one model's reference logits.
+type File struct {
+	Schema  string   `json:"schema"`
+	Model   string   `json:"model"`
+	NVocab  int      `json:"n_vocab"`
+	Prompts []Prompt `json:"prompts"`
+}
+
+// Tolerance bounds the difference from the reference over a model's file.
+type Tolerance struct {
+	MaxAbs float64 `json:"max_abs"`
+	RMS    float64 `json:"rms"`
+}
+
+var (
+	selfcheckOnce sync.Once
+	selfcheck     struct {
+		Models map[string]struct {
+			Tolerance Tolerance `json:"tolerance"`
+		} `json:"models"`
+	}
+	selfcheckErr error
+)
+
+// SelfcheckTolerance returns golden/selfcheck.json's tolerance for a model
+// of ../shared/golden (derived from llama.cpp's own self-consistency).
+func SelfcheckTolerance(t testing.TB, model string) Tolerance {
+	t.Helper()
+	path := sharedtest.Path(t, "golden/selfcheck.json")
+	selfcheckOnce.Do(func() {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(b, &selfcheck)
+		}
+		selfcheckErr = err
+	})
+	if selfcheckErr != nil {
+		t.Fatalf("selfcheck.json: %v", selfcheckErr)
+	}
+	tol, ok := selfcheck.Models[model]
+	if !ok || tol.Tolerance.MaxAbs <= 0 || tol.Tolerance.RMS <= 0 {
+		t.Fatalf("selfcheck.json has no tolerance for %s", model)
+	}
+	return tol.Tolerance
+}
+
+// Load reads the gzip'ed reference at rel (under ../shared).
+func Load(t testing.TB, rel string) File {
+	t.Helper()
+	var g File
+	if err := json.Unmarshal(sharedtest.ReadGzip(t, rel), &g); err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	if g.Schema != "smolgo-golden-logits/1" || len(g.Prompts) == 0 {
+		t.Fatalf("%s: schema %q, %d prompts", rel, g.Schema, len(g.Prompts))
+	}
+	return g
+}
+
+// Diff accumulates |ours - golden| over many logits.
+type Diff struct {
+	MaxAbs float64
+	SumSq  float64
+	N      int
+	Worst  string // where MaxAbs was seen
+}
+
+// Add compares got with want.
+func (d *Diff) Add(where string, got, want []float32) {
+	for i := range want {
+		e := math.Abs(float64(got[i]) - float64(want[i]))
+		if math.IsNaN(e) {
+			e = math.Inf(1)
+		}
+		if e > d.MaxAbs {
+			d.MaxAbs, d.Worst = e, fmt.Sprintf("%s logit %d (got %v, want %v)", where, i, got[i], want[i])
+		}
+		d.SumSq += e * e
+	}
+	d.N += len(want)
+}
+
+// Merge adds o's counts to d.
+func (d *Diff) Merge(o Diff) {
+	if o.MaxAbs > d.MaxAbs {
+		d.MaxAbs, d.Worst = o.MaxAbs, o.Worst
+	}
+	d.SumSq += o.SumSq
+	d.N += o.N
+}
+
+// RMS is the root mean square of the differences.
+func (d *Diff) RMS() float64 { return math.Sqrt(d.SumSq / float64(max(1, d.N))) }
+
+// Argmax is the index of the largest value (the first of equals).
+func Argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// CheckPrompt runs one reference prompt through m: the whole prompt in one
+// Forward (all rows), the decode steps fed the golden tokens (teacher
+// forcing), then greedy decoding from m's own argmax, which must pick
+// llama.cpp's tokens for as long as every golden margin on the way exceeds
+// twice the max-abs tolerance. It returns the differences of the first two.
+func CheckPrompt(t testing.TB, m *family.Model, p Prompt, tol Tolerance) Diff {
+	t.Helper()
+	ctx := context.Background()
+	var d Diff
+	cache, err := m.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Weights().Config.Vocab
+	logits, err := m.Forward(ctx, cache, p.Tokens, 0, true)
+	if err != nil {
+		t.Fatalf("%s prefill: %v", p.Name, err)
+	}
+	if len(logits) != len(p.Tokens)*V || len(p.Prefill) != len(p.Tokens) {
+		t.Fatalf("%s: %d logits for %d tokens, %d golden rows", p.Name, len(logits), len(p.Tokens), len(p.Prefill))
+	}
+	for i, r := range p.Prefill {
+		row := logits[i*V : (i+1)*V]
+		d.Add(fmt.Sprintf("%s prefill pos %d", p.Name, r.Pos), row, r.Logits)
+		if r.Margin > 2*tol.MaxAbs && Argmax(row) != r.Argmax {
+			t.Errorf("%s prefill pos %d: argmax %d, golden %d (margin %g)", p.Name, r.Pos, Argmax(row), r.Argmax, r.Margin)
+		}
+	}
+	lastPrefill := append([]float32(nil), logits[(len(p.Tokens)-1)*V:]...)
+	for _, r := range p.Decode {
+		logits, err := m.Forward(ctx, cache, []int32{r.Token}, r.Pos, false)
+		if err != nil {
+			t.Fatalf("%s decode pos %d: %v", p.Name, r.Pos, err)
+		}
+		d.Add(fmt.Sprintf("%s decode pos %d", p.Name, r.Pos), logits, r.Logits)
+	}
+	if d.MaxAbs > tol.MaxAbs {
+		t.Logf("%s: worst at %s", p.Name, d.Worst)
+	}
+	// Free-running greedy decode from our own argmax, resuming from the
+	// prompt with a truncated cache.
+	if err := cache.Truncate(len(p.Tokens)); err != nil {
+		t.Fatal(err)
+	}
+	prev, margin := lastPrefill, p.Prefill[len(p.Prefill)-1].Margin
+	for k, r := range p.Decode {
+		if margin <= 2*tol.MaxAbs {
+			break // a near tie: llama.cpp's own variants may choose either way
+		}
+		if tok := int32(Argmax(prev)); tok != r.Token {
+			t.Errorf("%s greedy step %d: token %d, golden %d (margin %g)", p.Name, k, tok, r.Token, margin)
+			break
+		}
+		logits, err := m.Forward(ctx, cache, []int32{r.Token}, r.Pos, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, margin = logits, r.Margin
+	}
+	return d
+}
