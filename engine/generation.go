@@ -108,6 +108,12 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 			use = append(slices.Clip(msgs[:head]), msgs[head+dropped:]...)
 		}
 		ids, err := g.m.f.Prompt(use, popts)
+		if err != nil && dropped > 0 && use[head].Role != "user" && head+dropped < len(msgs)-1 {
+			// A template that needs turns to alternate (Gemma's) cannot
+			// start with the answer left of a dropped question: drop it
+			// too.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("engine: building the prompt: %w", err)
 		}
@@ -175,6 +181,10 @@ func (g *generation) reuse(prompt []int32) ([]float32, error) {
 		logits = s.promptLogits // the same prompt again: reuse its logits
 	} else {
 		common = min(common, len(prompt)-1) // at least one token makes logits
+	}
+	if !canRewind(s.cache, common) {
+		common = 0 // sliding-window layers no longer hold that prefix: recompute
+		logits = nil
 	}
 	s.tokens = s.tokens[:common]
 	if s.cache.Len() > common {

@@ -82,7 +82,17 @@ func (pc *PromptCache) restore(c Cache, prompt []int32, have int) (int, []float3
 	if e == nil {
 		return have, nil, nil
 	}
-	err := dst.CopyFrom(e.kv, min(have, c.Len()), n)
+	if !canRewind(e.kv, n) {
+		// A sliding-window snapshot keeps only its last positions:
+		// another prefix of it is not there any more.
+		pc.done(e)
+		return have, nil, nil
+	}
+	from := min(have, c.Len())
+	if !canRewind(c, from) {
+		from = 0 // c cannot keep its own prefix: copy the whole of it
+	}
+	err := dst.CopyFrom(e.kv, from, n)
 	pc.done(e)
 	if err != nil {
 		return have, nil, err
@@ -136,7 +146,7 @@ func (pc *PromptCache) done(e *promptEntry) {
 // prediction after them is logits, unless a snapshot covers it already.
 func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
 	src, ok := c.(Snapshotter)
-	if !ok || len(prompt) == 0 {
+	if !ok || len(prompt) == 0 || !canRewind(c, len(prompt)) {
 		return nil
 	}
 	pc.mu.Lock()
@@ -199,4 +209,11 @@ func commonPrefix(a, b []int32) int {
 		n++
 	}
 	return n
+}
+
+// canRewind reports whether cache c can still go back to n positions (a
+// Rewinder's MinRewind; every other cache can).
+func canRewind(c Cache, n int) bool {
+	r, ok := c.(Rewinder)
+	return !ok || n == 0 || n >= c.Len() || n >= r.MinRewind()
 }

@@ -2,6 +2,7 @@ package rope
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -143,5 +144,43 @@ func TestNoPE(t *testing.T) {
 	var none NoPE
 	if !none.Rotates(3) {
 		t.Error("nil mask must rotate every layer")
+	}
+}
+
+// Per-frequency factors (Llama 3's rope_freqs) divide each pair's angle:
+// factors of 1 change nothing, factors of 2 halve every angle exactly as
+// linear scaling by 2 does, and bad factors are refused.
+func TestFactors(t *testing.T) {
+	base := Config{Dims: 64, Base: 500000}
+	ones, twos := make([]float32, 32), make([]float32, 32)
+	for i := range ones {
+		ones[i], twos[i] = 1, 2
+	}
+	withOnes, withTwos, linear := base, base, base
+	withOnes.Factors, withTwos.Factors = ones, twos
+	linear.Scaling, linear.Factor = Linear, 2
+	for _, pos := range []int{0, 1, 7, 1000, 131071} {
+		c0, s0 := make([]float32, 32), make([]float32, 32)
+		c1, s1 := make([]float32, 32), make([]float32, 32)
+		base.Angles(pos, c0, s0)
+		withOnes.Angles(pos, c1, s1)
+		if !slices.Equal(c0, c1) || !slices.Equal(s0, s1) {
+			t.Errorf("pos %d: factors of 1 changed the angles", pos)
+		}
+		linear.Angles(pos, c0, s0)
+		withTwos.Angles(pos, c1, s1)
+		if !slices.Equal(c0, c1) || !slices.Equal(s0, s1) {
+			t.Errorf("pos %d: factors of 2 differ from linear scaling by 2", pos)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		factors []float32
+	}{{"short", ones[:31]}, {"zero", append(slices.Clone(ones[:31]), 0)}, {"negative", append(slices.Clone(ones[:31]), -1)}} {
+		bad := base
+		bad.Factors = c.factors
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%s factors: no error", c.name)
+		}
 	}
 }

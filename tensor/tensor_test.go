@@ -449,3 +449,36 @@ func BenchmarkSwiGLU(b *testing.B) {
 		}
 	})
 }
+
+// GEGLU follows ggml: GELU looked up at the float16 rounding of the input
+// and rounded to float16, 0 below -10 and the identity above 10.
+func TestGEGLU(t *testing.T) {
+	gate := []float32{-20, -10, -3, -0.5, 0, 0.001, 0.5, 1, 3, 9.99, 10, 25}
+	up := make([]float32, len(gate))
+	for i := range up {
+		up[i] = 1.5
+	}
+	dst := make([]float32, len(gate))
+	GEGLU(dst, gate, up)
+	for i, x := range gate {
+		var want float32
+		switch {
+		case x <= -10:
+			want = 0
+		case x >= 10:
+			want = x * 1.5
+		default:
+			want = FromF16(ToF16(GELU(FromF16(ToF16(x))))) * 1.5
+		}
+		if dst[i] != want {
+			t.Errorf("GEGLU(%v) = %v, want %v", x, dst[i], want)
+		}
+		// The tanh approximation is within float16 rounding of the exact
+		// formula in float64.
+		x64 := float64(FromF16(ToF16(x)))
+		exact := 0.5 * x64 * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x64+0.044715*x64*x64*x64)))
+		if x > -10 && x < 10 && math.Abs(float64(dst[i])/1.5-exact) > 1e-3*(1+math.Abs(exact)) {
+			t.Errorf("GEGLU(%v)/1.5 = %v, formula %v", x, dst[i]/1.5, exact)
+		}
+	}
+}

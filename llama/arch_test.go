@@ -1,0 +1,91 @@
+package llama
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smolgo/smolgo/rope"
+)
+
+func TestArchValidate(t *testing.T) {
+	cfg := Config{Layers: 2, HeadDim: 64, Rope: rope.Config{Dims: 64, Base: 10000}}
+	wide := rope.Config{Dims: 128, Base: 10000}
+	short := rope.Config{Dims: 64, Base: 10000, Factors: make([]float32, 31)}
+	for _, c := range []struct {
+		name string
+		edit func(a *Arch)
+		err  string // "" for valid
+	}{
+		{"plain", func(a *Arch) {}, ""},
+		{"nope and window", func(a *Arch) { a.Layers[0].Rope, a.Layers[1].Window = nil, 512 }, ""},
+		{"layer count", func(a *Arch) { a.Layers = a.Layers[:1] }, "describes 1 layers, the model has 2"},
+		{"negative window", func(a *Arch) { a.Layers[1].Window = -1 }, "negative attention window"},
+		{"rope wider than a head", func(a *Arch) { a.Layers[0].Rope = &wide }, "rotates 128 dimensions of a head of 64"},
+		{"bad factors", func(a *Arch) { a.Layers[1].Rope = &short }, "layer 1"},
+		{"NaN embedding scale", func(a *Arch) { a.EmbedScale = float32(math.NaN()) }, "embedding scale"},
+		{"negative soft-cap", func(a *Arch) { a.LogitSoftcap = -30 }, "logit soft-cap"},
+		{"unknown activation", func(a *Arch) { a.Activation = 7 }, "unknown activation"},
+	} {
+		a := Plain("test", cfg)
+		c.edit(&a)
+		err := a.Validate(cfg)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+		}
+	}
+}
+
+// Features names what an architecture uses beyond the plain block, which
+// is how a backend refuses what it lacks (Unsupported).
+func TestArchFeatures(t *testing.T) {
+	cfg := Config{Layers: 3, HeadDim: 64, Rope: rope.Config{Dims: 64, Base: 10000}}
+	plain := Plain("llama", cfg)
+	if fs := plain.Features(); len(fs) != 0 {
+		t.Errorf("plain llama uses %v", fs)
+	}
+	neox := rope.Config{Dims: 64, Base: 1e6, Layout: rope.NeoX}
+	g := Uniform("gemma3", 3, Layer{Rope: &neox, QKNorm: true, PostNorms: true})
+	g.Layers[0].Window = 512
+	g.Activation, g.EmbedScale, g.QueryScale, g.LogitSoftcap = GELUTanh, 32, 0.0625, 30
+	want := []string{"rope neox", "qk norm", "post norms", "sliding window", "gelu", "embedding scale", "query scale", "logit soft-cap"}
+	if fs := g.Features(); !slices.Equal(fs, want) {
+		t.Errorf("gemma-like features %v, want %v", fs, want)
+	}
+	if err := g.Unsupported("dev", "rope neox", "qk norm"); err == nil || !strings.Contains(err.Error(), "sliding window") || strings.Contains(err.Error(), "qk norm") {
+		t.Errorf("Unsupported: %v", err)
+	}
+	if err := g.Unsupported("dev", want...); err != nil {
+		t.Errorf("everything implemented: %v", err)
+	}
+}
+
+// NewBackend picks the device by name; the CPU is built in and takes no
+// number, and an unknown device's error lists the registered ones.
+func TestNewBackendDevices(t *testing.T) {
+	_, m := openModel(t, "llama-tiny-F32", Options{Threads: 1})
+	for _, c := range []struct{ device, err string }{
+		{"", ""}, {"cpu", ""}, {"cpu:1", "takes no number"}, {"tpu", `device "tpu" is not registered`}, {"tpu:0", "importing github.com/smolgo/smolgo/cuda"},
+	} {
+		b, err := NewBackend(m.Weights(), DeviceOptions{Device: c.device, Threads: 1})
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.device, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: error %v, want one containing %q", c.device, err, c.err)
+		}
+		if b != nil {
+			if got, ok := b.(interface{ CPU() *CPU }); !ok || got.CPU() == nil {
+				t.Errorf("%q: the CPU backend does not expose its runner", c.device)
+			}
+			b.(interface{ Close() error }).Close()
+		}
+	}
+	if !slices.Contains(Devices(), "cpu") {
+		t.Errorf("Devices() = %v lacks cpu", Devices())
+	}
+}
