@@ -59,9 +59,10 @@ type plan struct {
 	work      int64            // bytes of the work buffers for batch tokens
 }
 
-// features are the architecture features (llama.Arch.Features) the
-// kernels implement.
-var features = []string{"nope", "rope neox", "rope scaling", "rope factors"}
+// Features lists the architecture features (llama.Arch.Features) the CUDA
+// kernels implement; a model using any other is refused at NewBackend with
+// an error naming it.
+func Features() []string { return []string{"nope", "rope neox", "rope scaling", "rope factors"} }
 
 // newPlan checks w against what the kernels run and sizes the upload.
 func newPlan(w *llama.Weights, opts Options) (*plan, error) {
@@ -69,7 +70,7 @@ func newPlan(w *llama.Weights, opts Options) (*plan, error) {
 		return nil, fmt.Errorf("cuda: no model")
 	}
 	cfg := w.Config
-	if err := w.Arch.Unsupported("cuda", features...); err != nil {
+	if err := w.Arch.Unsupported("cuda", Features()...); err != nil {
 		return nil, err
 	}
 	var r0 *rope.Config

@@ -1,7 +1,9 @@
 // Command ggufinfo describes a GGUF model file: its metadata (long arrays
 // summarized), its tensors (name, type, shape, bytes, offset), how many
 // bytes each tensor type takes, and a summary of the architecture (layers,
-// heads, head size, context, NoPE layers, tied embeddings).
+// heads, head size, context, NoPE layers, tied embeddings), and whether
+// smolgo loads it: the family of its architecture, what its block uses, every
+// tensor the block needs, the tokenizer, and what the CUDA backend lacks.
 //
 // Usage:
 //

@@ -247,3 +247,61 @@ func TestHelpExitsZero(t *testing.T) {
 		t.Errorf("-h: exit %d, stdout %q, stderr %q; want exit 0 and only the usage", code, out, errOut)
 	}
 }
+
+// The LOADS section says whether smolgo runs a file and why not.
+func TestLoadCheck(t *testing.T) {
+	src, err := gguf.Open("../../testdata/smollm3-tinyq-Q4_K_M.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	// rewrite writes the demo model with one key's value or one tensor
+	// changed (a tensor of the new name "" is dropped).
+	rewrite := func(key string, val any, drop string) string {
+		var kv []gguf.KV
+		for _, e := range src.KV {
+			if e.Key == key {
+				e.Value = val
+			}
+			kv = append(kv, e)
+		}
+		var ts []gguf.WriterTensor
+		for i := range src.Tensors {
+			ti := &src.Tensors[i]
+			if ti.Name != drop {
+				ts = append(ts, gguf.WriterTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: src.TensorData(ti)})
+			}
+		}
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		out, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		if err := gguf.Write(out, kv, ts); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, c := range []struct {
+		name, path string
+		loads      bool
+		has        string
+	}{
+		{"demo", "../../testdata/smollm3-tinyq-Q4_K_M.gguf", true, "nope"},
+		{"unknown architecture", rewrite("general.architecture", "mamba", ""), false, `unsupported architecture "mamba"`},
+		{"missing tensor", rewrite("", nil, "blk.1.ffn_up.weight"), false, "blk.1.ffn_up.weight is missing"},
+		{"unknown tokenizer", rewrite("tokenizer.ggml.model", "unigram-ish", ""), true, "unigram-ish"},
+	} {
+		f, err := gguf.Open(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := checkLoad(f)
+		f.Close()
+		text := fmt.Sprintf("%+v", *l)
+		if l.Loads != c.loads || !strings.Contains(text, c.has) {
+			t.Errorf("%s: %s; want loads=%v and a mention of %q", c.name, text, c.loads, c.has)
+		}
+	}
+}

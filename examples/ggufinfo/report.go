@@ -27,6 +27,7 @@ type report struct {
 	Alignment  uint64       `json:"alignment"`
 	DataOffset uint64       `json:"data_offset"`
 	Arch       *archSummary `json:"architecture,omitempty"`
+	Load       *loadCheck   `json:"load"`
 	Metadata   []metaEntry  `json:"metadata"`
 	Types      []typeCount  `json:"tensor_types"`
 	NTensors   int          `json:"n_tensors"`
@@ -105,6 +106,7 @@ func newReport(path string, f *gguf.File) *report {
 		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.Type, b.Type))
 	})
 	r.Arch = summarizeArch(f)
+	r.Load = checkLoad(f)
 	return r
 }
 
@@ -283,6 +285,30 @@ func (r *report) writeText(w io.Writer) error {
 		p("parameters\t%s\n", count(a.Params))
 		for _, w := range a.Warnings {
 			p("warning\t%s\n", printable(w))
+		}
+	}
+	if l := r.Load; l != nil {
+		p("\nLOADS\n")
+		if l.Loads {
+			p("loads	yes, family %s\n", printable(l.Family))
+			feats := "none (the plain llama block)"
+			if len(l.Features) > 0 {
+				feats = strings.Join(l.Features, ", ")
+			}
+			p("block features\t%s\n", feats)
+		} else {
+			p("loads\tno: %s\n", printable(l.Error))
+			if len(l.Families) > 0 {
+				p("supported\t%s\n", strings.Join(l.Families, ", "))
+			}
+		}
+		if l.Loads && l.Chat {
+			p("chat\tyes (the tokenizer reads)\n")
+		} else if l.Loads {
+			p("chat\tno: %s\n", printable(l.ChatError))
+		}
+		if l.CUDAError != "" {
+			p("cuda\tno: %s\n", printable(l.CUDAError))
 		}
 	}
 	p("\nMETADATA (%d keys)\n", len(r.Metadata))
