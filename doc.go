@@ -1,5 +1,6 @@
-// Package smolgo is the root of a pure-Go inference library for SmolLM3 and
-// other llama-family language models stored as GGUF files.
+// Package smolgo is the root of a pure-Go inference library for the small
+// language models people run, stored as GGUF files: SmolLM3, Qwen3,
+// Qwen2.5, Llama 3.2 and Gemma 3.
 //
 // A Go program imports it to run a quantized model (SmolLM3-3B in Q4_K_M is
 // 1.9 GB) on a laptop CPU, stream its text, and separate its reasoning
@@ -18,21 +19,28 @@
 //	          kernels (Go assembly with a pure-Go twin), and the worker
 //	          pool that runs them
 //	rope      rotary position embeddings: NORM/NEOX, YaRN, NoPE masks
-//	llama     the generic llama-family block, its attention (the online
-//	          softmax over tensor's kernels) and KV cache: the CPU
-//	          engine.Backend
-//	smollm3   SmolLM3: tied embeddings, NoPE layers, and its format (chat
-//	          template, tokenizer, thinking, tool calls) for the engine
-//	server    an OpenAI-compatible HTTP API and a web chat, over engine
-//	          sessions
+//	backend   the step seam: Backend, Cache, Seq (interfaces only)
+//	llama     the llama-family block, written once: an architecture is data
+//	          (Arch), weights apart from where they run (Weights), the CPU
+//	          runner with its attention and KV cache, and the device registry
+//	cuda      the same block on an NVIDIA GPU (build tag cuda), a device
+//	          registered by importing the package
+//	family    a model family = a block description + a format, registered;
+//	          Load opens any registered file
+//	smollm3, llama3, qwen2, qwen3, gemma3
+//	          the families: each its description and chat format (template,
+//	          tokenizer, reasoning, tool calls); models imports them all
+//	server    an OpenAI- and Anthropic-compatible HTTP API and a web chat,
+//	          over engine sessions
 //
 // Beside them, used by the layers above: engine (model-neutral sessions,
 // messages, options and events; the continuous-batching scheduler, prompt
 // cache, stop strings, constraints and speculation; a model plugs in a
-// Backend and a Format), tokenizer (byte-level BPE read from the GGUF or a
-// tokenizer.json), smollm3/chat (SmolLM3's chat template and the thinking
-// parser), sample (samplers), grammar (JSON schema and GBNF constraints)
-// and toolcall (the <tool_call> parser). The programs in examples/ are thin
+// Backend and a Format), tokenizer (BPE, SentencePiece and WordPiece read
+// from the GGUF or a tokenizer.json), the families' chat packages
+// (smollm3/chat, qwen3/chat, ...: templates and reasoning parsers), sample
+// (samplers), grammar (JSON schema and GBNF constraints) and toolcall (the
+// <tool_call> parser). The programs in examples/ are thin
 // apps on top: webchat, chat (terminal), tools, logits, bench and ggufinfo.
 //
 // # Using it
@@ -40,7 +48,8 @@
 // A sketch of a whole program (see the smollm3 and engine packages for
 // runnable examples):
 //
-//	m, err := smollm3.Load("SmolLM3-3B-Q4_K_M.gguf", engine.WithThreads(4))
+//	import _ "github.com/smolgo/smolgo/models" // every family
+//	m, err := family.Load("Qwen3-1.7B-Q4_K_M.gguf", engine.WithThreads(4))
 //	if err != nil { ... }
 //	defer m.Close()
 //	s := m.NewSession()

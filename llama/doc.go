@@ -1,33 +1,49 @@
-// Package llama runs llama-family transformers (any general.architecture
-// whose keys and tensors follow llama's layout, such as "llama" and
-// "smollm3") from GGUF files, producing the same next-token
+// Package llama is the llama-family transformer block, written once for
+// every architecture that follows llama's layout (SmolLM3, Llama 3, Qwen2,
+// Qwen3, Gemma 3, ...), and its CPU runner, producing the same next-token
 // logits as llama.cpp's CPU backend to float noise.
 //
-// # Building a model
+// # What a model is
 //
-// ConfigFromGGUF reads the hyper-parameters from the `<arch>.*` keys (layer
-// count, widths, heads and KV heads for grouped-query attention, RMS
-// epsilon, context length, RoPE base, dimension count and scaling). New
-// checks every tensor's shape against that config and wraps the weights
-// where they lie in the file's memory mapping, in their stored (quantized)
-// types: nothing is dequantized up front. Where the CPU's kernels have an
-// interleaved layout for a type (q4_K and q6_K on AVX2), New gives those
-// matrices an interleaved copy of the same size, which multi-token products
-// read, and lets the file's pages of them go (Options.KeepLayout opts out).
-// The output projection is
-// output.weight, or token_embd.weight itself when the file ties them.
-// Options.NoPE lists layers that skip RoPE (SmolLM3 supplies its rule through
-// package smollm3).
+// Three things, kept apart:
+//
+//   - Config: the hyper-parameters, read by ConfigFromGGUF from the
+//     `<arch>.*` keys (layers, widths, heads and KV heads, head size, RMS
+//     epsilon, context, RoPE base, dimensions and scaling);
+//   - Arch: what the block does, as data: per layer the RoPE (layout, base,
+//     frequency factors; nil for a NoPE layer), QK norm, QKV biases, post
+//     norms and attention window, and for the model the activation and the
+//     embedding, query and logit scales. A family package (smollm3, qwen3,
+//     gemma3, ... see package family) builds it from the file; Plain is the
+//     plain llama block;
+//   - Weights: the tensors the description needs, checked against the
+//     config (LoadWeights), as views of the file's memory mapping in their
+//     stored (quantized) types: nothing is dequantized up front. The output
+//     projection is output.weight, or token_embd.weight itself when the
+//     file ties them.
+//
+// Where it runs is a device: NewCPU runs Weights on the CPU (CPU, below);
+// other devices register with RegisterDevice (package cuda registers
+// "cuda" when a program imports it), and NewBackend picks one by name. Every
+// device reads the same Arch and refuses, by name, a feature it lacks
+// (Arch.Unsupported).
 //
 //	f, _ := gguf.Open("model.gguf")
-//	m, err := llama.New(f, llama.Options{Threads: 4})
+//	m, err := llama.New(f, llama.Options{Threads: 4}) // a plain llama model on the CPU
+//
+// Where the CPU's kernels have an interleaved layout for a type (q4_K and
+// q6_K), NewCPU gives those matrices an interleaved copy of the same size in
+// its own copies of the matrices, which the products read, and lets the
+// file's pages of them go (Options.KeepLayout opts out).
 //
 // # Running it
 //
 // A Cache is one sequence's memory: the keys and values of every position
-// so far (float16 by default, like llama.cpp; float32 on request), bounded by
-// the context length, plus the work buffers of the forward pass so that
-// decoding allocates nothing. Forward takes a batch of new tokens at the
+// so far (float16 by default, like llama.cpp; float32 or q8_0 on request),
+// bounded by the context length, plus the work buffers of the forward pass
+// so that decoding allocates nothing. Each layer keeps its keys and values
+// in one store of the cache's element type (kv.go); a sliding-window layer
+// keeps a ring of its window plus one pass, so its memory stays bounded. Forward takes a batch of new tokens at the
 // cache's current length (a prefill) or a single token (a decode step) and
 // returns the logits of the last position, or of every position:
 //
@@ -43,14 +59,16 @@
 // 65,536-token context takes 2.6 GB of q8_0 cache.
 //
 // Truncate rewinds a cache to a prefix so that a conversation can resume
-// from shared history; a sequence past the cache's length fails with an
-// error wrapping ErrContextFull. The context is checked between layers.
-// A Model serves any number of caches concurrently (one goroutine per cache).
+// from shared history (a sliding-window layer only as far back as its ring
+// still holds the window: MinRewind); a sequence past the cache's length
+// fails with an error wrapping ErrContextFull. The context is checked
+// between layers. A CPU runner serves any number of caches concurrently
+// (one goroutine per cache).
 //
 // # Many sequences in one pass
 //
-// NewBackend makes the Model an engine.Backend (package engine schedules
-// sessions onto it). Its Step runs one forward pass over a batch of
+// (*CPU).NewBackend makes the runner a backend.Backend (package engine
+// schedules sessions onto it). Its Step runs one forward pass over a batch of
 // sequences, each with its own cache, position and new tokens (decode
 // tokens, drafts, prompt chunks): the rows of all of them go through every
 // weight product together, so each weight block is read from memory once
@@ -78,6 +96,13 @@
 // f32. Its logits agree with llama.cpp's q8_0 cache to max 0.013 on the F32
 // golden model (TestQ8CacheMatchesLlamaCpp) and move from the f16 cache's by
 // what llama.cpp's do (max 0.2 with F32 weights, 0.6 with Q4_K_M).
+//
+// The families' additions follow llama.cpp's graphs too: biases added in
+// f32 after the products, QK norms as RMSNorms over each head, GELU read
+// from ggml's float16 table (tensor.GEGLU), the embedding, query and logit
+// scales as single float32 multiplies, the soft-cap as scale, tanh, scale.
+// Every family's logits are checked against llama.cpp's
+// (../shared/golden-families; package models' TestFamilyGoldenLogits).
 //
 // Decode attention (the small-batch path, f16 or q8_0 cache) computes those
 // numbers bit for bit but not position by position: it scores a block of 256

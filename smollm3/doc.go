@@ -1,10 +1,11 @@
-// Package smollm3 is SmolLM3's wiring: it loads SmolLM3 (and plain llama)
-// GGUF files into the generic llama-family block of package llama, speaks
-// SmolLM3's chat format, and hands both to package engine, which runs the
+// Package smollm3 is the SmolLM3 family: it registers SmolLM3's block
+// description and chat format with package family, which loads SmolLM3 GGUF
+// files into the llama-family block of package llama, on the device the
+// program asks for, and hands the model to package engine, which runs the
 // conversations.
 //
-// Load opens a GGUF file (memory-mapped, weights left quantized) and wires
-// SmolLM3's architecture:
+// Load opens a SmolLM3 file (memory-mapped, weights left quantized) with
+// SmolLM3's architecture (Describe):
 //
 //   - tied embeddings: the output projection is output.weight when the file
 //     has one, else token_embd.weight itself (no copy);
@@ -33,20 +34,20 @@
 // Sessions of one model generating at once share each forward step
 // (continuous batching, engine.WithMaxSequences); see package engine for
 // the prompt cache, context shifting, stop strings, constraints, lookup
-// speculation and log-probabilities. Registering the "smollm3" and "llama"
-// architectures with engine.Register (at init) also lets engine.Open load
-// these files without naming this package's API.
+// speculation and log-probabilities. Registering the "smollm3" architecture
+// (at init) also lets family.Load and engine.Open load these files without
+// naming this package's API.
 //
 // Forward runs token ids through the model without sessions (see
-// llama.Model.Forward), for logits and experiments:
+// llama.CPU.Forward), for logits and experiments:
 //
 //	cache, _ := m.NewCache()
 //	logits, err := m.Forward(ctx, cache, promptIDs, 0, false)
 //	next := argmax(logits)
 //	logits, err = m.Forward(ctx, cache, []int32{next}, cache.Len(), false)
 //
-// Plain llama files load too (RoPE in every layer), which is handy for
-// comparisons with llama.cpp. Two models in one process are independent.
+// Files of other families load through family.Load (import package models
+// for all of them). Two models in one process are independent.
 //
 // # Memory and long conversations
 //
