@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -442,6 +444,92 @@ func TestRealShapeParameters(t *testing.T) {
 		}
 		if n != want {
 			t.Errorf("%s: %d parameters, want %d (%+d)", name, n, want, int64(n)-int64(want))
+		}
+	}
+}
+
+// TestLlama3RopeFactors reads rope_freqs.weight of the llama3.2-1b preset
+// (only that tensor is generated): Llama 3.2's scaling (factor 32 beyond
+// wavelengths of 8192 positions, 1 under 2048) on head size 64 and base
+// 500,000 leaves pairs 0-14 alone, divides pairs 18-31 by 32 and
+// interpolates pairs 15-17.
+func TestLlama3RopeFactors(t *testing.T) {
+	m, _ := synth.Preset("llama3.2-1b")
+	tensors, err := m.Tensors(context.Background(), synth.MixQ4_K_M, synth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tensors, func(x gguf.WriterTensor) bool { return x.Name == "rope_freqs.weight" })
+	if i < 0 || tensors[i].Type != gguf.TypeF32 || !slices.Equal(tensors[i].Dims, []uint64{32}) {
+		t.Fatalf("rope_freqs.weight: %+v", tensors[i])
+	}
+	var buf bytes.Buffer
+	if err := tensors[i].Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f := make([]float32, 32)
+	for k := range f {
+		f[k] = math.Float32frombits(binary.LittleEndian.Uint32(buf.Bytes()[4*k:]))
+	}
+	for k, v := range f {
+		switch {
+		case k <= 14 && v != 1, k >= 18 && v != 32, k > 14 && k < 18 && !(v > f[k-1] && v < 32):
+			t.Errorf("factor %d = %v (all: %v)", k, v, f)
+		}
+	}
+}
+
+// TestBERTRealTokenizer checks that a BERT vocabulary which carries
+// tokenizer.ggml.token_type_count (llama.cpp's ggml-vocab-bert-bge.gguf
+// does) keeps it and gets no second copy.
+func TestBERTRealTokenizer(t *testing.T) {
+	m, _ := synth.Preset("bert-tiny")
+	v, err := synth.BuiltinVocab(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Tokenizer = []gguf.KV{
+		{Key: "tokenizer.ggml.model", Value: "bert"},
+		{Key: "tokenizer.ggml.tokens", Value: v.Tokens},
+		{Key: "tokenizer.ggml.token_type_count", Value: uint32(2)},
+	}
+	kv, err := m.Metadata(synth.MixF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range kv {
+		if x.Key == "tokenizer.ggml.token_type_count" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("token_type_count written %d times", n)
+	}
+}
+
+func TestValidateFamilies(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		change func(*synth.Shape)
+		want   string
+	}{
+		{"qwen3-tiny", func(s *synth.Shape) { s.SlidingWindow = 32 }, "for arch gemma3"},
+		{"qwen3-tiny", func(s *synth.Shape) { s.RopeFreqs = "random" }, "for arch llama"},
+		{"llama32-tiny", func(s *synth.Shape) { s.RopeFreqs = "llama3" }, "llama3 rope factors need"},
+		{"llama32-tiny", func(s *synth.Shape) { s.RopeFreqs = "yarn" }, "want random or llama3"},
+		{"gemma3-tiny", func(s *synth.Shape) { s.SlidingWindowPattern = 0 }, "pattern ≥ 1"},
+		{"bert-tiny", func(s *synth.Shape) { s.Pooling = "last" }, "want mean, cls or rank"},
+		{"bert-tiny", func(s *synth.Shape) { s.KVHeads = 2 }, "no grouped-query attention"},
+		{"bert-tiny", func(s *synth.Shape) { s.Untied = true }, "no output matrix"},
+		{"qwen2-tiny", func(s *synth.Shape) { s.HeadDim = 64 }, "heads × head dim = hidden size"},
+		{"qwen2-tiny", func(s *synth.Shape) { s.Pooling = "mean" }, "for arch bert"},
+		{"qwen2-tiny", func(s *synth.Shape) { s.Arch = "gemma2" }, "want smollm3, llama"},
+	} {
+		m, _ := synth.Preset(tc.preset)
+		tc.change(&m.Shape)
+		if err := m.Shape.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s changed: %v, want an error with %q", tc.preset, err, tc.want)
 		}
 	}
 }

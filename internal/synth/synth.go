@@ -137,7 +137,7 @@ func (s Shape) String() string {
 		fmt.Fprintf(&b, ", rope_freqs %s", s.RopeFreqs)
 	}
 	if s.SlidingWindow > 0 {
-		fmt.Fprintf(&b, ", window %d every %d-th layer global", s.SlidingWindow, s.SlidingWindowPattern)
+		fmt.Fprintf(&b, ", window %d with 1 global layer in %d", s.SlidingWindow, s.SlidingWindowPattern)
 	}
 	if s.Softcap > 0 {
 		fmt.Fprintf(&b, ", softcap %g", s.Softcap)
