@@ -105,6 +105,11 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 		}
 		out = append(out, w(b+"attn_output.weight", i, nq, e, gain(attnOutGain, nq)))
 		if s.Arch == ArchGemma3 {
+			// Gemma's RMSNorm multiplies by 1+w and its checkpoints
+			// store w, near 0; llama.cpp's converter adds the 1 when it
+			// writes the GGUF (norm_shift), so GGUF Gemma norms sit near
+			// 1 like every other family's, and a plain RMSNorm reads
+			// them. synth writes them as GGUF stores them.
 			out = append(out, norm(b+"post_attention_norm.weight", i))
 		}
 		out = append(out,
