@@ -101,7 +101,7 @@ func TestLlamarefSynthAgrees(t *testing.T) {
 }
 
 // TestLlamarefLoads has llama.cpp load and run what synth writes: every
-// preset (shrunk by small) in F32, Q8_0 and Q4_K_M, three tokens through
+// preset (shrunk by small) in F32, F16, BF16, Q8_0 and Q4_K_M, three tokens through
 // llama_decode (decoders, plus one greedy step) or llama_encode with the
 // model's pooling (BERT), and every output finite. Each quantized file must
 // also be byte for byte what llama_model_quantize makes of the F32 one:
@@ -114,7 +114,7 @@ func TestLlamarefLoads(t *testing.T) {
 		m, _ := synth.Preset(name)
 		m = small(m)
 		f32 := filepath.Join(dir, name+"-F32.gguf")
-		for _, mix := range []synth.Mix{synth.MixF32, synth.MixQ8_0, synth.MixQ4_K_M} {
+		for _, mix := range []synth.Mix{synth.MixF32, synth.MixF16, synth.MixBF16, synth.MixQ8_0, synth.MixQ4_K_M} {
 			t.Run(name+"-"+string(mix), func(t *testing.T) {
 				path := filepath.Join(dir, name+"-"+string(mix)+".gguf")
 				writeFile(t, m, mix, path)

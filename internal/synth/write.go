@@ -136,6 +136,7 @@ func (g *generator) write(ctx context.Context, w io.Writer) error {
 		dst[k] = make([]byte, chunkRows*rowBytes)
 	}
 	r := newRNG(g.seed, g.spec.name)
+	g.pos = 0 // a second write starts over, as the random stream does
 	errs := make([]error, workers)
 	for c := 0; c < nChunks; c += workers {
 		if err := ctx.Err(); err != nil {
