@@ -1,50 +1,113 @@
-// Package synth writes deterministic random-weight models of the llama
-// family (arch llama or smollm3) as GGUF files, in any shape and in the
-// common llama.cpp quantization mixes.
+// Package synth writes deterministic random-weight models as GGUF files, in
+// any shape of the families smolgo runs and in the common llama.cpp
+// quantization mixes: SmolLM3 (arch smollm3), Llama and Llama 3.2 (llama,
+// optionally with rope_freqs.weight), Qwen2.5 (qwen2), Qwen3 (qwen3),
+// Gemma 3 (gemma3) and BERT encoders (bert). Each family gets the tensors
+// and metadata keys that llama.cpp's loader for it reads
+// (src/models/<arch>.cpp in llama.cpp).
 //
 // The weights are not trained, but their scales are chosen so the model
 // behaves like a trained one numerically: logits with a standard deviation
 // of about 4, attention scores of about 2, a strong first FFN block and
 // small later updates, so tiny numeric differences do not explode across
-// layers. The generator and scales are those of the project's llamaref
-// tool, so the "tinyq" preset in F32 reproduces the golden F32 model bit for
-// bit, and quantizing it reproduces llama.cpp's quantized golden files.
+// layers. The generator, scales and tensor order are those of the project's
+// llamaref tool (../shared/tools/llamaref, `llamaref synth`), which writes
+// its files with llama.cpp's own GGUF writer. So a preset in F32 is the same
+// file llamaref writes with the same flags, bit for bit: "tinyq" reproduces
+// the golden SmolLM3 model (../shared/golden) and "qwen3-tiny",
+// "qwen2-tiny", "llama32-tiny", "gemma3-tiny", "bert-tiny" and
+// "bert-rank-tiny" the golden-families models (../shared/golden-families).
+// Quantizing follows llama.cpp's llama_model_quantize (its choice of type
+// per tensor, its order of tensors and keys, and its block encoders), so the
+// quantized presets reproduce llama.cpp's quantized golden files too.
 //
 // A model is described by a [Model] (name, [Shape], seed), usually one of
-// the presets ([Preset]); [Write] streams it to a file with gguf.Write,
-// generating and quantizing one tensor (in chunks of rows) at a time, so the
-// 3B shape needs little memory.
+// the presets ([Preset], [PresetNames]): tiny ones for tests and the real
+// shapes of small published models (Qwen3-0.6B, Llama-3.2-1B, gemma-3-1b,
+// bge-small-en-v1.5, ...) for benchmarks. [Write] streams it to a file with
+// gguf.Write, generating and quantizing one tensor (in chunks of rows) at a
+// time, so a 3B shape needs little memory.
 package synth
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/smolgo/smolgo/gguf"
 )
 
+// The architectures (general.architecture) synth writes.
+const (
+	ArchSmolLM3 = "smollm3" // llama with RoPE skipped in every fourth layer (NoPE)
+	ArchLlama   = "llama"   // Llama 2/3; Llama 3.1/3.2 add rope_freqs.weight
+	ArchQwen2   = "qwen2"   // Qwen2 and Qwen2.5: llama plus Q/K/V biases, NEOX RoPE
+	ArchQwen3   = "qwen3"   // llama plus per-head Q/K RMSNorm, NEOX RoPE
+	ArchGemma3  = "gemma3"  // Q/K norms, post-norms, GELU FFN, sliding-window layers
+	ArchBERT    = "bert"    // encoder: learned positions, LayerNorm with bias, pooling
+)
+
 // Shape is a model's architecture and size.
+//
+// The fields after Untied belong to one family each; Validate rejects them
+// on any other.
 type Shape struct {
-	Arch            string  // "smollm3" (RoPE skipped in every fourth layer) or "llama"
+	Arch            string  // one of the Arch constants
 	Layers          int     // transformer blocks
 	Embd            int     // hidden size
 	FFN             int     // feed-forward size
 	Heads           int     // query heads
-	KVHeads         int     // key/value heads (grouped-query attention)
-	HeadDim         int     // 0 means Embd/Heads
-	Context         int     // training context length
+	KVHeads         int     // key/value heads (grouped-query attention); bert: equal to Heads
+	HeadDim         int     // 0 means Embd/Heads; qwen2 and bert allow only that
+	Context         int     // training context length (bert: rows of position_embd)
 	Vocab           int     // 0 means the built-in 337 tokens; more pads them
-	RopeBase        float32 // rope.freq_base
-	RMSEps          float32 // RMSNorm epsilon
+	RopeBase        float32 // rope.freq_base (not bert)
+	RMSEps          float32 // RMSNorm epsilon; bert: its LayerNorm epsilon
 	RopeScaling     string  // "" (none), "linear" or "yarn"
 	RopeFactor      float32 // with RopeScaling
 	RopeOrigContext int     // with RopeScaling
 	Untied          bool    // write a separate output.weight (otherwise token_embd is reused)
+
+	// RopeFreqs (llama) adds rope_freqs.weight: one factor per rotated
+	// pair (HeadDim/2), by which llama.cpp divides that pair's RoPE
+	// frequency. It is how GGUF carries Llama 3.1/3.2's "llama3"
+	// rope_scaling: llama.cpp's converter computes the factors and writes
+	// no rope.scaling keys (a rope.scaling.type of "llama3" would not
+	// load, and a rope.scaling.factor would scale every frequency again).
+	//   - "" writes none.
+	//   - "random": 1 + 3|N(0,1)| per pair, llamaref's --rope-freqs (the
+	//     golden llama32-tiny): factors far from 1 in every pair, so a
+	//     runtime that ignores or misapplies them fails visibly.
+	//   - "llama3": the factors of Llama3Rope, as a real Llama 3.2 has.
+	RopeFreqs  string
+	Llama3Rope Llama3Rope // with RopeFreqs "llama3"
+
+	// Gemma 3's interleaved attention: sliding-window layers with their
+	// own RoPE base, and every SlidingWindowPattern-th layer global
+	// (layer i is global when i%pattern == pattern-1). SlidingWindow 0
+	// writes none of the three keys: every layer is global.
+	SlidingWindow        int     // gemma3: attention.sliding_window
+	SlidingWindowPattern int     // gemma3: attention.sliding_window_pattern
+	RopeBaseSWA          float32 // gemma3: rope.freq_base_swa, the local layers' base
+	Softcap              float32 // gemma3: final_logit_softcapping, written when > 0
+
+	// Pooling (bert) is the pooling_type: "mean" (or ""), "cls", or
+	// "rank", a reranker, which adds the classifier head (cls.weight,
+	// cls.bias, cls.output.weight, cls.output.bias) and one output label.
+	Pooling string
+}
+
+// Llama3Rope holds Llama 3.1/3.2's rope_scaling ("rope_type": "llama3"):
+// frequencies whose wavelength is under OrigContext/HighFreqFactor keep
+// their speed, those over OrigContext/LowFreqFactor are divided by Factor,
+// and those between are interpolated smoothly.
+type Llama3Rope struct {
+	Factor         float64 // 32 in Llama 3.2 (8 in 3.1)
+	LowFreqFactor  float64 // 1
+	HighFreqFactor float64 // 4
+	OrigContext    int     // original_max_position_embeddings: 8192
 }
 
 func (s Shape) headDim() int {
@@ -57,10 +120,43 @@ func (s Shape) headDim() int {
 	return s.Embd / s.Heads
 }
 
+// String describes the shape in one line, such as
+// "qwen3: 28 layers, hidden 1024, FFN 3072, 16/8 heads of 128, vocab 151936".
+func (s Shape) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d layers, hidden %d, FFN %d, %d/%d heads of %d", s.Arch, s.Layers, s.Embd, s.FFN, s.Heads, s.KVHeads, s.headDim())
+	if s.Vocab != 0 {
+		fmt.Fprintf(&b, ", vocab %d", s.Vocab)
+	} else {
+		fmt.Fprintf(&b, ", vocab %d (built-in)", BuiltinVocabSize)
+	}
+	if s.Untied {
+		b.WriteString(", untied output")
+	}
+	if s.RopeFreqs != "" {
+		fmt.Fprintf(&b, ", rope_freqs %s", s.RopeFreqs)
+	}
+	if s.SlidingWindow > 0 {
+		fmt.Fprintf(&b, ", window %d with 1 global layer in %d", s.SlidingWindow, s.SlidingWindowPattern)
+	}
+	if s.Softcap > 0 {
+		fmt.Fprintf(&b, ", softcap %g", s.Softcap)
+	}
+	if s.Arch == ArchBERT {
+		fmt.Fprintf(&b, ", %s pooling", cmp.Or(s.Pooling, "mean"))
+	}
+	return b.String()
+}
+
+// poolingTypes are llama.cpp's LLAMA_POOLING_TYPE_* numbers.
+var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "rank": 4}
+
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
-	if s.Arch != "smollm3" && s.Arch != "llama" {
-		return fmt.Errorf("synth: arch %q: want smollm3 or llama", s.Arch)
+	switch s.Arch {
+	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT:
+	default:
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3 or bert", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -90,6 +186,52 @@ func (s Shape) Validate() error {
 		}
 	default:
 		return fmt.Errorf("synth: rope scaling %q: want linear or yarn", s.RopeScaling)
+	}
+	// llama.cpp's qwen2 and bert loaders size attn_q and attn_output as
+	// hidden × hidden, so their heads must tile the hidden size exactly.
+	if (s.Arch == ArchQwen2 || s.Arch == ArchBERT) && s.headDim()*s.Heads != s.Embd {
+		return fmt.Errorf("synth: %s needs heads × head dim = hidden size (%d × %d ≠ %d)", s.Arch, s.Heads, s.headDim(), s.Embd)
+	}
+	only := func(arch, what string, set bool) error {
+		if set && s.Arch != arch {
+			return fmt.Errorf("synth: %s is for arch %s, not %s", what, arch, s.Arch)
+		}
+		return nil
+	}
+	if err := errors.Join(
+		only(ArchLlama, "rope_freqs", s.RopeFreqs != ""),
+		only(ArchGemma3, "a sliding window", s.SlidingWindow != 0 || s.SlidingWindowPattern != 0 || s.RopeBaseSWA != 0),
+		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
+		only(ArchBERT, "pooling", s.Pooling != ""),
+	); err != nil {
+		return err
+	}
+	switch s.RopeFreqs {
+	case "", "random":
+	case "llama3":
+		r := s.Llama3Rope
+		if r.Factor <= 0 || r.LowFreqFactor <= 0 || r.HighFreqFactor <= r.LowFreqFactor || r.OrigContext < 1 {
+			return fmt.Errorf("synth: llama3 rope factors need factor > 0, 0 < low < high and an original context (have %+v)", r)
+		}
+	default:
+		return fmt.Errorf("synth: rope_freqs %q: want random or llama3", s.RopeFreqs)
+	}
+	if s.SlidingWindow < 0 || s.Softcap < 0 {
+		return fmt.Errorf("synth: sliding window %d and soft-cap %g must not be negative", s.SlidingWindow, s.Softcap)
+	}
+	if s.SlidingWindow > 0 && (s.SlidingWindowPattern < 1 || s.RopeBaseSWA <= 0) {
+		return fmt.Errorf("synth: a sliding window needs a pattern ≥ 1 and a positive local rope base (have %d, %g)", s.SlidingWindowPattern, s.RopeBaseSWA)
+	}
+	if s.Arch == ArchBERT {
+		if _, ok := poolingTypes[s.Pooling]; !ok {
+			return fmt.Errorf("synth: pooling %q: want mean, cls or rank", s.Pooling)
+		}
+		if s.KVHeads != s.Heads {
+			return fmt.Errorf("synth: bert has no grouped-query attention (%d KV heads for %d heads)", s.KVHeads, s.Heads)
+		}
+		if s.Untied || s.RopeScaling != "" {
+			return errors.New("synth: bert has no output matrix and no RoPE (Untied and RopeScaling must be unset)")
+		}
 	}
 	return nil
 }
@@ -143,46 +285,6 @@ func (m Model) vocabSize() (int, error) {
 	return 0, errors.New("synth: the tokenizer has no tokenizer.ggml.tokens")
 }
 
-var presets = map[string]Model{
-	// The golden tinyq family's source (../shared/golden): 8 layers, NoPE in 3 and 7.
-	"tinyq": {Name: "smollm3-tinyq", Seed: 1, RoundBF16: true, Shape: Shape{
-		Arch: "smollm3", Layers: 8, Embd: 256, FFN: 256, Heads: 4, KVHeads: 2, Context: 4096,
-		RopeBase: 5e6, RMSEps: 1e-6}},
-	// Plain llama with RoPE everywhere and an untied output matrix.
-	"llama-tiny": {Name: "llama-tiny", Seed: 2, Shape: Shape{
-		Arch: "llama", Layers: 3, Embd: 64, FFN: 192, Heads: 4, KVHeads: 2, Context: 2048,
-		RopeBase: 1e4, RMSEps: 1e-5, Untied: true}},
-	// SmolLM3 with static YaRN (factor 2 over 128 positions).
-	"tinyyarn": {Name: "smollm3-tinyyarn", Seed: 3, Shape: Shape{
-		Arch: "smollm3", Layers: 4, Embd: 64, FFN: 128, Heads: 2, KVHeads: 1, Context: 256,
-		RopeBase: 1e4, RMSEps: 1e-6, RopeScaling: "yarn", RopeFactor: 2, RopeOrigContext: 128}},
-	// The full SmolLM3-3B shape (3.08 B parameters) with the built-in
-	// vocabulary padded to SmolLM3's 128,256 tokens.
-	"3b": {Name: "smollm3-3b-synth", Seed: 3, RoundBF16: true, Shape: Shape{
-		Arch: "smollm3", Layers: 36, Embd: 2048, FFN: 11008, Heads: 16, KVHeads: 4, Context: 65536,
-		Vocab: 128256, RopeBase: 5e6, RMSEps: 1e-6}},
-}
-
-// Preset returns a named model: "tinyq", "llama-tiny", "tinyyarn" (the
-// golden models' shapes and seeds) or "3b" (SmolLM3-3B's shape).
-func Preset(name string) (Model, error) {
-	m, ok := presets[name]
-	if !ok {
-		return Model{}, fmt.Errorf("synth: unknown preset %q (have %s)", name, strings.Join(PresetNames(), ", "))
-	}
-	return m, nil
-}
-
-// PresetNames lists the presets, sorted.
-func PresetNames() []string {
-	var names []string
-	for n := range presets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // Mix is a llama.cpp file type: which tensor type each weight gets.
 type Mix string
 
@@ -228,11 +330,16 @@ func useMoreBits(i, n int) bool {
 
 // TensorType returns the type the mix gives tensor name (layer is its
 // block number, -1 outside blocks) in a model of nLayers layers with the
-// given row length. 1-D tensors are always F32. A type whose block does
+// given row length. 1-D tensors are always F32. tied says that the model has
+// no output.weight: llama.cpp then gives token_embd the output's type, as it
+// does for any file without output.weight (BERT's included). A type whose block does
 // not divide the row falls back as llama.cpp does (q4_K→q5_0, q6_K→q8_0,
 // then f16).
 func (m Mix) TensorType(name string, layer, nLayers, rowLen int, oneDim, tied bool) gguf.Type {
-	if oneDim {
+	// llama.cpp's quantizer keeps 1-D tensors (norms, biases), and BERT's
+	// learned positions and token-type embeddings, as they are: synth
+	// writes those F32.
+	if oneDim || name == "position_embd.weight" || name == "token_types.weight" {
 		return gguf.TypeF32
 	}
 	isOutput := name == "output.weight" || tied && name == "token_embd.weight"
@@ -274,83 +381,10 @@ func (m Mix) TensorType(name string, layer, nLayers, rowLen int, oneDim, tied bo
 	return t
 }
 
-// tensorSpec is one tensor to generate: kind 0 is gaussian × scale, kind 1
-// a norm weight 1 + scale × gaussian, kind 2 a norm weight with random sign.
-type tensorSpec struct {
-	name   string
-	dims   []uint64
-	layer  int
-	kind   int
-	scale  float64
-	oneDim bool
-}
-
-// Init scales (see the package comment): logits std 4, raw attention
-// scores std 2, attention output gain 0.3, FFN down gain 3 in block 0 and
-// 0.1 after.
-const (
-	logitStd      = 4.0
-	attnStd       = 2.0
-	attnOutGain   = 0.3
-	ffnGain       = 0.1
-	ffnGainFirst  = 3.0
-	normWeightStd = 0.05
-)
-
-func (m Model) specs(nVocab uint64) []tensorSpec {
-	s := m.Shape
-	e, f := uint64(s.Embd), uint64(s.FFN)
-	hd := uint64(s.headDim())
-	nq, nkv := uint64(s.Heads)*hd, uint64(s.KVHeads)*hd
-	// scale g/sqrt(n), computed exactly as llamaref does (a division, not
-	// a multiplication by 1/sqrt(n), which can round differently).
-	sc := func(g float64, n uint64) float64 { return g / math.Sqrt(float64(n)) }
-	qGain := math.Sqrt(attnStd)
-	w := func(name string, layer int, ne0, ne1 uint64, scale float64) tensorSpec {
-		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
-	}
-	norm := func(name string, layer, kind int) tensorSpec {
-		return tensorSpec{name: name, dims: []uint64{e}, layer: layer, kind: kind, scale: normWeightStd, oneDim: true}
-	}
-	out := []tensorSpec{w("token_embd.weight", -1, e, nVocab, sc(logitStd, e))}
-	for i := range s.Layers {
-		b := "blk." + strconv.Itoa(i) + "."
-		down := ffnGain
-		if i == 0 {
-			down = ffnGainFirst
-		}
-		out = append(out,
-			norm(b+"attn_norm.weight", i, 1),
-			w(b+"attn_q.weight", i, e, nq, sc(qGain, e)),
-			w(b+"attn_k.weight", i, e, nkv, sc(qGain, e)),
-			w(b+"attn_v.weight", i, e, nkv, sc(1, e)),
-			w(b+"attn_output.weight", i, nq, e, sc(attnOutGain, nq)),
-			norm(b+"ffn_norm.weight", i, 1),
-			w(b+"ffn_gate.weight", i, e, f, sc(1, e)),
-			w(b+"ffn_up.weight", i, e, f, sc(1, e)),
-			w(b+"ffn_down.weight", i, f, e, sc(down, f)),
-		)
-	}
-	// Random signs on output_norm keep tied embeddings from favouring the
-	// current token (a bias of about |e|²/rms(x)), which makes greedy
-	// decoding repeat itself.
-	out = append(out, norm("output_norm.weight", -1, 2))
-	if s.Untied {
-		out = append(out, w("output.weight", -1, e, nVocab, sc(logitStd, e)))
-	}
-	return out
-}
-
-// quantizeOrder sorts specs the way llama.cpp's quantizer writes tensors:
-// those outside blocks first, then block by block, each sorted by name.
-func quantizeOrder(specs []tensorSpec) {
-	slices.SortStableFunc(specs, func(a, b tensorSpec) int {
-		return cmp.Or(cmp.Compare(a.layer, b.layer), cmp.Compare(a.name, b.name))
-	})
-}
-
-// Metadata returns the model's GGUF metadata for a mix, with the keys
-// llama.cpp's converter writes, in the order llama.cpp's tools write them.
+// Metadata returns the model's GGUF metadata for a mix: the keys llama.cpp's
+// converter writes for the architecture, in llamaref's order (the tokenizer,
+// general.*, then the hyper-parameters), with the quantizer's two keys moved
+// last in a quantized mix, as llama_model_quantize leaves them.
 func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	s := m.Shape
 	if err := s.Validate(); err != nil {
@@ -378,6 +412,7 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		kv = append(kv, gguf.KV{Key: "general.file_type", Value: mix.FileType()})
 	}
 	u := func(k string, n int) gguf.KV { return gguf.KV{Key: a + k, Value: uint32(n)} }
+	f := func(k string, x float32) gguf.KV { return gguf.KV{Key: a + k, Value: x} }
 	hd := s.headDim()
 	kv = append(kv,
 		u("block_count", s.Layers),
@@ -386,18 +421,46 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		u("feed_forward_length", s.FFN),
 		u("attention.head_count", s.Heads),
 		u("attention.head_count_kv", s.KVHeads),
-		gguf.KV{Key: a + "rope.freq_base", Value: s.RopeBase},
-		gguf.KV{Key: a + "attention.layer_norm_rms_epsilon", Value: s.RMSEps},
-		u("rope.dimension_count", hd),
-		u("vocab_size", nVocab),
 	)
+	if s.Arch == ArchBERT {
+		// An encoder: LayerNorm (not RMSNorm), bidirectional attention,
+		// a pooled output, and no RoPE (learned positions instead).
+		kv = append(kv,
+			f("attention.layer_norm_epsilon", s.RMSEps),
+			gguf.KV{Key: a + "attention.causal", Value: false},
+			gguf.KV{Key: a + "pooling_type", Value: poolingTypes[s.Pooling]})
+		// llama.cpp's bert loader needs the number of token types
+		// (token_types.weight rows); a real BERT vocabulary carries it.
+		if !slices.ContainsFunc(m.Tokenizer, func(x gguf.KV) bool { return x.Key == "tokenizer.ggml.token_type_count" }) {
+			kv = append(kv, gguf.KV{Key: "tokenizer.ggml.token_type_count", Value: uint32(bertTokenTypes)})
+		}
+		if s.Pooling == "rank" {
+			// One label: the classifier head gives one relevance score.
+			kv = append(kv, gguf.KV{Key: a + "classifier.output_labels", Value: []string{"score"}})
+		}
+	} else {
+		kv = append(kv,
+			f("rope.freq_base", s.RopeBase),
+			f("attention.layer_norm_rms_epsilon", s.RMSEps),
+			u("rope.dimension_count", hd))
+	}
+	kv = append(kv, u("vocab_size", nVocab))
 	if hd*s.Heads != s.Embd {
 		kv = append(kv, u("attention.key_length", hd), u("attention.value_length", hd))
+	}
+	if s.SlidingWindow > 0 {
+		kv = append(kv,
+			u("attention.sliding_window", s.SlidingWindow),
+			u("attention.sliding_window_pattern", s.SlidingWindowPattern),
+			f("rope.freq_base_swa", s.RopeBaseSWA))
+	}
+	if s.Softcap > 0 {
+		kv = append(kv, f("final_logit_softcapping", s.Softcap))
 	}
 	if s.RopeScaling != "" {
 		kv = append(kv,
 			gguf.KV{Key: a + "rope.scaling.type", Value: s.RopeScaling},
-			gguf.KV{Key: a + "rope.scaling.factor", Value: s.RopeFactor},
+			f("rope.scaling.factor", s.RopeFactor),
 			u("rope.scaling.original_context_length", s.RopeOrigContext))
 	}
 	if mix != MixF32 {

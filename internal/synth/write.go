@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -86,7 +87,7 @@ func (m Model) Tensors(ctx context.Context, mix Mix, opts Options) ([]gguf.Write
 	var done uint64
 	for i, sp := range specs {
 		t := &out[i]
-		round := m.RoundBF16 && sp.kind == 0
+		round := m.RoundBF16 && sp.kind == kindGauss // as llamaref --round: the drawn weights, not norms
 		report := func(n uint64, finished bool) {
 			done += n
 			if opts.Progress != nil {
@@ -112,6 +113,7 @@ type generator struct {
 	round    bool
 	workers  int
 	progress func(bytes uint64, finished bool)
+	pos      int // values written so far, for kindFixed
 }
 
 func (g *generator) write(ctx context.Context, w io.Writer) error {
@@ -134,6 +136,7 @@ func (g *generator) write(ctx context.Context, w io.Writer) error {
 		dst[k] = make([]byte, chunkRows*rowBytes)
 	}
 	r := newRNG(g.seed, g.spec.name)
+	g.pos = 0 // a second write starts over, as the random stream does
 	errs := make([]error, workers)
 	for c := 0; c < nChunks; c += workers {
 		if err := ctx.Err(); err != nil {
@@ -170,17 +173,32 @@ func (g *generator) write(ctx context.Context, w io.Writer) error {
 }
 
 // fill draws the next len(x) weights of the tensor.
+//
+// Each value is computed in float64 exactly as llamaref writes it in C and
+// rounded to float32 once. The float64(...) conversions are not redundant:
+// Go may fuse x*y+z into one multiply-add with a single rounding (it does
+// on arm64), which would change the last bit of some weights; an explicit
+// conversion forces the product to be rounded first.
 func (g *generator) fill(r *rng, x []float32) {
 	sp := &g.spec
+	if sp.kind == kindFixed {
+		g.pos += copy(x, sp.values[g.pos:])
+		return
+	}
 	for i := range x {
 		z := r.gauss()
 		var v float32
-		if sp.kind == 0 {
+		switch sp.kind {
+		case kindGauss:
 			v = float32(sp.scale * z)
-		} else {
-			v = float32(1.0 + sp.scale*z)
+		case kindNorm, kindSignedNorm:
+			v = float32(1.0 + float64(sp.scale*z))
+		case kindRopeFactor:
+			v = float32(1.0 + float64(3.0*math.Abs(z)))
+		case kindAroundScale:
+			v = float32(sp.scale * (1.0 + float64(0.05*z)))
 		}
-		if sp.kind == 2 && r.next()>>63 != 0 {
+		if sp.kind == kindSignedNorm && r.next()>>63 != 0 {
 			v = -v
 		}
 		if g.round {

@@ -1,14 +1,23 @@
 // Command synth writes a deterministic random-weight model as a GGUF file.
 //
+//	go run ./internal/synth/cmd/synth -list
 //	go run ./internal/synth/cmd/synth -preset tinyq -type Q4_K_M -o tiny.gguf
-//	go run ./internal/synth/cmd/synth -preset 3b -type Q4_K_M -o /tmp/smollm3-3b-synth-Q4_K_M.gguf
+//	go run ./internal/synth/cmd/synth -preset qwen3-0.6b -type Q4_K_M -o /tmp/qwen3-0.6b-synth-Q4_K_M.gguf
+//	go run ./internal/synth/cmd/synth -preset qwen2.5-0.5b -vocab <llama.cpp>/models/ggml-vocab-qwen2.gguf -o q.gguf
 //
-// Presets: tinyq (the golden tinyq family's shape and seed: 8 layers, hidden
-// 256), llama-tiny, tinyyarn, and 3b (SmolLM3-3B: 36 layers, hidden 2048,
-// vocabulary 128,256; -vocab ../shared/tokenizer/smollm3-vocab.gguf gives it
-// SmolLM3's real tokenizer). Types: F32, F16, BF16, Q8_0, Q4_0, Q6_K and Q4_K_M
-// (llama.cpp's mix). The file is written to OUT.tmp and renamed when
-// complete; Ctrl-C stops cleanly and removes it.
+// Presets (-list prints them with their shapes): the golden models' shapes
+// and seeds (tinyq, llama-tiny, tinyyarn from ../shared/golden; qwen3-tiny,
+// qwen2-tiny, llama32-tiny, gemma3-tiny, bert-tiny, bert-rank-tiny from
+// ../shared/golden-families, which their F32, Q8_0 and Q4_K_M files
+// reproduce byte for byte), and the real shapes of small published models
+// for benchmarks: 3b (SmolLM3-3B), qwen3-0.6b, qwen3-1.7b, qwen2.5-0.5b,
+// qwen2.5-1.5b, llama3.2-1b, llama3.2-3b, gemma3-270m, gemma3-1b and
+// bge-small, each with its real vocabulary size (the built-in vocabulary
+// padded with reserved tokens; -vocab copies a real tokenizer instead, such
+// as ../shared/tokenizer/smollm3-vocab.gguf or llama.cpp's
+// models/ggml-vocab-{qwen2,llama-bpe,bert-bge}.gguf). Types: F32, F16, BF16,
+// Q8_0, Q4_0, Q6_K and Q4_K_M (llama.cpp's mixes). The file is written to
+// OUT.tmp and renamed when complete; Ctrl-C stops cleanly and removes it.
 package main
 
 import (
@@ -31,26 +40,36 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	preset := fs.String("preset", "tinyq", "model shape: "+strings.Join(synth.PresetNames(), ", "))
+	preset := fs.String("preset", "tinyq", "model shape (-list shows them): "+strings.Join(synth.PresetNames(), ", "))
 	typ := fs.String("type", "F32", "tensor types: F32, F16, BF16, Q8_0, Q4_0, Q6_K, Q4_K_M")
 	out := fs.String("o", "", "output file (required)")
 	seed := fs.Uint64("seed", 0, "weight seed (0: the preset's)")
 	name := fs.String("name", "", "general.name (default: the preset's)")
-	vocab := fs.String("vocab", "", "copy the tokenizer.* keys from this GGUF (e.g. SmolLM3's real tokenizer) instead of the built-in vocabulary")
+	vocab := fs.String("vocab", "", "copy the tokenizer.* keys from this GGUF (a real tokenizer, e.g. llama.cpp's models/ggml-vocab-qwen2.gguf) instead of the built-in vocabulary; the model takes its size")
 	workers := fs.Int("workers", 0, "goroutines quantizing in parallel (0: GOMAXPROCS)")
+	list := fs.Bool("list", false, "list the presets with their shapes and exit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: synth -preset NAME -type TYPE -o OUT.gguf")
+		fs.PrintDefaults()
+		fmt.Fprintln(stderr, "\npresets:")
+		listPresets(stderr)
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *list {
+		listPresets(stdout)
+		return 0
+	}
 	if *out == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: synth -preset NAME -type TYPE -o OUT.gguf")
-		fs.PrintDefaults()
+		fs.Usage()
 		return 2
 	}
 	m, mix, err := model(*preset, *typ, *seed, *name, *vocab)
@@ -62,6 +81,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// listPresets writes one block per preset: its name and what it is, then
+// its shape.
+func listPresets(w io.Writer) {
+	for _, name := range synth.PresetNames() {
+		m, _ := synth.Preset(name)
+		fmt.Fprintf(w, "%-15s %s\n%15s %s\n", name, synth.PresetAbout(name), "", m.Shape)
+	}
 }
 
 // model builds the model the flags describe.

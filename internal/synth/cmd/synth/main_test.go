@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/internal/synth"
 )
 
 func TestWritesTinyModel(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tiny.gguf")
 	var log bytes.Buffer
-	if code := run(context.Background(), []string{"-preset", "tinyq", "-type", "q4_k_m", "-o", out}, &log); code != 0 {
+	if code := run(context.Background(), []string{"-preset", "tinyq", "-type", "q4_k_m", "-o", out}, &log, &log); code != 0 {
 		t.Fatalf("exit %d: %s", code, log.String())
 	}
 	f, err := gguf.Open(out)
@@ -50,12 +52,53 @@ func TestErrors(t *testing.T) {
 		{ctx, []string{"-o", filepath.Join(dir, "c.gguf")}, 1, "cancelled"},
 	} {
 		var log bytes.Buffer
-		code := run(tc.ctx, tc.args, &log)
+		code := run(tc.ctx, tc.args, &log, &log)
 		if code != tc.code || !strings.Contains(log.String(), tc.want) {
 			t.Errorf("%v: exit %d, log %q; want %d and %q", tc.args, code, log.String(), tc.code, tc.want)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("files left behind: %v", entries)
+	}
+}
+
+func TestListsPresets(t *testing.T) {
+	var out, log bytes.Buffer
+	if code := run(context.Background(), []string{"-list"}, &out, &log); code != 0 {
+		t.Fatalf("exit %d: %s", code, log.String())
+	}
+	for _, name := range synth.PresetNames() {
+		if !strings.Contains(out.String(), "\n"+name+" ") && !strings.HasPrefix(out.String(), name+" ") {
+			t.Errorf("-list lacks %s:\n%s", name, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "qwen3: 28 layers, hidden 1024, FFN 3072, 16/8 heads of 128, vocab 151936") {
+		t.Errorf("-list lacks qwen3-0.6b's shape:\n%s", out.String())
+	}
+	// The usage lists them too.
+	log.Reset()
+	if code := run(context.Background(), nil, &out, &log); code != 2 || !strings.Contains(log.String(), "gemma3-270m") {
+		t.Errorf("usage: exit %d, %q", code, log.String())
+	}
+}
+
+// TestRealVocab gives a real shape a real tokenizer: the vocabulary size
+// becomes the tokenizer's (SmolLM3's 128,256 tokens, Llama 3's size).
+func TestRealVocab(t *testing.T) {
+	m, mix, err := model("llama3.2-1b", "Q4_K_M", 7, "x", sharedtest.Path(t, "tokenizer/smollm3-vocab.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Seed != 7 || m.Name != "x" || mix != synth.MixQ4_K_M || m.Shape.Vocab != 0 {
+		t.Errorf("model: seed %d name %q mix %s vocab %d", m.Seed, m.Name, mix, m.Shape.Vocab)
+	}
+	kv, err := m.Metadata(mix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range kv {
+		if x.Key == "llama.vocab_size" && x.Value != uint32(128256) {
+			t.Errorf("vocab_size %v", x.Value)
+		}
 	}
 }

@@ -1,0 +1,237 @@
+package synth_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/smolgo/smolgo/internal/synth"
+)
+
+// These tests run llama.cpp itself through the project's llamaref tool
+// (../shared/tools/llamaref/build.sh prints its path). They are skipped
+// unless SMOLGO_LLAMAREF names the binary:
+//
+//	SMOLGO_LLAMAREF=$(../shared/tools/llamaref/build.sh) go test -run Llamaref -v ./internal/synth/
+
+func llamaref(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("SMOLGO_LLAMAREF")
+	if bin == "" {
+		t.Skip("set SMOLGO_LLAMAREF to a llamaref binary (../shared/tools/llamaref/build.sh)")
+	}
+	return bin
+}
+
+func runLlamaref(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("llamaref %v: %v\n%s", args, err, stderr.Bytes())
+	}
+	return out
+}
+
+// small shrinks a preset to at most two blocks and a vocabulary of at most
+// 64 MB of F32 embeddings, keeping everything else (widths, heads, head
+// size, family keys), so a real shape can be written and run in a moment.
+// Llama 3's computed rope factors become llamaref's random ones.
+func small(m synth.Model) synth.Model {
+	m.Shape.Layers = min(m.Shape.Layers, 2)
+	if m.Shape.Vocab*m.Shape.Embd*4 > 64<<20 {
+		m.Shape.Vocab = 0
+	}
+	if m.Shape.RopeFreqs == "llama3" {
+		m.Shape.RopeFreqs = "random"
+	}
+	return m
+}
+
+func writeFile(t *testing.T, m synth.Model, mix synth.Mix, path string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := synth.Write(context.Background(), &buf, m, synth.Options{Mix: mix}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLlamarefSynthAgrees writes every preset (shrunk by small) here and
+// with llamaref synth and the same flags, and compares the files byte for
+// byte: beyond the golden models, this covers the real shapes' head sizes
+// (the Q/K norm level depends on it), widths, GQA ratios, BF16 rounding,
+// padded vocabularies, Gemma's window keys and bge-small's CLS pooling.
+func TestLlamarefSynthAgrees(t *testing.T) {
+	bin := llamaref(t)
+	dir := t.TempDir()
+	for _, name := range synth.PresetNames() {
+		t.Run(name, func(t *testing.T) {
+			m, _ := synth.Preset(name)
+			m = small(m)
+			args, err := llamarefArgs(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs := filepath.Join(dir, name+"-llamaref.gguf")
+			runLlamaref(t, bin, append([]string{"synth", "--out", theirs}, args...)...)
+			want, err := os.ReadFile(theirs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := synth.Write(context.Background(), &buf, m, synth.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				describeDiff(t, buf.Bytes(), want)
+			}
+		})
+	}
+}
+
+// TestLlamarefLoads has llama.cpp load and run what synth writes: every
+// preset (shrunk by small) in F32, F16, BF16, Q8_0 and Q4_K_M, three tokens through
+// llama_decode (decoders, plus one greedy step) or llama_encode with the
+// model's pooling (BERT), and every output finite. Each quantized file must
+// also be byte for byte what llama_model_quantize makes of the F32 one:
+// this checks the type mix on the real widths (Qwen2.5-0.5B's 896 columns
+// fall back from q4_K/q6_K to q5_0/q8_0) and on BERT's tensors.
+func TestLlamarefLoads(t *testing.T) {
+	bin := llamaref(t)
+	dir := t.TempDir()
+	for _, name := range synth.PresetNames() {
+		m, _ := synth.Preset(name)
+		m = small(m)
+		f32 := filepath.Join(dir, name+"-F32.gguf")
+		for _, mix := range []synth.Mix{synth.MixF32, synth.MixF16, synth.MixBF16, synth.MixQ8_0, synth.MixQ4_K_M} {
+			t.Run(name+"-"+string(mix), func(t *testing.T) {
+				path := filepath.Join(dir, name+"-"+string(mix)+".gguf")
+				writeFile(t, m, mix, path)
+				if mix != synth.MixF32 {
+					defer os.Remove(path)
+					theirs := filepath.Join(dir, name+"-"+string(mix)+"-llama.cpp.gguf")
+					runLlamaref(t, bin, "quantize", f32, theirs, string(mix), "--threads", "2")
+					defer os.Remove(theirs)
+					got, err1 := os.ReadFile(path)
+					want, err2 := os.ReadFile(theirs)
+					if err1 != nil || err2 != nil {
+						t.Fatal(err1, err2)
+					}
+					if !bytes.Equal(got, want) {
+						describeDiff(t, got, want)
+					}
+				}
+				checkRuns(t, bin, m.Shape.Arch, path)
+			})
+		}
+		os.Remove(f32)
+	}
+}
+
+// checkRuns runs the model at path in llama.cpp and checks that it gives
+// finite logits, embeddings or scores.
+func checkRuns(t *testing.T, bin, arch, path string) {
+	t.Helper()
+	var values []float64
+	if arch == synth.ArchBERT {
+		var r struct {
+			Sequences []struct {
+				Embedding []float64 `json:"embedding"`
+				Scores    []float64 `json:"scores"`
+			} `json:"sequences"`
+		}
+		out := runLlamaref(t, bin, "embed", "--model", path, "--tokens", "1,2,3;4,5,6,7", "--digits", "6")
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("embed output: %v\n%.300s", err, out)
+		}
+		for _, s := range r.Sequences {
+			values = append(values, s.Embedding...)
+			values = append(values, s.Scores...)
+		}
+	} else {
+		var r struct {
+			Prefill, Decode []struct {
+				Logits []float64 `json:"logits"`
+			}
+		}
+		out := runLlamaref(t, bin, "logits", "--model", path, "--tokens", "1,2,3", "--decode", "1", "--digits", "6")
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("logits output: %v\n%.300s", err, out)
+		}
+		for _, row := range append(r.Prefill, r.Decode...) {
+			values = append(values, row.Logits...)
+		}
+	}
+	if len(values) == 0 {
+		t.Fatal("llama.cpp gave no values")
+	}
+	for i, v := range values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("value %d is %v", i, v)
+		}
+	}
+}
+
+// TestHeavyRealShapes writes every real-shape preset whole in Q4_K_M (what
+// the benchmarks use) and, with SMOLGO_LLAMAREF set, runs it in llama.cpp.
+// It takes minutes and up to about 2 GB of disk per model, so it runs only
+// with SMOLGO_HEAVY=1 (SMOLGO_PRESETS=a,b picks presets):
+//
+//	SMOLGO_HEAVY=1 SMOLGO_LLAMAREF=$(../shared/tools/llamaref/build.sh) go test -run HeavyRealShapes -v -timeout 1h ./internal/synth/
+func TestHeavyRealShapes(t *testing.T) {
+	if os.Getenv("SMOLGO_HEAVY") != "1" {
+		t.Skip("set SMOLGO_HEAVY=1 to write the real shapes whole")
+	}
+	bin := os.Getenv("SMOLGO_LLAMAREF")
+	dir := t.TempDir()
+	for _, name := range synth.PresetNames() {
+		m, _ := synth.Preset(name)
+		if m.Shape.Vocab == 0 || !wanted(name) {
+			continue // a tiny golden preset, or not picked
+		}
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+"-Q4_K_M.gguf")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(path)
+			if err := synth.Write(context.Background(), f, m, synth.Options{Mix: synth.MixQ4_K_M}); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := os.Stat(path); err == nil {
+				t.Logf("%s: %d bytes", name, st.Size())
+			}
+			if bin != "" {
+				checkRuns(t, bin, m.Shape.Arch, path)
+			}
+		})
+	}
+}
+
+func wanted(name string) bool {
+	list := os.Getenv("SMOLGO_PRESETS")
+	if list == "" {
+		return true
+	}
+	for _, n := range strings.Split(list, ",") {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+package synth
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A preset is a named model and a line saying what it is for.
+type preset struct {
+	about string
+	model Model
+}
+
+// tinyFamily is the shape every golden-families decoder shares
+// (../shared/golden-families/manifest.json: llamaref synth --n-layer 2
+// --n-embd 256 --n-ff 256 --n-head 8 --n-head-kv 2, default context 4096):
+// head size 32, 4 query heads per KV head, and widths that are multiples of
+// 256, so the K-quants apply without fallbacks.
+func tinyFamily(arch string, ropeBase, eps float32) Shape {
+	return Shape{Arch: arch, Layers: 2, Embd: 256, FFN: 256, Heads: 8, KVHeads: 2, Context: 4096, RopeBase: ropeBase, RMSEps: eps}
+}
+
+// tinyBERT is the golden-families encoders' shape: llamaref synth --arch bert
+// --n-layer 2 --n-embd 256 --n-ff 256 --n-head 8, 512 positions, LayerNorm
+// epsilon 1e-12.
+func tinyBERT(pooling string) Shape {
+	return Shape{Arch: ArchBERT, Layers: 2, Embd: 256, FFN: 256, Heads: 8, KVHeads: 8, Context: 512, RMSEps: 1e-12, Pooling: pooling}
+}
+
+// llama32Rope is Llama 3.2's rope_scaling (config.json of
+// meta-llama/Llama-3.2-1B and -3B): rope_type llama3, factor 32,
+// low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings
+// 8192.
+var llama32Rope = Llama3Rope{Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}
+
+// gemma3Shape is what Gemma 3's small text models share (config.json of
+// google/gemma-3-270m and gemma-3-1b-it): one KV head, head size 256, RoPE
+// base 1e6 on global layers and 1e4 on local ones, a 512-token sliding window
+// with every 6th layer global, 32,768 positions, the 262,144-token vocabulary,
+// and no final logit soft-cap (Gemma 2 had one; Gemma 3's is null).
+func gemma3Shape(layers, embd, ffn int) Shape {
+	return Shape{Arch: ArchGemma3, Layers: layers, Embd: embd, FFN: ffn, Heads: 4, KVHeads: 1, HeadDim: 256,
+		Context: 32768, Vocab: 262144, RopeBase: 1e6, RMSEps: 1e-6,
+		SlidingWindow: 512, SlidingWindowPattern: 6, RopeBaseSWA: 1e4}
+}
+
+// presets. The golden ones carry the name llamaref gave them: it names a
+// model after its output file (qwen3-tiny-F32.gguf), and llama.cpp's
+// quantizer keeps the name, so the golden Q8_0 and Q4_K_M files are also
+// "qwen3-tiny-F32" inside, and a preset reproduces all three only with that
+// name. The real shapes take their sizes from each model's published
+// config.json; their vocabularies are the real sizes (the built-in one
+// padded with reserved tokens, or the real one with -vocab), and the
+// decoders' weights are rounded to BF16, as an F32 GGUF converted from their
+// BF16 checkpoints holds (bge-small ships F32).
+var presets = map[string]preset{
+	// The golden tinyq family's source (../shared/golden): 8 layers, NoPE in 3 and 7.
+	"tinyq": {"the golden SmolLM3 models (../shared/golden)", Model{Name: "smollm3-tinyq", Seed: 1, RoundBF16: true, Shape: Shape{
+		Arch: ArchSmolLM3, Layers: 8, Embd: 256, FFN: 256, Heads: 4, KVHeads: 2, Context: 4096,
+		RopeBase: 5e6, RMSEps: 1e-6}}},
+	"llama-tiny": {"golden: plain llama, RoPE everywhere, untied output", Model{Name: "llama-tiny", Seed: 2, Shape: Shape{
+		Arch: ArchLlama, Layers: 3, Embd: 64, FFN: 192, Heads: 4, KVHeads: 2, Context: 2048,
+		RopeBase: 1e4, RMSEps: 1e-5, Untied: true}}},
+	"tinyyarn": {"golden: SmolLM3 with static YaRN (factor 2 over 128 positions)", Model{Name: "smollm3-tinyyarn", Seed: 3, Shape: Shape{
+		Arch: ArchSmolLM3, Layers: 4, Embd: 64, FFN: 128, Heads: 2, KVHeads: 1, Context: 256,
+		RopeBase: 1e4, RMSEps: 1e-6, RopeScaling: "yarn", RopeFactor: 2, RopeOrigContext: 128}}},
+	"3b": {"SmolLM3-3B's shape (3.08 B parameters)", Model{Name: "smollm3-3b-synth", Seed: 3, RoundBF16: true, Shape: Shape{
+		Arch: ArchSmolLM3, Layers: 36, Embd: 2048, FFN: 11008, Heads: 16, KVHeads: 4, Context: 65536,
+		Vocab: 128256, RopeBase: 5e6, RMSEps: 1e-6}}},
+
+	// ../shared/golden-families: one tiny model per new family.
+	"qwen3-tiny": {"golden-families: per-head Q/K RMSNorm", Model{Name: "qwen3-tiny-F32", Seed: 11,
+		Shape: tinyFamily(ArchQwen3, 1e6, 1e-6)}},
+	"qwen2-tiny": {"golden-families: Q/K/V biases", Model{Name: "qwen2-tiny-F32", Seed: 12,
+		Shape: tinyFamily(ArchQwen2, 1e6, 1e-6)}},
+	"llama32-tiny": {"golden-families: rope_freqs.weight (random factors)", Model{Name: "llama32-tiny-F32", Seed: 13,
+		Shape: func() Shape { s := tinyFamily(ArchLlama, 1e4, 1e-5); s.RopeFreqs = "random"; return s }()}},
+	"gemma3-tiny": {"golden-families: window 32 (shorter than the golden prompts), pattern 2, soft-cap 15", Model{Name: "gemma3-tiny-F32", Seed: 14,
+		Shape: func() Shape {
+			s := tinyFamily(ArchGemma3, 1e6, 1e-6)
+			s.SlidingWindow, s.SlidingWindowPattern, s.RopeBaseSWA, s.Softcap = 32, 2, 1e4, 15
+			return s
+		}()}},
+	"bert-tiny":      {"golden-families: encoder, mean pooling", Model{Name: "bert-tiny-F32", Seed: 15, Shape: tinyBERT("mean")}},
+	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
+
+	// Real shapes, for benchmarks.
+	"qwen3-0.6b": {"Qwen/Qwen3-0.6B (596 M parameters)", Model{Name: "qwen3-0.6b-synth", Seed: 21, RoundBF16: true, Shape: Shape{
+		Arch: ArchQwen3, Layers: 28, Embd: 1024, FFN: 3072, Heads: 16, KVHeads: 8, HeadDim: 128, Context: 40960,
+		Vocab: 151936, RopeBase: 1e6, RMSEps: 1e-6}}},
+	"qwen3-1.7b": {"Qwen/Qwen3-1.7B (1.72 B parameters)", Model{Name: "qwen3-1.7b-synth", Seed: 22, RoundBF16: true, Shape: Shape{
+		Arch: ArchQwen3, Layers: 28, Embd: 2048, FFN: 6144, Heads: 16, KVHeads: 8, HeadDim: 128, Context: 40960,
+		Vocab: 151936, RopeBase: 1e6, RMSEps: 1e-6}}},
+	"qwen2.5-0.5b": {"Qwen/Qwen2.5-0.5B-Instruct (494 M parameters)", Model{Name: "qwen2.5-0.5b-synth", Seed: 23, RoundBF16: true, Shape: Shape{
+		Arch: ArchQwen2, Layers: 24, Embd: 896, FFN: 4864, Heads: 14, KVHeads: 2, Context: 32768,
+		Vocab: 151936, RopeBase: 1e6, RMSEps: 1e-6}}},
+	"qwen2.5-1.5b": {"Qwen/Qwen2.5-1.5B-Instruct (1.54 B parameters)", Model{Name: "qwen2.5-1.5b-synth", Seed: 24, RoundBF16: true, Shape: Shape{
+		Arch: ArchQwen2, Layers: 28, Embd: 1536, FFN: 8960, Heads: 12, KVHeads: 2, Context: 32768,
+		Vocab: 151936, RopeBase: 1e6, RMSEps: 1e-6}}},
+	"llama3.2-1b": {"meta-llama/Llama-3.2-1B (1.24 B parameters), llama3 rope_freqs", Model{Name: "llama3.2-1b-synth", Seed: 25, RoundBF16: true, Shape: Shape{
+		Arch: ArchLlama, Layers: 16, Embd: 2048, FFN: 8192, Heads: 32, KVHeads: 8, Context: 131072,
+		Vocab: 128256, RopeBase: 5e5, RMSEps: 1e-5, RopeFreqs: "llama3", Llama3Rope: llama32Rope}}},
+	"llama3.2-3b": {"meta-llama/Llama-3.2-3B (3.21 B parameters), llama3 rope_freqs", Model{Name: "llama3.2-3b-synth", Seed: 26, RoundBF16: true, Shape: Shape{
+		Arch: ArchLlama, Layers: 28, Embd: 3072, FFN: 8192, Heads: 24, KVHeads: 8, Context: 131072,
+		Vocab: 128256, RopeBase: 5e5, RMSEps: 1e-5, RopeFreqs: "llama3", Llama3Rope: llama32Rope}}},
+	"gemma3-270m": {"google/gemma-3-270m (268 M parameters, 63 % of them the embedding)", Model{Name: "gemma3-270m-synth", Seed: 27, RoundBF16: true,
+		Shape: gemma3Shape(18, 640, 2048)}},
+	"gemma3-1b": {"google/gemma-3-1b-it (1.00 B parameters)", Model{Name: "gemma3-1b-synth", Seed: 28, RoundBF16: true,
+		Shape: gemma3Shape(26, 1152, 6912)}},
+	"bge-small": {"BAAI/bge-small-en-v1.5 (33 M parameters), CLS pooling", Model{Name: "bge-small-synth", Seed: 29, Shape: Shape{
+		Arch: ArchBERT, Layers: 12, Embd: 384, FFN: 1536, Heads: 12, KVHeads: 12, Context: 512,
+		Vocab: 30522, RMSEps: 1e-12, Pooling: "cls"}}},
+}
+
+// Preset returns a named model (see PresetNames and PresetAbout).
+func Preset(name string) (Model, error) {
+	p, ok := presets[name]
+	if !ok {
+		return Model{}, fmt.Errorf("synth: unknown preset %q (have %s)", name, strings.Join(PresetNames(), ", "))
+	}
+	return p.model, nil
+}
+
+// PresetAbout says in a line what a preset is: the golden files it
+// reproduces, or the published model whose shape it has. It is "" for an
+// unknown name.
+func PresetAbout(name string) string { return presets[name].about }
+
+// PresetNames lists the presets, sorted.
+func PresetNames() []string {
+	var names []string
+	for n := range presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

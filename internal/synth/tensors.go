@@ -1,0 +1,255 @@
+package synth
+
+import (
+	"cmp"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+)
+
+// tensorSpec is one tensor to generate: its name, ggml dimensions, block
+// (-1 outside blocks), and how its values are drawn (kind, scale).
+type tensorSpec struct {
+	name   string
+	dims   []uint64
+	layer  int
+	kind   kind
+	scale  float64
+	oneDim bool      // a vector: norm weights, biases, rope factors; never quantized
+	values []float32 // kindFixed: the values themselves
+}
+
+// kind is how a tensor's values are drawn from its gaussian stream z. The
+// first five are llamaref's tensor kinds 0 to 4, evaluated with the same
+// double-precision operations in the same order and rounded to float32 once.
+type kind int
+
+const (
+	kindGauss       kind = iota // scale·z: weights, biases, embeddings
+	kindNorm                    // 1 + scale·z: norm weights (GGUF stores Gemma's 1+w too)
+	kindSignedNorm              // ±(1 + scale·z), the sign from one more draw: output_norm
+	kindRopeFactor              // 1 + 3|z|: rope_freqs.weight "random"
+	kindAroundScale             // scale·(1 + 0.05·z): Q/K norm weights
+	kindFixed                   // values computed, not drawn: rope_freqs.weight "llama3"
+)
+
+// Init scales (see the package comment): logits std 4, raw attention
+// scores std 2, attention output gain 0.3, FFN down gain 3 in block 0 and
+// 0.1 after. BERT's encoder has its own (bert below).
+const (
+	logitStd      = 4.0
+	attnStd       = 2.0
+	attnOutGain   = 0.3
+	ffnGain       = 0.1
+	ffnGainFirst  = 3.0
+	normWeightStd = 0.05
+	biasStd       = 0.1 // qwen2's Q/K/V biases
+
+	bertTokenTypes = 2 // token_types.weight rows (sentence A and B)
+)
+
+// specs lists the model's tensors in llamaref's order, which is the order
+// of convert_hf_to_gguf.py's files: token_embd, then each block's tensors,
+// then output_norm and output.
+func (m Model) specs(nVocab uint64) []tensorSpec {
+	if m.Shape.Arch == ArchBERT {
+		return m.bertSpecs(nVocab)
+	}
+	s := m.Shape
+	e, f := uint64(s.Embd), uint64(s.FFN)
+	hd := uint64(s.headDim())
+	nq, nkv := uint64(s.Heads)*hd, uint64(s.KVHeads)*hd
+	qGain := math.Sqrt(attnStd)
+	w := func(name string, layer int, ne0, ne1 uint64, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
+	}
+	vec := func(name string, layer int, n uint64, k kind, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, kind: k, scale: scale, oneDim: true}
+	}
+	norm := func(name string, layer int) tensorSpec { return vec(name, layer, e, kindNorm, normWeightStd) }
+
+	out := []tensorSpec{w("token_embd.weight", -1, e, nVocab, gain(logitStd, e))}
+	switch s.RopeFreqs {
+	case "random":
+		out = append(out, vec("rope_freqs.weight", -1, hd/2, kindRopeFactor, 0))
+	case "llama3":
+		r := vec("rope_freqs.weight", -1, hd/2, kindFixed, 0)
+		r.values = llama3RopeFactors(s.Llama3Rope, float64(s.RopeBase), int(hd))
+		out = append(out, r)
+	}
+	qk := qkNormScale(int(hd))
+	for i := range s.Layers {
+		b := "blk." + strconv.Itoa(i) + "."
+		down := ffnGain
+		if i == 0 {
+			down = ffnGainFirst
+		}
+		out = append(out,
+			norm(b+"attn_norm.weight", i),
+			w(b+"attn_q.weight", i, e, nq, gain(qGain, e)),
+			w(b+"attn_k.weight", i, e, nkv, gain(qGain, e)),
+			w(b+"attn_v.weight", i, e, nkv, gain(1, e)),
+		)
+		if s.Arch == ArchQwen2 {
+			out = append(out,
+				vec(b+"attn_q.bias", i, nq, kindGauss, biasStd),
+				vec(b+"attn_k.bias", i, nkv, kindGauss, biasStd),
+				vec(b+"attn_v.bias", i, nkv, kindGauss, biasStd))
+		}
+		if s.Arch == ArchQwen3 || s.Arch == ArchGemma3 {
+			// One weight per element of a head, shared by every head.
+			out = append(out,
+				vec(b+"attn_q_norm.weight", i, hd, kindAroundScale, qk),
+				vec(b+"attn_k_norm.weight", i, hd, kindAroundScale, qk))
+		}
+		out = append(out, w(b+"attn_output.weight", i, nq, e, gain(attnOutGain, nq)))
+		if s.Arch == ArchGemma3 {
+			// Gemma's RMSNorm multiplies by 1+w and its checkpoints
+			// store w, near 0; llama.cpp's converter adds the 1 when it
+			// writes the GGUF (norm_shift), so GGUF Gemma norms sit near
+			// 1 like every other family's, and a plain RMSNorm reads
+			// them. synth writes them as GGUF stores them.
+			out = append(out, norm(b+"post_attention_norm.weight", i))
+		}
+		out = append(out,
+			norm(b+"ffn_norm.weight", i),
+			w(b+"ffn_gate.weight", i, e, f, gain(1, e)),
+			w(b+"ffn_up.weight", i, e, f, gain(1, e)),
+			w(b+"ffn_down.weight", i, f, e, gain(down, f)),
+		)
+		if s.Arch == ArchGemma3 {
+			out = append(out, norm(b+"post_ffw_norm.weight", i))
+		}
+	}
+	// Random signs on output_norm keep tied embeddings from favouring the
+	// current token (a bias of about |e|²/rms(x)), which makes greedy
+	// decoding repeat itself.
+	out = append(out, vec("output_norm.weight", -1, e, kindSignedNorm, normWeightStd))
+	if s.Untied {
+		out = append(out, w("output.weight", -1, e, nVocab, gain(logitStd, e)))
+	}
+	return out
+}
+
+// bertSpecs lists a BERT encoder's tensors (llama.cpp's src/models/bert.cpp):
+// embeddings of tokens, token types and positions summed and LayerNormed,
+// then post-LayerNorm blocks with biases everywhere and a GELU FFN (no gate).
+// The scales are llamaref's for its encoder: embeddings of std 0.5 (tokens),
+// 0.1 (types) and 0.3 (positions), biases of 0.02, attention as the
+// decoders, and an FFN down gain of 0.5.
+func (m Model) bertSpecs(nVocab uint64) []tensorSpec {
+	s := m.Shape
+	e, f := uint64(s.Embd), uint64(s.FFN)
+	const (
+		tokenStd, typeStd, posStd = 0.5, 0.1, 0.3
+		bertBiasStd               = 0.02
+		downGain                  = 0.5
+	)
+	qGain := math.Sqrt(attnStd)
+	w := func(name string, layer int, ne0, ne1 uint64, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
+	}
+	bias := func(name string, layer int, n uint64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, scale: bertBiasStd, oneDim: true}
+	}
+	layerNorm := func(name string, layer int) []tensorSpec {
+		return []tensorSpec{
+			{name: name + ".weight", dims: []uint64{e}, layer: layer, kind: kindNorm, scale: normWeightStd, oneDim: true},
+			bias(name+".bias", layer, e),
+		}
+	}
+	out := []tensorSpec{
+		w("token_embd.weight", -1, e, nVocab, tokenStd),
+		w("token_types.weight", -1, e, bertTokenTypes, typeStd),
+		w("position_embd.weight", -1, e, uint64(s.Context), posStd),
+	}
+	out = append(out, layerNorm("token_embd_norm", -1)...)
+	for i := range s.Layers {
+		b := "blk." + strconv.Itoa(i) + "."
+		for _, p := range []struct {
+			name  string
+			scale float64
+		}{{"attn_q", gain(qGain, e)}, {"attn_k", gain(qGain, e)}, {"attn_v", gain(1, e)}, {"attn_output", gain(attnOutGain, e)}} {
+			out = append(out, w(b+p.name+".weight", i, e, e, p.scale), bias(b+p.name+".bias", i, e))
+		}
+		out = append(out, layerNorm(b+"attn_output_norm", i)...)
+		out = append(out,
+			w(b+"ffn_up.weight", i, e, f, gain(1, e)), bias(b+"ffn_up.bias", i, f),
+			w(b+"ffn_down.weight", i, f, e, gain(downGain, f)), bias(b+"ffn_down.bias", i, e))
+		out = append(out, layerNorm(b+"layer_output_norm", i)...)
+	}
+	if s.Pooling == "rank" {
+		// The classifier head on the pooled vector: a hidden × hidden
+		// layer, then one score. cls.output.weight is [hidden, 1], which
+		// GGUF stores as a vector (ggml drops trailing 1s), so it is
+		// never quantized.
+		out = append(out,
+			w("cls.weight", -1, e, e, gain(1, e)), bias("cls.bias", -1, e),
+			tensorSpec{name: "cls.output.weight", dims: []uint64{e}, layer: -1, scale: gain(1, e), oneDim: true},
+			bias("cls.output.bias", -1, 1))
+	}
+	return out
+}
+
+// gain is the scale g/sqrt(n), computed exactly as llamaref does: a
+// division, not a multiplication by 1/sqrt(n), which can round differently.
+func gain(g float64, n uint64) float64 { return g / math.Sqrt(float64(n)) }
+
+// qkNormScale is the level of the Q/K norm weights, (attnStd/headDim)^¼:
+// RMS-normalized heads have q·k/sqrt(d) of about sqrt(d), and weights w on
+// both q and k scale that by w², so this keeps the raw scores at std
+// sqrt(attnStd), as in the other families.
+//
+// llamaref computes pow(2, 0.25) / pow(d, 0.25) with the C library's pow,
+// which is correctly rounded for these inputs; Go's math.Pow is not (it is
+// one unit in the last place off for 183 of the even head sizes up to 1024,
+// 4 among them). The fourth roots here are rounded once from 256-bit ones,
+// which reproduces glibc's quotient for every head size up to 716.
+func qkNormScale(headDim int) float64 {
+	return root4(attnStd) / root4(float64(headDim))
+}
+
+// root4 is x^¼ rounded to nearest.
+func root4(x float64) float64 {
+	b := new(big.Float).SetPrec(256).SetFloat64(x)
+	b.Sqrt(b).Sqrt(b)
+	r, _ := b.Float64()
+	return r
+}
+
+// llama3RopeFactors are the rope_freqs.weight values of Llama 3.1/3.2's
+// "llama3" rope scaling, as llama.cpp's converter computes them: for each
+// rotated pair i of a head of headDim, the frequency base^(-2i/headDim) has
+// wavelength 2π/freq; short wavelengths keep factor 1, long ones get
+// r.Factor, and those between get 1/((1-t)/Factor + t) with t the smooth
+// interpolation weight. llama.cpp divides each pair's frequency by its
+// factor. Computed in float64 and rounded once (the converter's float32
+// torch arithmetic may differ in the last bit).
+func llama3RopeFactors(r Llama3Rope, base float64, headDim int) []float32 {
+	orig := float64(r.OrigContext)
+	lowWavelen, highWavelen := orig/r.LowFreqFactor, orig/r.HighFreqFactor
+	out := make([]float32, headDim/2)
+	for i := range out {
+		freq := 1 / math.Pow(base, float64(2*i)/float64(headDim))
+		wavelen := 2 * math.Pi / freq
+		switch {
+		case wavelen < highWavelen:
+			out[i] = 1
+		case wavelen > lowWavelen:
+			out[i] = float32(r.Factor)
+		default:
+			t := (orig/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+			out[i] = float32(1 / ((1-t)/r.Factor + t))
+		}
+	}
+	return out
+}
+
+// quantizeOrder sorts specs the way llama.cpp's quantizer writes tensors:
+// those outside blocks first, then block by block, each sorted by name.
+func quantizeOrder(specs []tensorSpec) {
+	slices.SortStableFunc(specs, func(a, b tensorSpec) int {
+		return cmp.Or(cmp.Compare(a.layer, b.layer), cmp.Compare(a.name, b.name))
+	})
+}
