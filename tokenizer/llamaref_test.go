@@ -1,0 +1,238 @@
+package tokenizer
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/internal/sharedtest"
+)
+
+// llamaRef is testdata/llamaref.json.gz, written by gen_llamaref.go:
+// llama.cpp's ids for a fuzz set of texts under ten vocabularies, and the
+// SHA-256 of its ids for the 1 MB bench text.
+type llamaRef struct {
+	Gemma3 string   `json:"gemma3_synth_sha256"`
+	Texts  [][]byte `json:"texts"`
+	Vocabs []struct {
+		Name    string    `json:"name"`
+		Plain   [][]int32 `json:"plain"`
+		Special [][]int32 `json:"special"`
+	} `json:"vocabs"`
+	Bench map[string]struct {
+		N      int    `json:"n"`
+		SHA256 string `json:"sha256"`
+	} `json:"bench"`
+}
+
+var (
+	refOnce sync.Once
+	refData llamaRef
+	refErr  error
+)
+
+func readLlamaRef(t testing.TB) *llamaRef {
+	t.Helper()
+	refOnce.Do(func() {
+		var raw []byte
+		if raw, refErr = os.ReadFile("testdata/llamaref.json.gz"); refErr != nil {
+			return
+		}
+		var zr *gzip.Reader
+		if zr, refErr = gzip.NewReader(bytes.NewReader(raw)); refErr != nil {
+			return
+		}
+		refErr = json.NewDecoder(zr).Decode(&refData)
+	})
+	if refErr != nil {
+		t.Fatal(refErr)
+	}
+	return &refData
+}
+
+// refVocab loads a vocabulary of the reference file: one of llama.cpp's, or
+// "gemma3-synth", built in memory exactly as gen_llamaref.go wrote it.
+func refVocab(t testing.TB, name string) *Tokenizer {
+	t.Helper()
+	if name != "gemma3-synth" {
+		return llamaVocab(t, name)
+	}
+	if tok, ok := vocabCache.Load(name); ok {
+		return tok.(*Tokenizer)
+	}
+	b, err := synthGemma3(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != readLlamaRef(t).Gemma3 {
+		t.Fatalf("synthGemma3 builds other bytes than gen_llamaref.go did (SHA-256 %x)", sum)
+	}
+	f, err := gguf.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocabCache.Store(name, tok)
+	return tok
+}
+
+// TestLlamaRef: on every text of the fuzz set, Tokenize gives llama.cpp's
+// ids, without special tokens (Tokenize(s, false, false)) and with them
+// (Tokenize(s, true, true), llama_tokenize with add_special and
+// parse_special); and decoding gives the text back where the vocabulary
+// can (valid UTF-8 without U+2581, and not WordPiece, which normalizes).
+func TestLlamaRef(t *testing.T) {
+	ref := readLlamaRef(t)
+	for _, v := range ref.Vocabs {
+		t.Run(v.Name, func(t *testing.T) {
+			tok := refVocab(t, v.Name)
+			bad := 0
+			for i, text := range ref.Texts {
+				for _, c := range []struct {
+					special bool
+					want    []int32
+				}{{false, v.Plain[i]}, {true, v.Special[i]}} {
+					got := tok.Tokenize(string(text), c.special, c.special)
+					if !slices.Equal(got, c.want) {
+						if bad++; bad <= 5 {
+							t.Errorf("text %d %q, special %v:\n got %v\nwant %v", i, text, c.special, got, c.want)
+						}
+					}
+				}
+				if tok.Model() == "bert" || !utf8.Valid(text) || tok.Model() != "gpt2" && bytes.Contains(text, []byte(spaceMark)) {
+					continue // WordPiece normalizes; U+2581 in the text decodes as a space
+				}
+				if back, err := tok.Decode(v.Plain[i], false); err != nil || back != string(text) {
+					if bad++; bad <= 5 {
+						t.Errorf("text %d %q: Decode gives %q, %v", i, text, back, err)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d mismatches over %d texts", bad, len(ref.Texts))
+			}
+			// The set exercises special tokens: parsing them changes the ids
+			// of many texts beyond the BOS/EOS around them.
+			changed := 0
+			for i := range ref.Texts {
+				inner := tok.Tokenize(string(ref.Texts[i]), false, true)
+				if !slices.Equal(inner, v.Plain[i]) {
+					changed++
+				}
+			}
+			if changed < 5 {
+				t.Errorf("special tokens change only %d texts' ids", changed)
+			}
+		})
+	}
+}
+
+// TestLlamaRefBench: the 1 MB bench text gives llama.cpp's ids (compared
+// through their SHA-256) for one vocabulary of each kind, and decodes back.
+func TestLlamaRefBench(t *testing.T) {
+	ref := readLlamaRef(t)
+	text, err := os.ReadFile(sharedtest.Path(t, "tokenizer/bench_en_1mb.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(ref.Bench))
+	for name := range ref.Bench {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		want := ref.Bench[name]
+		t.Run(name, func(t *testing.T) {
+			tok := refVocab(t, name)
+			ids := tok.Tokenize(string(text), false, false)
+			h := sha256.New()
+			binary.Write(h, binary.LittleEndian, ids)
+			if got := hex.EncodeToString(h.Sum(nil)); len(ids) != want.N || got != want.SHA256 {
+				t.Errorf("%d ids with SHA-256 %s; llama.cpp gives %d with %s", len(ids), got, want.N, want.SHA256)
+			}
+			if tok.Model() == "bert" {
+				return
+			}
+			if back, err := tok.Decode(ids, false); err != nil || back != string(text) {
+				t.Errorf("decoding does not give the text back (%v)", err)
+			}
+		})
+	}
+}
+
+// synthGemma3 writes Gemma 4's vocabulary as a Gemma 3 style SentencePiece
+// GGUF (model "llama", add_space_prefix false, each merge result scored by
+// its merge's rank). It must build the same bytes as synthGemma3 in
+// gen_llamaref.go; TestLlamaRef checks the SHA-256.
+func synthGemma3(gemma4 string) ([]byte, error) {
+	f, err := gguf.Open(gemma4)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tokens, err := f.Strings("tokenizer.ggml.tokens")
+	if err != nil {
+		return nil, err
+	}
+	types, err := f.Int32s("tokenizer.ggml.token_type")
+	if err != nil {
+		return nil, err
+	}
+	merges, err := f.Strings("tokenizer.ggml.merges")
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]int, len(tokens))
+	for i, t := range tokens {
+		index[t] = i
+	}
+	scores := make([]float32, len(tokens))
+	for i := range scores {
+		scores[i] = -float32(len(merges) + i)
+	}
+	for rank := len(merges) - 1; rank >= 0; rank-- { // the first merge making a token gives its score
+		m := merges[rank]
+		k := strings.IndexByte(m[min(1, len(m)):], ' ')
+		if k < 0 {
+			continue
+		}
+		if id, ok := index[m[:k+1]+m[k+2:]]; ok {
+			scores[id] = -float32(rank)
+		}
+	}
+	kv := []gguf.KV{
+		{Key: "general.architecture", Value: "gemma3"},
+		{Key: "general.name", Value: "gemma3-synth"},
+		{Key: "tokenizer.ggml.model", Value: "llama"},
+		{Key: "tokenizer.ggml.pre", Value: "default"},
+		{Key: "tokenizer.ggml.tokens", Value: slices.Clone(tokens)},
+		{Key: "tokenizer.ggml.scores", Value: scores},
+		{Key: "tokenizer.ggml.token_type", Value: slices.Clone(types)},
+		{Key: "tokenizer.ggml.bos_token_id", Value: uint32(2)},
+		{Key: "tokenizer.ggml.eos_token_id", Value: uint32(1)},
+		{Key: "tokenizer.ggml.unknown_token_id", Value: uint32(3)},
+		{Key: "tokenizer.ggml.padding_token_id", Value: uint32(0)},
+		{Key: "tokenizer.ggml.add_bos_token", Value: true},
+		{Key: "tokenizer.ggml.add_eos_token", Value: false},
+		{Key: "tokenizer.ggml.add_space_prefix", Value: false},
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, kv, nil); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
