@@ -170,6 +170,9 @@ func (t *Tokenizer) spmChunkLong(dst []int32, text string) []int32 {
 		prev, next int32
 		id         int32
 	}
+	if text == "" {
+		return dst
+	}
 	var syms []sym
 	for i := 0; i < len(text); {
 		w := min(symLen(text[i]), len(text)-i)
