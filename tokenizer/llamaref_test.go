@@ -236,3 +236,27 @@ func synthGemma3(gemma4 string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// BenchmarkEncodeKinds encodes the 1 MB bench text with one vocabulary of
+// each kind: byte-level BPE with the Qwen2 pattern (Qwen2.5, Qwen3),
+// SentencePiece (Llama 2's 32,000 tokens, and Gemma 3's size: 262,144),
+// Gemma 4's BPE and WordPiece (bge). The word caches are warm after the
+// first iteration, as in a server.
+func BenchmarkEncodeKinds(b *testing.B) {
+	text, err := os.ReadFile(sharedtest.Path(b, "tokenizer/bench_en_1mb.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(text)
+	for _, name := range []string{"qwen2", "llama-spm", "gemma3-synth", "gemma-4", "bert-bge"} {
+		b.Run(name, func(b *testing.B) {
+			tok := refVocab(b, name)
+			dst := make([]int32, 0, 400000)
+			b.SetBytes(int64(len(s)))
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = tok.AppendEncode(dst[:0], s, false)
+			}
+		})
+	}
+}

@@ -814,6 +814,14 @@ func (c *wordCache) get(w string) ([]int32, bool) {
 	return ids, ok
 }
 
+// getBytes is get for a word held in a byte slice (no copy is made).
+func (c *wordCache) getBytes(w []byte) ([]int32, bool) {
+	c.mu.Lock()
+	ids, ok := c.m[string(w)]
+	c.mu.Unlock()
+	return ids, ok
+}
+
 func (c *wordCache) put(w string, ids []int32) {
 	if len(w) > 64 {
 		return

@@ -31,6 +31,21 @@ const (
 // llamaCat returns llama.cpp's flags for r (Unicode 15.1 categories and
 // White_Space). Code points past U+10FFFF are undefined.
 func llamaCat(r rune) ucat {
+	if r >= 0 && r < 0x80 {
+		return asciiCat[r]
+	}
+	return llamaCatSlow(r)
+}
+
+// asciiCat is llamaCat for ASCII, filled once at package load.
+var asciiCat = func() (t [0x80]ucat) {
+	for r := range t {
+		t[r] = llamaCatSlow(rune(r))
+	}
+	return t
+}()
+
+func llamaCatSlow(r rune) ucat {
 	var c ucat
 	switch {
 	case r < 0 || r > unicode.MaxRune:
@@ -81,6 +96,9 @@ func llamaLower(r rune) rune { return unicode.ToLower(r) }
 // point: the first code point of its canonical decomposition ("é" → "e"),
 // or r itself.
 func llamaNFDFirst(r rune) rune {
+	if r < nfdFirst[0][0] {
+		return r
+	}
 	lo, hi := 0, len(nfdFirst)
 	for lo < hi {
 		m := (lo + hi) / 2

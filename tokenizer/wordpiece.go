@@ -1,9 +1,6 @@
 package tokenizer
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // WordPiece as llama.cpp runs it (llm_tokenizer_wpm), for BERT-style
 // embedding models. The converter stores a word-initial piece "the" as
@@ -21,12 +18,21 @@ import (
 
 // appendWPM tokenizes one stretch of text without added tokens.
 func (t *Tokenizer) appendWPM(dst []int32, seg string) []int32 {
-	var word strings.Builder
+	var buf [64]byte
+	word := buf[:0]
 	flush := func() {
-		if word.Len() > 0 {
-			dst = t.cachedChunk(dst, word.String(), t.wpmWord)
-			word.Reset()
+		if len(word) == 0 {
+			return
 		}
+		if ids, ok := t.cache.getBytes(word); ok {
+			dst = append(dst, ids...)
+		} else {
+			w := string(word)
+			n := len(dst)
+			dst = t.wpmWord(dst, w)
+			t.cache.put(w, dst[n:])
+		}
+		word = word[:0]
 	}
 	for i := 0; i < len(seg); {
 		r, w := llamaDecodeRune(seg, i)
@@ -50,11 +56,11 @@ func (t *Tokenizer) appendWPM(dst []int32, seg string) []int32 {
 		}
 		if f&catPunct != 0 || r < 0x7F && f&catSymbol != 0 || isCJK(r) {
 			flush()
-			word.WriteRune(out)
+			word = utf8.AppendRune(word, out)
 			flush()
 			continue
 		}
-		word.WriteRune(out)
+		word = utf8.AppendRune(word, out)
 	}
 	flush()
 	return dst
