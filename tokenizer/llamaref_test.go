@@ -7,9 +7,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -259,4 +262,121 @@ func BenchmarkEncodeKinds(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestLlamaRefLive (SMOLGO_HEAVY=1) runs llama.cpp itself, through
+// llamaref, on 2,000 fresh random texts per vocabulary, with and without
+// special tokens. SMOLGO_SEED picks another set.
+func TestLlamaRefLive(t *testing.T) {
+	if os.Getenv("SMOLGO_HEAVY") != "1" {
+		t.Skip("set SMOLGO_HEAVY=1 to compare with llama.cpp on fresh random texts")
+	}
+	bin := filepath.Join(filepath.Dir(llamaCppDir(t)), "bin", "llamaref")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("llamaref: %v (run bash ../shared/tools/llamaref/build.sh)", err)
+	}
+	seed := uint64(1)
+	if s := os.Getenv("SMOLGO_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed = v
+	}
+	texts := randomTexts(seed, 2000)
+	dir := t.TempDir()
+	records := filepath.Join(dir, "texts.bin")
+	var rec bytes.Buffer
+	for _, s := range texts {
+		binary.Write(&rec, binary.LittleEndian, uint32(len(s)))
+		rec.WriteString(s)
+	}
+	if err := os.WriteFile(records, rec.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gemma3 := filepath.Join(dir, "gemma3-synth.gguf")
+	b, err := synthGemma3(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gemma3, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"qwen2", "qwen35", "gpt-2", "mpt", "starcoder", "refact", "command-r",
+		"llama-spm", "phi-3", "baichuan", "gemma3-synth", "gemma-4", "bert-bge"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(llamaCppDir(t), "models", "ggml-vocab-"+name+".gguf")
+			if name == "gemma3-synth" {
+				path = gemma3
+			}
+			tok := refVocab(t, name)
+			for _, special := range []bool{false, true} {
+				args := []string{"tokenize", "--model", path, "--texts", records}
+				if special {
+					args = append(args, "--special", "--add-special")
+				}
+				out, err := exec.Command(bin, args...).Output()
+				if err != nil {
+					t.Fatalf("llamaref %v: %v", args, err)
+				}
+				lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+				if len(lines) != len(texts) {
+					t.Fatalf("llamaref gave %d results for %d texts", len(lines), len(texts))
+				}
+				bad := 0
+				for i, line := range lines {
+					var r struct {
+						Tokens []int32 `json:"tokens"`
+					}
+					if err := json.Unmarshal([]byte(line), &r); err != nil {
+						t.Fatal(err)
+					}
+					if got := tok.Tokenize(texts[i], special, special); !slices.Equal(got, r.Tokens) && len(got)+len(r.Tokens) > 0 {
+						if bad++; bad <= 5 {
+							t.Errorf("special %v: %q\n got %v\nwant %v", special, texts[i], got, r.Tokens)
+						}
+					}
+				}
+				if bad > 0 {
+					t.Errorf("special %v: %d of %d texts differ", special, bad, len(texts))
+				}
+			}
+		})
+	}
+}
+
+// randomTexts makes n texts of random characters from many scripts and
+// classes, white space runs, digits, special-token strings and stray bytes
+// (invalid UTF-8, or overlong forms and surrogates by chance).
+func randomTexts(seed uint64, n int) []string {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	ranges := [][2]rune{{0x20, 0x7E}, {0x20, 0x7E}, {0x20, 0x7E}, {0x9, 0xD}, {0x30, 0x39}, {0xA0, 0x2FF},
+		{0x300, 0x36F}, {0x370, 0x52F}, {0x590, 0x6FF}, {0x900, 0xDFF}, {0xE00, 0xFFF}, {0x1000, 0x1FFF},
+		{0x2000, 0x2BFF}, {0x2E80, 0x33FF}, {0x3400, 0x9FFF}, {0xA000, 0xD7FF}, {0xE000, 0xFFFD},
+		{0x10000, 0x1FFFF}, {0x20000, 0x2FFFF}, {0x30000, 0x10FFFF}}
+	specials := []string{"<|im_start|>", "<|im_end|>", "<|endoftext|>", "<s>", "</s>", "<unk>", "[CLS]", "[SEP]",
+		"[UNK]", "<bos>", "<eos>", "<|turn>", "<turn|>", "<fim_prefix>", "<|end|>", "<|user|>", "<0x41>", "▁", "  ", "\n\n"}
+	texts := make([]string, n)
+	for i := range texts {
+		var sb strings.Builder
+		for range rng.IntN(60) {
+			switch k := rng.IntN(20); {
+			case k == 0:
+				sb.WriteString(specials[rng.IntN(len(specials))])
+			case k == 1 && rng.IntN(4) == 0:
+				sb.WriteByte(byte(0x80 + rng.IntN(0x80))) // invalid UTF-8, mostly
+			case k < 3:
+				sb.WriteString(strings.Repeat(" ", 1+rng.IntN(5)))
+			default:
+				r := ranges[rng.IntN(len(ranges))]
+				c := r[0] + rune(rng.IntN(int(r[1]-r[0]+1)))
+				if c >= 0xD800 && c <= 0xDFFF {
+					c = 'x'
+				}
+				sb.WriteRune(c)
+			}
+		}
+		texts[i] = sb.String()
+	}
+	return texts
 }
