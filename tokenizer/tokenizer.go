@@ -12,18 +12,21 @@ import (
 type Kind uint8
 
 const (
-	// Normal tokens come out of byte-level BPE; their text is stored in the
-	// byte-level alphabet.
+	// Normal tokens come out of the vocabulary's algorithm (BPE merges,
+	// SentencePiece pieces, WordPiece pieces, byte tokens). A byte-level
+	// BPE token's text is stored in the byte-level alphabet.
 	Normal Kind = iota
-	// Special added tokens (GGUF type CONTROL, tokenizer.json "special":
-	// true) are matched in text only when special parsing is on, and are
+	// Special added tokens (GGUF type CONTROL or UNKNOWN, tokenizer.json
+	// "special": true, and tokens llama.cpp treats as control by name such
+	// as </s>) are matched in text only when special parsing is on, and are
 	// dropped by decoding with skipSpecial.
 	Special
 	// UserDefined added tokens (GGUF type USER_DEFINED, tokenizer.json
 	// "special": false, such as SmolLM3's <think>) are always matched in
 	// text and always decoded.
 	UserDefined
-	// Unused tokens are never produced by encoding.
+	// Unused tokens (GGUF UNUSED) are never cut out of text as added tokens;
+	// outside byte-level BPE they decode to nothing, as in llama.cpp.
 	Unused
 )
 
@@ -310,8 +313,9 @@ func endOfGeneration(t *Tokenizer, drop []int32, ids ...int32) []int32 {
 func (t *Tokenizer) Len() int { return len(t.text) }
 
 // Token returns the stored text of token id: the byte-level form of a normal
-// token (space shown as 'Ġ'), or the content of an added token. It returns
-// "" for an id out of range.
+// byte-level BPE token (space shown as 'Ġ'), a SentencePiece, Gemma 4 or
+// WordPiece token's text (space shown as '▁'), or the content of an added
+// token. It returns "" for an id out of range.
 func (t *Tokenizer) Token(id int32) string {
 	if id < 0 || int(id) >= len(t.text) {
 		return ""
@@ -327,15 +331,17 @@ func (t *Tokenizer) Kind(id int32) (k Kind, ok bool) {
 	return t.kinds[id], true
 }
 
-// Normal reports whether id is a Normal token: one that byte-level BPE makes
-// from text, as opposed to an added (special or user-defined) token.
+// Normal reports whether id is a Normal token: one that the vocabulary's
+// algorithm makes from text, as opposed to an added (special or
+// user-defined) or unused token.
 func (t *Tokenizer) Normal(id int32) bool {
 	k, ok := t.Kind(id)
 	return ok && k == Normal
 }
 
 // ID returns the id of the token whose stored text is exactly s (an added
-// token's content such as "<|im_end|>", or a normal token's byte-level text).
+// token's content such as "<|im_end|>", or a normal token's text as Token
+// shows it).
 func (t *Tokenizer) ID(s string) (int32, bool) {
 	if a, ok := t.added.byText[s]; ok {
 		return a.id, true
@@ -415,8 +421,9 @@ func (t *Tokenizer) IsEndOfGeneration(id int32) bool {
 	return found
 }
 
-// Pre names the pre-tokenizer (GGUF tokenizer.ggml.pre, or "llama3" for a
-// tokenizer.json with the Llama-3 split pattern).
+// Pre names the pre-tokenizer (GGUF tokenizer.ggml.pre, "default" when the
+// file has none, "gemma4" for Gemma 4, or "llama3" for a tokenizer.json with
+// the Llama-3 split pattern). Only byte-level BPE vocabularies use it.
 func (t *Tokenizer) Pre() string { return t.pre }
 
 // IgnoreMerges reports whether a pre-token that is itself a vocabulary entry
@@ -427,8 +434,9 @@ func (t *Tokenizer) IgnoreMerges() bool { return t.ignoreMerges }
 // added tokens written in the text (such as "<|im_end|>") become their ids;
 // without it they are tokenized as ordinary text. User-defined added tokens
 // (SmolLM3's <think>, <tool_call>, …) are recognised either way. Nothing is
-// added: no BOS, no EOS. Any byte sequence, even invalid UTF-8, encodes, and
-// decodes back to the same bytes.
+// added: no BOS, no EOS (see Tokenize). Any byte sequence, even invalid
+// UTF-8, encodes; for the Llama-3 family it decodes back to the same bytes,
+// elsewhere invalid bytes are read as U+FFFD, as llama.cpp reads them.
 func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
 	return t.AppendEncode(make([]int32, 0, len(text)/3+1), text, parseSpecial)
 }
