@@ -9,8 +9,9 @@
 //     that cuts text into pieces before BPE: Llama 3's pattern (llama-bpe,
 //     llama3, llama-v3, smaug-bpe: Llama 3.x, SmolLM3), Qwen2's (qwen2,
 //     deepseek-r1-qwen: Qwen2, Qwen2.5, Qwen3; qwen35), GPT-2's (gpt-2,
-//     phi-2, mpt) and GPT-2's with digits one by one (smollm, starcoder,
-//     refact, command-r: SmolLM, SmolLM2, StarCoder).
+//     phi-2, mpt), GPT-2's with digits one by one (smollm, starcoder,
+//     refact, command-r: SmolLM, SmolLM2, StarCoder), and the regex lists of
+//     falcon, deepseek-coder and deepseek-llm.
 //   - "llama": SentencePiece (Llama 2, Gemma 3, Phi-3, Baichuan).
 //   - "gemma4": Gemma 4's BPE over characters.
 //   - "bert": WordPiece (BERT, bge and other embedding models).
@@ -114,12 +115,12 @@
 //
 // Exact on llama.cpp's shipped reference cases (models/ggml-vocab-*.gguf.inp
 // and .out, Hugging Face's ids) for qwen2, qwen35, llama-bpe, llama-spm,
-// phi-3, gemma-4, bert-bge, gpt-2, mpt, starcoder, refact and command-r;
-// equal to llama.cpp (llamaref tokenize) on a 297-text fuzz set under ten
-// vocabularies with and without special tokens, on the 1 MB bench text for
-// Qwen2, Llama 2, Gemma 3 (Gemma 4's tokens as a SentencePiece vocabulary),
-// Gemma 4 and bge, and (SMOLGO_HEAVY=1) on 2,000 fresh random texts under 13
-// vocabularies. The Llama-3 family is exact against Hugging Face on
+// phi-3, gemma-4, bert-bge, gpt-2, mpt, starcoder, refact, command-r,
+// falcon, deepseek-coder and deepseek-llm; equal to llama.cpp (llamaref
+// tokenize) on a 297-text fuzz set under 16 vocabularies with and without
+// special tokens, on the 1 MB bench text for Qwen2, Llama 2, Gemma 3 (Gemma
+// 4's tokens as a SentencePiece vocabulary), Gemma 4 and bge, and
+// (SMOLGO_HEAVY=1) on 2,000 fresh random texts under the same 16. The Llama-3 family is exact against Hugging Face on
 // tokenizer_cases, tokenizer_fuzz, ignore_merges_cases,
 // unicode_version_cases, the 1 MB bench text and the chat prompts in
 // ../shared/tokenizer.

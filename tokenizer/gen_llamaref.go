@@ -42,8 +42,9 @@ var vocabs = []struct {
 	name  string
 	bench bool
 }{
-	{"qwen2", true}, {"qwen35", false}, {"gpt-2", false}, {"starcoder", false}, {"command-r", false},
-	{"llama-spm", true}, {"phi-3", false}, {"gemma3-synth", true}, {"gemma-4", true}, {"bert-bge", true},
+	{"qwen2", true}, {"qwen35", false}, {"gpt-2", false}, {"mpt", false}, {"starcoder", false}, {"refact", false},
+	{"command-r", false}, {"falcon", false}, {"deepseek-coder", false}, {"deepseek-llm", false},
+	{"llama-spm", true}, {"phi-3", false}, {"baichuan", false}, {"gemma3-synth", true}, {"gemma-4", true}, {"bert-bge", true},
 }
 
 // Reference is the file's content.

@@ -63,6 +63,10 @@ var preTokenizers = map[string]preSpec{
 	"starcoder": {split: splitStarCoder, llama: true},
 	"refact":    {split: splitStarCoder, llama: true},
 	"command-r": {split: splitStarCoder, llama: true},
+	// Regex lists that llama.cpp runs with std::regex.
+	"falcon":         {split: splitFalcon, llama: true},
+	"deepseek-coder": {split: splitDeepSeekCoder, llama: true},
+	"deepseek-llm":   {split: splitDeepSeekLLM, llama: true},
 }
 
 // supported lists a table's keys, sorted, for error messages.

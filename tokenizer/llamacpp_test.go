@@ -98,7 +98,7 @@ func readInpOut(t testing.TB, name string) []inpCase {
 // ids.
 func TestLlamaCppReferenceCases(t *testing.T) {
 	for _, name := range []string{"qwen2", "qwen35", "llama-bpe", "llama-spm", "phi-3", "gemma-4", "bert-bge",
-		"gpt-2", "mpt", "starcoder", "refact", "command-r"} {
+		"gpt-2", "mpt", "starcoder", "refact", "command-r", "falcon", "deepseek-coder", "deepseek-llm"} {
 		t.Run(name, func(t *testing.T) {
 			tok := llamaVocab(t, name)
 			cases := readInpOut(t, name)

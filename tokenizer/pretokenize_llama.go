@@ -1,6 +1,9 @@
 package tokenizer
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // The split patterns below are the ones llama.cpp implements by hand in
 // src/unicode.cpp (unicode_regex_split_custom_*), written again from their
@@ -246,3 +249,164 @@ func splitWith(stages []pattern, s string, emit func(string)) {
 		i += n
 	}
 }
+
+// Some pre-tokenizers are lists of plain regexes that llama.cpp runs with
+// std::regex (ECMAScript): on a copy of the text where each character
+// outside ASCII is collapsed to one byte for its category when the regex
+// uses \p{...}, or on the code points otherwise, in both cases with white
+// space outside ASCII turned into \v. Each regex cuts every piece into its
+// matches and the text between them. The regexes used here are all of the
+// shape \s?[C]+, [C]+ or [C]{k}, so a match is found by scanning.
+
+// runPattern matches \s?[C]+ (optSpace), [C]+, or exactly n characters of
+// C (n > 0), where in reports whether a character is in C: the piece at i is
+// the match that starts there, or the text up to the next match.
+func runPattern(optSpace bool, n int, in func(rune) bool) pattern {
+	// matchAt returns the length of the match at s[i:], or 0.
+	matchAt := func(s string, i int) int {
+		j := i
+		r, w := nextLlama(s, j)
+		if optSpace && isWhiteSpace(r) && j+w < len(s) {
+			if r2, _ := nextLlama(s, j+w); in(r2) {
+				j += w
+				r, w = nextLlama(s, j)
+			}
+		}
+		if !in(r) {
+			return 0
+		}
+		for k := 0; j < len(s) && (n == 0 || k < n); k++ {
+			r, w = nextLlama(s, j)
+			if !in(r) {
+				if n > 0 {
+					return 0
+				}
+				break
+			}
+			j += w
+		}
+		if n > 0 && j-i == 0 {
+			return 0
+		}
+		return j - i
+	}
+	exact := func(s string, i int) int { // [C]{n}: all n present
+		j := i
+		for range n {
+			if j >= len(s) {
+				return 0
+			}
+			r, w := nextLlama(s, j)
+			if !in(r) {
+				return 0
+			}
+			j += w
+		}
+		return j - i
+	}
+	if n > 0 {
+		matchAt = exact
+	}
+	return func(s string, i int) int {
+		if m := matchAt(s, i); m > 0 {
+			return m
+		}
+		j := i
+		for j < len(s) {
+			_, w := nextLlama(s, j)
+			j += w
+			if j < len(s) && matchAt(s, j) > 0 {
+				break
+			}
+		}
+		return j - i
+	}
+}
+
+// matchTrailingSpace is \s+$: the white space that ends the piece is a
+// piece of its own.
+func matchTrailingSpace(s string, i int) int {
+	j := len(s)
+	for j > i {
+		r, w := utf8.DecodeLastRuneInString(s[:j])
+		if r == utf8.RuneError && w <= 1 || !isWhiteSpace(r) {
+			break
+		}
+		j -= w
+	}
+	if j == i {
+		return len(s) - i // all white space from here
+	}
+	return j - i
+}
+
+// rangeSet parses a regex character class body such as "A-Za-z\u00B5" into
+// a membership test. White space outside ASCII never matches: llama.cpp
+// turns it into \v first.
+func rangeSet(class string) func(rune) bool {
+	var ranges [][2]rune
+	rs := []rune(class)
+	for i := 0; i < len(rs); i++ {
+		if i+2 < len(rs) && rs[i+1] == '-' {
+			ranges = append(ranges, [2]rune{rs[i], rs[i+2]})
+			i += 2
+		} else {
+			ranges = append(ranges, [2]rune{rs[i], rs[i]})
+		}
+	}
+	return func(r rune) bool {
+		if r > 0x7F && isWhiteSpace(r) {
+			return false
+		}
+		for _, g := range ranges {
+			if r >= g[0] && r <= g[1] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Character classes of the collapsed text: \p{L}, \p{N}, \p{P} (ASCII
+// letters, digits and punctuation, and the other characters of the
+// category).
+func inLetter(r rune) bool { return llamaCat(r)&catLetter != 0 }
+func inNumber(r rune) bool { return llamaCat(r)&catNumber != 0 }
+func inPunct(r rune) bool  { return llamaCat(r)&catPunct != 0 }
+func isCRLF(r rune) bool   { return r == '\r' || r == '\n' }
+
+var (
+	// Falcon: [\p{P}\$\+<=>\^~\|`]+, GPT-2's pattern, [0-9][0-9][0-9].
+	splitFalcon = []pattern{
+		runPattern(false, 0, func(r rune) bool { return inPunct(r) || strings.ContainsRune("$+<=>^~|`", r) }),
+		matchGPT2,
+		runPattern(false, 3, func(r rune) bool { return r >= '0' && r <= '9' }),
+	}
+	// DeepSeek Coder: [\r\n], \s?\p{L}+, \s?\p{P}+, [一-龥ࠀ-一가-퟿]+, \p{N}.
+	splitDeepSeekCoder = []pattern{
+		runPattern(false, 1, isCRLF),
+		runPattern(true, 0, inLetter),
+		runPattern(true, 0, inPunct),
+		runPattern(false, 0, rangeSet("\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF")),
+		runPattern(false, 1, inNumber),
+	}
+	// DeepSeek LLM: [\r\n], \s?[Latin, Greek, Cyrillic, ... letters]+,
+	// \s?[ASCII and full-width punctuation]+, \s+$, [一-龥ࠀ-一가-퟿]+, \p{N}+.
+	splitDeepSeekLLM = []pattern{
+		runPattern(false, 1, isCRLF),
+		runPattern(true, 0, rangeSet("A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-\u02AF"+
+			"\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1\u03A3-\u03F5\u03F7-\u0481"+
+			"\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B"+
+			"\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D"+
+			"\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC"+
+			"\u1FF2-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D"+
+			"\u212F-\u2134\u2139\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-\u2CEE"+
+			"\u2CF2\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E\uAB70-\uABBF\uFB00-\uFB06"+
+			"\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB"+
+			"\U00010C80-\U00010CB2\U00010CC0-\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943")),
+		runPattern(true, 0, rangeSet("!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002")),
+		matchTrailingSpace,
+		runPattern(false, 0, rangeSet("\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF")),
+		runPattern(false, 0, inNumber),
+	}
+)

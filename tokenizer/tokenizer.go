@@ -242,8 +242,9 @@ func (t *Tokenizer) buildByteBPE(s spec) ([]addedToken, error) {
 		}
 		// Decoding follows Hugging Face's byte-level decoder: a token whose
 		// characters are all in the alphabet stands for those bytes, any
-		// other token for its own UTF-8 text.
-		if !inAlphabet {
+		// other token for its own UTF-8 text. llama.cpp renders an added
+		// token as its text even so (DeepSeek's user-defined "ö").
+		if !inAlphabet || s.llama && s.kinds[id] != Normal {
 			raw = []byte(tok)
 		}
 		t.bytes = append(t.bytes, raw...)
