@@ -354,3 +354,19 @@ func TestStreamDecodeKinds(t *testing.T) {
 		}
 	}
 }
+
+// EncodeMarked keeps special tokens inside literal ranges as text, for
+// every kind of vocabulary (llama.cpp's order of cutting them out included).
+func TestEncodeMarkedKinds(t *testing.T) {
+	tok := tinySPM(t, false)
+	text := "<s>ab<s>"
+	got := tok.EncodeMarked(text, [][2]int{{5, 8}}) // the second <s> is literal
+	want := []int32{1, tok.Encode("ab<s>", false)[0]}
+	want = append(want, tok.Encode("ab<s>", false)[1:]...)
+	if !slices.Equal(got, want) {
+		t.Errorf("EncodeMarked = %v, want %v", got, want)
+	}
+	if all := tok.EncodeMarked(text, nil); !slices.Equal(all, tok.Encode(text, true)) {
+		t.Errorf("EncodeMarked without ranges = %v, Encode = %v", all, tok.Encode(text, true))
+	}
+}

@@ -479,7 +479,7 @@ func (t *Tokenizer) appendEncode(dst []int32, text string, special func(start, e
 	}
 	if t.llamaAdded {
 		afterToken := true // the start of the text counts as after a token
-		for _, p := range t.added.partition(text, special) {
+		for _, p := range t.added.partition(text, func(i, l int) bool { return special(i, i+l) }) {
 			if p.id >= 0 {
 				dst = append(dst, p.id)
 				afterToken = true
