@@ -83,7 +83,7 @@ type Tokenizer struct {
 	all     map[string]int32
 	scores  []float32  // sentencePiece: token scores
 	byteTok [256]int32 // charBPE, sentencePiece: the <0xXX> token of each byte, or -1
-	maxLen  int        // wordPiece: the longest token text in bytes
+	lengths []int      // wordPiece: the distinct byte lengths of the tokens, longest first
 	// glue holds the characters after which a U+2581 cannot start a new
 	// chunk, because some token (sentencePiece) or merge (charBPE) joins
 	// them; nil when chunking is off (see spmChunks).

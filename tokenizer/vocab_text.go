@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -34,6 +35,7 @@ func (t *Tokenizer) buildText(s spec) ([]addedToken, error) {
 	t.lower, t.stripAccents = s.lower, s.stripAccents
 	t.stripFirstSpace = s.kind == sentencePiece && s.spacePrefix || s.kind == wordPiece
 	var added []addedToken
+	seenLen := map[int]bool{}
 	for id, tok := range s.tokens {
 		if tok == "" {
 			// llama.cpp renames empty tokens so that each text is unique.
@@ -41,7 +43,10 @@ func (t *Tokenizer) buildText(s spec) ([]addedToken, error) {
 			s.tokens[id] = tok
 		}
 		t.all[tok] = int32(id) // the last of duplicates wins, as in llama.cpp
-		t.maxLen = max(t.maxLen, len(tok))
+		if s.kind == wordPiece && !seenLen[len(tok)] {
+			seenLen[len(tok)] = true
+			t.lengths = append(t.lengths, len(tok))
+		}
 		var piece string
 		switch s.kinds[id] {
 		case Normal:
@@ -62,6 +67,7 @@ func (t *Tokenizer) buildText(s spec) ([]addedToken, error) {
 		t.bytes = append(t.bytes, piece...)
 		t.offs[id+1] = uint32(len(t.bytes))
 	}
+	slices.SortFunc(t.lengths, func(a, b int) int { return b - a })
 	for b := range t.byteTok {
 		t.byteTok[b] = -1
 		if id, ok := t.all[fmt.Sprintf("<0x%02X>", b)]; ok {

@@ -72,10 +72,15 @@ func (t *Tokenizer) wpmWord(dst []int32, word string) []int32 {
 	n0 := len(dst)
 	for i := 0; i < len(w); {
 		found := false
-		for j := min(len(w), i+t.maxLen+1); j > i; j-- {
-			if id, ok := t.all[w[i:j]]; ok {
+		// The longest token first: only lengths some token has (llama.cpp
+		// tries every length up to the longest token's; same result).
+		for _, l := range t.lengths {
+			if i+l > len(w) {
+				continue
+			}
+			if id, ok := t.all[w[i:i+l]]; ok {
 				dst = append(dst, id)
-				i, found = j, true
+				i, found = i+l, true
 				break
 			}
 		}
