@@ -69,24 +69,28 @@ var preTokenizers = map[string]preSpec{
 	"deepseek-llm":   {split: splitDeepSeekLLM, llama: true},
 }
 
-// supported lists a table's keys, sorted, for error messages.
-func supported[V any](table map[string]V) string {
-	keys := make([]string, 0, len(table))
-	for k := range table {
-		keys = append(keys, k)
+// keys returns a table's keys, sorted.
+func keys[V any](table map[string]V) []string {
+	k := make([]string, 0, len(table))
+	for name := range table {
+		k = append(k, name)
 	}
-	slices.Sort(keys)
-	return strings.Join(keys, ", ")
+	slices.Sort(k)
+	return k
 }
+
+// supported lists a table's keys for error messages, so that they stay true
+// as the tables grow.
+func supported[V any](table map[string]V) string { return strings.Join(keys(table), ", ") }
 
 // SupportedModels returns the tokenizer.ggml.model values FromGGUF reads,
 // sorted.
-func SupportedModels() []string { return strings.Split(supported(models), ", ") }
+func SupportedModels() []string { return keys(models) }
 
 // SupportedPreTokenizers returns the tokenizer.ggml.pre values FromGGUF
 // reads for "gpt2" (byte-level BPE) vocabularies, sorted. SentencePiece,
 // WordPiece and Gemma 4 vocabularies ignore the key, as llama.cpp does.
-func SupportedPreTokenizers() []string { return strings.Split(supported(preTokenizers), ", ") }
+func SupportedPreTokenizers() []string { return keys(preTokenizers) }
 
 // GGUF token types (tokenizer.ggml.token_type).
 const (

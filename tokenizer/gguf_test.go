@@ -220,3 +220,18 @@ func TestGGUFDecodeRealvocab(t *testing.T) {
 		t.Errorf("%d realvocab cases, want 6", n)
 	}
 }
+
+func TestSupportedLists(t *testing.T) {
+	if got := SupportedModels(); !slices.Equal(got, []string{"bert", "gemma4", "gpt2", "llama"}) {
+		t.Errorf("SupportedModels() = %v", got)
+	}
+	pre := SupportedPreTokenizers()
+	if !slices.IsSorted(pre) {
+		t.Errorf("SupportedPreTokenizers() is not sorted: %v", pre)
+	}
+	for _, want := range []string{"qwen2", "smollm", "llama-bpe", "smaug-bpe", "gpt-2", "starcoder", "deepseek-llm"} {
+		if !slices.Contains(pre, want) {
+			t.Errorf("SupportedPreTokenizers() lacks %q", want)
+		}
+	}
+}
