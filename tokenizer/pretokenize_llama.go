@@ -262,50 +262,40 @@ func splitWith(stages []pattern, s string, emit func(string)) {
 // C (n > 0), where in reports whether a character is in C: the piece at i is
 // the match that starts there, or the text up to the next match.
 func runPattern(optSpace bool, n int, in func(rune) bool) pattern {
-	// matchAt returns the length of the match at s[i:], or 0.
+	// matchAt returns the length of the match that starts at s[i], or 0.
 	matchAt := func(s string, i int) int {
 		j := i
-		r, w := nextLlama(s, j)
-		if optSpace && isWhiteSpace(r) && j+w < len(s) {
-			if r2, _ := nextLlama(s, j+w); in(r2) {
-				j += w
-				r, w = nextLlama(s, j)
-			}
-		}
-		if !in(r) {
-			return 0
-		}
-		for k := 0; j < len(s) && (n == 0 || k < n); k++ {
-			r, w = nextLlama(s, j)
-			if !in(r) {
-				if n > 0 {
+		if n > 0 { // [C]{n}: all n characters present
+			for range n {
+				if j >= len(s) {
 					return 0
 				}
+				r, w := nextLlama(s, j)
+				if !in(r) {
+					return 0
+				}
+				j += w
+			}
+			return j - i
+		}
+		// \s?[C]+: the space only if a character of C follows it.
+		if r, w := nextLlama(s, j); optSpace && isWhiteSpace(r) && j+w < len(s) {
+			if r2, _ := nextLlama(s, j+w); in(r2) {
+				j += w
+			}
+		}
+		k := j
+		for k < len(s) {
+			r, w := nextLlama(s, k)
+			if !in(r) {
 				break
 			}
-			j += w
+			k += w
 		}
-		if n > 0 && j-i == 0 {
+		if k == j {
 			return 0
 		}
-		return j - i
-	}
-	exact := func(s string, i int) int { // [C]{n}: all n present
-		j := i
-		for range n {
-			if j >= len(s) {
-				return 0
-			}
-			r, w := nextLlama(s, j)
-			if !in(r) {
-				return 0
-			}
-			j += w
-		}
-		return j - i
-	}
-	if n > 0 {
-		matchAt = exact
+		return k - i
 	}
 	return func(s string, i int) int {
 		if m := matchAt(s, i); m > 0 {
