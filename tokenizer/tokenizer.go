@@ -382,13 +382,11 @@ func (t *Tokenizer) AddEOS() bool { return t.addEOS }
 func (t *Tokenizer) Model() string { return t.model }
 
 // Tokenize is llama.cpp's llama_tokenize(text, addSpecial, parseSpecial):
-// Encode, with, when addSpecial is set, the tokens the vocabulary puts
-// around a prompt: BOS first if AddBOS, EOS last if AddEOS; for WordPiece
-// always the classifier token first and the separator last ([CLS] ...
-// [SEP], BOS and the separator id), whatever add_bos_token says, as
-// llama.cpp does. Unlike a chat template's text, nothing is left out when
-// the text already starts with BOS: llama.cpp then has two, and so does
-// this.
+// Encode(text, parseSpecial), with, when addSpecial is set, the tokens the
+// vocabulary puts around a prompt: BOS first if AddBOS, EOS last if AddEOS;
+// for WordPiece always the classifier token first and the separator last
+// ([CLS] ... [SEP]), whatever add_bos_token says, as llama.cpp does. A text
+// that already starts with BOS gets a second one, as in llama.cpp.
 func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int32 {
 	dst := make([]int32, 0, len(text)/3+3)
 	if addSpecial && t.bos >= 0 && (t.addBOS || t.kind == wordPiece) {
