@@ -5,21 +5,49 @@ import (
 	"unicode/utf8"
 )
 
-// Decode turns ids back into text the way Hugging Face's byte-level decoder
-// does: the bytes of all tokens are concatenated, then read as UTF-8 with
+// Decode turns ids back into text the way Hugging Face's decoders do: the
+// bytes of all tokens (TokenBytes) are concatenated, then read as UTF-8 with
 // every maximal invalid subsequence replaced by one U+FFFD (as Rust's
 // String::from_utf8_lossy does). With skipSpecial, special added tokens are
-// left out; user-defined ones such as <think> are kept. No spaces are
-// cleaned up. An id out of range is an error.
+// left out; user-defined ones such as <think> are kept. For SentencePiece
+// vocabularies that put a space before the text (add_space_prefix) and for
+// WordPiece, the first token decoded loses its leading space, so that
+// decoding Encode(s) gives s back (for WordPiece, s normalized). No other
+// spaces are cleaned up. An id out of range is an error.
 func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) (string, error) {
-	b, err := t.AppendBytes(nil, ids, skipSpecial)
-	if err != nil {
-		return "", err
+	first := true
+	var b []byte
+	for i, id := range ids {
+		var err error
+		if b, err = t.appendPiece(b, id, i, skipSpecial, &first); err != nil {
+			return "", err
+		}
 	}
 	return string(appendLossy(nil, b, true)), nil
 }
 
-// AppendBytes appends the raw bytes that ids stand for (no UTF-8 repair).
+// appendPiece appends the bytes of token id (the i-th of the ids being
+// decoded), dropping the leading space of the first token not skipped when
+// the vocabulary asks for it (*first tracks whether one was seen).
+func (t *Tokenizer) appendPiece(dst []byte, id int32, i int, skipSpecial bool, first *bool) ([]byte, error) {
+	if id < 0 || int(id) >= len(t.text) {
+		return dst, fmt.Errorf("tokenizer: decode: id %d at position %d is out of range [0, %d)", id, i, len(t.text))
+	}
+	if skipSpecial && t.kinds[id] == Special {
+		return dst, nil
+	}
+	b := t.bytes[t.offs[id]:t.offs[id+1]]
+	if *first {
+		*first = false
+		if t.stripFirstSpace && len(b) > 0 && b[0] == ' ' {
+			b = b[1:]
+		}
+	}
+	return append(dst, b...), nil
+}
+
+// AppendBytes appends the raw bytes that ids stand for (their TokenBytes,
+// concatenated: no UTF-8 repair and no space dropped).
 func (t *Tokenizer) AppendBytes(dst []byte, ids []int32, skipSpecial bool) ([]byte, error) {
 	for i, id := range ids {
 		if id < 0 || int(id) >= len(t.text) {
@@ -34,7 +62,11 @@ func (t *Tokenizer) AppendBytes(dst []byte, ids []int32, skipSpecial bool) ([]by
 }
 
 // TokenBytes returns the raw bytes token id stands for (nil when out of
-// range). The slice is shared: do not modify it.
+// range), as llama.cpp's llama_token_to_piece renders it with special
+// tokens shown: a byte-level BPE token's bytes; for SentencePiece, Gemma 4
+// and WordPiece a normal token's text with ▁ turned into a space, a byte
+// token <0xXX> as that one byte, an added token's text, an unused token as
+// nothing. The slice is shared: do not modify it.
 func (t *Tokenizer) TokenBytes(id int32) []byte {
 	if id < 0 || int(id) >= len(t.text) {
 		return nil
@@ -123,21 +155,25 @@ type StreamDecoder struct {
 	t           *Tokenizer
 	skipSpecial bool
 	pending     []byte
+	first       bool // no token decoded yet (see Decode's leading space)
+	n           int  // ids pushed, for error messages
 }
 
 // NewStreamDecoder returns a decoder over t; skipSpecial is as for Decode.
 func (t *Tokenizer) NewStreamDecoder(skipSpecial bool) *StreamDecoder {
-	return &StreamDecoder{t: t, skipSpecial: skipSpecial}
+	return &StreamDecoder{t: t, skipSpecial: skipSpecial, first: true}
 }
 
 // Push adds one id and returns the text that is now complete (often "",
-// while a multi-byte character is incomplete).
+// while a multi-byte character is incomplete, such as a SentencePiece
+// character spelled by byte tokens).
 func (d *StreamDecoder) Push(id int32) (string, error) {
 	var err error
-	d.pending, err = d.t.AppendBytes(d.pending, []int32{id}, d.skipSpecial)
+	d.pending, err = d.t.appendPiece(d.pending, id, d.n, d.skipSpecial, &d.first)
 	if err != nil {
 		return "", err
 	}
+	d.n++
 	out, used := lossyPrefix(nil, d.pending, false)
 	d.pending = append(d.pending[:0], d.pending[used:]...)
 	return string(out), nil
@@ -148,5 +184,6 @@ func (d *StreamDecoder) Push(id int32) (string, error) {
 func (d *StreamDecoder) Flush() string {
 	out := appendLossy(nil, d.pending, true)
 	d.pending = d.pending[:0]
+	d.first, d.n = true, 0
 	return string(out)
 }

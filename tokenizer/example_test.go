@@ -1,11 +1,13 @@
 package tokenizer_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log"
 	"strings"
 
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
@@ -48,6 +50,47 @@ func ExampleLoadGGUF() {
 	fmt.Println(ids) // [128011 882 198 13347 0 128012 198 128011 78191 198]
 	eos, _ := tok.EOS()
 	fmt.Println(eos, tok.Token(eos)) // 128012 <|im_end|>
+}
+
+// Tokenize is llama.cpp's llama_tokenize: it adds what the vocabulary puts
+// around a prompt. A real program loads a model or a vocabulary-only GGUF
+// (Gemma 3, Llama 2, Qwen3, BERT, ...); this example writes a tiny
+// SentencePiece vocabulary in memory: pieces with scores, and byte tokens
+// for what no piece covers.
+func ExampleTokenizer_Tokenize() {
+	var buf bytes.Buffer
+	err := gguf.Write(&buf, []gguf.KV{
+		{Key: "tokenizer.ggml.model", Value: "llama"}, // SentencePiece
+		{Key: "tokenizer.ggml.tokens", Value: []string{"<unk>", "<s>", "</s>", "▁", "h", "i", "!", "▁h", "▁hi", "<0xC3>", "<0xA9>"}},
+		{Key: "tokenizer.ggml.scores", Value: []float32{0, 0, 0, -10, -10, -10, -10, -2, -1, 0, 0}},
+		{Key: "tokenizer.ggml.token_type", Value: []int32{2, 3, 3, 1, 1, 1, 1, 1, 1, 6, 6}}, // unknown, control, normal, byte
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		log.Fatal(err)
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(tok.Model(), tok.AddBOS())
+
+	// "hi hi!é" is read as "▁hi▁hi!é": the pieces with the best scores
+	// join first; é has no piece and becomes its two bytes.
+	ids := tok.Tokenize("hi hi!é", true, false)
+	fmt.Println(ids)
+	fmt.Println(tok.Encode("hi hi!é", false)) // no BOS
+
+	text, _ := tok.Decode(ids, true) // without <s>; the leading space goes
+	fmt.Printf("%q\n", text)
+	// Output:
+	// llama true
+	// [1 8 8 6 9 10]
+	// [8 8 6 9 10]
+	// "hi hi!é"
 }
 
 // A StreamDecoder prints generated tokens as they come, holding back a

@@ -3,16 +3,98 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/smolgo/smolgo/gguf"
 )
 
-// llama3Pre lists the tokenizer.ggml.pre names whose pre-tokenizer is the
-// Llama-3 split pattern, the one this package implements.
-var llama3Pre = map[string]bool{"llama-bpe": true, "llama3": true, "llama-v3": true, "smaug-bpe": true}
+// models lists the tokenizer.ggml.model values FromGGUF implements.
+var models = map[string]modelKind{
+	"gpt2":   byteBPE,       // byte-level BPE; see preTokenizers
+	"gemma4": charBPE,       // Gemma 4
+	"llama":  sentencePiece, // SentencePiece: Llama 2, Gemma 3, Phi-3, ...
+	"bert":   wordPiece,     // WordPiece: BERT, bge, ...
+}
+
+// preSpec is how llama.cpp runs one tokenizer.ggml.pre of a "gpt2"
+// vocabulary (llama-vocab.cpp).
+type preSpec struct {
+	// split is the pre-tokenizer's patterns, applied in turn; nil means
+	// Llama 3's pattern as Hugging Face runs it (matchAt).
+	split []pattern
+	// llama: llama.cpp's Unicode 15.1 tables, its reading of invalid
+	// UTF-8 and its order for cutting out added tokens. The Llama-3 family
+	// follows Hugging Face instead (see the package documentation).
+	llama bool
+	// ignoreMerges: a piece that is a token is that token.
+	ignoreMerges bool
+	// addBOS is the default when the file has no add_bos_token.
+	addBOS bool
+}
+
+var (
+	splitQwen2     = []pattern{matchQwen2}
+	splitQwen35    = []pattern{matchQwen35}
+	splitGPT2      = []pattern{matchGPT2}
+	splitStarCoder = []pattern{matchDigit, matchGPT2}
+)
+
+// preTokenizers lists the tokenizer.ggml.pre values FromGGUF implements for
+// "gpt2" vocabularies. Each is checked against llama.cpp on a vocabulary of
+// its family (llama.cpp's models/ggml-vocab-*.gguf); names that llama.cpp
+// treats identically share an entry.
+var preTokenizers = map[string]preSpec{
+	// Llama 3 and 3.x, SmolLM3: ignore_merges on, as in Hugging Face.
+	"llama-bpe": {ignoreMerges: true, addBOS: true},
+	"llama3":    {ignoreMerges: true, addBOS: true},
+	"llama-v3":  {ignoreMerges: true, addBOS: true},
+	"smaug-bpe": {ignoreMerges: true},
+	// Qwen2, Qwen2.5, Qwen3: Llama 3's pattern with single digits.
+	"qwen2":            {split: splitQwen2, llama: true},
+	"deepseek-r1-qwen": {split: splitQwen2, llama: true},
+	"qwen35":           {split: splitQwen35, llama: true},
+	// GPT-2's pattern.
+	"gpt-2": {split: splitGPT2, llama: true},
+	"phi-2": {split: splitGPT2, llama: true},
+	"mpt":   {split: splitGPT2, llama: true},
+	// Digits one by one, then GPT-2's pattern (SmolLM, SmolLM2, StarCoder).
+	"smollm":    {split: splitStarCoder, llama: true},
+	"starcoder": {split: splitStarCoder, llama: true},
+	"refact":    {split: splitStarCoder, llama: true},
+	"command-r": {split: splitStarCoder, llama: true},
+	// Regex lists that llama.cpp runs with std::regex.
+	"falcon":         {split: splitFalcon, llama: true},
+	"deepseek-coder": {split: splitDeepSeekCoder, llama: true},
+	"deepseek-llm":   {split: splitDeepSeekLLM, llama: true},
+}
+
+// keys returns a table's keys, sorted.
+func keys[V any](table map[string]V) []string {
+	k := make([]string, 0, len(table))
+	for name := range table {
+		k = append(k, name)
+	}
+	slices.Sort(k)
+	return k
+}
+
+// supported lists a table's keys for error messages, so that they stay true
+// as the tables grow.
+func supported[V any](table map[string]V) string { return strings.Join(keys(table), ", ") }
+
+// SupportedModels returns the tokenizer.ggml.model values FromGGUF reads,
+// sorted.
+func SupportedModels() []string { return keys(models) }
+
+// SupportedPreTokenizers returns the tokenizer.ggml.pre values FromGGUF
+// reads for "gpt2" (byte-level BPE) vocabularies, sorted. SentencePiece,
+// WordPiece and Gemma 4 vocabularies ignore the key, as llama.cpp does.
+func SupportedPreTokenizers() []string { return keys(preTokenizers) }
 
 // GGUF token types (tokenizer.ggml.token_type).
 const (
+	ggufUndefined   = 0
 	ggufNormal      = 1
 	ggufUnknown     = 2
 	ggufControl     = 3
@@ -21,7 +103,9 @@ const (
 	ggufByte        = 6
 )
 
-// LoadGGUF opens a GGUF file, reads its tokenizer and closes it.
+// LoadGGUF opens a GGUF file, reads its tokenizer and closes it. A
+// vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf, which hold
+// no tensors) works as well as a model.
 func LoadGGUF(path string, opts ...Option) (*Tokenizer, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -35,109 +119,335 @@ func LoadGGUF(path string, opts ...Option) (*Tokenizer, error) {
 	return t, nil
 }
 
-// FromGGUF reads the tokenizer stored in a GGUF file's metadata:
-// tokenizer.ggml.model (must be "gpt2", byte-level BPE),
-// tokenizer.ggml.pre (must name the Llama-3 pattern: llama-bpe, llama3,
-// llama-v3 or smaug-bpe), tokens, token_type (CONTROL tokens become Special,
-// USER_DEFINED ones UserDefined), merges, and the optional bos/eos/eot ids
-// and add_bos_token. The tokenizer copies what it needs; f may be closed
-// afterwards.
+// FromGGUF reads the tokenizer stored in a GGUF file's metadata, the way
+// llama.cpp's llama_vocab::load does:
 //
-// ignore_merges is on for every accepted pre-tokenizer (see the package
+//   - tokenizer.ggml.model picks the algorithm: "gpt2" (byte-level BPE,
+//     with tokenizer.ggml.pre naming the pre-tokenizer and
+//     tokenizer.ggml.merges), "llama" (SentencePiece, with
+//     tokenizer.ggml.scores), "gemma4" (BPE over characters) or "bert"
+//     (WordPiece). SupportedModels and SupportedPreTokenizers list what is
+//     implemented; anything else is an error that names what the file has.
+//   - tokenizer.ggml.tokens and token_type: CONTROL and UNKNOWN tokens
+//     become Special, USER_DEFINED ones UserDefined, UNUSED ones Unused.
+//     As in llama.cpp, tokens with the conventional end-of-turn and
+//     fill-in-the-middle names (<|im_end|>, </s>, <|fim_pad|>, ...) count as
+//     control tokens whatever their type.
+//   - the optional bos/eos/eot/eom/unknown/separator ids (with llama.cpp's
+//     defaults for SentencePiece and WordPiece), add_bos_token,
+//     add_eos_token, add_space_prefix and the WordPiece normalizer's
+//     lowercase and strip_accents.
+//
+// The tokenizer copies what it needs; f may be closed afterwards. A
+// malformed vocabulary (arrays of different lengths, a merge of unknown
+// tokens, a score that is not a finite number, an id out of range) is an
+// error naming the key.
+//
+// For the Llama-3 pre-tokenizers ignore_merges is on (see the package
 // documentation); WithIgnoreMerges(false) gives llama.cpp's smaug-bpe.
 func FromGGUF(f *gguf.File, opts ...Option) (*Tokenizer, error) {
 	model, err := f.String("tokenizer.ggml.model")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	if model != "gpt2" {
-		return nil, fmt.Errorf("tokenizer: tokenizer.ggml.model %q is not implemented (only gpt2, byte-level BPE)", model)
+	kind, ok := models[model]
+	if !ok {
+		return nil, fmt.Errorf("tokenizer: tokenizer.ggml.model %q is not supported (supported: %s)", model, supported(models))
 	}
-	pre, err := f.String("tokenizer.ggml.pre")
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w (without it llama.cpp uses its GPT-2 default pattern, which is not implemented)", err)
+	s := spec{kind: kind, model: model, bos: -1, eos: -1, eot: -1, unk: -1, sep: -1}
+	pre, preErr := f.String("tokenizer.ggml.pre")
+	var dflt struct{ bos, eos, unk, sep int32 }
+	dflt.bos, dflt.eos, dflt.unk, dflt.sep = -1, -1, -1, -1
+	s.pre = "default"
+	if preErr == nil {
+		s.pre = pre
 	}
-	if !llama3Pre[pre] {
-		return nil, fmt.Errorf("tokenizer: tokenizer.ggml.pre %q is not implemented (only the Llama-3 pattern: llama-bpe, llama3, llama-v3, smaug-bpe)", pre)
+	switch kind {
+	case byteBPE:
+		dflt.bos = 1 // llama.cpp's default, kept for BPE
+		if preErr != nil {
+			return nil, fmt.Errorf("tokenizer: %w (without it llama.cpp uses its default pattern, which is not supported; supported: %s)", preErr, supported(preTokenizers))
+		}
+		ps, ok := preTokenizers[pre]
+		if !ok {
+			return nil, fmt.Errorf("tokenizer: tokenizer.ggml.pre %q is not supported (supported: %s)", pre, supported(preTokenizers))
+		}
+		s.split, s.llama, s.ignoreMerges, s.addBOS = ps.split, ps.llama, ps.ignoreMerges, ps.addBOS
+	case charBPE:
+		s.pre, s.llama = "gemma4", true // llama.cpp ignores the file's
+	case sentencePiece:
+		s.llama, s.addBOS, s.spacePrefix = true, true, true
+		dflt.bos, dflt.eos, dflt.unk = 1, 2, 0
+	case wordPiece:
+		s.llama, s.addBOS = true, true
+		dflt.bos, dflt.unk, dflt.sep = 101, 100, 102
 	}
 	tokens, err := f.Strings("tokenizer.ggml.tokens")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	lines, err := f.Strings("tokenizer.ggml.merges")
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	merges, err := splitMerges(lines, "tokenizer.ggml.merges")
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	kinds := make([]Kind, len(tokens))
-	types, err := f.Int32s("tokenizer.ggml.token_type")
-	switch {
-	case errors.Is(err, gguf.ErrKeyNotFound):
-		// every token is normal
-	case err != nil:
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	case len(types) != len(tokens):
-		return nil, fmt.Errorf("tokenizer: tokenizer.ggml.token_type has %d entries for %d tokens", len(types), len(tokens))
-	default:
-		for id, ty := range types {
-			switch ty {
-			case 0, ggufNormal, ggufByte:
-				kinds[id] = Normal
-			case ggufControl, ggufUnknown:
-				kinds[id] = Special
-			case ggufUserDefined:
-				kinds[id] = UserDefined
-			case ggufUnused:
-				kinds[id] = Unused
-			default:
-				return nil, fmt.Errorf("tokenizer: tokenizer.ggml.token_type[%d] = %d is not a known token type", id, ty)
-			}
+	s.tokens = slices.Clone(tokens)
+	n := len(tokens)
+	if kind == byteBPE || kind == charBPE {
+		lines, err := f.Strings("tokenizer.ggml.merges")
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		if s.merges, err = splitMerges(lines, "tokenizer.ggml.merges"); err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
 	}
-	s := spec{
-		tokens:       tokens,
-		kinds:        kinds,
-		merges:       merges,
-		pre:          pre,
-		ignoreMerges: true,
-	}
-	for _, k := range []struct {
-		key string
-		dst *int32
-	}{
-		{"tokenizer.ggml.bos_token_id", &s.bos},
-		{"tokenizer.ggml.eos_token_id", &s.eos},
-		{"tokenizer.ggml.eot_token_id", &s.eot},
-	} {
-		*k.dst = -1
-		id, err := f.Uint32(k.key)
+	if kind == sentencePiece {
+		scores, err := f.Float32s("tokenizer.ggml.scores")
 		switch {
 		case errors.Is(err, gguf.ErrKeyNotFound):
 		case err != nil:
 			return nil, fmt.Errorf("tokenizer: %w", err)
-		case int(id) >= len(tokens):
-			return nil, fmt.Errorf("tokenizer: %s = %d is outside the %d-token vocabulary", k.key, id, len(tokens))
+		case len(scores) != n:
+			return nil, fmt.Errorf("tokenizer: tokenizer.ggml.scores has %d entries for %d tokens", len(scores), n)
 		default:
-			*k.dst = int32(id)
+			s.scores = slices.Clone(scores)
 		}
 	}
-	addBOS, err := f.Bool("tokenizer.ggml.add_bos_token")
-	switch {
-	case errors.Is(err, gguf.ErrKeyNotFound):
-		// llama.cpp's default for the Llama-3 pre-tokenizers except smaug-bpe.
-		s.addBOS = pre != "smaug-bpe" && s.bos >= 0
-	case err != nil:
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	default:
-		s.addBOS = addBOS
-	}
-	collect(opts).apply(&s)
-	t, err := build(s)
-	if err != nil {
+	if err := readTypes(f, &s); err != nil {
 		return nil, err
 	}
-	return t, nil
+	ids := []struct {
+		key  string
+		dst  *int32
+		dflt int32
+	}{
+		{"tokenizer.ggml.bos_token_id", &s.bos, dflt.bos},
+		{"tokenizer.ggml.eos_token_id", &s.eos, dflt.eos},
+		{"tokenizer.ggml.eot_token_id", &s.eot, -1},
+		{"tokenizer.ggml.unknown_token_id", &s.unk, dflt.unk},
+		{"tokenizer.ggml.seperator_token_id", &s.sep, dflt.sep},
+	}
+	for _, k := range ids {
+		if id, ok, err := readID(f, k.key, n); err != nil {
+			return nil, err
+		} else if ok {
+			*k.dst = id
+		} else if int(k.dflt) < n {
+			*k.dst = k.dflt
+		}
+	}
+	if err := byName(f, &s); err != nil {
+		return nil, err
+	}
+	for _, b := range []struct {
+		key string
+		dst *bool
+	}{
+		{"tokenizer.ggml.add_bos_token", &s.addBOS},
+		{"tokenizer.ggml.add_eos_token", &s.addEOS},
+		{"tokenizer.ggml.add_space_prefix", &s.spacePrefix},
+	} {
+		v, err := f.Bool(b.key)
+		switch {
+		case errors.Is(err, gguf.ErrKeyNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		default:
+			*b.dst = v
+		}
+	}
+	switch kind {
+	case byteBPE:
+		s.addBOS = s.addBOS && s.bos >= 0
+		s.spacePrefix = false
+	case charBPE:
+		s.addBOS = s.bos >= 0 // llama.cpp forces add_bos for Gemma 4
+		s.spacePrefix = false
+	case wordPiece:
+		s.lower, s.stripAccents = true, true
+		if v, err := f.Bool("tokenizer.ggml.normalizer.lowercase"); err == nil {
+			s.lower, s.stripAccents = v, v
+		} else if !errors.Is(err, gguf.ErrKeyNotFound) {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		if v, err := f.Bool("tokenizer.ggml.normalizer.strip_accents"); err == nil {
+			s.stripAccents = v
+		} else if !errors.Is(err, gguf.ErrKeyNotFound) {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+	}
+	collect(opts).apply(&s)
+	return build(s)
+}
+
+// readTypes reads tokenizer.ggml.token_type into s.kinds (and
+// s.byteTokens).
+func readTypes(f *gguf.File, s *spec) error {
+	n := len(s.tokens)
+	s.kinds = make([]Kind, n)
+	types, err := f.Int32s("tokenizer.ggml.token_type")
+	switch {
+	case errors.Is(err, gguf.ErrKeyNotFound):
+		return nil // every token is normal
+	case err != nil:
+		return fmt.Errorf("tokenizer: %w", err)
+	case len(types) != n:
+		return fmt.Errorf("tokenizer: tokenizer.ggml.token_type has %d entries for %d tokens", len(types), n)
+	}
+	for id, ty := range types {
+		switch ty {
+		case ggufNormal:
+		case ggufUndefined:
+			if s.llama || s.kind != byteBPE {
+				s.kinds[id] = Unused // llama.cpp neither matches nor renders it
+			}
+		case ggufByte:
+			if s.byteTokens == nil {
+				s.byteTokens = make([]bool, n)
+			}
+			s.byteTokens[id] = true
+		case ggufControl, ggufUnknown:
+			s.kinds[id] = Special
+		case ggufUserDefined:
+			s.kinds[id] = UserDefined
+		case ggufUnused:
+			s.kinds[id] = Unused
+		default:
+			return fmt.Errorf("tokenizer: tokenizer.ggml.token_type[%d] = %d is not a known token type", id, ty)
+		}
+	}
+	return nil
+}
+
+// readID reads an optional token id, which must be inside the vocabulary.
+func readID(f *gguf.File, key string, n int) (int32, bool, error) {
+	id, err := f.Uint32(key)
+	switch {
+	case errors.Is(err, gguf.ErrKeyNotFound):
+		return -1, false, nil
+	case err != nil:
+		return -1, false, fmt.Errorf("tokenizer: %w", err)
+	case int(id) >= n:
+		return -1, false, fmt.Errorf("tokenizer: %s = %d is outside the %d-token vocabulary", key, id, n)
+	}
+	return int32(id), true, nil
+}
+
+// Token names llama.cpp recognizes (llama-vocab.cpp), when the file does
+// not give the id, for end of turn, end of message and fill-in-the-middle.
+var (
+	eotNames = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+		"<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}
+	eomNames    = []string{"<|eom_id|>"}
+	fimPreNames = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"}
+	fimSufNames = []string{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"}
+	fimMidNames = []string{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}
+	fimPadNames = []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}
+	fimRepNames = []string{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}
+	fimSepNames = []string{"<|file_sep|>"}
+)
+
+// byName applies llama.cpp's rules that go by token text: the special
+// tokens found by name become control tokens (and the FIM pad, repo and
+// separator tokens end generation), every token named like an end of turn
+// becomes a control token, GPT-OSS's channel markers become user-defined,
+// the exceptions for GPT-OSS's <|end|> and Gemma 4's </s> apply, and a few
+// models' added tokens strip the white space beside them.
+func byName(f *gguf.File, s *spec) error {
+	byText := make(map[string]int32, len(s.tokens))
+	for id, tok := range s.tokens {
+		if _, dup := byText[tok]; !dup {
+			byText[tok] = int32(id)
+		}
+	}
+	find := func(names []string) int32 {
+		best := int32(-1)
+		for _, name := range names {
+			if id, ok := byText[name]; ok && (best < 0 || id < best) {
+				best = id
+			}
+		}
+		return best
+	}
+	control := func(id int32) {
+		if id >= 0 {
+			s.kinds[id] = Special
+		}
+	}
+	fromKey := func(key string) (int32, bool, error) { return readID(f, key, len(s.tokens)) }
+	for _, c := range []struct {
+		key   string
+		names []string
+		eog   bool
+		dst   *int32
+	}{
+		{"tokenizer.ggml.eot_token_id", eotNames, false, &s.eot},
+		{"tokenizer.ggml.eom_token_id", eomNames, true, nil},
+		{"tokenizer.ggml.fim_pre_token_id", fimPreNames, false, nil},
+		{"tokenizer.ggml.fim_suf_token_id", fimSufNames, false, nil},
+		{"tokenizer.ggml.fim_mid_token_id", fimMidNames, false, nil},
+		{"tokenizer.ggml.fim_pad_token_id", fimPadNames, true, nil},
+		{"tokenizer.ggml.fim_rep_token_id", fimRepNames, true, nil},
+		{"tokenizer.ggml.fim_sep_token_id", fimSepNames, true, nil},
+	} {
+		id, ok, err := fromKey(c.key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			id = find(c.names)
+			control(id)
+		}
+		if c.dst != nil {
+			*c.dst = id
+		}
+		if c.eog && id >= 0 {
+			s.extraEOG = append(s.extraEOG, id)
+		}
+	}
+	for id, tok := range s.tokens {
+		if eogNames[tok] {
+			control(int32(id))
+		}
+	}
+	for _, name := range []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"} {
+		if id, ok := byText[name]; ok {
+			s.kinds[id] = UserDefined
+		}
+	}
+	// GPT-OSS: <|end|> does not end the generation when <|return|> and
+	// <|call|> exist (or <|calls|> and <|flush|>).
+	has := func(name string) bool { _, ok := byText[name]; return ok }
+	if end, ok := byText["<|end|>"]; ok && (has("<|return|>") && has("<|call|>") || (has("<|call|>") || has("<|calls|>")) && has("<|flush|>")) {
+		s.kinds[end] = UserDefined
+		s.dropEOG = append(s.dropEOG, end)
+	}
+	// Gemma 4: </s> is an ordinary token there.
+	if sID, ok := byText["</s>"]; ok && has("<|tool_response>") {
+		s.kinds[sID] = Normal
+		s.dropEOG = append(s.dropEOG, sID)
+	}
+	// White-space stripping that llama.cpp sets by model name.
+	name, _ := f.String("general.name")
+	name = strings.ToLower(name)
+	arch, _ := f.String("general.architecture")
+	pre, _ := f.String("tokenizer.ggml.pre")
+	switch {
+	case strings.Contains(pre, "jina-v2-de") || strings.Contains(pre, "jina-v2-es") || strings.Contains(pre, "jina-v2-code") ||
+		strings.Contains(arch, "nomic-bert-moe") || strings.Contains(arch, "jina-bert-v3"):
+		if id, ok := byText["<mask>"]; ok {
+			s.lstrip = append(s.lstrip, id)
+		}
+	case strings.Contains(name, "phi-3") || strings.Contains(name, "phi3"):
+		keep := map[string]bool{"<unk>": true, "<s>": true, "<|endoftext|>": true}
+		for id, k := range s.kinds {
+			if (k == Special || k == UserDefined) && !keep[s.tokens[id]] {
+				s.rstrip = append(s.rstrip, int32(id))
+			}
+		}
+		if id, ok := byText["</s>"]; ok {
+			s.rstrip = append(s.rstrip, id)
+		}
+	case strings.Contains(name, "modern-bert"):
+		if id, ok := byText["[MASK]"]; ok {
+			s.lstrip = append(s.lstrip, id)
+		}
+	}
+	return nil
 }

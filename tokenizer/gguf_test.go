@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -95,41 +96,81 @@ func TestFromGGUFRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	nan := float32(math.NaN())
+	scores := make([]float32, 337)
+	badScores := slices.Clone(scores)
+	badScores[7] = nan
 	tests := []struct {
-		key  string
-		val  any
-		want string
+		name string
+		kv   []gguf.KV // set (a nil Value deletes the key)
+		want []string  // all must appear in the error
 	}{
-		{"tokenizer.ggml.model", "llama", "not implemented"},
-		{"tokenizer.ggml.pre", "qwen2", "not implemented"},
-		{"tokenizer.ggml.pre", nil, "tokenizer.ggml.pre"},
-		{"tokenizer.ggml.token_type", []int32{1, 2}, "2 entries"},
-		{"tokenizer.ggml.merges", []string{"x"}, "merges[0]"},
-		{"tokenizer.ggml.eos_token_id", uint32(999), "outside"},
+		{"unknown model", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "t5"}},
+			[]string{`tokenizer.ggml.model "t5" is not supported`, "supported: bert, gemma4, gpt2, llama)"}},
+		{"unknown pre", []gguf.KV{{Key: "tokenizer.ggml.pre", Value: "chatglm-bpe"}},
+			[]string{`tokenizer.ggml.pre "chatglm-bpe" is not supported`, "command-r", "qwen2", "smollm", "smaug-bpe"}},
+		{"no pre", []gguf.KV{{Key: "tokenizer.ggml.pre"}}, []string{"tokenizer.ggml.pre", "supported: "}},
+		{"short token types", []gguf.KV{{Key: "tokenizer.ggml.token_type", Value: []int32{1, 2}}}, []string{"2 entries"}},
+		{"bad token type", []gguf.KV{{Key: "tokenizer.ggml.token_type", Value: append(make([]int32, 336), 9)}}, []string{"token_type[336] = 9"}},
+		{"tokens not strings", []gguf.KV{{Key: "tokenizer.ggml.tokens", Value: []int32{1, 2}}}, []string{"tokenizer.ggml.tokens"}},
+		{"no tokens", []gguf.KV{{Key: "tokenizer.ggml.tokens"}}, []string{"tokenizer.ggml.tokens"}},
+		{"bad merge line", []gguf.KV{{Key: "tokenizer.ggml.merges", Value: []string{"x"}}}, []string{"merges[0]"}},
+		{"merge of unknown tokens", []gguf.KV{{Key: "tokenizer.ggml.merges", Value: []string{"qq zz"}}}, []string{"merge 0", "not in the vocabulary"}},
+		{"eos out of range", []gguf.KV{{Key: "tokenizer.ggml.eos_token_id", Value: uint32(999)}}, []string{"outside"}},
+		{"huge eot", []gguf.KV{{Key: "tokenizer.ggml.eot_token_id", Value: uint32(1 << 31)}}, []string{"eot_token_id", "outside"}},
+		{"spm score NaN", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.scores", Value: badScores}},
+			[]string{"score of token 7", "not a finite number"}},
+		{"spm scores short", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.scores", Value: scores[:3]}},
+			[]string{"tokenizer.ggml.scores has 3 entries for 337 tokens"}},
+		{"spm scores not floats", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.scores", Value: []string{"a"}}},
+			[]string{"tokenizer.ggml.scores"}},
+		{"gemma4 without merges", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "gemma4"}, {Key: "tokenizer.ggml.merges"}},
+			[]string{"tokenizer.ggml.merges"}},
+		{"bert lowercase not bool", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "bert"}, {Key: "tokenizer.ggml.normalizer.lowercase", Value: "yes"}},
+			[]string{"tokenizer.ggml.normalizer.lowercase"}},
+		{"empty vocabulary", []gguf.KV{{Key: "tokenizer.ggml.tokens", Value: []string{}}, {Key: "tokenizer.ggml.token_type"},
+			{Key: "tokenizer.ggml.bos_token_id"}, {Key: "tokenizer.ggml.eos_token_id"}, {Key: "tokenizer.ggml.padding_token_id"}}, []string{"empty vocabulary"}},
 	}
 	for _, tt := range tests {
-		var kv []gguf.KV
-		for _, e := range src.KV {
-			if e.Key != tt.key {
-				kv = append(kv, e)
+		t.Run(tt.name, func(t *testing.T) {
+			f := withKV(t, src.KV, tt.kv...)
+			_, err := FromGGUF(f)
+			if err == nil {
+				t.Fatalf("no error, want one mentioning %q", tt.want)
 			}
-		}
-		if tt.val != nil {
-			kv = append(kv, gguf.KV{Key: tt.key, Value: tt.val})
-		}
-		var buf strings.Builder
-		if err := gguf.Write(&buf, kv, nil); err != nil {
-			t.Fatal(err)
-		}
-		f, err := gguf.Parse([]byte(buf.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = FromGGUF(f)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s = %v: err = %v, want one mentioning %q", tt.key, tt.val, err, tt.want)
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want one mentioning %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// withKV returns a vocabulary-only GGUF with the metadata kv, changed by
+// set (a KV with a nil Value deletes the key).
+func withKV(t testing.TB, kv []gguf.KV, set ...gguf.KV) *gguf.File {
+	t.Helper()
+	var out []gguf.KV
+	for _, e := range kv {
+		if !slices.ContainsFunc(set, func(s gguf.KV) bool { return s.Key == e.Key }) {
+			out = append(out, e)
 		}
 	}
+	for _, s := range set {
+		if s.Value != nil {
+			out = append(out, s)
+		}
+	}
+	var buf strings.Builder
+	if err := gguf.Write(&buf, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse([]byte(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // Decoding llama.cpp's greedy tokens on the realvocab model gives Hugging
@@ -177,5 +218,20 @@ func TestGGUFDecodeRealvocab(t *testing.T) {
 	}
 	if n != 6 {
 		t.Errorf("%d realvocab cases, want 6", n)
+	}
+}
+
+func TestSupportedLists(t *testing.T) {
+	if got := SupportedModels(); !slices.Equal(got, []string{"bert", "gemma4", "gpt2", "llama"}) {
+		t.Errorf("SupportedModels() = %v", got)
+	}
+	pre := SupportedPreTokenizers()
+	if !slices.IsSorted(pre) {
+		t.Errorf("SupportedPreTokenizers() is not sorted: %v", pre)
+	}
+	for _, want := range []string{"qwen2", "smollm", "llama-bpe", "smaug-bpe", "gpt-2", "starcoder", "deepseek-llm"} {
+		if !slices.Contains(pre, want) {
+			t.Errorf("SupportedPreTokenizers() lacks %q", want)
+		}
 	}
 }

@@ -138,6 +138,9 @@ func ReadJSON(r io.Reader, opts ...Option) (*Tokenizer, error) {
 		bos:          -1,
 		eos:          -1,
 		eot:          -1,
+		unk:          -1,
+		sep:          -1,
+		model:        "gpt2",
 	}
 	filled := make([]bool, n)
 	for tok, id := range m.Vocab {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -13,41 +12,89 @@ import (
 type Kind uint8
 
 const (
-	// Normal tokens come out of byte-level BPE; their text is stored in the
-	// byte-level alphabet.
+	// Normal tokens come out of the vocabulary's algorithm (BPE merges,
+	// SentencePiece pieces, WordPiece pieces, byte tokens). A byte-level
+	// BPE token's text is stored in the byte-level alphabet.
 	Normal Kind = iota
-	// Special added tokens (GGUF type CONTROL, tokenizer.json "special":
-	// true) are matched in text only when special parsing is on, and are
+	// Special added tokens (GGUF type CONTROL or UNKNOWN, tokenizer.json
+	// "special": true, and tokens llama.cpp treats as control by name such
+	// as </s>) are matched in text only when special parsing is on, and are
 	// dropped by decoding with skipSpecial.
 	Special
 	// UserDefined added tokens (GGUF type USER_DEFINED, tokenizer.json
 	// "special": false, such as SmolLM3's <think>) are always matched in
 	// text and always decoded.
 	UserDefined
-	// Unused tokens are never produced by encoding.
+	// Unused tokens (GGUF UNUSED) are never cut out of text as added tokens;
+	// outside byte-level BPE they decode to nothing, as in llama.cpp.
 	Unused
 )
 
-// Tokenizer is a byte-level BPE tokenizer with the Llama-3 pre-tokenizer.
-// It is safe for concurrent use; its only mutable part is a word cache
-// guarded by a mutex.
+// modelKind is the algorithm that turns a piece of text into ids.
+type modelKind uint8
+
+const (
+	// byteBPE is GPT-2's byte-level BPE (tokenizer.ggml.model "gpt2"):
+	// a pre-tokenizer pattern cuts the text into pieces and BPE merges
+	// each piece's bytes, written in the byte-level alphabet.
+	byteBPE modelKind = iota
+	// charBPE is BPE over UTF-8 characters with spaces written as U+2581
+	// and byte fallback (Gemma 4's "gemma4").
+	charBPE
+	// sentencePiece is llama.cpp's SentencePiece tokenizer ("llama"):
+	// adjacent pieces merge by the vocabulary's scores.
+	sentencePiece
+	// wordPiece is BERT's WordPiece ("bert"): greedy longest match within
+	// normalized words.
+	wordPiece
+)
+
+// Tokenizer turns text into token ids and back for one vocabulary: byte-level
+// BPE (Llama 3, SmolLM, Qwen2/3, GPT-2, StarCoder, ...), SentencePiece
+// (Llama 2, Gemma 3), Gemma 4's BPE or BERT's WordPiece. It is safe for
+// concurrent use; its only mutable parts are word caches guarded by mutexes.
 type Tokenizer struct {
 	text  []string // id → token text as stored (byte-level alphabet or added-token content)
 	kinds []Kind
 	bytes []byte   // all decoded token bytes, back to back
 	offs  []uint32 // id → bytes[offs[id]:offs[id+1]]
 
-	vocab        map[string]int32  // raw bytes of each Normal token → id
+	kind  modelKind
+	model string    // tokenizer.ggml.model ("gpt2", "llama", "bert", "gemma4")
+	split []pattern // byteBPE: the pre-tokenizer's patterns; nil for Llama 3's (matchAt)
+
+	// llamaText: invalid UTF-8 is first rewritten as llama.cpp reads it
+	// (llamaSanitize). llamaAdded: added tokens are cut out of the text in
+	// llama.cpp's order (longest token first) rather than Hugging Face's
+	// (leftmost first).
+	llamaText, llamaAdded bool
+
+	vocab        map[string]int32  // byteBPE: raw bytes of each Normal token → id
 	short        map[uint64]int32  // the same for tokens of at most 7 bytes, keyed by packShort
 	merges       map[uint64]uint64 // left<<32|right → rank<<32|merged id
-	byteID       [256]int32
+	byteID       [256]int32        // byteBPE: the token of each byte
 	ignoreMerges bool
+	missingBytes bool // some byteID is -1: drop those symbols from the output
 	added        addedSet
 	pre          string
 
-	bos, eos int32 // -1 when unknown
-	addBOS   bool
-	eog      []int32
+	// all maps every token's text to its id, whatever its type, as
+	// llama.cpp's token_to_id does (charBPE, sentencePiece, wordPiece).
+	all     map[string]int32
+	scores  []float32  // sentencePiece: token scores
+	byteTok [256]int32 // charBPE, sentencePiece: the <0xXX> token of each byte, or -1
+	lengths []int      // wordPiece: the distinct byte lengths of the tokens, longest first
+	// glue holds the characters after which a U+2581 cannot start a new
+	// chunk, because some token (sentencePiece) or merge (charBPE) joins
+	// them; nil when chunking is off (see spmChunks).
+	glue map[string]bool
+
+	addSpacePrefix      bool  // sentencePiece: a space before text at the start or after an added token
+	lower, stripAccents bool  // wordPiece normalizer
+	stripFirstSpace     bool  // decoding drops the first piece's leading space
+	bos, eos, unk, sep  int32 // -1 when unknown
+	addBOS, addEOS      bool
+	eog                 []int32
 
 	cache wordCache
 	hot   sync.Pool    // of *hotWords, so each goroutine has its own
@@ -55,17 +102,32 @@ type Tokenizer struct {
 }
 
 // spec is what a loader hands to build: the vocabulary in id order, with
-// texts in the byte-level alphabet for Normal tokens and raw content for
-// added ones.
+// texts in the byte-level alphabet for Normal tokens of byte-level BPE and
+// raw content for everything else.
 type spec struct {
+	kind         modelKind
+	model        string
 	tokens       []string
 	kinds        []Kind
+	byteTokens   []bool // tokens of GGUF type BYTE (<0xXX>), if any
+	scores       []float32
 	merges       [][2]string
 	pre          string // for messages and Pre()
+	split        []pattern
+	llama        bool // llamaText and llamaAdded
 	ignoreMerges bool
 	bos, eos     int32
-	eot          int32
+	eot, unk     int32
+	sep          int32
+	extraEOG     []int32 // more end-of-generation ids (llama.cpp's FIM pad/repo/separator, EOM)
 	addBOS       bool
+	addEOS       bool
+	spacePrefix  bool
+	lower        bool
+	stripAccents bool
+	lstrip       []int32 // added tokens that eat the white space before them
+	rstrip       []int32 // ... and after them
+	dropEOG      []int32 // tokens named like an end of turn that are not one (llama.cpp's workarounds)
 }
 
 func build(s spec) (*Tokenizer, error) {
@@ -83,30 +145,78 @@ func build(s spec) (*Tokenizer, error) {
 		text:         s.tokens,
 		kinds:        s.kinds,
 		offs:         make([]uint32, n+1),
-		vocab:        make(map[string]int32, n),
-		short:        make(map[uint64]int32),
-		merges:       make(map[uint64]uint64, len(s.merges)),
+		kind:         s.kind,
+		model:        s.model,
+		split:        s.split,
+		llamaText:    s.llama,
+		llamaAdded:   s.llama,
 		ignoreMerges: s.ignoreMerges,
 		pre:          s.pre,
 		bos:          s.bos,
 		eos:          s.eos,
+		unk:          s.unk,
+		sep:          s.sep,
 		addBOS:       s.addBOS,
+		addEOS:       s.addEOS,
 		seed:         maphash.MakeSeed(),
 	}
+	var added []addedToken
+	var err error
+	if s.kind == byteBPE {
+		added, err = t.buildByteBPE(s)
+	} else {
+		added, err = t.buildText(s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	strip := func(ids []int32, set func(*addedToken)) {
+		for _, id := range ids {
+			for i := range added {
+				if added[i].id == id {
+					set(&added[i])
+				}
+			}
+		}
+	}
+	strip(s.lstrip, func(a *addedToken) { a.lstrip = true })
+	strip(s.rstrip, func(a *addedToken) { a.rstrip = true })
+	t.added = newAddedSet(added)
+	t.eog = endOfGeneration(t, s.dropEOG, append([]int32{s.eos, s.eot}, s.extraEOG...)...)
+	return t, nil
+}
+
+// buildByteBPE fills the byte-level BPE tables: every Normal token's text
+// must be in the byte-level alphabet, all 256 bytes must have a token, and
+// every merge's parts and result must be tokens.
+func (t *Tokenizer) buildByteBPE(s spec) ([]addedToken, error) {
+	n := len(s.tokens)
+	t.vocab = make(map[string]int32, n)
+	t.short = make(map[uint64]int32)
+	t.merges = make(map[uint64]uint64, len(s.merges))
 	for i := range t.byteID {
 		t.byteID[i] = -1
 	}
-	byText := make(map[string]int32, n) // byte-level text of Normal tokens → id
+	// Merges and their results are looked up among all tokens whose text
+	// is in the byte-level alphabet, Normal ones first (llama.cpp looks
+	// among all tokens: Qwen2's "</s>" is a merge result and a control
+	// token).
+	byText := make(map[string]int32, n) // byte-level text → id
 	var added []addedToken
-	for id, tok := range s.tokens {
-		raw, inAlphabet := unmapBytes(tok)
-		switch s.kinds[id] {
-		case Normal:
-			if !inAlphabet {
-				return nil, fmt.Errorf("tokenizer: token %d %q is not in the byte-level alphabet (not a byte-level BPE vocabulary?)", id, tok)
+	for pass := range 2 {
+		for id, tok := range s.tokens {
+			if (s.kinds[id] == Normal) != (pass == 0) {
+				continue
 			}
-			if _, dup := byText[tok]; !dup {
-				byText[tok] = int32(id)
+			if _, dup := byText[tok]; dup {
+				continue
+			}
+			raw, inAlphabet := unmapBytes(tok)
+			if !inAlphabet {
+				continue
+			}
+			byText[tok] = int32(id)
+			if s.kinds[id] == Normal || s.llama {
 				t.vocab[string(raw)] = int32(id)
 				if len(raw) <= 7 {
 					t.short[packShort(string(raw))] = int32(id)
@@ -114,6 +224,15 @@ func build(s spec) (*Tokenizer, error) {
 			}
 			if len(raw) == 1 && t.byteID[raw[0]] < 0 {
 				t.byteID[raw[0]] = int32(id)
+			}
+		}
+	}
+	for id, tok := range s.tokens {
+		raw, inAlphabet := unmapBytes(tok)
+		switch s.kinds[id] {
+		case Normal:
+			if !inAlphabet && !s.llama {
+				return nil, fmt.Errorf("tokenizer: token %d %q is not in the byte-level alphabet (not a byte-level BPE vocabulary?)", id, tok)
 			}
 		case Special, UserDefined:
 			if tok == "" {
@@ -123,15 +242,22 @@ func build(s spec) (*Tokenizer, error) {
 		}
 		// Decoding follows Hugging Face's byte-level decoder: a token whose
 		// characters are all in the alphabet stands for those bytes, any
-		// other token for its own UTF-8 text.
-		if !inAlphabet {
+		// other token for its own UTF-8 text. llama.cpp renders an added
+		// token as its text even so (DeepSeek's user-defined "ö").
+		if !inAlphabet || s.llama && s.kinds[id] != Normal {
 			raw = []byte(tok)
 		}
 		t.bytes = append(t.bytes, raw...)
 		t.offs[id+1] = uint32(len(t.bytes))
 	}
 	for b, id := range t.byteID {
-		if id < 0 {
+		switch {
+		case id >= 0:
+		case s.llama:
+			// llama.cpp drops a byte without a token; GPT-2's
+			// vocabulary has none for bytes that UTF-8 never uses.
+			t.missingBytes = true
+		default:
 			return nil, fmt.Errorf("tokenizer: no token for byte 0x%02X: byte-level BPE needs all 256 (byte fallback is not implemented)", b)
 		}
 	}
@@ -150,27 +276,36 @@ func build(s spec) (*Tokenizer, error) {
 			t.merges[key] = uint64(rank)<<32 | uint64(merged)
 		}
 	}
-	t.added = newAddedSet(added)
-	t.eog = endOfGeneration(t, s.eos, s.eot)
-	return t, nil
+	return added, nil
 }
 
-// endOfGeneration lists the ids that end a generated turn: EOS, EOT and the
-// tokens with the conventional end-of-turn texts of Llama-3 and ChatML
-// vocabularies (as llama.cpp marks them).
-func endOfGeneration(t *Tokenizer, ids ...int32) []int32 {
+// eogNames are the token texts that end a generated turn, as llama.cpp
+// lists them (llama-vocab.cpp): Llama 3's, ChatML's, Gemma's, Phi's, GPT-OSS's
+// and others. llama.cpp treats a token so named as a control token whatever
+// its type in the file.
+var eogNames = map[string]bool{
+	"<|eot_id|>": true, "<|im_end|>": true, "<|end|>": true, "<|return|>": true, "<|call|>": true,
+	"<|flush|>": true, "<|calls|>": true, "<end_of_turn>": true, "<|endoftext|>": true, "</s>": true,
+	"<|eom_id|>": true, "<EOT>": true, "_<EOT>": true, "[EOT]": true, "[EOS]": true,
+	"<|end_of_text|>": true, "<end_of_utterance>": true, "<eos>": true, "<turn|>": true,
+	"<|tool_response>": true, "<｜end▁of▁sentence｜>": true, "[e~[": true,
+}
+
+// endOfGeneration lists the ids that end a generated turn: the given ids
+// (EOS, EOT, ...), and every token named in eogNames, except those in drop.
+func endOfGeneration(t *Tokenizer, drop []int32, ids ...int32) []int32 {
 	var eog []int32
 	for _, id := range ids {
 		if id >= 0 && int(id) < len(t.text) {
 			eog = append(eog, id)
 		}
 	}
-	for _, a := range t.added.tokens {
-		switch a.text {
-		case "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|im_end|>", "<|endoftext|>", "<|end|>", "<end_of_turn>":
-			eog = append(eog, a.id)
+	for id, s := range t.text {
+		if eogNames[s] {
+			eog = append(eog, int32(id))
 		}
 	}
+	eog = slices.DeleteFunc(eog, func(id int32) bool { return slices.Contains(drop, id) })
 	slices.Sort(eog)
 	return slices.Compact(eog)
 }
@@ -179,8 +314,9 @@ func endOfGeneration(t *Tokenizer, ids ...int32) []int32 {
 func (t *Tokenizer) Len() int { return len(t.text) }
 
 // Token returns the stored text of token id: the byte-level form of a normal
-// token (space shown as 'Ġ'), or the content of an added token. It returns
-// "" for an id out of range.
+// byte-level BPE token (space shown as 'Ġ'), a SentencePiece, Gemma 4 or
+// WordPiece token's text (space shown as '▁'), or the content of an added
+// token. It returns "" for an id out of range.
 func (t *Tokenizer) Token(id int32) string {
 	if id < 0 || int(id) >= len(t.text) {
 		return ""
@@ -196,18 +332,24 @@ func (t *Tokenizer) Kind(id int32) (k Kind, ok bool) {
 	return t.kinds[id], true
 }
 
-// Normal reports whether id is a Normal token: one that byte-level BPE makes
-// from text, as opposed to an added (special or user-defined) token.
+// Normal reports whether id is a Normal token: one that the vocabulary's
+// algorithm makes from text, as opposed to an added (special or
+// user-defined) or unused token.
 func (t *Tokenizer) Normal(id int32) bool {
 	k, ok := t.Kind(id)
 	return ok && k == Normal
 }
 
 // ID returns the id of the token whose stored text is exactly s (an added
-// token's content such as "<|im_end|>", or a normal token's byte-level text).
+// token's content such as "<|im_end|>", or a normal token's text as Token
+// shows it).
 func (t *Tokenizer) ID(s string) (int32, bool) {
 	if a, ok := t.added.byText[s]; ok {
 		return a.id, true
+	}
+	if t.all != nil {
+		id, ok := t.all[s]
+		return id, ok
 	}
 	if raw, ok := unmapBytes(s); ok {
 		if id, ok := t.vocab[string(raw)]; ok && t.text[id] == s {
@@ -225,12 +367,51 @@ func (t *Tokenizer) BOS() (int32, bool) { return t.bos, t.bos >= 0 }
 func (t *Tokenizer) EOS() (int32, bool) { return t.eos, t.eos >= 0 }
 
 // AddBOS reports whether the model expects BOS before a prompt (GGUF
-// tokenizer.ggml.add_bos_token). SmolLM3 does not.
+// tokenizer.ggml.add_bos_token, with llama.cpp's defaults: on for Llama 3,
+// SentencePiece, WordPiece and Gemma 4, off for the other byte-level BPE
+// vocabularies). SmolLM3 does not. Tokenize adds it.
 func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 
-// EndOfGeneration returns the sorted ids that end a generated turn: EOS, EOT
-// and the added tokens named <|im_end|>, <|eot_id|>, <|eom_id|>,
-// <|end_of_text|>, <|endoftext|>, <|end|> or <end_of_turn>.
+// AddEOS reports whether the model expects EOS after a prompt (GGUF
+// tokenizer.ggml.add_eos_token; rare). Tokenize adds it.
+func (t *Tokenizer) AddEOS() bool { return t.addEOS }
+
+// Model names the tokenization algorithm, as GGUF's tokenizer.ggml.model
+// does: "gpt2" (byte-level BPE), "llama" (SentencePiece), "gemma4" (Gemma
+// 4's BPE) or "bert" (WordPiece).
+func (t *Tokenizer) Model() string { return t.model }
+
+// Tokenize is llama.cpp's llama_tokenize(text, addSpecial, parseSpecial):
+// Encode(text, parseSpecial), with, when addSpecial is set, the tokens the
+// vocabulary puts around a prompt: BOS first if AddBOS, EOS last if AddEOS;
+// for WordPiece always the classifier token first and the separator last
+// ([CLS] ... [SEP]), whatever add_bos_token says, as llama.cpp does. A text
+// that already starts with BOS gets a second one, as in llama.cpp.
+func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int32 {
+	dst := make([]int32, 0, len(text)/3+3)
+	if addSpecial && t.bos >= 0 && (t.addBOS || t.kind == wordPiece) {
+		dst = append(dst, t.bos)
+	}
+	dst = t.AppendEncode(dst, text, parseSpecial)
+	if addSpecial {
+		switch {
+		case t.kind == wordPiece:
+			if t.sep >= 0 {
+				dst = append(dst, t.sep)
+			}
+		case t.addEOS && t.eos >= 0:
+			dst = append(dst, t.eos)
+		}
+	}
+	return dst
+}
+
+// EndOfGeneration returns the sorted ids that end a generated turn, as
+// llama.cpp chooses them: EOS, EOT, EOM, the fill-in-the-middle pad, repo
+// and file-separator tokens, and every token named like an end of turn
+// (<|im_end|>, <|eot_id|>, <|eom_id|>, <|end_of_text|>, <|endoftext|>,
+// <|end|>, <end_of_turn>, <eos>, <turn|>, </s>, ...), less llama.cpp's
+// exceptions (GPT-OSS's <|end|>, Gemma 4's </s>).
 func (t *Tokenizer) EndOfGeneration() []int32 { return slices.Clone(t.eog) }
 
 // IsEndOfGeneration reports whether id ends a generated turn.
@@ -239,8 +420,9 @@ func (t *Tokenizer) IsEndOfGeneration(id int32) bool {
 	return found
 }
 
-// Pre names the pre-tokenizer (GGUF tokenizer.ggml.pre, or "llama3" for a
-// tokenizer.json with the Llama-3 split pattern).
+// Pre names the pre-tokenizer (GGUF tokenizer.ggml.pre, "default" when the
+// file has none, "gemma4" for Gemma 4, or "llama3" for a tokenizer.json with
+// the Llama-3 split pattern). Only byte-level BPE vocabularies use it.
 func (t *Tokenizer) Pre() string { return t.pre }
 
 // IgnoreMerges reports whether a pre-token that is itself a vocabulary entry
@@ -251,8 +433,9 @@ func (t *Tokenizer) IgnoreMerges() bool { return t.ignoreMerges }
 // added tokens written in the text (such as "<|im_end|>") become their ids;
 // without it they are tokenized as ordinary text. User-defined added tokens
 // (SmolLM3's <think>, <tool_call>, …) are recognised either way. Nothing is
-// added: no BOS, no EOS. Any byte sequence, even invalid UTF-8, encodes, and
-// decodes back to the same bytes.
+// added: no BOS, no EOS (see Tokenize). Any byte sequence, even invalid
+// UTF-8, encodes; for the Llama-3 family it decodes back to the same bytes,
+// elsewhere invalid bytes are read as U+FFFD, as llama.cpp reads them.
 func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
 	return t.AppendEncode(make([]int32, 0, len(text)/3+1), text, parseSpecial)
 }
@@ -284,18 +467,32 @@ func (t *Tokenizer) EncodeMarked(text string, literal [][2]int) []int32 {
 // appendEncode encodes text; special(start, end) says whether a special
 // token found at bytes [start, end) of text counts as one.
 func (t *Tokenizer) appendEncode(dst []int32, text string, special func(start, end int) bool) []int32 {
-	hot, _ := t.hot.Get().(*hotWords)
-	if hot == nil {
-		hot = new(hotWords)
+	var hot *hotWords
+	if t.kind == byteBPE {
+		hot, _ = t.hot.Get().(*hotWords)
+		if hot == nil {
+			hot = new(hotWords)
+		}
+		defer t.hot.Put(hot)
 	}
-	defer t.hot.Put(hot)
+	if t.llamaAdded {
+		afterToken := true // the start of the text counts as after a token
+		for _, p := range t.added.partition(text, func(i, l int) bool { return special(i, i+l) }) {
+			if p.id >= 0 {
+				dst = append(dst, p.id)
+				afterToken = true
+				continue
+			}
+			dst = t.appendText(dst, text[p.start:p.end], hot, afterToken)
+			afterToken = false
+		}
+		return dst
+	}
 	base := 0
 	for text != "" {
 		pos, n, id := t.added.find(text, func(i, l int) bool { return special(base+i, base+i+l) })
-		for seg := text[:pos]; seg != ""; {
-			k := matchAt(seg, 0)
-			dst = t.appendWord(dst, seg[:k], hot)
-			seg = seg[k:]
+		if pos > 0 {
+			dst = t.appendText(dst, text[:pos], hot, false)
 		}
 		if n == 0 {
 			break
@@ -307,10 +504,48 @@ func (t *Tokenizer) appendEncode(dst []int32, text string, special func(start, e
 	return dst
 }
 
+// appendText appends the ids of a stretch of text that holds no added
+// token. afterToken says that it starts the text or follows an added token
+// (SentencePiece then puts a space before it).
+func (t *Tokenizer) appendText(dst []int32, seg string, hot *hotWords, afterToken bool) []int32 {
+	switch t.kind {
+	case charBPE:
+		return t.appendCharBPE(dst, seg)
+	case sentencePiece:
+		return t.appendSPM(dst, seg, t.addSpacePrefix && afterToken)
+	case wordPiece:
+		return t.appendWPM(dst, seg)
+	}
+	if t.llamaText {
+		seg = llamaSanitize(seg)
+	}
+	switch len(t.split) {
+	case 0: // Llama 3's pattern, as Hugging Face runs it
+		for seg != "" {
+			k := matchAt(seg, 0)
+			dst = t.appendWord(dst, seg[:k], hot)
+			seg = seg[k:]
+		}
+	case 1:
+		match := t.split[0]
+		for i := 0; i < len(seg); {
+			k := match(seg, i)
+			dst = t.appendWord(dst, seg[i:i+k], hot)
+			i += k
+		}
+	default:
+		splitWith(t.split, seg, func(w string) { dst = t.appendWord(dst, w, hot) })
+	}
+	return dst
+}
+
 // appendWord appends the ids of one pre-token.
 func (t *Tokenizer) appendWord(dst []int32, w string, hot *hotWords) []int32 {
 	if len(w) == 1 {
-		return append(dst, t.byteID[w[0]])
+		if id := t.byteID[w[0]]; id >= 0 || !t.missingBytes {
+			return append(dst, id)
+		}
+		return dst
 	}
 	if t.ignoreMerges {
 		if len(w) <= 7 {
@@ -340,8 +575,23 @@ func (t *Tokenizer) appendWord(dst []int32, w string, hot *hotWords) []int32 {
 	}
 	start := len(dst)
 	dst = t.merge(dst, w)
+	if t.missingBytes {
+		dst = dropNegative(dst, start)
+	}
 	t.cache.put(w, dst[start:])
 	return dst
+}
+
+// dropNegative removes the negative ids from dst[start:].
+func dropNegative(dst []int32, start int) []int32 {
+	k := start
+	for _, id := range dst[start:] {
+		if id >= 0 {
+			dst[k] = id
+			k++
+		}
+	}
+	return dst[:k]
 }
 
 // hotWords is a small direct-mapped cache of short words seen recently and
@@ -387,22 +637,43 @@ func (t *Tokenizer) rank(l, r int32) (uint32, int32) {
 	return noRank, -1
 }
 
-// merge runs byte-level BPE over the bytes of w and appends the result:
-// start from one symbol per byte; repeatedly merge the adjacent pair with the
-// lowest rank, the leftmost one when it occurs more than once, until no pair
-// has a rank.
+// merge runs byte-level BPE over the bytes of w and appends the result.
 func (t *Tokenizer) merge(dst []int32, w string) []int32 {
+	var buf [longWord]int32
+	sym := buf[:0]
 	if len(w) > longWord {
-		return t.mergeLong(dst, w)
+		sym = make([]int32, 0, len(w))
 	}
-	var symBuf [longWord]int32
-	var rankBuf [longWord]uint32
-	var resBuf [longWord]int32
-	n := len(w)
-	sym, ranks, res := symBuf[:n], rankBuf[:n-1], resBuf[:n-1]
-	for i := 0; i < n; i++ {
+	for i := 0; i < len(w); i++ {
+		sym = append(sym, t.byteID[w[i]])
+	}
+	return t.mergeSyms(dst, sym)
+}
+
+// mergeLong is merge through the priority queue (for tests: both must agree).
+func (t *Tokenizer) mergeLong(dst []int32, w string) []int32 {
+	sym := make([]int32, len(w))
+	for i := 0; i < len(w); i++ {
 		sym[i] = t.byteID[w[i]]
 	}
+	return t.mergeSymsLong(dst, sym)
+}
+
+// mergeSyms runs BPE over the symbols sym (token ids; a negative one never
+// merges) and appends the result: repeatedly merge the adjacent pair with
+// the lowest rank, the leftmost one when it occurs more than once, until no
+// pair has a rank. sym is overwritten.
+func (t *Tokenizer) mergeSyms(dst []int32, sym []int32) []int32 {
+	n := len(sym)
+	if n > longWord {
+		return t.mergeSymsLong(dst, sym)
+	}
+	if n < 2 {
+		return append(dst, sym...)
+	}
+	var rankBuf [longWord]uint32
+	var resBuf [longWord]int32
+	ranks, res := rankBuf[:n-1], resBuf[:n-1]
 	for i := 0; i < n-1; i++ {
 		ranks[i], res[i] = t.rank(sym[i], sym[i+1])
 	}
@@ -431,20 +702,21 @@ func (t *Tokenizer) merge(dst []int32, w string) []int32 {
 	return append(dst, sym[:n]...)
 }
 
-// longWord is the length above which merge switches from rescanning an
+// longWord is the length above which mergeSyms switches from rescanning an
 // array to a priority queue (same result, O(n log n)).
 const longWord = 128
 
-// mergeLong is merge for long pre-tokens: a linked list of symbols and a
-// heap of candidate pairs ordered by (rank, position), so that ties go to the
-// leftmost pair exactly as in merge.
-func (t *Tokenizer) mergeLong(dst []int32, w string) []int32 {
-	n := len(w)
-	sym := make([]int32, n)
+// mergeSymsLong is mergeSyms for long pieces: a linked list of symbols and a
+// heap of candidate pairs ordered by (rank, position), so that ties go to
+// the leftmost pair exactly as in mergeSyms.
+func (t *Tokenizer) mergeSymsLong(dst []int32, sym []int32) []int32 {
+	n := len(sym)
+	if n == 0 {
+		return dst
+	}
 	nxt := make([]int32, n)
 	prv := make([]int32, n)
 	for i := range n {
-		sym[i] = t.byteID[w[i]]
 		nxt[i], prv[i] = int32(i+1), int32(i-1)
 	}
 	nxt[n-1] = -1
@@ -461,13 +733,14 @@ func (t *Tokenizer) mergeLong(dst []int32, w string) []int32 {
 	for i := range int32(n - 1) {
 		push(i)
 	}
+	dead := make([]bool, n)
 	for h.len() > 0 {
 		p := h.pop()
-		if sym[p.pos] != p.l || nxt[p.pos] != p.right || sym[p.right] != p.r {
+		if dead[p.pos] || dead[p.right] || sym[p.pos] != p.l || nxt[p.pos] != p.right || sym[p.right] != p.r {
 			continue // stale: one side was merged since
 		}
 		sym[p.pos] = p.merged
-		sym[p.right] = -1
+		dead[p.right] = true
 		nn := nxt[p.right]
 		nxt[p.pos] = nn
 		if nn >= 0 {
@@ -548,6 +821,14 @@ func (c *wordCache) get(w string) ([]int32, bool) {
 	return ids, ok
 }
 
+// getBytes is get for a word held in a byte slice (no copy is made).
+func (c *wordCache) getBytes(w []byte) ([]int32, bool) {
+	c.mu.Lock()
+	ids, ok := c.m[string(w)]
+	c.mu.Unlock()
+	return ids, ok
+}
+
 func (c *wordCache) put(w string, ids []int32) {
 	if len(w) > 64 {
 		return
@@ -558,62 +839,4 @@ func (c *wordCache) put(w string, ids []int32) {
 	}
 	c.m[strings.Clone(w)] = slices.Clone(ids)
 	c.mu.Unlock()
-}
-
-// addedToken is a token matched in raw text before pre-tokenization.
-type addedToken struct {
-	text    string
-	id      int32
-	special bool
-}
-
-// addedSet finds added tokens in text: at each position the longest active
-// token that starts there.
-type addedSet struct {
-	tokens  []addedToken
-	byText  map[string]addedToken
-	lengths []int // distinct token lengths, longest first
-	first   [256]bool
-}
-
-func newAddedSet(tokens []addedToken) addedSet {
-	s := addedSet{tokens: tokens, byText: make(map[string]addedToken, len(tokens))}
-	seen := map[int]bool{}
-	for _, a := range tokens {
-		if _, dup := s.byText[a.text]; dup {
-			continue
-		}
-		s.byText[a.text] = a
-		s.first[a.text[0]] = true
-		if !seen[len(a.text)] {
-			seen[len(a.text)] = true
-			s.lengths = append(s.lengths, len(a.text))
-		}
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(s.lengths)))
-	return s
-}
-
-// find returns the byte position, length and id of the first active added
-// token in text, or (len(text), 0, -1) when there is none. A special token
-// at [i, i+l) is active if special(i, l) says so; user-defined ones always
-// are.
-func (s *addedSet) find(text string, special func(i, l int) bool) (pos, n int, id int32) {
-	if len(s.tokens) == 0 {
-		return len(text), 0, -1
-	}
-	for i := 0; i < len(text); i++ {
-		if !s.first[text[i]] {
-			continue
-		}
-		for _, l := range s.lengths {
-			if i+l > len(text) {
-				continue
-			}
-			if a, ok := s.byText[text[i:i+l]]; ok && (!a.special || special(i, l)) {
-				return i, l, a.id
-			}
-		}
-	}
-	return len(text), 0, -1
 }

@@ -9,11 +9,15 @@
 //	logits -model FILE -text "Hello world" ...
 //	logits -model FILE -text "Hello world" -tokenize
 //
-// -text tokenizes the prompt with the model's own tokenizer (special tokens
-// such as <|im_start|> are recognised; the chat template is not applied, and
-// a BOS token is added only if the model asks for one). -tokenize prints the
-// ids as a JSON array, which -tokens-file reads back, and exits without
-// running the model.
+// -text tokenizes the prompt with the model's own tokenizer as llama.cpp's
+// llama_tokenize(add_special=true, parse_special=true) does: special tokens
+// such as <|im_start|> are recognised, the chat template is not applied, and
+// BOS/EOS (BERT's [CLS] and [SEP]) are added where the vocabulary asks for
+// them. -tokenize prints the ids as a JSON array, which -tokens-file reads
+// back, and exits without running the model; it needs only the vocabulary,
+// so it works on a vocabulary-only GGUF such as llama.cpp's
+// models/ggml-vocab-*.gguf, for any vocabulary the tokenizer package reads
+// (byte-level BPE, SentencePiece, Gemma 4, WordPiece).
 //
 // The prompt runs as one batch (prefill; -batch N splits it into
 // micro-batches of N tokens, llama.cpp's n_ubatch). By default only the last
@@ -116,10 +120,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 		if err != nil {
 			return err
 		}
-		tokens = tok.Encode(*textFlag, true)
-		if bos, ok := tok.BOS(); ok && tok.AddBOS() && (len(tokens) == 0 || tokens[0] != bos) {
-			tokens = append([]int32{bos}, tokens...)
-		}
+		tokens = tok.Tokenize(*textFlag, true, true)
 		if *tokenize {
 			return json.NewEncoder(stdout).Encode(tokens)
 		}
