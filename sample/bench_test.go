@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -31,21 +32,27 @@ var benchConfigs = []struct {
 	{"penalties+defaults", Config{Temperature: 0.6, TopP: 0.95, RepeatPenalty: 1.1, PresencePenalty: 0.2, FrequencyPenalty: 0.2, Seed: 1}},
 }
 
-// BenchmarkSample measures the cost of one token on SmolLM3's 128,256-entry
+// benchVocabs are the vocabulary sizes of the families: SmolLM3 and Llama
+// 3 (128,256), Qwen2.5 and Qwen3 (151,936), Gemma 3 (262,144).
+var benchVocabs = []int{128256, 151936, 262144}
+
+// BenchmarkSample measures the cost of one token on each family's
 // vocabulary for common configurations.
 func BenchmarkSample(b *testing.B) {
-	logits := benchLogits(128256, 2)
-	for _, bc := range benchConfigs {
-		b.Run(bc.name, func(b *testing.B) {
-			s := New(bc.cfg)
-			for i := range 64 {
-				s.Accept(int32(i * 31))
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				s.Accept(s.Sample(logits))
-			}
-		})
+	for _, v := range benchVocabs {
+		logits := benchLogits(v, 2)
+		for _, bc := range benchConfigs {
+			b.Run(fmt.Sprintf("vocab=%d/%s", v, bc.name), func(b *testing.B) {
+				s := New(bc.cfg)
+				for i := range 64 {
+					s.Accept(int32(i * 31))
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					s.Accept(s.Sample(logits))
+				}
+			})
+		}
 	}
 }
 
