@@ -59,23 +59,7 @@ func TestGoldenLogits(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			if got := m.LLM().Config.Vocab; got != g.NVocab {
-				t.Fatalf("vocab %d, golden %d", got, g.NVocab)
-			}
-			var all goldentest.Diff
-			for _, p := range g.Prompts {
-				if heavyPrompt(name, p.Name) && !heavy {
-					t.Logf("%s: skipped (SMOLGO_HEAVY=1 runs it)", p.Name)
-					continue
-				}
-				d := goldentest.CheckPrompt(t, m, p, tol)
-				t.Logf("%-8s max abs %.4g  RMS %.3g  (%d logits)", p.Name, d.MaxAbs, d.RMS(), d.N)
-				all.Merge(d)
-			}
-			t.Logf("%s: max abs %.4g (tolerance %g), RMS %.3g (tolerance %g)", name, all.MaxAbs, tol.MaxAbs, all.RMS(), tol.RMS)
-			if all.MaxAbs > tol.MaxAbs || all.RMS() > tol.RMS {
-				t.Errorf("%s: max abs %.4g / RMS %.3g exceed the tolerance %g / %g", name, all.MaxAbs, all.RMS(), tol.MaxAbs, tol.RMS)
-			}
+			goldentest.CheckModel(t, name, m, g, tol, func(prompt string) bool { return heavyPrompt(name, prompt) && !heavy })
 		})
 	}
 }

@@ -10,8 +10,8 @@
 // "gemma3-synth": Gemma 4's 262,144 tokens written as a SentencePiece
 // vocabulary the way convert_hf_to_gguf.py writes Gemma 3 (model "llama",
 // add_space_prefix false), with each merge result scored by its merge's
-// rank (no Gemma 3 vocabulary ships with llama.cpp). synthGemma3 in
-// llamaref_test.go builds the same file; the SHA-256 of its bytes is stored
+// rank (no Gemma 3 vocabulary ships with llama.cpp). refvocab.Gemma3FromGemma4
+// builds the file; the SHA-256 of its bytes is stored
 // so that the test can tell.
 //
 // Usage (from this folder; about a minute): go run gen_llamaref.go
@@ -30,10 +30,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/tokenizer/internal/refvocab"
 )
 
 // vocabs are the vocabularies checked: the fuzz set goes through all of
@@ -85,7 +84,7 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 
-	gemma3, err := synthGemma3(filepath.Join(models, "ggml-vocab-gemma-4.gguf"))
+	gemma3, err := refvocab.Gemma3FromGemma4(filepath.Join(models, "ggml-vocab-gemma-4.gguf"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -194,67 +193,6 @@ func hashIDs(ids []int32) Hash {
 	h := sha256.New()
 	binary.Write(h, binary.LittleEndian, ids)
 	return Hash{N: len(ids), SHA256: hex.EncodeToString(h.Sum(nil))}
-}
-
-// synthGemma3 writes Gemma 4's vocabulary as a Gemma 3 style SentencePiece
-// GGUF. It must build the same bytes as synthGemma3 in llamaref_test.go.
-func synthGemma3(gemma4 string) ([]byte, error) {
-	f, err := gguf.Open(gemma4)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tokens, err := f.Strings("tokenizer.ggml.tokens")
-	if err != nil {
-		return nil, err
-	}
-	types, err := f.Int32s("tokenizer.ggml.token_type")
-	if err != nil {
-		return nil, err
-	}
-	merges, err := f.Strings("tokenizer.ggml.merges")
-	if err != nil {
-		return nil, err
-	}
-	index := make(map[string]int, len(tokens))
-	for i, t := range tokens {
-		index[t] = i
-	}
-	scores := make([]float32, len(tokens))
-	for i := range scores {
-		scores[i] = -float32(len(merges) + i)
-	}
-	for rank := len(merges) - 1; rank >= 0; rank-- { // the first merge making a token gives its score
-		m := merges[rank]
-		k := strings.IndexByte(m[min(1, len(m)):], ' ')
-		if k < 0 {
-			continue
-		}
-		if id, ok := index[m[:k+1]+m[k+2:]]; ok {
-			scores[id] = -float32(rank)
-		}
-	}
-	kv := []gguf.KV{
-		{Key: "general.architecture", Value: "gemma3"},
-		{Key: "general.name", Value: "gemma3-synth"},
-		{Key: "tokenizer.ggml.model", Value: "llama"},
-		{Key: "tokenizer.ggml.pre", Value: "default"},
-		{Key: "tokenizer.ggml.tokens", Value: slices.Clone(tokens)},
-		{Key: "tokenizer.ggml.scores", Value: scores},
-		{Key: "tokenizer.ggml.token_type", Value: slices.Clone(types)},
-		{Key: "tokenizer.ggml.bos_token_id", Value: uint32(2)},
-		{Key: "tokenizer.ggml.eos_token_id", Value: uint32(1)},
-		{Key: "tokenizer.ggml.unknown_token_id", Value: uint32(3)},
-		{Key: "tokenizer.ggml.padding_token_id", Value: uint32(0)},
-		{Key: "tokenizer.ggml.add_bos_token", Value: true},
-		{Key: "tokenizer.ggml.add_eos_token", Value: false},
-		{Key: "tokenizer.ggml.add_space_prefix", Value: false},
-	}
-	var buf bytes.Buffer
-	if err := gguf.Write(&buf, kv, nil); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // fuzzTexts returns the fuzz set that gen_llamaref.go tokenizes with

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/tokenizer/internal/refvocab"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -74,12 +75,12 @@ func refVocab(t testing.TB, name string) *Tokenizer {
 	if tok, ok := vocabCache.Load(name); ok {
 		return tok.(*Tokenizer)
 	}
-	b, err := synthGemma3(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
+	b, err := refvocab.Gemma3FromGemma4(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != readLlamaRef(t).Gemma3 {
-		t.Fatalf("synthGemma3 builds other bytes than gen_llamaref.go did (SHA-256 %x)", sum)
+		t.Fatalf("refvocab.Gemma3FromGemma4 builds other bytes than gen_llamaref.go did (SHA-256 %x)", sum)
 	}
 	f, err := gguf.Parse(b)
 	if err != nil {
@@ -181,74 +182,6 @@ func TestLlamaRefBench(t *testing.T) {
 	}
 }
 
-// synthGemma3 writes Gemma 4's vocabulary as a Gemma 3 style SentencePiece
-// GGUF (model "llama", add_space_prefix false, each merge result scored by
-// its merge's rank). It must build the same bytes as synthGemma3 in
-// gen_llamaref.go; TestLlamaRef checks the SHA-256.
-func synthGemma3(gemma4 string) ([]byte, error) {
-	f, err := gguf.Open(gemma4)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tokens, err := f.Strings("tokenizer.ggml.tokens")
-	if err != nil {
-		return nil, err
-	}
-	types, err := f.Int32s("tokenizer.ggml.token_type")
-	if err != nil {
-		return nil, err
-	}
-	merges, err := f.Strings("tokenizer.ggml.merges")
-	if err != nil {
-		return nil, err
-	}
-	index := make(map[string]int, len(tokens))
-	for i, t := range tokens {
-		index[t] = i
-	}
-	scores := make([]float32, len(tokens))
-	for i := range scores {
-		scores[i] = -float32(len(merges) + i)
-	}
-	for rank := len(merges) - 1; rank >= 0; rank-- { // the first merge making a token gives its score
-		m := merges[rank]
-		k := strings.IndexByte(m[min(1, len(m)):], ' ')
-		if k < 0 {
-			continue
-		}
-		if id, ok := index[m[:k+1]+m[k+2:]]; ok {
-			scores[id] = -float32(rank)
-		}
-	}
-	kv := []gguf.KV{
-		{Key: "general.architecture", Value: "gemma3"},
-		{Key: "general.name", Value: "gemma3-synth"},
-		{Key: "tokenizer.ggml.model", Value: "llama"},
-		{Key: "tokenizer.ggml.pre", Value: "default"},
-		{Key: "tokenizer.ggml.tokens", Value: slices.Clone(tokens)},
-		{Key: "tokenizer.ggml.scores", Value: scores},
-		{Key: "tokenizer.ggml.token_type", Value: slices.Clone(types)},
-		{Key: "tokenizer.ggml.bos_token_id", Value: uint32(2)},
-		{Key: "tokenizer.ggml.eos_token_id", Value: uint32(1)},
-		{Key: "tokenizer.ggml.unknown_token_id", Value: uint32(3)},
-		{Key: "tokenizer.ggml.padding_token_id", Value: uint32(0)},
-		{Key: "tokenizer.ggml.add_bos_token", Value: true},
-		{Key: "tokenizer.ggml.add_eos_token", Value: false},
-		{Key: "tokenizer.ggml.add_space_prefix", Value: false},
-	}
-	var buf bytes.Buffer
-	if err := gguf.Write(&buf, kv, nil); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// BenchmarkEncodeKinds encodes the 1 MB bench text with one vocabulary of
-// each kind: byte-level BPE with the Qwen2 pattern (Qwen2.5, Qwen3),
-// SentencePiece (Llama 2's 32,000 tokens, and Gemma 3's size: 262,144),
-// Gemma 4's BPE and WordPiece (bge). The word caches are warm after the
-// first iteration, as in a server.
 func BenchmarkEncodeKinds(b *testing.B) {
 	text, err := os.ReadFile(sharedtest.Path(b, "tokenizer/bench_en_1mb.txt"))
 	if err != nil {
@@ -299,7 +232,7 @@ func TestLlamaRefLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	gemma3 := filepath.Join(dir, "gemma3-synth.gguf")
-	b, err := synthGemma3(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
+	b, err := refvocab.Gemma3FromGemma4(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

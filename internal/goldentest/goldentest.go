@@ -202,3 +202,28 @@ func CheckPrompt(t testing.TB, m *family.Model, p Prompt, tol Tolerance) Diff {
 	}
 	return d
 }
+
+// CheckModel runs every prompt of g through m (CheckPrompt) but those skip
+// names (nil: none), logs each prompt's and the model's differences, and
+// fails the test when the model's max abs or RMS exceeds tol.
+func CheckModel(t testing.TB, name string, m *family.Model, g File, tol Tolerance, skip func(prompt string) bool) Diff {
+	t.Helper()
+	if got := m.Weights().Config.Vocab; got != g.NVocab {
+		t.Fatalf("%s: vocab %d, golden %d", name, got, g.NVocab)
+	}
+	var all Diff
+	for _, p := range g.Prompts {
+		if skip != nil && skip(p.Name) {
+			t.Logf("%s: skipped (SMOLGO_HEAVY=1 runs it)", p.Name)
+			continue
+		}
+		d := CheckPrompt(t, m, p, tol)
+		t.Logf("%-8s max abs %.4g  RMS %.3g  (%d logits)", p.Name, d.MaxAbs, d.RMS(), d.N)
+		all.Merge(d)
+	}
+	t.Logf("%s: max abs %.4g (tolerance %g), RMS %.3g (tolerance %g)", name, all.MaxAbs, tol.MaxAbs, all.RMS(), tol.RMS)
+	if all.MaxAbs > tol.MaxAbs || all.RMS() > tol.RMS {
+		t.Errorf("%s: max abs %.4g / RMS %.3g exceed the tolerance %g / %g (worst at %s)", name, all.MaxAbs, all.RMS(), tol.MaxAbs, tol.RMS, all.Worst)
+	}
+	return all
+}
