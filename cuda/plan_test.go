@@ -8,8 +8,7 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
-	_ "github.com/smolgo/smolgo/llama3"
-	_ "github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/models"
 )
 
 // openModel reads a model's weights, described by its family (SmolLM3's
@@ -140,5 +139,26 @@ func TestPlanRejectsUnsupportedType(t *testing.T) {
 	_, err := newPlan(m, Options{})
 	if err == nil || !strings.Contains(err.Error(), "blk.0.attn_q.weight has type q4_0") {
 		t.Fatalf("Q4_0 model: %v", err)
+	}
+}
+
+// The CUDA backend reads the same architecture description as the CPU and
+// refuses, by name, the features its kernels lack, before touching a device.
+func TestPlanRefusesUnsupportedFeatures(t *testing.T) {
+	for _, c := range []struct{ model, feature string }{
+		{"qwen3-tiny-Q8_0", "qk norm"},
+		{"qwen2-tiny-Q8_0", "qkv bias"},
+		{"gemma3-tiny-Q8_0", "sliding window"},
+	} {
+		w := openModel(t, sharedtest.Path(t, "golden-families/models/"+c.model+".gguf"))
+		_, err := newPlan(w, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.feature) {
+			t.Errorf("%s: %v, want an error naming %q", c.model, err, c.feature)
+		}
+	}
+	// Llama 3's RoPE factors are computed with the angles on the host.
+	w := openModel(t, sharedtest.Path(t, "golden-families/models/llama32-tiny-Q8_0.gguf"))
+	if _, err := newPlan(w, Options{}); err != nil {
+		t.Errorf("llama32-tiny: %v", err)
 	}
 }
