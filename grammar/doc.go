@@ -93,11 +93,12 @@
 //     exactly which strings each allows: a subset of the format that
 //     validators accept); a pattern beside a format (zod 4 writes both)
 //     makes their intersection;
-//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum: exact on
+//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum: exact, on
 //     integers (written digit by digit: 15..255 is 1[5-9] | [2-9][0-9] |
-//     1[0-9][0-9] | 2[0-4][0-9] | 25[0-5]), and on numbers when the bounds
-//     are whole (a bounded number has no exponent and at most 15
-//     significant digits, see numbers.go); format int32 bounds integers;
+//     1[0-9][0-9] | 2[0-4][0-9] | 25[0-5]) and on numbers, whole bounds
+//     or not (0.5 < x <= 2.25; a bounded number has no exponent and at
+//     most 15 significant digits, see numbers.go); format int32 bounds
+//     integers;
 //   - enum, const (any JSON values), anyOf, oneOf (when its branches cannot
 //     match the same value: different types, const or enum values, or a
 //     required property with different const values, as in Pydantic's
