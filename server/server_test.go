@@ -345,8 +345,8 @@ func TestPromptTooLong(t *testing.T) {
 		name, body, want string
 	}{
 		{"over the byte limit", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 2001) + `"}]}`, "at most 2000"},
-		{"over the context", `{"messages":[{"role":"user","content":"` + long + `"}]}`, "context is 64"},
-		{"over the context, streaming", `{"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, "context is 64"},
+		{"over the context", `{"messages":[{"role":"user","content":"` + long + `"}]}`, "the context holds 64"},
+		{"over the context, streaming", `{"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, "the context holds 64"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
