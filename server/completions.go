@@ -29,8 +29,9 @@ type completionRequest struct {
 	Logprobs *int `json:"logprobs"` // 0 to 5: the sampled token's and that many alternatives
 	// Suffix is accepted only empty: the models served here do no infilling.
 	Suffix         string          `json:"suffix"`
-	ResponseFormat json.RawMessage `json:"response_format"` // llama.cpp extension
-	Grammar        string          `json:"grammar"`         // llama.cpp extension
+	ResponseFormat json.RawMessage    `json:"response_format"` // llama.cpp extension
+	Grammar        string             `json:"grammar"`         // llama.cpp extension
+	LogitBias      map[string]float64 `json:"logit_bias"`
 }
 
 // tokenizing returns the engine's vocabulary, or the error for an engine
@@ -128,24 +129,30 @@ func (req *completionRequest) validate(s *Server, tok Tokenizing) (*chatJob, *ap
 	job := &chatJob{}
 	opts := &job.opts
 	opts.RawPrompt = ids
-	var err error
+	var err *apiError
 	if opts.Sampler, err = req.sampler(&s.cfg); err != nil {
-		return nil, err.(*apiError)
+		return nil, err
 	}
-	if opts.MaxTokens, err = maxTokens(nil, req.MaxTokens, s.engine.ContextLength()); err != nil {
-		return nil, err.(*apiError)
+	if opts.MaxTokens, err = limitTokens(req.MaxTokens, "max_tokens"); err != nil {
+		return nil, err
 	}
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = s.cfg.DefaultMaxTokens
 	}
 	if opts.Stop, err = stopStrings(req.Stop); err != nil {
-		return nil, err.(*apiError)
+		return nil, err
 	}
 	if req.Logprobs != nil {
 		opts.Logprobs, opts.TopLogprobs = true, *req.Logprobs
 	}
+	if opts.LogitBias, err = logitBias(req.LogitBias); err != nil {
+		return nil, err
+	}
+	if err := s.checkLogitBias(opts.LogitBias); err != nil {
+		return nil, err
+	}
 	if job.format, err = responseFormat(req.ResponseFormat, req.Grammar); err != nil {
-		return nil, err.(*apiError)
+		return nil, err
 	}
 	return job, nil
 }
@@ -155,10 +162,6 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var req completionRequest
 	tok, ok := s.tokenizerRequest(w, r, &req)
 	if !ok {
-		return
-	}
-	if ae := s.checkModel(req.Model); ae != nil {
-		writeError(w, ae)
 		return
 	}
 	job, ae := req.validate(s, tok)
@@ -198,9 +201,14 @@ func (l *textLogprobs) add(lps []engine.TokenLogprob, offset int) {
 	for _, lp := range lps {
 		l.Tokens = append(l.Tokens, lp.Text)
 		l.TokenLogprobs = append(l.TokenLogprobs, lp.Logprob)
+		// Alternatives are keyed by their text, as OpenAI's are; two tokens
+		// with the same text (a byte of a character and the character's
+		// first piece, say) are one key, with the likelier one's logprob.
 		top := make(map[string]float32, len(lp.Top))
 		for _, t := range lp.Top {
-			top[t.Text] = t.Logprob
+			if v, ok := top[t.Text]; !ok || t.Logprob > v {
+				top[t.Text] = t.Logprob
+			}
 		}
 		l.TopLogprobs = append(l.TopLogprobs, top)
 		l.TextOffset = append(l.TextOffset, offset)

@@ -178,6 +178,7 @@ type Server struct {
 	metrics  *metrics
 	mux      *http.ServeMux
 	started  time.Time
+	syntax   toolSyntax // how the model writes tool calls
 
 	slotMu       sync.Mutex
 	slotSessions []Session // one engine session per slot, made on first use
@@ -207,6 +208,7 @@ func New(e Engine, cfg Config) *Server {
 		metrics:      newMetrics(),
 		mux:          http.NewServeMux(),
 		started:      cfg.Now(),
+		syntax:       hermesSyntax{},
 		slotSessions: make([]Session, cfg.Slots),
 	}
 	s.stopGen, s.cancelGens = context.WithCancel(context.Background())
@@ -223,6 +225,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/responses/{id}", s.handleGetResponse)
 	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.handleDeleteResponse)
 	s.mux.HandleFunc("/v1/messages", s.only("POST", s.handleMessages))
+	s.mux.HandleFunc("/v1/messages/count_tokens", s.only("POST", s.handleCountTokens))
+	s.mux.HandleFunc("/apply-template", s.only("POST", s.handleApplyTemplate))
 	s.mux.HandleFunc("/tokenize", s.only("POST", s.handleTokenize))
 	s.mux.HandleFunc("/detokenize", s.only("POST", s.handleDetokenize))
 	s.mux.HandleFunc("/metrics", s.only("GET", s.handleMetrics))
@@ -411,8 +415,11 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.modelObject())
 }
 
-// checkModel answers a request for model id: nil when the server has it
-// (the engine's name, an alias, or "" in a chat request), else a 404.
+// checkModel answers a request for model id. The server has one model and
+// serves it whatever name a request gives (clients send their defaults:
+// gpt-…, claude-…), as llama-server does; answers name the served model.
+// Only GET /v1/models/{id} is particular: it knows the engine's name and
+// the aliases (Config.ModelAliases).
 func (s *Server) checkModel(id string) *apiError {
 	if id == "" || id == s.engine.ModelName() || slices.Contains(s.cfg.ModelAliases, id) || slices.Contains(s.cfg.ModelAliases, "*") {
 		return nil
