@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // TestMaskCostBounded is the attack of issue 30: constraints whose masks

@@ -28,7 +28,7 @@ type completionRequest struct {
 	Echo     bool `json:"echo"`
 	Logprobs *int `json:"logprobs"` // 0 to 5: the sampled token's and that many alternatives
 	// Suffix is accepted only empty: the models served here do no infilling.
-	Suffix         string          `json:"suffix"`
+	Suffix         string             `json:"suffix"`
 	ResponseFormat json.RawMessage    `json:"response_format"` // llama.cpp extension
 	Grammar        string             `json:"grammar"`         // llama.cpp extension
 	LogitBias      map[string]float64 `json:"logit_bias"`

@@ -26,17 +26,17 @@ type chatRequest struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options"`
 	sampling
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	N                   *int            `json:"n"`
-	Tools               json.RawMessage `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	ResponseFormat      json.RawMessage `json:"response_format"`
-	Grammar             string          `json:"grammar"` // llama.cpp extension: GBNF text
-	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
-	Logprobs            bool            `json:"logprobs"`
-	TopLogprobs         *int            `json:"top_logprobs"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	N                   *int               `json:"n"`
+	Tools               json.RawMessage    `json:"tools"`
+	ToolChoice          json.RawMessage    `json:"tool_choice"`
+	ResponseFormat      json.RawMessage    `json:"response_format"`
+	Grammar             string             `json:"grammar"` // llama.cpp extension: GBNF text
+	ParallelToolCalls   *bool              `json:"parallel_tool_calls"`
+	Logprobs            bool               `json:"logprobs"`
+	TopLogprobs         *int               `json:"top_logprobs"`
 	LogitBias           map[string]float64 `json:"logit_bias"`
-	ReasoningEffort     string          `json:"reasoning_effort"`
+	ReasoningEffort     string             `json:"reasoning_effort"`
 	ChatTemplateKwargs  struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"`

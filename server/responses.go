@@ -3,10 +3,10 @@ package server
 import (
 	"container/list"
 	"context"
-	"slices"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/smolgo/smolgo/engine"
