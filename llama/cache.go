@@ -46,7 +46,12 @@ func (t KVType) String() string {
 // by the model's context length.
 type CacheOptions struct {
 	Type   KVType
-	MaxLen int // longest sequence the cache may hold; 0 or more than the context means Config.Context
+	// MaxLen is the longest sequence the cache may hold; 0 means
+	// Config.Context, the length the model was trained for. A longer one
+	// is allowed, as llama.cpp allows it: positions past the trained
+	// context are extrapolated (RoPE rotates further), which a model may
+	// handle well or badly; its program should say so (webchat warns).
+	MaxLen int
 }
 
 // Cache is one sequence's state: the keys and values of every position seen
@@ -86,7 +91,7 @@ func (m *Model) NewCache(opts CacheOptions) (*Cache, error) {
 		return nil, fmt.Errorf("llama: negative cache length %d", opts.MaxLen)
 	}
 	max := opts.MaxLen
-	if max == 0 || max > m.Config.Context {
+	if max == 0 {
 		max = m.Config.Context
 	}
 	c := &Cache{model: m, typ: opts.Type, maxLen: max}

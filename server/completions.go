@@ -201,19 +201,40 @@ func (l *textLogprobs) add(lps []engine.TokenLogprob, offset int) {
 	for _, lp := range lps {
 		l.Tokens = append(l.Tokens, lp.Text)
 		l.TokenLogprobs = append(l.TokenLogprobs, lp.Logprob)
-		// Alternatives are keyed by their text, as OpenAI's are; two tokens
-		// with the same text (a byte of a character and the character's
-		// first piece, say) are one key, with the likelier one's logprob.
+		// Alternatives are keyed by their text as JSON writes it, as
+		// OpenAI's are: tokens that are parts of a character (one byte
+		// each) all read "\ufffd" there, so they would repeat a key;
+		// they are one key, with the likeliest one's logprob.
 		top := make(map[string]float32, len(lp.Top))
 		for _, t := range lp.Top {
-			if v, ok := top[t.Text]; !ok || t.Logprob > v {
-				top[t.Text] = t.Logprob
+			k := jsonText(t.Text)
+			if v, ok := top[k]; !ok || t.Logprob > v {
+				top[k] = t.Logprob
 			}
 		}
 		l.TopLogprobs = append(l.TopLogprobs, top)
 		l.TextOffset = append(l.TextOffset, offset)
 		offset += len(lp.Text)
 	}
+}
+
+// jsonText is s as encoding/json writes it: each byte that is not part of
+// a valid UTF-8 character becomes U+FFFD.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 type textCompletion struct {
@@ -345,15 +366,24 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("content", "content is missing"))
 		return
 	}
+	if len(*req.Content) > s.cfg.MaxPromptBytes {
+		writeError(w, badRequest("content", "content is %d bytes; this server tokenizes at most %d", len(*req.Content), s.cfg.MaxPromptBytes))
+		return
+	}
+	s.withSlot(w, r, nil, func(context.Context) { s.tokenize(w, tok, *req.Content, req.ParseSpecial == nil || *req.ParseSpecial, req.WithPieces) })
+}
+
+// tokenize writes the answer of /tokenize.
+func (s *Server) tokenize(w http.ResponseWriter, tok Tokenizing, content string, special, withPieces bool) {
 	// As in llama-server, special tokens written in the text are parsed
 	// unless parse_special is false. add_special is accepted: the
 	// tokenizers here add no BOS or EOS of their own.
-	ids, err := tok.Tokenize(*req.Content, req.ParseSpecial == nil || *req.ParseSpecial)
+	ids, err := tok.Tokenize(content, special)
 	if err != nil {
 		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "tokenizing: " + err.Error()})
 		return
 	}
-	if !req.WithPieces {
+	if !withPieces {
 		writeJSON(w, http.StatusOK, map[string]any{"tokens": ids})
 		return
 	}
@@ -384,10 +414,16 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	text, err := tok.Detokenize(req.Tokens)
-	if err != nil {
-		writeError(w, badRequest("tokens", "tokens: %v", err))
+	if len(req.Tokens) > s.cfg.MaxPromptBytes/4 {
+		writeError(w, badRequest("tokens", "tokens has %d ids; this server detokenizes at most %d", len(req.Tokens), s.cfg.MaxPromptBytes/4))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"content": text})
+	s.withSlot(w, r, nil, func(context.Context) {
+		text, err := tok.Detokenize(req.Tokens)
+		if err != nil {
+			writeError(w, badRequest("tokens", "tokens: %v", err))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"content": text})
+	})
 }

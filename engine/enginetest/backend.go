@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -184,6 +185,10 @@ func (b *Backend) Step(ctx context.Context, batch []engine.Seq) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Ids not given out yet are no tokens: -Inf, so that no sampler picks
+	// them (as with a real vocabulary, where every id is a token).
+	assigned := int(firstPiece) + b.Tok.pieceCount()
+	negInf := float32(math.Inf(-1))
 	for _, q := range batch {
 		c := q.Cache.(*cache)
 		c.stored = append(c.stored, q.Tokens...)
@@ -191,8 +196,12 @@ func (b *Backend) Step(ctx context.Context, batch []engine.Seq) error {
 		for r := range rows {
 			end := len(c.stored) - rows + r + 1 // the row predicts the token after stored[:end]
 			row := q.Logits[r*V : (r+1)*V]
-			clear(row)
-			row[b.next(c.stored[:end])] = Peak
+			next := b.next(c.stored[:end])
+			clear(row[:assigned])
+			for i := assigned; i < V; i++ {
+				row[i] = negInf
+			}
+			row[next] = Peak
 		}
 	}
 	return nil

@@ -86,6 +86,13 @@ func (t *Tokenizer) piece(p string) (int32, bool) {
 	return id, true
 }
 
+// pieceCount is the number of pieces given out.
+func (t *Tokenizer) pieceCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pieces)
+}
+
 // Encode tokenizes text; with parseSpecial the four special strings become
 // their tokens, otherwise they are plain text.
 func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
