@@ -45,7 +45,7 @@ func (t KVType) String() string {
 // CacheOptions configure a Cache; the zero value means an f16 cache bounded
 // by the model's context length.
 type CacheOptions struct {
-	Type   KVType
+	Type KVType
 	// MaxLen is the longest sequence the cache may hold; 0 means
 	// Config.Context, the length the model was trained for. A longer one
 	// is allowed, as llama.cpp allows it: positions past the trained

@@ -370,7 +370,9 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("content", "content is %d bytes; this server tokenizes at most %d", len(*req.Content), s.cfg.MaxPromptBytes))
 		return
 	}
-	s.withSlot(w, r, nil, func(context.Context) { s.tokenize(w, tok, *req.Content, req.ParseSpecial == nil || *req.ParseSpecial, req.WithPieces) })
+	s.withSlot(w, r, nil, func(context.Context) {
+		s.tokenize(w, tok, *req.Content, req.ParseSpecial == nil || *req.ParseSpecial, req.WithPieces)
+	})
 }
 
 // tokenize writes the answer of /tokenize.
