@@ -105,7 +105,10 @@ func TestSystemMessagesFolded(t *testing.T) {
 			[]engine.Message{{Role: "system", Content: "A"}, {Role: "user", Content: "hi"}, {Role: "assistant", Content: "yo"}, {Role: "user", Content: "Be brief.\n\nwhy?"}}},
 		{"chat: a system message last", "/v1/chat/completions",
 			`{"messages":[{"role":"user","content":"hi"},{"role":"system","content":"Now answer."}]}`,
-			[]engine.Message{{Role: "user", Content: "hi"}, {Role: "user", Content: "Now answer."}}},
+			[]engine.Message{{Role: "user", Content: "hi\n\nNow answer."}}},
+		{"chat: a system message after a tool result", "/v1/chat/completions",
+			`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"42"},{"role":"system","content":"Be brief."}]}`,
+			[]engine.Message{{Role: "user", Content: "hi"}, {Role: "assistant", ToolCalls: []engine.ToolCall{{ID: "c", Name: "f", Arguments: []byte("{}")}}}, {Role: "tool", Content: "42", ToolCallID: "c"}, {Role: "user", Content: "Be brief."}}},
 		{"responses: instructions and a developer item", "/v1/responses",
 			`{"instructions":"I","input":[{"type":"message","role":"developer","content":"D"},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}`,
 			[]engine.Message{{Role: "system", Content: "I\n\nD"}, {Role: "user", Content: "hi"}}},
@@ -241,8 +244,10 @@ func TestResponsesStreamItems(t *testing.T) {
 		resp := post(t, ts.URL+"/v1/responses", body)
 		var acc responses.ResponseAccumulator
 		var final string
+		parts := partTracker{}
 		for _, data := range sseData(t, readAll(t, resp)) {
 			checkResponseEvent(t, data)
+			parts.check(t, data)
 			var ev responses.ResponsesServerEventUnion
 			if err := json.Unmarshal([]byte(data), &ev); err != nil {
 				t.Fatalf("%s: %v", data, err)
@@ -257,6 +262,29 @@ func TestResponsesStreamItems(t *testing.T) {
 		snap := acc.Snapshot()
 		if final == "" || snap.TerminalEvent != final || len(snap.Output) == 0 {
 			t.Errorf("%s: the accumulator saw %+v (final event %q)", body, snap, final)
+		}
+	}
+}
+
+// partTracker checks what the openai npm stream helper checks: a text
+// delta (output or reasoning) goes to a content part that was announced
+// (response.content_part.added) for its item.
+type partTracker map[string]int // item id → content parts announced
+
+func (p partTracker) check(t *testing.T, data string) {
+	t.Helper()
+	var ev struct {
+		Type         string `json:"type"`
+		ItemID       string `json:"item_id"`
+		ContentIndex *int   `json:"content_index"`
+	}
+	json.Unmarshal([]byte(data), &ev)
+	switch ev.Type {
+	case "response.content_part.added":
+		p[ev.ItemID]++
+	case "response.output_text.delta", "response.reasoning_text.delta", "response.output_text.done", "response.reasoning_text.done":
+		if ev.ContentIndex == nil || *ev.ContentIndex >= p[ev.ItemID] {
+			t.Errorf("%s to a content part not announced: %s", ev.Type, data)
 		}
 	}
 }
@@ -299,6 +327,11 @@ func checkResponseEvent(t *testing.T, data string) {
 		"response.reasoning_text.done":           {"item_id", "output_index", "content_index", "text", "sequence_number"},
 		"response.function_call_arguments.delta": {"item_id", "output_index", "delta", "sequence_number"},
 		"response.function_call_arguments.done":  {"item_id", "output_index", "arguments", "sequence_number"},
+		"response.reasoning_summary_part.added":  {"item_id", "output_index", "summary_index", "part", "sequence_number"},
+		"response.reasoning_summary_part.done":   {"item_id", "output_index", "summary_index", "part", "sequence_number"},
+		"response.reasoning_summary_text.delta":  {"item_id", "output_index", "summary_index", "delta", "sequence_number"},
+		"response.reasoning_summary_text.done":   {"item_id", "output_index", "summary_index", "text", "sequence_number"},
+		"error":                                  {"code", "message", "sequence_number"},
 	}[typ]
 	if need == nil {
 		t.Errorf("event type %q is not checked", typ)

@@ -191,10 +191,12 @@ func (j *chatJob) useTools(tools []toolDef, choice toolChoice, parallel bool, an
 // and developer messages before the conversation starts are joined into
 // one system prompt (with a blank line between them), and a system message
 // inside the conversation (Codex's per-turn instructions, Claude Code's
-// reminders) is folded into the user message after it, its text first, as
-// llama.cpp does for templates without a system role; with no user message
-// right after it, it becomes a user message of its own. (SmolLM3's
-// template, like most, renders one system prompt and would drop the rest.)
+// environment notes) is folded into the user message after it, its text
+// first, as llama.cpp does for templates without a system role. One that
+// ends the conversation goes at the end of the user message before it, or,
+// after a tool result or an answer, becomes a user message of its own; so
+// does one followed by an assistant message. (SmolLM3's template, like
+// most, renders one system prompt and would drop the rest.)
 func foldSystem(msgs []engine.Message) []engine.Message {
 	out := make([]engine.Message, 0, len(msgs))
 	leading := true      // still in the system messages that open the conversation
@@ -221,7 +223,14 @@ func foldSystem(msgs []engine.Message) []engine.Message {
 		}
 	}
 	if len(pending) > 0 {
-		out = append(out, engine.Message{Role: "user", Content: strings.Join(pending, "\n\n")})
+		// Nothing follows: the last user message takes the text (a user
+		// message of its own after a tool result or an answer).
+		text := strings.Join(pending, "\n\n")
+		if n := len(out); n > 0 && out[n-1].Role == "user" {
+			out[n-1].Content += "\n\n" + text
+		} else {
+			out = append(out, engine.Message{Role: "user", Content: text})
+		}
 	}
 	return out
 }

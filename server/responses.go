@@ -641,6 +641,10 @@ func (rs *responseStream) text(kind engine.EventKind, t string) {
 			rs.emit("response.reasoning_summary_part.added", map[string]any{"item_id": it.ID, "output_index": rs.index(), "summary_index": 0, "part": part})
 			*it.Summary = append(*it.Summary, part)
 		default:
+			// The part is announced, as for a message: the openai npm
+			// stream helper adds reasoning text only to a part it was told
+			// of.
+			rs.emit("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": rs.index(), "content_index": 0, "part": part})
 			it.Content = append(it.Content, part)
 		}
 	}
@@ -682,7 +686,9 @@ func (rs *responseStream) close(status string) {
 		rs.emit("response.reasoning_summary_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "summary_index": 0, "text": p.Text})
 		rs.emit("response.reasoning_summary_part.done", map[string]any{"item_id": it.ID, "output_index": idx, "summary_index": 0, "part": p})
 	default:
-		rs.emit("response.reasoning_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "text": it.Content[0].Text})
+		p := it.Content[0]
+		rs.emit("response.reasoning_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "text": p.Text})
+		rs.emit("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "part": p})
 	}
 	rs.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
 }

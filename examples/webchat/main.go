@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	demo := false
 	switch {
 	case *fake:
-		eng = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond}
+		eng = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond, Context: *ctxLen}
 		fmt.Fprintln(stdout, "Serving the fake echo engine (no model): it echoes your messages.")
 	default:
 		path := *model

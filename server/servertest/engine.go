@@ -136,13 +136,59 @@ func (e *Engine) NewSession() server.Session {
 }
 
 // NewConstraint implements server.Engine: a real grammar constraint over
-// the fake vocabulary.
+// the fake vocabulary, as it stands when the generation starts (the fake's
+// vocabulary grows with the words it sees, and the answer's words are
+// numbered when its generation starts, after the server made the
+// constraint).
 func (e *Engine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) {
 	e.init()
 	if e.err != nil {
 		return nil, e.err
 	}
-	return e.model.NewConstraint(g)
+	return &lazyConstraint{e: e, g: g}, nil
+}
+
+// lazyConstraint builds its grammar.Constraint on first use.
+type lazyConstraint struct {
+	e   *Engine
+	g   *grammar.Grammar
+	c   *grammar.Constraint
+	ctx context.Context
+}
+
+func (l *lazyConstraint) get() *grammar.Constraint {
+	if l.c == nil {
+		tok := l.e.b.Tok
+		text := make([][]byte, tok.Len())
+		for id := range text {
+			if tok.Normal(int32(id)) {
+				text[id] = tok.TokenBytes(int32(id))
+			}
+		}
+		v, err := grammar.NewVocab(text, tok.EndOfGeneration())
+		if err != nil {
+			panic(err) // the fake's vocabulary is always valid
+		}
+		l.c = l.g.NewConstraint(v)
+		if l.ctx != nil {
+			l.c.SetContext(l.ctx)
+		}
+	}
+	return l.c
+}
+
+func (l *lazyConstraint) Allow(mask []bool)          { l.get().Allow(mask) }
+func (l *lazyConstraint) Accept(id int32) error      { return l.get().Accept(id) }
+func (l *lazyConstraint) Done() bool                 { return l.get().Done() }
+func (l *lazyConstraint) Limit(n int)                { l.get().Limit(n) }
+func (l *lazyConstraint) Apply(logits []float32) int { return l.get().Apply(logits) }
+func (l *lazyConstraint) MinBudget() int             { return l.get().MinBudget() }
+func (l *lazyConstraint) Err() error                 { return l.get().Err() }
+func (l *lazyConstraint) SetContext(ctx context.Context) {
+	l.ctx = ctx
+	if l.c != nil {
+		l.c.SetContext(ctx)
+	}
 }
 
 // Tokenize implements server.Tokenizing: the fake vocabulary's pieces (see
@@ -200,14 +246,26 @@ func (e *Engine) answerPrompt(prompt string) string {
 // makes long, predictable streams for stop-button and load tests, and
 // "think N" reasons in N steps before a short answer.
 //
-// Tool calling: a message "call NAME {json}" is answered with a call of the
-// tool NAME with those arguments, written the way SmolLM3 writes it
+// Tool calling: a message "call NAME {json}" (or with such a line among
+// others) is answered with a call of the tool NAME with those arguments, written the way SmolLM3 writes it
 // (<tool_call>{"name": NAME, "arguments": {json}}</tool_call>); the JSON is
 // passed through as given, so broken JSON makes a malformed call. A
-// conversation that ends with a "tool" message (a tool's result) is answered
-// with "The tool returned: " and that result.
+// conversation that ends with a "tool" message (a tool's result), or with a
+// user message of notes right after one, is answered with "The tool
+// returned: " and that result, unless a user message has a line
+// "answer TEXT": then with TEXT (an agent's final answer in its format, say
+// JSON). A message "answer TEXT" alone is answered with TEXT.
 func Echo(msgs []engine.Message) (reasoning, content string) {
-	if n := len(msgs); n > 0 && msgs[n-1].Role == "tool" {
+	n := len(msgs)
+	if n > 1 && msgs[n-1].Role == "user" && msgs[n-2].Role == "tool" && callLine(msgs[n-1].Content) == "" {
+		n-- // notes after a tool's result (agents add their environment there)
+	}
+	if n > 0 && msgs[n-1].Role == "tool" {
+		for i := n - 1; i >= 0; i-- {
+			if a := lineAfter(msgs[i].Content, "answer "); msgs[i].Role == "user" && a != "" {
+				return "A tool answered. I will give the answer I was asked for.", a
+			}
+		}
 		return "A tool answered. I will report its result.", "The tool returned: " + msgs[n-1].Content
 	}
 	last := ""
@@ -216,6 +274,11 @@ func Echo(msgs []engine.Message) (reasoning, content string) {
 			last = msgs[i].Content
 			break
 		}
+	}
+	if c := callLine(last); c != "" {
+		last = c // a call asked for among other text (an agent's notes)
+	} else if a := lineAfter(last, "answer "); a != "" {
+		return "I was told what to answer.", a
 	}
 	words := len(strings.Fields(last))
 	reasoning = fmt.Sprintf("The user wrote %d words. I will echo them back.", words)
@@ -250,6 +313,26 @@ func Echo(msgs []engine.Message) (reasoning, content string) {
 		}
 	}
 	return reasoning, "You said: " + last
+}
+
+// callLine returns the last line of text that starts with "call ", or "".
+func callLine(text string) string {
+	if rest := lineAfter(text, "call "); rest != "" {
+		return "call " + rest
+	}
+	return ""
+}
+
+// lineAfter returns what follows prefix on the last line of text that
+// starts with it, or "".
+func lineAfter(text, prefix string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), prefix); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
 }
 
 // Tokenize splits text into the fake's tokens: each token is a run of
