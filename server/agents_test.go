@@ -548,6 +548,27 @@ func TestSmallerBugs(t *testing.T) {
 		if json.Unmarshal([]byte(text), &r); resp.StatusCode != http.StatusOK || len(r.Choices) != 3 || r.Choices[2].Index != 2 || r.Choices[1].Message.Content != "You said: hello there" {
 			t.Errorf("status %d: %s", resp.StatusCode, text)
 		}
+		// Streamed: each answer's deltas under its index, each finished.
+		text = readAll(t, post(t, ts.URL+"/v1/chat/completions", `{"n":2,"stream":true,"chat_template_kwargs":{"enable_thinking":false},"messages":[{"role":"user","content":"hello there"}]}`))
+		content, finished := map[int]string{}, map[int]bool{}
+		for _, d := range sseData(t, text) {
+			var c struct {
+				Choices []struct {
+					Index        int
+					Delta        struct{ Content string }
+					FinishReason *string `json:"finish_reason"`
+				}
+			}
+			if json.Unmarshal([]byte(d), &c) != nil || len(c.Choices) == 0 {
+				continue
+			}
+			ch := c.Choices[0]
+			content[ch.Index] += ch.Delta.Content
+			finished[ch.Index] = finished[ch.Index] || ch.FinishReason != nil
+		}
+		if content[0] != "You said: hello there" || content[1] != content[0] || !finished[0] || !finished[1] {
+			t.Errorf("streamed n=2: %v, finished %v", content, finished)
+		}
 	})
 }
 
