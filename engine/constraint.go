@@ -79,6 +79,11 @@ func (k *constrained) apply(logits []float32, budget int) ([]float32, error) {
 		}
 	}
 	if allowed == 0 {
+		// A constraint that knows why (its context ended, or its grammar
+		// outgrew its bounds) says so.
+		if e, ok := k.c.(interface{ Err() error }); ok && e.Err() != nil {
+			return nil, fmt.Errorf("engine: constraint: %w", e.Err())
+		}
 		return nil, fmt.Errorf("engine: the constraint allows no token of the vocabulary (complete so far: %v)", k.c.Done())
 	}
 	return k.logits, nil

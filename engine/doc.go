@@ -92,5 +92,15 @@
 //     output is the same as without it.
 //   - Logprobs and TopLogprobs put the log-probabilities of the sampled
 //     tokens on the events. RawPrompt generates a plain completion of
-//     tokens, without the template.
+//     tokens, without the template. LogitBias biases tokens before
+//     sampling.
+//   - PromptReady tells the prompt's length before the first token (an API
+//     that announces it, such as Anthropic's message_start, waits for it).
+//     RequireComplete, with a grammar constraint, does not start an answer
+//     that cannot be whole within the budget (a forced tool call).
+//   - A fault in a forward step (the weights' file truncated while mapped)
+//     fails that step's generations with ErrFault; the model goes on.
+//
+// Package enginetest is a fake model (backend, format and tokenizer) for
+// tests of code built on the engine: engine.New over it runs this loop.
 package engine

@@ -41,6 +41,7 @@ type generation struct {
 	lp       logprober
 	input    []int32   // the tokens of the last step (a token and its draft)
 	logits   []float32 // that step's logits, rows of Vocab
+	biased   []float32 // a row of logits with GenerateOptions.LogitBias added
 	// acceptedIn counts the draft tokens the last step confirmed.
 	acceptedIn int
 }
@@ -49,6 +50,11 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	s := g.s
 	if err := g.opts.validate(); err != nil {
 		return err
+	}
+	for id := range g.opts.LogitBias {
+		if int(id) >= g.m.b.Vocab() {
+			return fmt.Errorf("engine: GenerateOptions.LogitBias: token %d is outside the model's vocabulary [0, %d)", id, g.m.b.Vocab())
+		}
 	}
 	if err := s.ensureCache(); err != nil {
 		return err
@@ -81,7 +87,13 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 			return err
 		}
 	}
-	g.startDecoding(prompt)
+	if g.opts.PromptReady != nil {
+		g.opts.PromptReady(len(prompt), g.stats.CachedTokens)
+	}
+	g.startDecoding(ctx, prompt)
+	if g.cons != nil && g.opts.RequireComplete && !g.completable() {
+		return g.done(StopLength) // the answer could not be whole: not started
+	}
 	return g.decode(ctx, logits)
 }
 
@@ -92,7 +104,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 		if len(msgs) > 0 {
 			return nil, errors.New("engine: Generate with a RawPrompt takes no messages")
 		}
-		return g.checkPrompt(slices.Clone(raw), ctxLen, "")
+		return g.checkPrompt(slices.Clone(raw), ctxLen, 0)
 	}
 	if len(msgs) == 0 {
 		return nil, errors.New("engine: Generate needs at least one message")
@@ -118,20 +130,16 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 			return nil, fmt.Errorf("engine: building the prompt: %w", err)
 		}
 		last := !g.opts.DropOldest || len(use)-head <= 1
-		how := ""
-		if dropped > 0 {
-			how = fmt.Sprintf(" after dropping the %d oldest messages", dropped)
-		}
 		if len(ids) < ctxLen || last {
 			g.dropped = dropped
 			g.stats.DroppedMessages = dropped
-			return g.checkPrompt(ids, ctxLen, how)
+			return g.checkPrompt(ids, ctxLen, dropped)
 		}
 	}
 }
 
 // checkPrompt checks prompt tokens against the vocabulary and the context.
-func (g *generation) checkPrompt(ids []int32, ctxLen int, how string) ([]int32, error) {
+func (g *generation) checkPrompt(ids []int32, ctxLen, dropped int) ([]int32, error) {
 	if len(ids) == 0 {
 		return nil, errors.New("engine: the prompt is empty")
 	}
@@ -142,8 +150,7 @@ func (g *generation) checkPrompt(ids []int32, ctxLen int, how string) ([]int32, 
 		}
 	}
 	if len(ids) >= ctxLen {
-		return nil, fmt.Errorf("engine: the prompt is %d tokens%s but the context holds %d, so %d tokens must go (one position is kept for the answer): %w",
-			len(ids), how, ctxLen, len(ids)-ctxLen+1, ErrContextFull)
+		return nil, &PromptTooLongError{Tokens: len(ids), Context: ctxLen, Dropped: dropped}
 	}
 	g.stats.PromptTokens = len(ids)
 	return ids, nil
@@ -239,7 +246,7 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 }
 
 // startDecoding sets up the sampler, the parsers and the draft.
-func (g *generation) startDecoding(prompt []int32) {
+func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	g.prefilled = time.Now()
 	g.sampler = sample.New(g.opts.Sampler)
 	if w := g.sampler.Config().PenaltyWindow; w > 0 {
@@ -256,6 +263,11 @@ func (g *generation) startDecoding(prompt []int32) {
 	}
 	if g.opts.Constraint != nil {
 		g.cons = &constrained{c: g.opts.Constraint}
+		// A constraint whose mask can take long (a grammar over a large
+		// vocabulary, cold) stops when the request ends.
+		if cs, ok := g.opts.Constraint.(contextSetter); ok {
+			cs.SetContext(ctx)
+		}
 	}
 	if g.speculating() {
 		g.spec = newDrafter(prompt)
@@ -369,18 +381,46 @@ func (g *generation) draft(input []int32, ctxLen int) []int32 {
 // that drafts would use.
 const maxSpeculatingSequences = 2
 
-// pick samples a token from one row of logits, under the constraint.
+// budget is the number of tokens the answer may still take: under
+// MaxTokens, and positions for all but the last token (which is never
+// computed).
+func (g *generation) budget() int {
+	budget := g.s.cache.MaxLen() - len(g.s.tokens) + 1
+	if g.opts.MaxTokens > 0 {
+		budget = min(budget, g.opts.MaxTokens-g.stats.GeneratedTokens)
+	}
+	return budget
+}
+
+// completable reports whether the constraint's answer can be completed in
+// the tokens left (true when the constraint cannot tell).
+func (g *generation) completable() bool {
+	mb, ok := g.opts.Constraint.(minBudgeter)
+	return !ok || mb.MinBudget() <= g.budget()
+}
+
+// minBudgeter is implemented by constraints that know the fewest tokens
+// they need (grammar.Constraint).
+type minBudgeter interface{ MinBudget() int }
+
+// contextSetter is implemented by constraints whose masks watch the
+// request's context (grammar.Constraint).
+type contextSetter interface{ SetContext(context.Context) }
+
+// pick samples a token from one row of logits, under the logit bias and
+// the constraint.
 func (g *generation) pick(logits []float32) (int32, error) {
 	in := logits
-	if g.cons != nil {
-		// Tokens left: under MaxTokens, and positions for all but the
-		// last token (which is never computed).
-		budget := g.s.cache.MaxLen() - len(g.s.tokens) + 1
-		if g.opts.MaxTokens > 0 {
-			budget = min(budget, g.opts.MaxTokens-g.stats.GeneratedTokens)
+	if len(g.opts.LogitBias) > 0 {
+		g.biased = append(g.biased[:0], logits...)
+		for id, b := range g.opts.LogitBias {
+			g.biased[id] += b
 		}
+		in = g.biased
+	}
+	if g.cons != nil {
 		var err error
-		if in, err = g.cons.apply(logits, budget); err != nil {
+		if in, err = g.cons.apply(in, g.budget()); err != nil {
 			return 0, err
 		}
 	}

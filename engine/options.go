@@ -83,6 +83,26 @@ type GenerateOptions struct {
 	// writes as content (no reasoning or tool-call parsing). The model's
 	// end-of-generation tokens still end it.
 	RawPrompt []int32
+	// LogitBias adds a bias to the logits of some tokens before every
+	// sampling step (OpenAI's logit_bias: -100 bans a token, 100 all but
+	// forces it). Ids outside the vocabulary are an error.
+	LogitBias map[int32]float32
+	// PromptReady, if set, is called once the prompt is in the cache,
+	// before the first token is sampled, with its length in tokens and how
+	// many of them were already cached. An API that announces the prompt's
+	// size before the answer (Anthropic's message_start) waits for it; with
+	// the prompt cache on, other sessions that start with the same prompt
+	// after this call reuse it instead of computing it again. It runs on the
+	// generating goroutine; keep it quick.
+	PromptReady func(promptTokens, cachedTokens int)
+	// RequireComplete, with a Constraint that can say how many tokens it
+	// needs at least (a package grammar constraint: MinBudget), ends the
+	// generation before its first token, with StopLength and no output,
+	// when the constrained answer cannot be completed within the tokens
+	// left under MaxTokens and the context. Without it such an answer
+	// starts and is cut off. A server sets it for a forced tool call, which
+	// is of no use unless it is whole.
+	RequireComplete bool
 }
 
 // MaxTopLogprobs is the most alternatives GenerateOptions.TopLogprobs may ask
@@ -95,6 +115,11 @@ func (o *GenerateOptions) validate() error {
 		return fmt.Errorf("engine: GenerateOptions.MaxTokens is %d; use 0 for no limit", o.MaxTokens)
 	case o.TopLogprobs < 0 || o.TopLogprobs > MaxTopLogprobs:
 		return fmt.Errorf("engine: GenerateOptions.TopLogprobs is %d; it must be between 0 and %d", o.TopLogprobs, MaxTopLogprobs)
+	}
+	for id, b := range o.LogitBias {
+		if id < 0 || b != b {
+			return fmt.Errorf("engine: GenerateOptions.LogitBias: token %d, bias %g", id, b)
+		}
 	}
 	if err := o.Sampler.Validate(); err != nil {
 		return fmt.Errorf("engine: GenerateOptions.Sampler: %w", err)

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -244,6 +246,12 @@ func (s *scheduler) load() Load {
 
 func (s *scheduler) loop() {
 	defer close(s.loopDone)
+	// A fault in the weights' memory (a model file truncated or replaced
+	// while it is mapped: SIGBUS) becomes a panic on this goroutine, which
+	// step turns into an error for the generations of that step, instead
+	// of killing the process. (Backends that fan a step out to worker
+	// goroutines carry the fault back to this one; see tensor.Pool.)
+	debug.SetPanicOnFault(true)
 	for {
 		<-s.wake
 		for {
@@ -419,7 +427,7 @@ func (s *scheduler) run(reqs []*request) {
 	for _, q := range batch {
 		tokens += len(q.Tokens)
 	}
-	err := s.b.Step(ctx, batch)
+	err := s.step(ctx, batch)
 	if err != nil && s.stopCtx.Err() != nil {
 		err = ErrClosed // the model closed during the step
 	}
@@ -441,6 +449,25 @@ func (s *scheduler) run(reqs []*request) {
 		r.done <- err
 	}
 	clear(s.batch)
+}
+
+// ErrFault is wrapped by the error of a step whose backend faulted: it read
+// memory that went away, which for a model whose weights are mapped from
+// its file means the file was truncated or overwritten in place while
+// loaded. Replace a model file with mv (a new inode), never cp over it.
+var ErrFault = errors.New("engine: the backend faulted (was the model file changed while it was loaded? replace model files with mv, not cp)")
+
+// step runs one Backend.Step, turning a panic in it (a fault reading the
+// weights, see loop) into an error wrapping ErrFault, so that one bad step
+// fails its generations and the model keeps serving.
+func (s *scheduler) step(ctx context.Context, batch []Seq) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrFault, p)
+			s.log.Error("engine: a forward step faulted", "panic", p)
+		}
+	}()
+	return s.b.Step(ctx, batch)
 }
 
 // members is the number of generations holding a place.

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -39,7 +40,30 @@ type Constraint struct {
 	order []maskKey // cached masks, oldest first
 
 	budget // Limit's state (budget.go)
+
+	ctx   context.Context // SetContext's; nil: never cancelled
+	spare *maskEntry      // a mask not kept in the cache, for reuse
+	none  *maskEntry      // the empty mask
+	err   error           // why the last mask allows nothing (Err)
 }
+
+// ErrTooAmbiguous is wrapped by Err when the output cannot go on because
+// every way forward would follow more than MaxStacks parses at once (or
+// cost more than a mask may): the grammar is too ambiguous to follow.
+// Rewrite it so that fewer alternatives overlap (for instance [^ ]* instead
+// of [^"]* before a space).
+var ErrTooAmbiguous = errors.New("grammar: the grammar is too ambiguous to follow here")
+
+// SetContext makes Allow and Apply stop when ctx is done: a mask that is
+// expensive to compute (a cold cache, a large grammar) then allows nothing,
+// and Err returns ctx.Err(). A server passes the request's context, so
+// that a client that hangs up frees its slot at once.
+func (c *Constraint) SetContext(ctx context.Context) { c.ctx = ctx }
+
+// Err says why the last Allow or Apply allowed no token at all, when it was
+// not the grammar itself: the context of SetContext ended, or the grammar
+// was too ambiguous to follow (ErrTooAmbiguous). It is nil otherwise.
+func (c *Constraint) Err() error { return c.err }
 
 // maskKey names a cached mask: the state, and the most tokens the next
 // state may need to finish (noCap: no limit).
@@ -158,8 +182,16 @@ func (c *Constraint) entry() *maskEntry {
 	if e, ok := c.cache[key]; ok {
 		return e
 	}
+	c.err = nil
+	if c.ctx != nil && c.ctx.Err() != nil {
+		c.err = c.ctx.Err()
+		return c.empty()
+	}
 	var e *maskEntry
-	if len(c.order) >= maxCachedMasks {
+	if c.spare != nil {
+		e, c.spare = c.spare, nil
+		clear(e.allowed)
+	} else if len(c.order) >= maxCachedMasks {
 		old := c.order[0]
 		c.order = append(c.order[:0], c.order[1:]...)
 		e = c.cache[old]
@@ -169,7 +201,25 @@ func (c *Constraint) entry() *maskEntry {
 		e = &maskEntry{allowed: make([]bool, c.v.size)}
 	}
 	var most, least int32
+	c.m.resetBudget()
 	e.count, most, least = c.fill(e.allowed, key.cap)
+	if c.err != nil || c.m.truncated {
+		// Cut short (the context ended, or the mask's budget ran out):
+		// usable for this token, but not worth keeping.
+		c.remember(key, e, false)
+		if e.count == 0 && c.err == nil {
+			c.err = fmt.Errorf("%w (the mask took more than its budget of work)", ErrTooAmbiguous)
+		}
+		if c.err != nil {
+			clear(e.allowed)
+			e.count = 0
+		}
+		e.listed = false
+		return e
+	}
+	if e.count == 0 && c.m.ambiguous {
+		c.err = fmt.Errorf("%w: every way forward has more than %d parses at once (after %d bytes)", ErrTooAmbiguous, MaxStacks, c.n)
+	}
 	if key.cap != noCap {
 		c.setMost(c.state, most)
 		if most <= key.cap {
@@ -187,9 +237,28 @@ func (c *Constraint) entry() *maskEntry {
 		}
 	}
 	e.listed = false
+	c.remember(key, e, true)
+	return e
+}
+
+// remember caches e as the mask of key, or (keep false) sets it aside for
+// reuse by the next mask computed.
+func (c *Constraint) remember(key maskKey, e *maskEntry, keep bool) {
+	if !keep {
+		c.spare = e
+		return
+	}
 	c.cache[key] = e
 	c.order = append(c.order, key)
-	return e
+}
+
+// empty returns a mask that allows nothing (not cached).
+func (c *Constraint) empty() *maskEntry {
+	if c.none == nil {
+		c.none = &maskEntry{allowed: make([]bool, c.v.size)}
+	}
+	c.none.listed = false
+	return c.none
 }
 
 // fill computes the mask of the current state into m (all false on entry)
@@ -206,6 +275,10 @@ func (c *Constraint) fill(m []bool, cap int32) (count int, most, least int32) {
 	walk[0] = c.state << 8
 	node, next, first, ids := v.node, v.next, v.first, v.ids
 	for i := 0; i < len(node); {
+		if i&0xFFF == 0 && c.ctx != nil && c.ctx.Err() != nil {
+			c.err = c.ctx.Err()
+			return 0, most, least
+		}
 		nd := node[i]
 		d := nd >> nodeDepthShift
 		row := walk[d-1]
@@ -262,6 +335,7 @@ func (c *Constraint) Accept(id int32) error {
 		c.ended = true
 		return nil
 	}
+	c.m.resetBudget() // the token's transitions are known: its mask was computed
 	b := c.v.tokens[id]
 	if len(b) == 0 {
 		return fmt.Errorf("grammar: token %d has no text and is not allowed in constrained output", id)
@@ -306,6 +380,7 @@ func (g *Grammar) Match(text []byte) (prefix, complete bool) {
 	m := newMachine(g)
 	s := m.start()
 	for _, ch := range text {
+		m.resetBudget() // only the bound on parses applies here
 		if s = m.step(s, ch); s == deadState {
 			return false, false
 		}

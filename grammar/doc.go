@@ -23,11 +23,12 @@
 //		if isEndOfGeneration(id) { break }
 //	}
 //
-// With package smollm3 the loop is already written: pass the constraint in
-// the generation options (thinking is then turned off).
+// With package engine the loop is already written: Model.NewConstraint
+// builds the Vocab from the model's tokenizer once, and a constraint in the
+// generation options masks every token (thinking is then turned off):
 //
-//	tok, _ := m.Tokenizer()
-//	opts := smollm3.GenerateOptions{Constraint: g.NewConstraint(v)}
+//	c, err := m.NewConstraint(g) // m: an *engine.Model (smollm3.Load returns one)
+//	opts := engine.GenerateOptions{Constraint: c, MaxTokens: 256}
 //	for ev, err := range session.Generate(ctx, msgs, opts) { ... }
 //
 // # Cost
@@ -50,7 +51,31 @@
 // cache cold (BenchmarkMask): under 1% of a 3B model's decode step.
 //
 // In a generation loop, Apply is the one call to make per token; package
-// smollm3 does it when GenerateOptions.Constraint is set.
+// engine does it when GenerateOptions.Constraint is set.
+//
+// # Bounded cost per token, whatever the grammar
+//
+// Grammars come from requests, so a mask's cost is bounded, at any length
+// of the answer:
+//
+//   - An ambiguous grammar makes the recognizer follow several parses at
+//     once (after k bytes of [^"]{0,1000} " " [^"]{0,1000}, up to k of
+//     them), each stepped for every byte. A state may hold at most
+//     MaxStacks parses; a byte that would lead to more is not allowed.
+//   - A mask computes at most a fixed amount of new work (stack
+//     expansions and new states; memoized transitions are free). Past it,
+//     the rest of the vocabulary is not allowed for that token: the output
+//     still follows the grammar, on a narrower path.
+//   - A pattern's automaton is made deterministic when that does not make
+//     it larger than twice its size, so that ^.{0,1000}.{0,1000}$ follows
+//     one parse, not a thousand.
+//   - SetContext makes a mask computation stop when the request ends.
+//
+// When no token at all remains for one of these reasons, Err says so
+// (ErrTooAmbiguous, or the context's error), and package engine reports it.
+// A grammar hits these bounds only if it is pathologically ambiguous: JSON
+// schemas follow at most about 200 parses, and a mask of theirs does a few
+// percent of the work allowed. TestMaskCostBounded has the numbers.
 //
 // # Budgets: answers that close in time
 //
@@ -93,11 +118,12 @@
 //     exactly which strings each allows: a subset of the format that
 //     validators accept); a pattern beside a format (zod 4 writes both)
 //     makes their intersection;
-//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum: exact on
+//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum: exact, on
 //     integers (written digit by digit: 15..255 is 1[5-9] | [2-9][0-9] |
-//     1[0-9][0-9] | 2[0-4][0-9] | 25[0-5]), and on numbers when the bounds
-//     are whole (a bounded number has no exponent and at most 15
-//     significant digits, see numbers.go); format int32 bounds integers;
+//     1[0-9][0-9] | 2[0-4][0-9] | 25[0-5]) and on numbers, whole bounds
+//     or not (0.5 < x <= 2.25; a bounded number has no exponent and at
+//     most 15 significant digits, see numbers.go); format int32 bounds
+//     integers;
 //   - enum, const (any JSON values), anyOf, oneOf (when its branches cannot
 //     match the same value: different types, const or enum values, or a
 //     required property with different const values, as in Pydantic's
@@ -125,7 +151,10 @@
 // against the function's parameters schema: a server uses it to force a
 // call (OpenAI's tool_choice "required", or a named function).
 // ToolCallsContext with ToolCallOptions.Parallel false allows exactly one
-// call (parallel_tool_calls: false).
+// call (parallel_tool_calls: false). Union joins grammars into one whose
+// output is a string of any of them: tool calls or a JSON answer, for an
+// agent that has tools and an output type. Union knows no call syntax; the
+// caller passes the calls' grammar in.
 //
 // # Compiling untrusted grammars
 //

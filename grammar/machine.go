@@ -32,6 +32,13 @@ type machine struct {
 	key      []byte
 	todo     []int32     // canonical's stack
 	work     []stackNode // expand's work list
+
+	// Bounds on the cost of one mask (see step): spent counts the stack
+	// expansions since the last reset; truncated and ambiguous record that a
+	// transition was refused for the budget or for having too many stacks.
+	spent     int
+	truncated bool
+	ambiguous bool
 }
 
 type stackNode struct{ pos, parent int32 }
@@ -44,6 +51,21 @@ const (
 	// starts over from the current state (see rebase).
 	maxNodes  = 1 << 20
 	maxStates = 1 << 14
+	// MaxStacks bounds the stacks of one state: the parses an ambiguous
+	// grammar follows at once. Each is stepped for every byte, so without a
+	// bound a grammar such as [^"]{0,1000} " " [^"]{0,1000} costs more per
+	// token the longer the answer grows (after k bytes it has up to k
+	// parses). A byte that would lead to more is not allowed; JSON schemas
+	// stay far below (about 200 at most, inside strings with escapes).
+	MaxStacks = 1024
+	// maxMaskWork bounds the stack expansions one mask may compute (new
+	// transitions; memoized ones are free), and maxWalkStates the states a
+	// mask may intern beyond maxStates: past either, transitions not yet
+	// known are refused for this mask, which keeps the cost of every token
+	// bounded whatever the grammar and the answer so far. Schemas and
+	// grammars in use need a small fraction of it.
+	maxMaskWork   = 1 << 20
+	maxWalkStates = maxStates + 1<<13
 )
 
 func newMachine(g *Grammar) *machine {
@@ -80,6 +102,7 @@ func (m *machine) node(pos, parent int32) int32 {
 func (m *machine) expand(pos, parent int32) {
 	m.work = append(m.work[:0], stackNode{pos, parent})
 	for len(m.work) > 0 {
+		m.spent++
 		k := m.work[len(m.work)-1]
 		m.work = m.work[:len(m.work)-1]
 		if _, ok := m.seen[k]; ok {
@@ -149,9 +172,18 @@ func (m *machine) start() int32 {
 }
 
 // step returns the state after byte c (deadState if c is not allowed).
+//
+// It refuses (returns deadState) a byte after which the state would have
+// more than MaxStacks stacks, remembering that in ambiguous; and, without
+// remembering the transition, any new one once the mask's budget is spent
+// (maxMaskWork, maxWalkStates), recording that in truncated.
 func (m *machine) step(s int32, c byte) int32 {
 	if n := m.trans[int(s)<<8|int(c)]; n >= 0 {
 		return n
+	}
+	if m.spent > maxMaskWork || len(m.states) > maxWalkStates || len(m.nodes) > maxNodes {
+		m.truncated = true
+		return deadState
 	}
 	m.out = m.out[:0]
 	clear(m.seen)
@@ -164,10 +196,18 @@ func (m *machine) step(s int32, c byte) int32 {
 			m.expand(n.pos+1, n.parent)
 		}
 	}
-	n := m.intern()
+	var n int32 = deadState
+	if len(m.out) > MaxStacks {
+		m.ambiguous = true
+	} else {
+		n = m.intern()
+	}
 	m.trans[int(s)<<8|int(c)] = n
 	return n
 }
+
+// resetBudget starts a new mask's budget.
+func (m *machine) resetBudget() { m.spent, m.truncated, m.ambiguous = 0, false, false }
 
 // complete reports whether state s may end here.
 func (m *machine) complete(s int32) bool {

@@ -1,7 +1,9 @@
 package grammar
 
 import (
+	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,6 +166,113 @@ func compileRegex(pattern string) (*reAuto, error) {
 	return out, nil
 }
 
+// maxDeterminizeWork bounds the work of determinize (NFA states visited
+// over all subsets); past it the pattern keeps its nondeterministic
+// automaton.
+const maxDeterminizeWork = 1 << 24
+
+// determinize returns a deterministic automaton for the same strings (the
+// subset construction: each state is a set of a's states, and no two of
+// its edges share a character), or a itself when that would take more than
+// twice a's states (plus 64), or maxDeterminizeWork steps. A small
+// automaton is cheap to follow as it is (the recognizer follows at most
+// all of its states at once), and a large one whose deterministic form is
+// not larger is what needs it.
+//
+// It is what keeps the masks of a pattern cheap: the recognizer follows
+// every state of a nondeterministic automaton at once, so a pattern such as
+// ^.{0,1000}.{0,1000}.{0,1000}$, whose automaton can be in a thousand
+// states after a thousand characters, would cost more per token the longer
+// the string grew (and soon exceed MaxStacks). Its deterministic automaton
+// is in one state at a time: the count of characters so far.
+func (a *reAuto) determinize() *reAuto {
+	// The alphabet cut into intervals that no class splits.
+	var points []rune
+	for _, es := range a.edges {
+		for _, e := range es {
+			for _, r := range e.class {
+				points = append(points, r.lo, r.hi+1)
+			}
+		}
+	}
+	slices.Sort(points)
+	points = slices.Compact(points)
+	// cover[q][i] lists the intervals edge i of state q covers.
+	cover := make([][][]int32, len(a.edges))
+	for q, es := range a.edges {
+		cover[q] = make([][]int32, len(es))
+		for i, e := range es {
+			for _, r := range e.class {
+				lo, _ := slices.BinarySearch(points, r.lo)
+				hi, _ := slices.BinarySearch(points, r.hi+1)
+				for k := lo; k < hi; k++ {
+					cover[q][i] = append(cover[q][i], int32(k))
+				}
+			}
+		}
+	}
+	out := &reAuto{lo: a.lo, hi: a.hi}
+	ids := map[string]int32{}
+	var subsets [][]int32
+	var key []byte
+	add := func(set []int32) int32 {
+		key = key[:0]
+		for _, q := range set {
+			key = binary.LittleEndian.AppendUint32(key, uint32(q))
+		}
+		if id, ok := ids[string(key)]; ok {
+			return id
+		}
+		id := int32(len(subsets))
+		ids[string(key)] = id
+		subsets = append(subsets, set)
+		final := false
+		for _, q := range set {
+			final = final || a.final[q]
+		}
+		out.edges = append(out.edges, nil)
+		out.final = append(out.final, final)
+		return id
+	}
+	out.start = add([]int32{a.start})
+	work := 0
+	targets := map[int32][]int32{} // interval → states
+	limit := min(2*len(a.edges)+64, maxPatternRules)
+	for d := 0; d < len(subsets); d++ {
+		if len(subsets) > limit {
+			return a
+		}
+		clear(targets)
+		for _, q := range subsets[d] {
+			for i, e := range a.edges[q] {
+				work += len(cover[q][i])
+				for _, k := range cover[q][i] {
+					targets[k] = append(targets[k], e.to)
+				}
+			}
+		}
+		if work > maxDeterminizeWork {
+			return a
+		}
+		// One edge per target set, its intervals merged into a class.
+		byTarget := map[int32][]runeRange{}
+		var order []int32
+		for _, k := range slices.Sorted(maps.Keys(targets)) {
+			set := targets[k]
+			slices.Sort(set)
+			to := add(slices.Compact(set))
+			if _, ok := byTarget[to]; !ok {
+				order = append(order, to)
+			}
+			byTarget[to] = append(byTarget[to], runeRange{points[k], points[k+1] - 1})
+		}
+		for _, to := range order {
+			out.edges[d] = append(out.edges[d], reEdge{normalizeRanges(byTarget[to]), to})
+		}
+	}
+	return out
+}
+
 // intersect returns an automaton for the strings both a and b accept (the
 // product of their states, reachable ones only).
 func (a *reAuto) intersect(b *reAuto) (*reAuto, error) {
@@ -233,6 +342,7 @@ func (sc *schemaCompiler) patternGBNF(patterns []string, minLen, maxLen int) (st
 			return "", err
 		}
 	}
+	a = a.determinize()
 	edges, final, start := a.edges, a.final, a.start
 	nq := len(edges)
 	// Count characters only when the pattern's own lengths do not already

@@ -11,8 +11,8 @@ import (
 // long as the model's context and the model's batch size.
 type BackendOptions struct {
 	KVType KVType // element type of every cache
-	// MaxLen is each cache's length; 0 (or more than the context) means
-	// Config.Context.
+	// MaxLen is each cache's length; 0 means Config.Context (a longer one
+	// extrapolates positions: see CacheOptions.MaxLen).
 	MaxLen int
 	// BatchSize is the most tokens one Step takes in one pass, all
 	// sequences together; 0 means the model's (Options.BatchSize).

@@ -46,8 +46,13 @@ func (t KVType) String() string {
 // CacheOptions configure a Cache; the zero value means an f16 cache bounded
 // by the model's context length.
 type CacheOptions struct {
-	Type   KVType
-	MaxLen int // longest sequence the cache may hold; 0 or more than the context means Config.Context
+	Type KVType
+	// MaxLen is the longest sequence the cache may hold; 0 means
+	// Config.Context, the length the model was trained for. A longer one
+	// is allowed, as llama.cpp allows it: positions past the trained
+	// context are extrapolated (RoPE rotates further), which a model may
+	// handle well or badly; its program should say so (webchat warns).
+	MaxLen int
 	// Batch is the most new tokens of this sequence one pass computes
 	// (0: the runner's batch size). It sizes the rings of sliding-window
 	// layers: window + Batch positions.
@@ -86,7 +91,7 @@ func (m *CPU) NewCache(opts CacheOptions) (*Cache, error) {
 		return nil, fmt.Errorf("llama: negative cache length %d or batch %d", opts.MaxLen, opts.Batch)
 	}
 	max := opts.MaxLen
-	if max == 0 || max > m.Config.Context {
+	if max == 0 {
 		max = m.Config.Context
 	}
 	batch := opts.Batch

@@ -3,6 +3,8 @@ package llama
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/rope"
@@ -84,6 +86,14 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if err == nil && c.Layers > len(f.Tensors)/tensorsPerLayer {
 		err = fmt.Errorf("%s = %d, but the file has %d tensors, room for at most %d blocks of %d tensors",
 			k("block_count"), c.Layers, len(f.Tensors), len(f.Tensors)/tensorsPerLayer, tensorsPerLayer)
+	}
+	if err == nil {
+		// Fewer blocks than the file holds would load and run a truncated
+		// model silently: refuse it.
+		if last := lastBlock(f); last >= c.Layers {
+			err = fmt.Errorf("%s = %d, but the file has the tensors of block %d (blk.%d.*): the header does not describe the weights",
+				k("block_count"), c.Layers, last, last)
+		}
 	}
 	req("embedding_length", &c.Embd)
 	req("feed_forward_length", &c.FFN)
@@ -174,3 +184,20 @@ func (c Config) QDim() int { return c.Heads * c.HeadDim }
 
 // KVDim is the width of the key and value projections (KVHeads × HeadDim).
 func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
+
+// lastBlock returns the highest block index among the file's blk.N.*
+// tensors, or -1.
+func lastBlock(f *gguf.File) int {
+	last := -1
+	for _, t := range f.Tensors {
+		rest, ok := strings.CutPrefix(t.Name, "blk.")
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(rest, ".")
+		if n, err := strconv.Atoi(num); err == nil && n > last {
+			last = n
+		}
+	}
+	return last
+}

@@ -64,6 +64,16 @@ func TestBlockCountBoundedByTensors(t *testing.T) {
 	}
 }
 
+// A block count below the file's blocks (block 7's tensors in a file
+// that says 4 blocks) would run a truncated model: refused, naming the key.
+func TestBlockCountBelowTheFile(t *testing.T) {
+	f := editDemo(t, setKey("smollm3.block_count", uint32(4)), nil)
+	_, err := New(f, Options{Threads: 1})
+	if err == nil || !strings.Contains(err.Error(), "smollm3.block_count = 4") || !strings.Contains(err.Error(), "blk.7") {
+		t.Fatalf("error %v, want one naming smollm3.block_count and blk.7", err)
+	}
+}
+
 // Other widths a hostile header may inflate fail on the key or on the first
 // tensor that disagrees, without allocating for the declared size.
 func TestHostileWidths(t *testing.T) {

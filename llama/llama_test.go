@@ -343,9 +343,13 @@ func TestContextFull(t *testing.T) {
 	if _, err := m.Forward(context.Background(), c, []int32{1}, 8, false); !errors.Is(err, ErrContextFull) {
 		t.Errorf("decode past the end: %v", err)
 	}
-	full := newCache(t, m, CacheOptions{MaxLen: 1 << 30})
-	if full.MaxLen() != m.Config.Context {
-		t.Errorf("MaxLen above the context = %d, want %d", full.MaxLen(), m.Config.Context)
+	// Beyond the trained context on request, as llama.cpp allows.
+	long := newCache(t, m, CacheOptions{MaxLen: 4 * m.Config.Context})
+	if long.MaxLen() != 4*m.Config.Context {
+		t.Errorf("MaxLen of 4 contexts = %d, want %d", long.MaxLen(), 4*m.Config.Context)
+	}
+	if def := newCache(t, m, CacheOptions{}); def.MaxLen() != m.Config.Context {
+		t.Errorf("the default MaxLen = %d, want the context %d", def.MaxLen(), m.Config.Context)
 	}
 }
 

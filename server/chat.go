@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/smolgo/smolgo/engine"
@@ -20,12 +22,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !s.readRequest(w, r, &req, nil) {
 		return
 	}
-	job, err := req.validate(&s.cfg, s.engine.ContextLength())
-	if err != nil {
-		writeError(w, err.(*apiError))
-		return
+	job, ae := req.validate(&s.cfg, s.syntax)
+	if ae == nil {
+		ae = s.checkLogitBias(job.opts.LogitBias)
 	}
-	if ae := s.checkModel(req.Model); ae != nil {
+	if ae != nil {
 		writeError(w, ae)
 		return
 	}
@@ -38,6 +39,21 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 				g.complete(ctx)
 			}
 		})
+}
+
+// checkLogitBias checks that logit_bias names tokens of the vocabulary,
+// when the engine can say.
+func (s *Server) checkLogitBias(bias map[int32]float32) *apiError {
+	t, ok := s.engine.(Tokenizing)
+	if !ok {
+		return nil
+	}
+	for id := range bias {
+		if _, err := t.TokenPiece(id); err != nil {
+			return badRequest("logit_bias", "logit_bias: %v", err)
+		}
+	}
+	return nil
 }
 
 // readRequest refuses requests while the server shuts down and decodes the
@@ -144,7 +160,7 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, jr jobRun, produ
 		}
 	}
 
-	g := &generation{s: s, w: w, job: jr.job, sess: sess, errBody: jr.errBody, reqID: reqID, release: release,
+	g := &generation{s: s, w: w, job: jr.job, opts: jr.job.opts, sess: sess, errBody: jr.errBody, endpoint: jr.endpoint, reqID: reqID, release: release,
 		id: newID(jr.idPrefix), created: time.Now().Unix(), queueWait: queueWait, arrived: arrived, start: time.Now()}
 	produce(genCtx, g)
 	s.metrics.generation(jr.endpoint, g)
@@ -170,7 +186,7 @@ func (s *Server) prepareConstraint(ctx context.Context, job *chatJob) *apiError 
 	if err != nil {
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "preparing the constraint: " + err.Error()}
 	}
-	job.opts.Constraint = c
+	job.grammar, job.opts.Constraint = g, c
 	return nil
 }
 
@@ -212,8 +228,10 @@ type generation struct {
 	s         *Server
 	w         http.ResponseWriter
 	job       *chatJob
+	opts      engine.GenerateOptions // the job's, for this answer
 	sess      Session
 	errBody   func(*apiError) any // the API's error shape (nil: OpenAI's)
+	endpoint  string              // the API (jobRun.endpoint)
 	reqID     string
 	id        string
 	created   int64
@@ -223,18 +241,21 @@ type generation struct {
 
 	release func() // frees the session and slot once the engine is done
 
-	stats      engine.Stats
-	firstToken time.Duration  // from arrival to the first event (0: none)
-	reasoning  int            // reasoning events
-	calls      []wireToolCall // the tool calls so far
-	errText    string
+	stats       engine.Stats
+	firstToken  time.Duration  // from arrival to the first event (0: none)
+	reasoning   int            // reasoning events
+	calls       []wireToolCall // the tool calls so far
+	errText     string
+	promptReady func(prompt, cached int) // see engine.GenerateOptions.PromptReady
 }
 
 // events runs the job on the session, recording the time to the first
 // token, the reasoning events and, from EventDone, the stats.
 func (g *generation) events(ctx context.Context) iter.Seq2[engine.Event, error] {
 	return func(yield func(engine.Event, error) bool) {
-		for ev, err := range g.sess.Generate(ctx, g.job.msgs, g.job.opts) {
+		opts := g.opts
+		opts.PromptReady = g.promptReady
+		for ev, err := range g.sess.Generate(ctx, g.job.msgs, opts) {
 			if err != nil {
 				g.errText = err.Error()
 				yield(ev, err)
@@ -279,7 +300,13 @@ func (g *generation) cancelled(ctx context.Context) bool {
 
 // engineError maps an error from the engine to an API error.
 func (g *generation) engineError(ctx context.Context, err error) *apiError {
+	var long *engine.PromptTooLongError
 	switch {
+	case errors.As(err, &long) && g.endpoint == "messages":
+		// Anthropic's words, which Claude Code looks for before it
+		// compacts the conversation.
+		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
+			Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", long.Tokens, long.Context-1)}
 	case errors.Is(err, engine.ErrContextFull):
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages",
 			Code: "context_length_exceeded", Message: err.Error()}
@@ -324,54 +351,132 @@ func (g *generation) timings() *timings {
 	return t
 }
 
-// complete produces a non-streaming answer.
-func (g *generation) complete(ctx context.Context) {
-	var content, reasoning strings.Builder
-	var lps []tokenLogprob
+// choices runs the request's n answers (chat's n) and calls each(i, c)
+// for answer i in a goroutine of its own (answer 0 in this one); it
+// returns when all are done. Answer 0 runs on the request's session; the
+// others on sessions of their own, started once the first one's prompt is
+// computed, so that with the prompt cache they take it from there (they
+// share the slot's batch place with it: the engine batches their steps).
+// Each answer gets its own seed (the request's plus its index) and, under a
+// grammar, its own constraint.
+func (g *generation) choices(ctx context.Context, each func(i int, c *generation)) []*generation {
+	n := max(g.job.n, 1)
+	gens := []*generation{g}
+	if n == 1 {
+		each(0, g)
+		return gens
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ready := make(chan struct{})
+	var once sync.Once
+	g.promptReady = func(int, int) { once.Do(func() { close(ready) }) }
+	for i := 1; i < n; i++ {
+		c := *g
+		c.sess = g.s.engine.NewSession()
+		c.stats, c.calls, c.reasoning, c.firstToken, c.errText, c.promptReady = engine.Stats{}, nil, 0, 0, "", nil
+		if seed := c.opts.Sampler.Seed; seed != 0 {
+			c.opts.Sampler.Seed = seed + uint64(i)
+		}
+		if g.job.grammar != nil {
+			if cons, err := g.s.engine.NewConstraint(g.job.grammar); err == nil {
+				c.opts.Constraint = cons
+			}
+		}
+		gens = append(gens, &c)
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer gens[i].sess.Reset() // its memory goes now
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return
+			}
+			each(i, gens[i])
+		}()
+	}
+	each(0, g)
+	once.Do(func() { close(ready) }) // the first answer failed before its prompt was ready
+	wg.Wait()
+	return gens
+}
+
+// chatChoice is one answer of a chat completion, collected.
+type chatChoice struct {
+	content, reasoning strings.Builder
+	lps                []tokenLogprob
+	err                error
+}
+
+// collect runs one answer to its end.
+func (g *generation) collect(ctx context.Context, c *chatChoice) {
 	for ev, err := range g.events(ctx) {
 		if err != nil {
-			if g.tell(ctx) {
-				g.fail(g.engineError(ctx, err))
-			}
+			c.err = err
 			return
 		}
-		if g.job.opts.Logprobs {
-			lps = append(lps, wireLogprobs(ev.Logprobs)...)
+		if g.opts.Logprobs {
+			c.lps = append(c.lps, wireLogprobs(ev.Logprobs)...)
 		}
 		switch ev.Kind {
 		case engine.EventReasoning:
-			reasoning.WriteString(ev.Text)
+			c.reasoning.WriteString(ev.Text)
 		case engine.EventContent:
-			content.WriteString(ev.Text)
+			c.content.WriteString(ev.Text)
 		case engine.EventToolCall:
 			g.calls = append(g.calls, toWire(*ev.ToolCall))
 		case engine.EventToolError:
 			g.badCall(ev)
-			content.WriteString(ev.Text) // nothing the model said is lost
+			c.content.WriteString(ev.Text) // nothing the model said is lost
 		}
 	}
+}
+
+// complete produces a non-streaming answer (n of them, with n).
+func (g *generation) complete(ctx context.Context) {
+	results := make([]chatChoice, max(g.job.n, 1))
+	gens := g.choices(ctx, func(i int, c *generation) { c.collect(ctx, &results[i]) })
 	g.release()
+	for i := range results {
+		if err := results[i].err; err != nil {
+			if g.tell(ctx) {
+				g.fail(gens[i].engineError(ctx, err))
+			}
+			return
+		}
+	}
 	if g.cancelled(ctx) {
 		return // the client is gone, or shutdown stopped it
 	}
-	msg := responseMessage{Role: "assistant", ToolCalls: g.calls}
-	if text := content.String(); text != "" || len(g.calls) == 0 {
-		msg.Content = &text
+	out := completion{ID: g.id, Object: "chat.completion", Created: g.created, Model: g.s.engine.ModelName(),
+		SystemFingerprint: fingerprint, Usage: g.usage(), Timings: g.timings()}
+	for i, c := range gens {
+		r := &results[i]
+		msg := responseMessage{Role: "assistant", ToolCalls: c.calls}
+		if text := r.content.String(); text != "" || len(c.calls) == 0 {
+			msg.Content = &text
+		}
+		if r.reasoning.Len() > 0 {
+			text := r.reasoning.String()
+			msg.ReasoningContent = &text
+		}
+		choice := completionChoice{Index: i, Message: msg, FinishReason: finishReason(c.stats.StopReason, len(c.calls))}
+		if g.opts.Logprobs {
+			choice.Logprobs = &choiceLogprobs{Content: r.lps}
+		}
+		out.Choices = append(out.Choices, choice)
+		if i > 0 {
+			u := c.usage()
+			out.Usage.CompletionTokens += u.CompletionTokens
+			out.Usage.TotalTokens += u.CompletionTokens
+			out.Usage.CompletionTokensDetails.ReasoningTokens += u.CompletionTokensDetails.ReasoningTokens
+		}
 	}
-	if reasoning.Len() > 0 {
-		r := reasoning.String()
-		msg.ReasoningContent = &r
-	}
-	choice := completionChoice{Index: 0, Message: msg, FinishReason: finishReason(g.stats.StopReason, len(g.calls))}
-	if g.job.opts.Logprobs {
-		choice.Logprobs = &choiceLogprobs{Content: lps}
-	}
-	writeJSON(g.w, http.StatusOK, completion{
-		ID: g.id, Object: "chat.completion", Created: g.created, Model: g.s.engine.ModelName(),
-		SystemFingerprint: fingerprint,
-		Choices:           []completionChoice{choice},
-		Usage:             g.usage(), Timings: g.timings(),
-	})
+	writeJSON(g.w, http.StatusOK, out)
 }
 
 // badCall logs a tool call the model wrote but that could not be read; it
@@ -433,68 +538,114 @@ func (e *sse) event(name string, v any) {
 	}
 }
 
-// stream produces a streaming answer: OpenAI chat.completion.chunk events,
-// then (with stream_options.include_usage) a usage chunk, then [DONE].
-// Headers are sent with the first event, so an error before it (context
-// full) is still a plain JSON error with its status code.
-func (g *generation) stream(ctx context.Context, includeUsage bool) {
-	out := newSSE(g.w)
-	started := false
-	begin := func() {
-		out.begin()
-		started = true
-		empty := ""
-		out.data(g.chunk(delta{Role: "assistant", Content: &empty}, nil))
+// chatStream writes the chunks of one or more answers to one event stream.
+type chatStream struct {
+	g       *generation // the request's (answer 0)
+	out     *sse
+	mu      sync.Mutex // the answers write from goroutines of their own
+	started bool
+	failed  bool
+}
+
+// begin sends the headers, once.
+func (cs *chatStream) beginLocked() {
+	if !cs.started {
+		cs.out.begin()
+		cs.started = true
 	}
-	for ev, err := range g.events(ctx) {
-		if err != nil {
-			e := g.engineError(ctx, err)
-			if !started {
-				if g.tell(ctx) {
-					g.fail(e)
-				}
+}
+
+// send writes answer i's delta (the role with its first one).
+func (cs *chatStream) send(i int, first *bool, d delta, lp *choiceLogprobs) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.failed {
+		return false
+	}
+	cs.beginLocked()
+	if *first {
+		d.Role, *first = "assistant", false
+	}
+	c := cs.g.chunk(d, nil)
+	c.Choices[0].Index, c.Choices[0].Logprobs = i, lp
+	cs.out.data(c)
+	return cs.out.err == nil
+}
+
+// stream produces a streaming answer: OpenAI chat.completion.chunk events
+// (the role arrives with each answer's first delta, beside its first text,
+// reasoning or tool call: no empty content before a call), a last chunk per
+// answer with its finish_reason, then (with stream_options.include_usage)
+// a usage chunk, then [DONE]. Headers are sent with the first event, so an
+// error before it (context full) is still a plain JSON error with its
+// status code.
+func (g *generation) stream(ctx context.Context, includeUsage bool) {
+	cs := &chatStream{g: g, out: newSSE(g.w)}
+	errs := make([]error, max(g.job.n, 1))
+	gens := g.choices(ctx, func(i int, c *generation) {
+		first := true
+		for ev, err := range c.events(ctx) {
+			if err != nil {
+				errs[i] = err
 				return
 			}
-			if g.tell(ctx) {
-				out.data(e.body())
-				out.data("[DONE]")
+			var lp *choiceLogprobs
+			if c.opts.Logprobs && len(ev.Logprobs) > 0 {
+				lp = &choiceLogprobs{Content: wireLogprobs(ev.Logprobs)}
 			}
+			ok := true
+			switch ev.Kind {
+			case engine.EventReasoning:
+				t := ev.Text
+				ok = cs.send(i, &first, delta{ReasoningContent: &t}, lp)
+			case engine.EventContent:
+				t := ev.Text
+				ok = cs.send(i, &first, delta{Content: &t}, lp)
+			case engine.EventToolCall:
+				call := toWire(*ev.ToolCall)
+				idx := len(c.calls)
+				c.calls = append(c.calls, call)
+				call.Index = &idx
+				ok = cs.send(i, &first, delta{ToolCalls: []wireToolCall{call}}, lp)
+			case engine.EventToolError:
+				c.badCall(ev)
+				t := ev.Text
+				ok = cs.send(i, &first, delta{Content: &t}, lp)
+			}
+			if !ok {
+				if cs.out.err != nil {
+					c.errText = "write: " + cs.out.err.Error()
+				}
+				return // the client is gone; leaving the loop stops the engine
+			}
+		}
+		if first && c.stats.StopReason != engine.StopCancelled {
+			empty := ""
+			cs.send(i, &first, delta{Content: &empty}, nil) // an empty answer still has a role
+		}
+	})
+	g.release()
+	out := cs.out
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		e := gens[i].engineError(ctx, err)
+		if !g.tell(ctx) {
 			return
 		}
-		if !started {
-			begin()
+		if !cs.started {
+			g.fail(e)
+			return
 		}
-		var lp *choiceLogprobs
-		if g.job.opts.Logprobs && len(ev.Logprobs) > 0 {
-			lp = &choiceLogprobs{Content: wireLogprobs(ev.Logprobs)}
-		}
-		switch ev.Kind {
-		case engine.EventReasoning:
-			t := ev.Text
-			out.data(g.chunkLP(delta{ReasoningContent: &t}, lp))
-		case engine.EventContent:
-			t := ev.Text
-			out.data(g.chunkLP(delta{Content: &t}, lp))
-		case engine.EventToolCall:
-			c := toWire(*ev.ToolCall)
-			idx := len(g.calls)
-			g.calls = append(g.calls, c)
-			c.Index = &idx
-			out.data(g.chunkLP(delta{ToolCalls: []wireToolCall{c}}, lp))
-		case engine.EventToolError:
-			g.badCall(ev)
-			t := ev.Text
-			out.data(g.chunkLP(delta{Content: &t}, lp))
-		}
-		if out.err != nil {
-			g.errText = "write: " + out.err.Error()
-			return // the client is gone; leaving the loop stops the engine
-		}
+		out.data(e.body())
+		out.data("[DONE]")
+		return
 	}
-	g.release()
-	if !started {
-		begin()
+	if cs.out.err != nil {
+		return
 	}
+	cs.beginLocked()
 	if g.stats.StopReason == engine.StopCancelled {
 		if g.s.stopGen.Err() != nil {
 			out.data(g.engineError(ctx, context.Canceled).body())
@@ -502,25 +653,27 @@ func (g *generation) stream(ctx context.Context, includeUsage bool) {
 		}
 		return
 	}
-	fr := finishReason(g.stats.StopReason, len(g.calls))
-	last := g.chunk(delta{}, &fr)
-	last.Timings = g.timings()
-	out.data(last)
+	total := g.usage()
+	for i, c := range gens {
+		fr := finishReason(c.stats.StopReason, len(c.calls))
+		last := g.chunk(delta{}, &fr)
+		last.Choices[0].Index = i
+		last.Timings = c.timings()
+		out.data(last)
+		if i > 0 {
+			u := c.usage()
+			total.CompletionTokens += u.CompletionTokens
+			total.TotalTokens += u.CompletionTokens
+			total.CompletionTokensDetails.ReasoningTokens += u.CompletionTokensDetails.ReasoningTokens
+		}
+	}
 	if includeUsage {
-		u := g.usage()
 		c := g.chunk(delta{}, nil)
 		c.Choices = []chunkChoice{}
-		c.Usage = &u
+		c.Usage = &total
 		out.data(c)
 	}
 	out.data("[DONE]")
-}
-
-// chunkLP is a chunk with a delta and its tokens' log-probabilities.
-func (g *generation) chunkLP(d delta, lp *choiceLogprobs) chunk {
-	c := g.chunk(d, nil)
-	c.Choices[0].Logprobs = lp
-	return c
 }
 
 func (g *generation) chunk(d delta, finish *string) chunk {

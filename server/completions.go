@@ -28,9 +28,10 @@ type completionRequest struct {
 	Echo     bool `json:"echo"`
 	Logprobs *int `json:"logprobs"` // 0 to 5: the sampled token's and that many alternatives
 	// Suffix is accepted only empty: the models served here do no infilling.
-	Suffix         string          `json:"suffix"`
-	ResponseFormat json.RawMessage `json:"response_format"` // llama.cpp extension
-	Grammar        string          `json:"grammar"`         // llama.cpp extension
+	Suffix         string             `json:"suffix"`
+	ResponseFormat json.RawMessage    `json:"response_format"` // llama.cpp extension
+	Grammar        string             `json:"grammar"`         // llama.cpp extension
+	LogitBias      map[string]float64 `json:"logit_bias"`
 }
 
 // tokenizing returns the engine's vocabulary, or the error for an engine
@@ -128,24 +129,30 @@ func (req *completionRequest) validate(s *Server, tok Tokenizing) (*chatJob, *ap
 	job := &chatJob{}
 	opts := &job.opts
 	opts.RawPrompt = ids
-	var err error
+	var err *apiError
 	if opts.Sampler, err = req.sampler(&s.cfg); err != nil {
-		return nil, err.(*apiError)
+		return nil, err
 	}
-	if opts.MaxTokens, err = maxTokens(nil, req.MaxTokens, s.engine.ContextLength()); err != nil {
-		return nil, err.(*apiError)
+	if opts.MaxTokens, err = limitTokens(req.MaxTokens, "max_tokens"); err != nil {
+		return nil, err
 	}
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = s.cfg.DefaultMaxTokens
 	}
 	if opts.Stop, err = stopStrings(req.Stop); err != nil {
-		return nil, err.(*apiError)
+		return nil, err
 	}
 	if req.Logprobs != nil {
 		opts.Logprobs, opts.TopLogprobs = true, *req.Logprobs
 	}
+	if opts.LogitBias, err = logitBias(req.LogitBias); err != nil {
+		return nil, err
+	}
+	if err := s.checkLogitBias(opts.LogitBias); err != nil {
+		return nil, err
+	}
 	if job.format, err = responseFormat(req.ResponseFormat, req.Grammar); err != nil {
-		return nil, err.(*apiError)
+		return nil, err
 	}
 	return job, nil
 }
@@ -155,10 +162,6 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var req completionRequest
 	tok, ok := s.tokenizerRequest(w, r, &req)
 	if !ok {
-		return
-	}
-	if ae := s.checkModel(req.Model); ae != nil {
-		writeError(w, ae)
 		return
 	}
 	job, ae := req.validate(s, tok)
@@ -198,14 +201,40 @@ func (l *textLogprobs) add(lps []engine.TokenLogprob, offset int) {
 	for _, lp := range lps {
 		l.Tokens = append(l.Tokens, lp.Text)
 		l.TokenLogprobs = append(l.TokenLogprobs, lp.Logprob)
+		// Alternatives are keyed by their text as JSON writes it, as
+		// OpenAI's are: tokens that are parts of a character (one byte
+		// each) all read "\ufffd" there, so they would repeat a key;
+		// they are one key, with the likeliest one's logprob.
 		top := make(map[string]float32, len(lp.Top))
 		for _, t := range lp.Top {
-			top[t.Text] = t.Logprob
+			k := jsonText(t.Text)
+			if v, ok := top[k]; !ok || t.Logprob > v {
+				top[k] = t.Logprob
+			}
 		}
 		l.TopLogprobs = append(l.TopLogprobs, top)
 		l.TextOffset = append(l.TextOffset, offset)
 		offset += len(lp.Text)
 	}
+}
+
+// jsonText is s as encoding/json writes it: each byte that is not part of
+// a valid UTF-8 character becomes U+FFFD.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 type textCompletion struct {
@@ -337,15 +366,26 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("content", "content is missing"))
 		return
 	}
+	if len(*req.Content) > s.cfg.MaxPromptBytes {
+		writeError(w, badRequest("content", "content is %d bytes; this server tokenizes at most %d", len(*req.Content), s.cfg.MaxPromptBytes))
+		return
+	}
+	s.withSlot(w, r, nil, func(context.Context) {
+		s.tokenize(w, tok, *req.Content, req.ParseSpecial == nil || *req.ParseSpecial, req.WithPieces)
+	})
+}
+
+// tokenize writes the answer of /tokenize.
+func (s *Server) tokenize(w http.ResponseWriter, tok Tokenizing, content string, special, withPieces bool) {
 	// As in llama-server, special tokens written in the text are parsed
 	// unless parse_special is false. add_special is accepted: the
 	// tokenizers here add no BOS or EOS of their own.
-	ids, err := tok.Tokenize(*req.Content, req.ParseSpecial == nil || *req.ParseSpecial)
+	ids, err := tok.Tokenize(content, special)
 	if err != nil {
 		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "tokenizing: " + err.Error()})
 		return
 	}
-	if !req.WithPieces {
+	if !withPieces {
 		writeJSON(w, http.StatusOK, map[string]any{"tokens": ids})
 		return
 	}
@@ -376,10 +416,16 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	text, err := tok.Detokenize(req.Tokens)
-	if err != nil {
-		writeError(w, badRequest("tokens", "tokens: %v", err))
+	if len(req.Tokens) > s.cfg.MaxPromptBytes/4 {
+		writeError(w, badRequest("tokens", "tokens has %d ids; this server detokenizes at most %d", len(req.Tokens), s.cfg.MaxPromptBytes/4))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"content": text})
+	s.withSlot(w, r, nil, func(context.Context) {
+		text, err := tok.Detokenize(req.Tokens)
+		if err != nil {
+			writeError(w, badRequest("tokens", "tokens: %v", err))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"content": text})
+	})
 }

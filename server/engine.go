@@ -155,3 +155,17 @@ func (e *modelEngine) PromptCacheStats() (engine.PromptCacheStats, bool) {
 	}
 	return pc.Stats(), true
 }
+
+// Templating is implemented by engines that render a conversation with the
+// model's chat template (FromModel's; servertest's): Anthropic's
+// POST /v1/messages/count_tokens and llama-server's POST /apply-template
+// need it.
+type Templating interface {
+	// PromptTokens renders msgs as a generation would (tools, thinking)
+	// and tokenizes the result.
+	PromptTokens(msgs []engine.Message, opts engine.PromptOptions) ([]int32, error)
+}
+
+func (e *modelEngine) PromptTokens(msgs []engine.Message, opts engine.PromptOptions) ([]int32, error) {
+	return e.m.Format().Prompt(msgs, opts)
+}

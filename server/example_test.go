@@ -84,7 +84,6 @@ func Example_streaming() {
 		}
 	}
 	// Output:
-	// delta: ""
 	// delta: "1 "
 	// delta: "2 "
 	// delta: "3"

@@ -338,9 +338,10 @@ func loadRequest(client *http.Client, url, session, msg string, hangUp, greedy b
 	switch {
 	case !done:
 		return st, fmt.Errorf("stream %s ended without [DONE]", id)
-	case usage == nil || !greedy && usage.CompletionTokens != deltas || usage.CompletionTokens < deltas:
-		// The fake sends one delta per token; a real model's token may
-		// hold half a character or end the turn without text.
+	case usage == nil || !greedy && usage.CompletionTokens != deltas && usage.CompletionTokens != deltas+1 || usage.CompletionTokens < deltas:
+		// The fake sends one delta per token, and counts the end of turn
+		// as one more (the engine does); a real model's token may hold
+		// half a character or end the turn without text.
 		return st, fmt.Errorf("stream %s: usage %+v for %d deltas", id, usage, deltas)
 	}
 	st.tokens = deltas

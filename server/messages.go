@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,8 +18,10 @@ import (
 // content_block_start/delta/stop, message_delta and message_stop events.
 // Errors have Anthropic's shape: {"type": "error", "error": {"type", "message"}}.
 
-// messagesRequest is the body of POST /v1/messages. Fields not listed
-// (metadata, service_tier, ...) are accepted and ignored.
+// messagesRequest is the body of POST /v1/messages (and, without
+// max_tokens, of /v1/messages/count_tokens). Fields not listed (metadata,
+// service_tier, context_management, output_config, ...) are accepted and
+// ignored.
 type messagesRequest struct {
 	Model         string             `json:"model"`
 	MaxTokens     *int               `json:"max_tokens"`
@@ -82,73 +85,134 @@ func anthropicErrorBody(e *apiError) any {
 	return map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}}
 }
 
-// chat translates the request into the chat endpoint's form.
-func (req *messagesRequest) chat() (*chatRequest, error) {
-	if req.MaxTokens == nil {
+// validate checks the request and converts it to engine messages and
+// options; counting tokens (count_tokens) needs no max_tokens.
+func (req *messagesRequest) validate(s *Server, counting bool) (*chatJob, *apiError) {
+	cfg := &s.cfg
+	if req.MaxTokens == nil && !counting {
 		return nil, badRequest("max_tokens", "max_tokens is required")
 	}
 	if len(req.Messages) == 0 {
 		return nil, badRequest("messages", "messages must be a non-empty array")
 	}
-	c := &chatRequest{Model: req.Model, Stream: req.Stream, SessionID: req.SessionID}
-	c.MaxTokens, c.Temperature, c.TopP, c.TopK = req.MaxTokens, req.Temperature, req.TopP, req.TopK
-	if len(req.StopSequences) > 0 {
-		c.Stop, _ = json.Marshal(req.StopSequences)
-	}
+	job := &chatJob{}
 	if len(req.System) > 0 && string(req.System) != "null" {
-		sys, err := anthropicText(req.System, "system")
-		if err != nil {
-			return nil, err
+		sys, ae := textContent(req.System, "system", "text")
+		if ae != nil {
+			return nil, ae
 		}
-		c.Messages = append(c.Messages, chatMessage{Role: "system", Content: jsonString(sys)})
+		job.msgs = append(job.msgs, engine.Message{Role: "system", Content: sys})
 	}
 	for i, m := range req.Messages {
-		msgs, err := m.chat(i)
-		if err != nil {
-			return nil, err
+		msgs, ae := m.toEngine(i)
+		if ae != nil {
+			return nil, ae
 		}
-		c.Messages = append(c.Messages, msgs...)
+		job.msgs = append(job.msgs, msgs...)
 	}
-	var err error
-	if c.Tools, err = flatTools(req.Tools, func(typ string) bool { return typ == "" || typ == "custom" },
-		`client tools ({"name": …, "input_schema": …})`); err != nil {
-		return nil, err
+	job.msgs = foldSystem(job.msgs)
+	if ae := job.checkSize(cfg, "messages"); ae != nil {
+		return nil, ae
 	}
-	if c.ToolChoice, c.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice); err != nil {
-		return nil, err
+	tools, ignored, ae := anthropicTools(req.Tools)
+	if ae != nil {
+		return nil, ae
+	}
+	if len(ignored) > 0 {
+		s.log.Info("messages: server tools are ignored", "tools", ignored)
+	}
+	choice, parallel, ae := anthropicToolChoice(req.ToolChoice, tools)
+	if ae != nil {
+		return nil, ae
+	}
+	job.useTools(tools, choice, parallel, nil, s.syntax, "tools")
+	opts := &job.opts
+	if !counting {
+		if opts.MaxTokens, ae = limitTokens(req.MaxTokens, "max_tokens"); ae != nil {
+			return nil, ae
+		}
+	}
+	if opts.Sampler, ae = (&sampling{Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK}).sampler(cfg); ae != nil {
+		return nil, ae
+	}
+	if len(req.StopSequences) > maxStopStrings {
+		return nil, badRequest("stop_sequences", "stop_sequences has %d strings; at most %d are allowed", len(req.StopSequences), maxStopStrings)
+	}
+	for _, st := range req.StopSequences {
+		if st != "" {
+			opts.Stop = append(opts.Stop, st)
+		}
 	}
 	// Anthropic's models think only when asked to.
-	think := req.Thinking != nil && req.Thinking.Type != "disabled"
-	if req.Thinking != nil && !map[string]bool{"enabled": true, "disabled": true, "adaptive": true}[req.Thinking.Type] {
-		return nil, badRequest("thinking.type", "thinking.type %q is not supported (use enabled or disabled)", req.Thinking.Type)
+	think := false
+	if req.Thinking != nil {
+		switch req.Thinking.Type {
+		case "enabled", "adaptive":
+			think = true
+		case "disabled":
+		default:
+			return nil, badRequest("thinking.type", "thinking.type %q is not supported (use enabled, adaptive or disabled)", req.Thinking.Type)
+		}
 	}
-	c.ChatTemplateKwargs.EnableThinking = &think
-	return c, nil
+	opts.Thinking = &think
+	opts.ParseSpecial = cfg.ParseSpecialTokens
+	opts.DropOldest = req.SessionID != ""
+	return job, nil
 }
 
-// anthropicText reads a string or an array of text blocks.
-func anthropicText(raw json.RawMessage, param string) (string, error) {
-	return textContent(raw, param, "text")
+// anthropicTools reads client tools ({"name", "description",
+// "input_schema"}, with no type or type "custom"); server tools (a type
+// such as "web_search_20250305" or "bash_20250124") run on Anthropic's side,
+// so they are ignored and returned by type.
+func anthropicTools(raw json.RawMessage) (tools []toolDef, ignored []string, ae *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil, nil
+	}
+	var list []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, nil, badRequest("tools", "tools must be an array of tools")
+	}
+	for i, t := range list {
+		if t.Type != "" && t.Type != "custom" {
+			ignored = append(ignored, t.Type)
+			continue
+		}
+		if t.Name == "" {
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d].name", i), "tools[%d]: a tool needs a name", i)
+		}
+		tools = append(tools, toolDef{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+	}
+	if len(tools) > maxTools {
+		return nil, nil, badRequest("tools", "tools has %d entries; at most %d are allowed", len(tools), maxTools)
+	}
+	return tools, ignored, nil
 }
 
-// chat converts message i: tool_result blocks become tool messages (before
-// the user's text), tool_use blocks the assistant's tool calls, thinking
-// blocks its reasoning.
-func (m *anthropicMessage) chat(i int) ([]chatMessage, error) {
+// toEngine converts message i: tool_result blocks become tool messages
+// (before the user's text), tool_use blocks the assistant's tool calls,
+// thinking blocks its reasoning. A "system" message (Claude Code sends
+// reminders that way, although the API has no such role) is accepted and
+// folded like the others (foldSystem).
+func (m *anthropicMessage) toEngine(i int) ([]engine.Message, *apiError) {
 	param := fmt.Sprintf("messages[%d]", i)
-	if m.Role != "user" && m.Role != "assistant" {
+	if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
 		return nil, badRequest(param+".role", "%s.role %q is not supported (use user or assistant)", param, m.Role)
 	}
 	var s string
 	if json.Unmarshal(m.Content, &s) == nil {
-		return []chatMessage{{Role: m.Role, Content: jsonString(s)}}, nil
+		return []engine.Message{{Role: m.Role, Content: s}}, nil
 	}
 	var blocks []anthropicBlock
 	if err := json.Unmarshal(m.Content, &blocks); err != nil {
 		return nil, badRequest(param+".content", "%s.content must be a string or an array of content blocks", param)
 	}
-	var out []chatMessage
-	msg := chatMessage{Role: m.Role}
+	var out []engine.Message
+	msg := engine.Message{Role: m.Role}
 	var text strings.Builder
 	for j, b := range blocks {
 		bp := fmt.Sprintf("%s.content[%d]", param, j)
@@ -162,67 +226,78 @@ func (m *anthropicMessage) chat(i int) ([]chatMessage, error) {
 			if b.ID == "" || b.Name == "" {
 				return nil, badRequest(bp, "%s: a tool_use block needs id and name", bp)
 			}
-			c := wireToolCall{ID: b.ID, Type: "function"}
-			c.Function.Name, c.Function.Arguments = b.Name, string(b.Input)
-			msg.ToolCalls = append(msg.ToolCalls, c)
+			args := bytes.TrimSpace(b.Input)
+			if len(args) == 0 || string(args) == "null" {
+				args = []byte("{}")
+			}
+			if args[0] != '{' || !json.Valid(args) {
+				return nil, badRequest(bp+".input", "%s.input must be an object", bp)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, engine.ToolCall{ID: b.ID, Name: b.Name, Arguments: json.RawMessage(args)})
 		case b.Type == "tool_result" && m.Role == "user":
 			if b.ToolUseID == "" {
 				return nil, badRequest(bp, "%s: a tool_result block needs tool_use_id", bp)
 			}
 			result := ""
 			if len(b.Content) > 0 && string(b.Content) != "null" {
-				var err error
-				if result, err = anthropicText(b.Content, bp+".content"); err != nil {
-					return nil, err
+				var ae *apiError
+				if result, ae = textContent(b.Content, bp+".content", "text"); ae != nil {
+					return nil, ae
 				}
 			}
 			if b.IsError {
 				result = "Error: " + result
 			}
-			out = append(out, chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: jsonString(result)})
+			out = append(out, engine.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: result})
 		default:
 			return nil, badRequest(bp+".type", "%s: block type %q is not supported in a %s message", bp, b.Type, m.Role)
 		}
 	}
 	if text.Len() > 0 || len(msg.ToolCalls) > 0 || msg.ReasoningContent != "" || len(out) == 0 {
-		msg.Content = jsonString(text.String())
+		msg.Content = text.String()
 		out = append(out, msg)
 	}
 	return out, nil
 }
 
-// anthropicToolChoice converts tool_choice ({"type": auto|any|tool|none},
-// disable_parallel_tool_use) to the chat form.
-func anthropicToolChoice(raw json.RawMessage) (json.RawMessage, *bool, error) {
+// anthropicToolChoice reads tool_choice ({"type": auto|any|tool|none},
+// disable_parallel_tool_use); parallel reports whether several calls may
+// come in one turn.
+func anthropicToolChoice(raw json.RawMessage, tools []toolDef) (tc toolChoice, parallel bool, ae *apiError) {
+	parallel = true
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil, nil
+		return tc, parallel, nil
 	}
-	var tc struct {
+	var c struct {
 		Type                   string `json:"type"`
 		Name                   string `json:"name"`
 		DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
 	}
-	if err := json.Unmarshal(raw, &tc); err != nil {
-		return nil, nil, badRequest("tool_choice", "tool_choice must be an object with a type")
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return tc, parallel, badRequest("tool_choice", "tool_choice must be an object with a type")
 	}
-	var parallel *bool
-	if tc.DisableParallelToolUse {
-		f := false
-		parallel = &f
-	}
-	switch tc.Type {
-	case "auto", "none":
-		return jsonString(tc.Type), parallel, nil
+	parallel = !c.DisableParallelToolUse
+	switch c.Type {
+	case "auto":
+	case "none":
+		tc.mode = toolNone
 	case "any":
-		return jsonString("required"), parallel, nil
-	case "tool":
-		if tc.Name == "" {
-			return nil, nil, badRequest("tool_choice.name", "tool_choice of type tool needs a name")
+		if len(tools) == 0 {
+			return tc, parallel, badRequest("tool_choice", "tool_choice any needs tools")
 		}
-		b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": tc.Name}})
-		return b, parallel, nil
+		tc.mode = toolRequired
+	case "tool":
+		if c.Name == "" {
+			return tc, parallel, badRequest("tool_choice.name", "tool_choice of type tool needs a name")
+		}
+		if !hasTool(tools, c.Name) {
+			return tc, parallel, badRequest("tool_choice.name", "tool_choice names tool %q, which is not in tools", c.Name)
+		}
+		tc = toolChoice{mode: toolNamed, name: c.Name}
+	default:
+		return tc, parallel, badRequest("tool_choice.type", "tool_choice.type %q is not supported (use auto, any, tool or none)", c.Type)
 	}
-	return nil, nil, badRequest("tool_choice.type", "tool_choice.type %q is not supported (use auto, any, tool or none)", tc.Type)
+	return tc, parallel, nil
 }
 
 // handleMessages serves POST /v1/messages.
@@ -232,18 +307,9 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	if !s.readRequest(w, r, &req, anthropicErrorBody) {
 		return
 	}
-	if ae := s.checkModel(req.Model); ae != nil {
+	job, ae := req.validate(s, false)
+	if ae != nil {
 		fail(ae)
-		return
-	}
-	chat, err := req.chat()
-	if err != nil {
-		fail(err.(*apiError))
-		return
-	}
-	job, err := chat.validate(&s.cfg, s.engine.ContextLength())
-	if err != nil {
-		fail(err.(*apiError))
 		return
 	}
 	s.runJob(w, r, jobRun{endpoint: "messages", idPrefix: "msg_", sessionID: req.SessionID, stream: req.Stream, job: job, errBody: anthropicErrorBody},
@@ -254,6 +320,29 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 			}
 			ms.run(ctx)
 		})
+}
+
+// handleCountTokens serves POST /v1/messages/count_tokens: the prompt the
+// request would make, tools and system included, in tokens.
+func (s *Server) handleCountTokens(w http.ResponseWriter, r *http.Request) {
+	fail := func(e *apiError) { writeErrorAs(w, e, anthropicErrorBody) }
+	var req messagesRequest
+	if !s.readRequest(w, r, &req, anthropicErrorBody) {
+		return
+	}
+	job, ae := req.validate(s, true)
+	if ae != nil {
+		fail(ae)
+		return
+	}
+	s.withSlot(w, r, anthropicErrorBody, func(context.Context) {
+		ids, ae := s.promptOf(job)
+		if ae != nil {
+			fail(ae)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"input_tokens": len(ids)})
+	})
 }
 
 // contentBlock is a block of the answer.
@@ -370,6 +459,11 @@ func (ms *messageStream) call(c engine.ToolCall) {
 func (ms *messageStream) run(ctx context.Context) {
 	g := ms.g
 	ms.msg = anthropicMessageObject{ID: g.id, Type: "message", Role: "assistant", Model: g.s.engine.ModelName(), Content: []*contentBlock{}}
+	// message_start, sent with the first event, says how long the prompt
+	// is: the engine tells before the first token.
+	g.promptReady = func(prompt, cached int) {
+		ms.msg.Usage.InputTokens, ms.msg.Usage.CacheReadInputTokens = prompt-cached, cached
+	}
 	calls := 0
 	for ev, err := range g.events(ctx) {
 		if err != nil {

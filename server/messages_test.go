@@ -96,19 +96,28 @@ func TestMessagesSDK(t *testing.T) {
 		t.Errorf("stop sequence: %q, stop reason %q, sequence %q", res.Content[0].Text, res.StopReason, res.StopSequence)
 	}
 
+	// Any model name is served (Claude Code sends its default), and the
+	// answer names the served model.
+	res, err = client.Messages.New(ctx, anthropic.MessageNewParams{
+		Model: anthropic.Model("claude-sonnet-4-5"), MaxTokens: 10, Messages: userText("x"),
+	})
+	if err != nil || string(res.Model) != e.ModelName() {
+		t.Fatalf("another model name: %v, %+v", err, res)
+	}
+
 	// Errors have Anthropic's shape, which the SDK reads.
 	_, err = client.Messages.New(ctx, anthropic.MessageNewParams{
-		Model: anthropic.Model("claude-nope"), MaxTokens: 10, Messages: userText("x"),
+		Model: anthropic.Model("x"), MaxTokens: 0, Messages: userText("x"),
 	})
 	var aerr *anthropic.Error
-	if !errors.As(err, &aerr) || aerr.StatusCode != http.StatusNotFound {
-		t.Fatalf("unknown model: %v", err)
+	if !errors.As(err, &aerr) || aerr.StatusCode != http.StatusBadRequest {
+		t.Fatalf("max_tokens 0: %v", err)
 	}
 	var body struct {
 		Type  string `json:"type"`
 		Error struct{ Type, Message string }
 	}
-	if json.Unmarshal([]byte(aerr.RawJSON()), &body); body.Type != "error" || body.Error.Type != "not_found_error" {
+	if json.Unmarshal([]byte(aerr.RawJSON()), &body); body.Type != "error" || body.Error.Type != "invalid_request_error" || !strings.Contains(body.Error.Message, "max_tokens") {
 		t.Errorf("error body %s", aerr.RawJSON())
 	}
 }
@@ -254,10 +263,11 @@ func TestMessagesBadRequests(t *testing.T) {
 	for _, tc := range []struct{ body, inMessage string }{
 		{`{"messages": [{"role": "user", "content": "x"}]}`, "max_tokens is required"},
 		{`{"max_tokens": 5, "messages": []}`, "messages"},
-		{`{"max_tokens": 5, "messages": [{"role": "system", "content": "x"}]}`, "messages[0].role"},
+		{`{"max_tokens": 5, "messages": [{"role": "tool", "content": "x"}]}`, "messages[0].role"},
 		{`{"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]}`, "messages[0].content[0]"},
 		{`{"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "tool_result"}]}]}`, "tool_use_id"},
-		{`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": [{"type": "bash_20250124", "name": "bash"}]}`, "tools[0]"},
+		{`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": [{"input_schema": {}}]}`, "tools[0].name"},
+		{`{"max_tokens": 5, "messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": [1]}]}]}`, "messages[0].content[0].input"},
 		{`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tool_choice": {"type": "tool"}}`, "tool_choice"},
 		{`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "thinking": {"type": "maybe"}}`, "thinking.type"},
 		{`{"max_tokens": 0, "messages": [{"role": "user", "content": "x"}]}`, "max_tokens"},

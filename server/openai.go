@@ -1,17 +1,16 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/sample"
 )
 
@@ -27,16 +26,17 @@ type chatRequest struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options"`
 	sampling
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	N                   *int            `json:"n"`
-	Tools               json.RawMessage `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	ResponseFormat      json.RawMessage `json:"response_format"`
-	Grammar             string          `json:"grammar"` // llama.cpp extension: GBNF text
-	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
-	Logprobs            bool            `json:"logprobs"`
-	TopLogprobs         *int            `json:"top_logprobs"`
-	ReasoningEffort     string          `json:"reasoning_effort"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	N                   *int               `json:"n"`
+	Tools               json.RawMessage    `json:"tools"`
+	ToolChoice          json.RawMessage    `json:"tool_choice"`
+	ResponseFormat      json.RawMessage    `json:"response_format"`
+	Grammar             string             `json:"grammar"` // llama.cpp extension: GBNF text
+	ParallelToolCalls   *bool              `json:"parallel_tool_calls"`
+	Logprobs            bool               `json:"logprobs"`
+	TopLogprobs         *int               `json:"top_logprobs"`
+	LogitBias           map[string]float64 `json:"logit_bias"`
+	ReasoningEffort     string             `json:"reasoning_effort"`
 	ChatTemplateKwargs  struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"`
@@ -112,15 +112,9 @@ func (e *apiError) body() errorBody {
 	return b
 }
 
-// messageText reads a message's content: a string, null, or an array of
-// parts of which only {"type":"text"} is supported.
-func messageText(raw json.RawMessage, i int) (string, error) {
-	return textContent(raw, fmt.Sprintf("messages[%d].content", i), "text")
-}
-
 // textContent reads content that is a string, null, or an array of parts
 // ({"type": …, "text": …}) whose types are among types.
-func textContent(raw json.RawMessage, param string, types ...string) (string, error) {
+func textContent(raw json.RawMessage, param string, types ...string) (string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -146,7 +140,7 @@ func textContent(raw json.RawMessage, param string, types ...string) (string, er
 }
 
 // stopStrings reads "stop": a string, an array of strings, or null.
-func stopStrings(raw json.RawMessage) ([]string, error) {
+func stopStrings(raw json.RawMessage) ([]string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -175,24 +169,9 @@ func stopStrings(raw json.RawMessage) ([]string, error) {
 
 const maxStopStrings = 16
 
-// chatJob is a validated request: what the engine gets.
-type chatJob struct {
-	msgs []engine.Message
-	opts engine.GenerateOptions
-	// format builds the grammar that constrains the answer
-	// (response_format, grammar, or a forced tool call); the engine turns
-	// it into opts.Constraint. It runs once the request holds a slot.
-	format grammarBuild
-}
-
-// grammarBuild compiles a request's grammar. Compiling a large schema costs
-// real CPU, so it runs under the request's context after the request got a
-// generation slot (it counts against the queue), never during validation.
-type grammarBuild func(ctx context.Context) (*grammar.Grammar, error)
-
 // validate checks the request and converts it to engine messages and
-// options, with cfg's limits and default sampler; ctxLen bounds max_tokens.
-func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
+// options, with cfg's limits and default sampler.
+func (req *chatRequest) validate(cfg *Config, syntax toolSyntax) (*chatJob, *apiError) {
 	if len(req.Messages) == 0 {
 		return nil, badRequest("messages", "messages must be a non-empty array")
 	}
@@ -204,34 +183,34 @@ func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
 		}
 		job.msgs = append(job.msgs, msg)
 	}
-	if total := messagesBytes(job.msgs); cfg.MaxPromptBytes > 0 && total > cfg.MaxPromptBytes {
-		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
-			Param: "messages", Code: "context_length_exceeded",
-			Message: fmt.Sprintf("the messages are %d bytes of text; this server accepts at most %d", total, cfg.MaxPromptBytes)}
+	job.msgs = foldSystem(job.msgs)
+	if ae := job.checkSize(cfg, "messages"); ae != nil {
+		return nil, ae
 	}
-	if req.N != nil && *req.N != 1 {
-		return nil, badRequest("n", "n=%d is not supported; only one choice per request", *req.N)
-	}
-	tools, forceCall, err := parseTools(req.Tools, req.ToolChoice, req.ParallelToolCalls == nil || *req.ParallelToolCalls)
-	if err != nil {
-		return nil, err
-	}
-	format, err := responseFormat(req.ResponseFormat, req.Grammar)
-	if err != nil {
-		return nil, err
-	}
-	if forceCall != nil {
-		if format != nil {
-			return nil, badRequest("tool_choice", "a forced tool call (tool_choice %s) and a response_format or grammar cannot be combined", req.ToolChoice)
+	if req.N != nil {
+		if *req.N < 1 || *req.N > maxChoices {
+			return nil, badRequest("n", "n=%d is out of range [1, %d]", *req.N, maxChoices)
 		}
-		format = forceCall
+		job.n = *req.N
 	}
-	job.format = format
+	tools, choice, err := chatTools(req.Tools, req.ToolChoice)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := responseFormat(req.ResponseFormat, req.Grammar)
+	if err != nil {
+		return nil, err
+	}
+	job.useTools(tools, choice, req.ParallelToolCalls == nil || *req.ParallelToolCalls, answer, syntax, "tools")
 	opts := &job.opts
 	if opts.Sampler, err = req.sampler(cfg); err != nil {
 		return nil, err
 	}
-	if opts.MaxTokens, err = maxTokens(req.MaxCompletionTokens, req.MaxTokens, ctxLen); err != nil {
+	n, param := req.MaxCompletionTokens, "max_completion_tokens"
+	if n == nil {
+		n, param = req.MaxTokens, "max_tokens"
+	}
+	if opts.MaxTokens, err = limitTokens(n, param); err != nil {
 		return nil, err
 	}
 	if opts.MaxTokens == 0 {
@@ -243,7 +222,7 @@ func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
 	if req.StreamOptions != nil && !req.Stream {
 		return nil, badRequest("stream_options", "stream_options is only allowed with stream: true")
 	}
-	if opts.Thinking, err = thinking(req.ChatTemplateKwargs.EnableThinking, req.ReasoningEffort); err != nil {
+	if opts.Thinking, err = thinking(req.ChatTemplateKwargs.EnableThinking, req.ReasoningEffort, "reasoning_effort"); err != nil {
 		return nil, err
 	}
 	if req.TopLogprobs != nil {
@@ -256,32 +235,55 @@ func (req *chatRequest) validate(cfg *Config, ctxLen int) (*chatJob, error) {
 		opts.TopLogprobs = *req.TopLogprobs
 	}
 	opts.Logprobs = req.Logprobs
-	opts.Tools = tools
-	// Without parallel calls the turn ends after the first call.
-	opts.EndAfterToolCall = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
+	if opts.LogitBias, err = logitBias(req.LogitBias); err != nil {
+		return nil, err
+	}
 	opts.ParseSpecial = cfg.ParseSpecialTokens
 	opts.DropOldest = req.SessionID != "" // web-chat conversations never dead-end on a full context
 	return job, nil
 }
 
-// toEngine checks message i and converts it.
-func (m *chatMessage) toEngine(i int) (engine.Message, error) {
+// maxChoices bounds chat's n.
+const maxChoices = 8
+
+// logitBias reads logit_bias: token ids (as strings, JSON object keys) to
+// biases in [-100, 100]. That the ids are in the vocabulary is checked
+// against the model (checkLogitBias).
+func logitBias(raw map[string]float64) (map[int32]float32, *apiError) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	if len(raw) > 1024 {
+		return nil, badRequest("logit_bias", "logit_bias has %d tokens; at most 1024 are allowed", len(raw))
+	}
+	out := make(map[int32]float32, len(raw))
+	for k, v := range raw {
+		id, err := strconv.ParseInt(k, 10, 32)
+		if err != nil || id < 0 {
+			return nil, badRequest("logit_bias", "logit_bias: key %q is not a token id", k)
+		}
+		if v < -100 || v > 100 {
+			return nil, badRequest("logit_bias", "logit_bias: the bias of token %d, %g, is out of range [-100, 100]", id, v)
+		}
+		out[int32(id)] = float32(v)
+	}
+	return out, nil
+}
+
+// toEngine checks message i and converts it. System and developer
+// messages may come anywhere (foldSystem places them).
+func (m *chatMessage) toEngine(i int) (engine.Message, *apiError) {
 	role := m.Role
 	switch role {
 	case "system", "developer":
 		role = "system"
-		if i > 0 {
-			// SmolLM3's template (like most) takes one system prompt,
-			// before the conversation.
-			return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d]: a %s message is only allowed first", i, m.Role)
-		}
 	case "user", "assistant", "tool":
 	case "":
 		return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is missing", i)
 	default:
-		return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, user, assistant or tool)", i, m.Role)
+		return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, developer, user, assistant or tool)", i, m.Role)
 	}
-	text, err := messageText(m.Content, i)
+	text, err := textContent(m.Content, fmt.Sprintf("messages[%d].content", i), "text")
 	if err != nil {
 		return engine.Message{}, err
 	}
@@ -298,7 +300,7 @@ func (m *chatMessage) toEngine(i int) (engine.Message, error) {
 }
 
 // sampler applies the request's sampling settings over cfg's defaults.
-func (req *sampling) sampler(cfg *Config) (c sample.Config, err error) {
+func (req *sampling) sampler(cfg *Config) (c sample.Config, err *apiError) {
 	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
 		return c, badRequest("temperature", "temperature %g is out of range [0, 2]", *t)
 	}
@@ -348,43 +350,26 @@ func (req *sampling) sampler(cfg *Config) (c sample.Config, err error) {
 	return c, nil
 }
 
-// maxTokens reads max_completion_tokens, or else max_tokens (0: not given).
-func maxTokens(completion, legacy *int, ctxLen int) (int, error) {
-	n, param := completion, "max_completion_tokens"
-	if n == nil {
-		n, param = legacy, "max_tokens"
-	}
-	if n == nil {
-		return 0, nil
-	}
-	if *n < 1 {
-		return 0, badRequest(param, "%s must be at least 1, got %d", param, *n)
-	}
-	if ctxLen > 0 && *n > ctxLen {
-		return 0, badRequest(param, "%s %d is larger than the model's context of %d tokens", param, *n, ctxLen)
-	}
-	return *n, nil
-}
-
-// thinking reads chat_template_kwargs.enable_thinking and reasoning_effort
-// ("none" and "minimal" turn reasoning off, "low" to "high" on).
-func thinking(enable *bool, effort string) (*bool, error) {
+// thinking reads chat_template_kwargs.enable_thinking and a reasoning
+// effort (param names it: "none" and "minimal" turn reasoning off, "low"
+// to "high" on).
+func thinking(enable *bool, effort, param string) (*bool, *apiError) {
 	on := func(b bool) *bool { return &b }
 	switch effort {
 	case "":
 		return enable, nil
 	case "none", "minimal":
 		if enable != nil && *enable {
-			return nil, badRequest("reasoning_effort", "reasoning_effort %q contradicts chat_template_kwargs.enable_thinking: true", effort)
+			return nil, badRequest(param, "%s %q contradicts chat_template_kwargs.enable_thinking: true", param, effort)
 		}
 		return on(false), nil
-	case "low", "medium", "high":
+	case "low", "medium", "high", "xhigh":
 		if enable != nil && !*enable {
-			return nil, badRequest("reasoning_effort", "reasoning_effort %q contradicts chat_template_kwargs.enable_thinking: false", effort)
+			return nil, badRequest(param, "%s %q contradicts chat_template_kwargs.enable_thinking: false", param, effort)
 		}
 		return on(true), nil
 	}
-	return nil, badRequest("reasoning_effort", "reasoning_effort %q is not supported (use none, minimal, low, medium or high)", effort)
+	return nil, badRequest(param, "%s %q is not supported (use none, minimal, low, medium or high)", param, effort)
 }
 
 // decodeError turns a JSON decoding failure into a 400 (or 413 for an
@@ -507,12 +492,15 @@ type chunk struct {
 
 // finishReason maps an engine stop reason to OpenAI's finish_reason;
 // an answer that ends with tool calls is "tool_calls".
+//
+// Calls that completed make it "tool_calls" even when the budget then ran
+// out: they are whole, and the client should run them.
 func finishReason(stop string, calls int) string {
 	switch {
-	case stop == engine.StopLength:
-		return "length"
 	case calls > 0 || stop == engine.StopToolCalls:
 		return "tool_calls"
+	case stop == engine.StopLength:
+		return "length"
 	}
 	return "stop"
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/smolgo/smolgo/engine"
@@ -20,7 +21,8 @@ import (
 // previous_response_id, in a store bounded by count and bytes.
 
 // responsesRequest is the body of POST /v1/responses. Fields not listed
-// (user, truncation, include, ...) are accepted and ignored.
+// (user, truncation, include, prompt_cache_key, ...) are accepted and
+// ignored.
 type responsesRequest struct {
 	Model              string          `json:"model"`
 	Input              json.RawMessage `json:"input"`
@@ -35,193 +37,363 @@ type responsesRequest struct {
 	PreviousResponseID string          `json:"previous_response_id"`
 	Store              *bool           `json:"store"`
 	Metadata           json.RawMessage `json:"metadata"`
-	Text               *struct {
-		Format json.RawMessage `json:"format"`
-	} `json:"text"`
-	Reasoning *struct {
+	Background         *bool           `json:"background"`
+	Conversation       json.RawMessage `json:"conversation"`
+	Text               *textOptions    `json:"text"`
+	Reasoning          *struct {
 		Effort  string `json:"effort"`
 		Summary string `json:"summary"`
 	} `json:"reasoning"`
 	SessionID string `json:"session_id"` // smolgo extension, as on the chat endpoint
 }
 
+// textOptions is the request's "text": the answer's format.
+type textOptions struct {
+	Format json.RawMessage `json:"format"`
+}
+
 // respItem is an input item; which fields matter depends on Type.
 type respItem struct {
 	Type      string          `json:"type"`
+	ID        string          `json:"id"`
 	Role      string          `json:"role"`
 	Content   json.RawMessage `json:"content"`
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
+	Namespace string          `json:"namespace"`
 	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"` // custom_tool_call
 	Output    json.RawMessage `json:"output"`
 	Summary   []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
 }
 
-// chat translates the request into the chat endpoint's form.
-func (req *responsesRequest) chat() (*chatRequest, error) {
-	c := &chatRequest{Model: req.Model, Stream: req.Stream, ParallelToolCalls: req.ParallelToolCalls, SessionID: req.SessionID}
-	c.Temperature, c.TopP, c.MaxTokens = req.Temperature, req.TopP, req.MaxOutputTokens
+// validate checks the request and converts it to engine messages and
+// options: the instructions, the stored conversation of
+// previous_response_id, then the input items, which may refer to items of
+// stored responses (item_reference).
+func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
+	cfg := &s.cfg
+	switch {
+	case req.Background != nil && *req.Background:
+		return nil, badRequest("background", "background responses are not supported: this server answers while the request is open")
+	case len(req.Conversation) > 0 && string(req.Conversation) != "null":
+		return nil, badRequest("conversation", "conversation is not supported; use previous_response_id or send the whole input")
+	}
+	job := &chatJob{}
 	if req.Instructions != "" {
-		c.Messages = append(c.Messages, chatMessage{Role: "system", Content: jsonString(req.Instructions)})
+		job.msgs = append(job.msgs, engine.Message{Role: "system", Content: req.Instructions})
 	}
-	msgs, err := responseItems(req.Input)
-	if err != nil {
-		return nil, err
+	if req.PreviousResponseID != "" {
+		prev, ok := s.stored.get(req.PreviousResponseID)
+		if !ok {
+			return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
+				Code: "previous_response_not_found", Message: "previous response " + req.PreviousResponseID + " not found (it may have been evicted, or was made with store: false)"}
+		}
+		// The earlier instructions are not carried over.
+		job.conversation = slices.Clone(prev.conversation)
 	}
-	c.Messages = append(c.Messages, msgs...)
-	if c.Tools, err = flatTools(req.Tools, func(typ string) bool { return typ == "function" },
-		`{"type": "function", "name": …, "parameters": …} tools`); err != nil {
-		return nil, err
+	msgs, ae := responseItems(req.Input, s.stored.item)
+	if ae != nil {
+		return nil, ae
 	}
-	if len(req.ToolChoice) > 0 && req.ToolChoice[0] == '{' {
-		var tc struct{ Type, Name string }
-		if err := json.Unmarshal(req.ToolChoice, &tc); err != nil || tc.Type != "function" || tc.Name == "" {
-			return nil, badRequest("tool_choice", `tool_choice must be "auto", "none", "required" or {"type": "function", "name": …}`)
-		}
-		c.ToolChoice, _ = json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": tc.Name}})
-	} else {
-		c.ToolChoice = req.ToolChoice
+	job.conversation = append(job.conversation, msgs...)
+	job.msgs = foldSystem(append(job.msgs, job.conversation...))
+	param := "input"
+	if req.PreviousResponseID != "" {
+		param = "previous_response_id"
 	}
-	if req.Text != nil && len(req.Text.Format) > 0 && string(req.Text.Format) != "null" {
-		var f struct {
-			Type   string          `json:"type"`
-			Name   string          `json:"name"`
-			Schema json.RawMessage `json:"schema"`
-		}
-		if err := json.Unmarshal(req.Text.Format, &f); err != nil {
-			return nil, badRequest("text.format", "text.format must be an object with a type")
-		}
-		rf := map[string]any{"type": f.Type}
-		if f.Type == "json_schema" {
-			rf["json_schema"] = map[string]any{"name": f.Name, "schema": f.Schema}
-		}
-		c.ResponseFormat, _ = json.Marshal(rf)
+	if ae := job.checkSize(cfg, param); ae != nil {
+		return nil, ae
+	}
+	tools, ignored, namespaces, ae := responsesTools(req.Tools)
+	if ae != nil {
+		return nil, ae
+	}
+	job.ignored, job.namespaces = ignored, namespaces
+	if len(ignored) > 0 {
+		s.log.Info("responses: tools the server cannot run are ignored", "tools", ignored)
+	}
+	choice, ae := responsesToolChoice(req.ToolChoice, tools)
+	if ae != nil {
+		return nil, ae
+	}
+	answer, ae := textFormat(req.Text)
+	if ae != nil {
+		return nil, ae
+	}
+	job.useTools(tools, choice, req.ParallelToolCalls == nil || *req.ParallelToolCalls, answer, s.syntax, "tools")
+	opts := &job.opts
+	if opts.MaxTokens, ae = limitTokens(req.MaxOutputTokens, "max_output_tokens"); ae != nil {
+		return nil, ae
+	}
+	if opts.MaxTokens == 0 {
+		opts.MaxTokens = cfg.DefaultMaxTokens
+	}
+	if opts.Sampler, ae = (&sampling{Temperature: req.Temperature, TopP: req.TopP}).sampler(cfg); ae != nil {
+		return nil, ae
 	}
 	if req.Reasoning != nil {
-		c.ReasoningEffort = req.Reasoning.Effort
+		if opts.Thinking, ae = thinking(nil, req.Reasoning.Effort, "reasoning.effort"); ae != nil {
+			return nil, ae
+		}
 	}
-	return c, nil
+	opts.ParseSpecial = cfg.ParseSpecialTokens
+	opts.DropOldest = req.SessionID != ""
+	return job, nil
 }
 
-func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
+// responsesTools reads Responses tools: functions ({"type": "function",
+// "name", "description", "parameters"}) and namespaces ({"type":
+// "namespace", "name", "tools": [functions]}, as Codex groups tools), whose
+// functions are shown to the model as NAMESPACE__NAME; namespaces maps
+// those names back. The other types run on OpenAI's side (web search, file
+// search, a computer, code, images, remote MCP servers): this server runs
+// none, so they are ignored and returned in ignored (the response lists
+// them) rather than failing the request.
+func responsesTools(raw json.RawMessage) (tools []toolDef, ignored []string, namespaces map[string][2]string, ae *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil, nil, nil
+	}
+	type fn struct {
+		Type        string            `json:"type"`
+		Name        string            `json:"name"`
+		Description string            `json:"description"`
+		Parameters  json.RawMessage   `json:"parameters"`
+		Tools       []json.RawMessage `json:"tools"`
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, nil, nil, badRequest("tools", "tools must be an array of tools")
+	}
+	for i, t := range list {
+		param := fmt.Sprintf("tools[%d]", i)
+		var f fn
+		if err := json.Unmarshal(t, &f); err != nil {
+			return nil, nil, nil, badRequest(param, "%s must be a tool object", param)
+		}
+		switch f.Type {
+		case "function":
+			if f.Name == "" {
+				return nil, nil, nil, badRequest(param+".name", "%s: a function tool needs a name", param)
+			}
+			tools = append(tools, toolDef{Name: f.Name, Description: f.Description, Parameters: f.Parameters})
+		case "namespace":
+			if f.Name == "" {
+				return nil, nil, nil, badRequest(param+".name", "%s: a namespace needs a name", param)
+			}
+			for j, st := range f.Tools {
+				var g fn
+				if err := json.Unmarshal(st, &g); err != nil || g.Name == "" {
+					return nil, nil, nil, badRequest(fmt.Sprintf("%s.tools[%d]", param, j), "%s.tools[%d] must be a function with a name", param, j)
+				}
+				if g.Type != "function" {
+					ignored = append(ignored, g.Type)
+					continue
+				}
+				flat := f.Name + "__" + g.Name
+				if namespaces == nil {
+					namespaces = map[string][2]string{}
+				}
+				namespaces[flat] = [2]string{f.Name, g.Name}
+				tools = append(tools, toolDef{Name: flat, Description: g.Description, Parameters: g.Parameters})
+			}
+		case "":
+			return nil, nil, nil, badRequest(param+".type", "%s.type is missing", param)
+		default:
+			ignored = append(ignored, f.Type)
+		}
+	}
+	if len(tools) > maxTools {
+		return nil, nil, nil, badRequest("tools", "tools has %d functions; at most %d are allowed", len(tools), maxTools)
+	}
+	return tools, ignored, namespaces, nil
+}
+
+// responsesToolChoice reads tool_choice: "auto", "none", "required",
+// {"type": "function", "name"}, or {"type": "allowed_tools", "mode"}.
+func responsesToolChoice(raw json.RawMessage, tools []toolDef) (toolChoice, *apiError) {
+	var tc toolChoice
+	if len(raw) == 0 || string(raw) == "null" {
+		return tc, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "auto":
+		case "none":
+			tc.mode = toolNone
+		case "required":
+			tc.mode = toolRequired
+		default:
+			return tc, badRequest("tool_choice", `tool_choice %q is not supported (use "auto", "none", "required" or {"type": "function", "name": …})`, s)
+		}
+		if tc.mode == toolRequired && len(tools) == 0 {
+			return tc, badRequest("tool_choice", "tool_choice required needs function tools")
+		}
+		return tc, nil
+	}
+	var obj struct {
+		Type, Name, Namespace, Mode string
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return tc, badRequest("tool_choice", "tool_choice must be a string or an object with a type")
+	}
+	switch obj.Type {
+	case "function":
+		name := obj.Name
+		if obj.Namespace != "" {
+			name = obj.Namespace + "__" + name
+		}
+		if obj.Name == "" || !hasTool(tools, name) {
+			return tc, badRequest("tool_choice", "tool_choice names function %q, which is not in tools", name)
+		}
+		return toolChoice{mode: toolNamed, name: name}, nil
+	case "allowed_tools":
+		if obj.Mode == "required" {
+			tc.mode = toolRequired
+		}
+		return tc, nil
+	}
+	return tc, badRequest("tool_choice", "tool_choice of type %q names a tool this server cannot run; only function tools run here", obj.Type)
+}
+
+// textFormat reads text.format: text, json_object or json_schema (with
+// name, schema and strict beside the type).
+func textFormat(text *textOptions) (grammarBuild, *apiError) {
+	if text == nil || len(text.Format) == 0 || string(text.Format) == "null" {
+		return nil, nil
+	}
+	var f struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(text.Format, &f); err != nil {
+		return nil, badRequest("text.format", "text.format must be an object with a type")
+	}
+	switch f.Type {
+	case "text":
+		return nil, nil
+	case "json_object":
+		return jsonObjectGrammar, nil
+	case "json_schema":
+		if len(f.Schema) == 0 || string(f.Schema) == "null" {
+			return nil, badRequest("text.format.schema", "text.format of type json_schema needs a schema")
+		}
+		return schemaGrammar("text.format.schema", f.Schema), nil
+	}
+	return nil, badRequest("text.format.type", "text.format.type %q is not supported (use text, json_object or json_schema)", f.Type)
 }
 
 // responseItems converts input: a string (one user message) or an array of
 // items. Function calls join the assistant message before them; reasoning
-// items become the next assistant message's reasoning.
-func responseItems(raw json.RawMessage) ([]chatMessage, error) {
+// items become the next assistant message's reasoning; item_reference
+// items are looked up with ref among the stored responses' output items.
+func responseItems(raw json.RawMessage, ref func(id string) (respItem, bool)) ([]engine.Message, *apiError) {
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
-		return []chatMessage{{Role: "user", Content: jsonString(text)}}, nil
+		return []engine.Message{{Role: "user", Content: text}}, nil
 	}
 	var items []respItem
 	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 {
 		return nil, badRequest("input", "input must be a string or a non-empty array of items")
 	}
-	var out []chatMessage
-	reasoning := ""
-	lastAssistant := func() *chatMessage {
-		if n := len(out); n > 0 && out[n-1].Role == "assistant" {
-			return &out[n-1]
-		}
-		out = append(out, chatMessage{Role: "assistant", ReasoningContent: reasoning})
-		reasoning = ""
-		return &out[len(out)-1]
-	}
+	c := &itemConverter{}
 	for i, it := range items {
 		param := fmt.Sprintf("input[%d]", i)
-		switch it.Type {
-		case "message", "":
-			content, err := responseContent(it.Content, param)
-			if err != nil {
-				return nil, err
+		if it.Type == "item_reference" {
+			got, ok := ref(it.ID)
+			if !ok {
+				return nil, badRequest(param+".id", "%s: item %q is not stored here (it may have been evicted, or was made with store: false)", param, it.ID)
 			}
-			m := chatMessage{Role: it.Role, Content: content}
-			if it.Role == "assistant" {
-				m.ReasoningContent, reasoning = reasoning, ""
-			}
-			out = append(out, m)
-		case "function_call":
-			if it.CallID == "" || it.Name == "" {
-				return nil, badRequest(param, "%s: a function_call item needs call_id and name", param)
-			}
-			a := lastAssistant()
-			c := wireToolCall{ID: it.CallID, Type: "function"}
-			c.Function.Name, c.Function.Arguments = it.Name, it.Arguments
-			a.ToolCalls = append(a.ToolCalls, c)
-		case "function_call_output":
-			if it.CallID == "" {
-				return nil, badRequest(param, "%s: a function_call_output item needs call_id", param)
-			}
-			content, err := responseContent(it.Output, param+".output")
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: content})
-		case "reasoning":
-			for _, s := range it.Summary {
-				reasoning += s.Text
-			}
-			var parts []struct{ Text string }
-			if json.Unmarshal(it.Content, &parts) == nil {
-				for _, p := range parts {
-					reasoning += p.Text
-				}
-			}
+			it = got
+		}
+		if ae := c.add(it, param); ae != nil {
+			return nil, ae
+		}
+	}
+	return c.out, nil
+}
+
+// itemConverter builds the conversation of input items.
+type itemConverter struct {
+	out       []engine.Message
+	reasoning string // for the next assistant message
+}
+
+// assistant returns the assistant message that calls join: the last
+// message if it is the assistant's, else a new one.
+func (c *itemConverter) assistant() *engine.Message {
+	if n := len(c.out); n > 0 && c.out[n-1].Role == "assistant" {
+		return &c.out[n-1]
+	}
+	c.out = append(c.out, engine.Message{Role: "assistant", ReasoningContent: c.reasoning})
+	c.reasoning = ""
+	return &c.out[len(c.out)-1]
+}
+
+func (c *itemConverter) add(it respItem, param string) *apiError {
+	switch it.Type {
+	case "message", "":
+		role := it.Role
+		switch role {
+		case "user", "assistant", "system":
+		case "developer":
+			role = "system"
 		default:
-			return nil, badRequest(param+".type", "%s: item type %q is not supported (use message, function_call, function_call_output or reasoning)", param, it.Type)
+			return badRequest(param+".role", "%s.role %q is not supported (use user, assistant, system or developer)", param, it.Role)
 		}
-	}
-	return out, nil
-}
-
-// responseContent reads an item's content (a string or an array of text
-// parts) as the chat endpoint's string content.
-func responseContent(raw json.RawMessage, param string) (json.RawMessage, error) {
-	text, err := textContent(raw, param, "input_text", "output_text", "text")
-	if err != nil {
-		return nil, err
-	}
-	return jsonString(text), nil
-}
-
-// flatTools converts tools written flat ({"type", "name", "description",
-// and "parameters" or Anthropic's "input_schema"}) to the chat form
-// ({"type": "function", "function": {...}}); ok says which types are
-// accepted and what, in an error, names them.
-func flatTools(raw json.RawMessage, ok func(typ string) bool, what string) (json.RawMessage, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var tools []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}
-	if err := json.Unmarshal(raw, &tools); err != nil {
-		return nil, badRequest("tools", "tools must be an array of tools")
-	}
-	out := make([]map[string]any, len(tools))
-	for i, t := range tools {
-		if !ok(t.Type) || t.Name == "" {
-			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: only %s are supported", i, what)
+		content, ae := textContent(it.Content, param+".content", "input_text", "output_text", "text")
+		if ae != nil {
+			return ae
 		}
-		f := map[string]any{"name": t.Name, "description": t.Description}
-		if len(t.Parameters) > 0 {
-			f["parameters"] = t.Parameters
-		} else if len(t.InputSchema) > 0 {
-			f["parameters"] = t.InputSchema
+		m := engine.Message{Role: role, Content: content}
+		if role == "assistant" {
+			m.ReasoningContent, c.reasoning = c.reasoning, ""
 		}
-		out[i] = map[string]any{"type": "function", "function": f}
+		c.out = append(c.out, m)
+	case "function_call", "custom_tool_call":
+		if it.CallID == "" || it.Name == "" {
+			return badRequest(param, "%s: a %s item needs call_id and name", param, it.Type)
+		}
+		name := it.Name
+		if it.Namespace != "" {
+			name = it.Namespace + "__" + name
+		}
+		args, ok := toolArguments(it.Arguments)
+		if it.Type == "custom_tool_call" {
+			args, _ = json.Marshal(map[string]string{"input": it.Input})
+			ok = true
+		}
+		if !ok {
+			return badRequest(param+".arguments", "%s.arguments is not a JSON object", param)
+		}
+		a := c.assistant()
+		a.ToolCalls = append(a.ToolCalls, engine.ToolCall{ID: it.CallID, Name: name, Arguments: args})
+	case "function_call_output", "custom_tool_call_output":
+		if it.CallID == "" {
+			return badRequest(param+".call_id", "%s: a %s item needs call_id", param, it.Type)
+		}
+		content, ae := textContent(it.Output, param+".output", "input_text", "output_text", "text")
+		if ae != nil {
+			return ae
+		}
+		c.out = append(c.out, engine.Message{Role: "tool", ToolCallID: it.CallID, Content: content})
+	case "reasoning":
+		for _, s := range it.Summary {
+			c.reasoning += s.Text
+		}
+		var parts []struct{ Text string }
+		if json.Unmarshal(it.Content, &parts) == nil {
+			for _, p := range parts {
+				c.reasoning += p.Text
+			}
+		}
+	default:
+		return badRequest(param+".type", "%s: item type %q is not supported (use message, function_call, function_call_output, reasoning or item_reference)", param, it.Type)
 	}
-	b, _ := json.Marshal(out)
-	return b, nil
+	return nil
 }
 
 // handleResponses serves POST /v1/responses.
@@ -230,41 +402,10 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if !s.readRequest(w, r, &req, nil) {
 		return
 	}
-	if ae := s.checkModel(req.Model); ae != nil {
+	job, ae := req.validate(s)
+	if ae != nil {
 		writeError(w, ae)
 		return
-	}
-	chat, err := req.chat()
-	if err != nil {
-		writeError(w, err.(*apiError))
-		return
-	}
-	job, err := chat.validate(&s.cfg, s.engine.ContextLength())
-	if err != nil {
-		writeError(w, err.(*apiError))
-		return
-	}
-	// The stored conversation goes after this request's instructions (the
-	// previous response's instructions are not carried over).
-	var history []engine.Message
-	if req.PreviousResponseID != "" {
-		prev, ok := s.stored.get(req.PreviousResponseID)
-		if !ok {
-			writeError(w, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
-				Code: "previous_response_not_found", Message: "previous response " + req.PreviousResponseID + " not found (it may have been evicted, or was made with store: false)"})
-			return
-		}
-		sys := 0
-		if len(job.msgs) > 0 && job.msgs[0].Role == "system" {
-			sys = 1
-		}
-		history = prev.conversation
-		job.msgs = append(append(job.msgs[:sys:sys], history...), job.msgs[sys:]...)
-		if n := messagesBytes(job.msgs); n > s.cfg.MaxPromptBytes {
-			writeError(w, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
-				Code: "context_length_exceeded", Message: fmt.Sprintf("the conversation is %d bytes of text; this server accepts at most %d", n, s.cfg.MaxPromptBytes)})
-			return
-		}
 	}
 	summary := req.Reasoning != nil && req.Reasoning.Summary != ""
 	s.runJob(w, r, jobRun{endpoint: "responses", idPrefix: "resp_", sessionID: req.SessionID, stream: req.Stream, job: job},
@@ -277,24 +418,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			if resp == nil || req.Store != nil && !*req.Store {
 				return
 			}
-			conv := job.msgs
-			if len(conv) > 0 && conv[0].Role == "system" {
-				conv = conv[1:]
-			}
+			conv := job.conversation // without the instructions
 			s.stored.put(resp.ID, storedResponse{conversation: append(conv[:len(conv):len(conv)], rs.answer()...), response: resp})
 		})
-}
-
-// messagesBytes is the text of a conversation, as MaxPromptBytes counts it.
-func messagesBytes(msgs []engine.Message) int {
-	total := 0
-	for _, m := range msgs {
-		total += len(m.Content) + len(m.ReasoningContent)
-		for _, c := range m.ToolCalls {
-			total += len(c.Name) + len(c.Arguments)
-		}
-	}
-	return total
 }
 
 // --- the response object and its items ---
@@ -319,6 +445,10 @@ type responseObject struct {
 	Tools              json.RawMessage `json:"tools"`
 	Metadata           json.RawMessage `json:"metadata"`
 	Store              bool            `json:"store"`
+	// IgnoredTools lists the types of the tools the request offered that
+	// this server cannot run (web_search, file_search, ...): a smolgo
+	// extension, so that a client can see they were left out.
+	IgnoredTools []string `json:"ignored_tools,omitempty"`
 }
 
 type responseError struct {
@@ -355,7 +485,49 @@ type outputItem struct {
 	// function_call
 	CallID    string  `json:"call_id,omitempty"`
 	Name      string  `json:"name,omitempty"`
+	Namespace string  `json:"namespace,omitempty"`
 	Arguments *string `json:"arguments,omitempty"`
+}
+
+// MarshalJSON writes the item with the fields its type requires in the
+// API's schema: a message has its content list even when it is empty (the
+// openai npm stream helper and the Go SDK's accumulator read it from
+// response.output_item.added).
+func (it *outputItem) MarshalJSON() ([]byte, error) {
+	type plain outputItem
+	if it.Type != "message" {
+		return json.Marshal((*plain)(it))
+	}
+	content := it.Content
+	if content == nil {
+		content = []contentPart{}
+	}
+	return json.Marshal(struct {
+		*plain
+		Content []contentPart `json:"content"`
+	}{(*plain)(it), content})
+}
+
+// asInput is the item as a client would send it back in input.
+func (it *outputItem) asInput() respItem {
+	in := respItem{Type: it.Type, ID: it.ID, Role: it.Role, CallID: it.CallID, Name: it.Name, Namespace: it.Namespace}
+	if it.Arguments != nil {
+		in.Arguments = *it.Arguments
+	}
+	switch it.Type {
+	case "message":
+		in.Content, _ = json.Marshal(it.Content)
+	case "reasoning":
+		in.Content, _ = json.Marshal(it.Content)
+		if it.Summary != nil {
+			for _, p := range *it.Summary {
+				in.Summary = append(in.Summary, struct {
+					Text string `json:"text"`
+				}{p.Text})
+			}
+		}
+	}
+	return in
 }
 
 type contentPart struct {
@@ -393,6 +565,7 @@ func (rs *responseStream) object(status string) *responseObject {
 		if req.PreviousResponseID != "" {
 			rs.resp.PreviousResponseID = &req.PreviousResponseID
 		}
+		rs.resp.IgnoredTools = rs.g.job.ignored
 	}
 	rs.resp.Status = status
 	return rs.resp
@@ -468,6 +641,10 @@ func (rs *responseStream) text(kind engine.EventKind, t string) {
 			rs.emit("response.reasoning_summary_part.added", map[string]any{"item_id": it.ID, "output_index": rs.index(), "summary_index": 0, "part": part})
 			*it.Summary = append(*it.Summary, part)
 		default:
+			// The part is announced, as for a message: the openai npm
+			// stream helper adds reasoning text only to a part it was told
+			// of.
+			rs.emit("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": rs.index(), "content_index": 0, "part": part})
 			it.Content = append(it.Content, part)
 		}
 	}
@@ -487,13 +664,17 @@ func (rs *responseStream) text(kind engine.EventKind, t string) {
 }
 
 // closeOpen finishes the open reasoning or message item.
-func (rs *responseStream) closeOpen() {
+func (rs *responseStream) closeOpen() { rs.close("completed") }
+
+// close finishes the open reasoning or message item with status (an item
+// cut by the budget is "incomplete").
+func (rs *responseStream) close(status string) {
 	it := rs.open
 	if it == nil {
 		return
 	}
 	rs.open = nil
-	it.Status = "completed"
+	it.Status = status
 	idx := rs.index()
 	switch {
 	case it.Type == "message":
@@ -505,7 +686,9 @@ func (rs *responseStream) closeOpen() {
 		rs.emit("response.reasoning_summary_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "summary_index": 0, "text": p.Text})
 		rs.emit("response.reasoning_summary_part.done", map[string]any{"item_id": it.ID, "output_index": idx, "summary_index": 0, "part": p})
 	default:
-		rs.emit("response.reasoning_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "text": it.Content[0].Text})
+		p := it.Content[0]
+		rs.emit("response.reasoning_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "text": p.Text})
+		rs.emit("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "part": p})
 	}
 	rs.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
 }
@@ -515,6 +698,9 @@ func (rs *responseStream) call(c wireToolCall) {
 	rs.closeOpen()
 	empty := ""
 	it := &outputItem{Type: "function_call", ID: newID("fc_"), CallID: c.ID, Name: c.Function.Name, Arguments: &empty}
+	if ns, ok := rs.g.job.namespaces[c.Function.Name]; ok {
+		it.Namespace, it.Name = ns[0], ns[1]
+	}
 	rs.add(it)
 	idx := rs.index()
 	args := c.Function.Arguments
@@ -559,10 +745,15 @@ func (rs *responseStream) run(ctx context.Context) *responseObject {
 		}
 		return nil
 	}
-	rs.closeOpen()
+	cut := g.stats.StopReason == engine.StopLength && len(g.calls) == 0
+	if cut {
+		rs.close("incomplete")
+	} else {
+		rs.closeOpen()
+	}
 	resp := rs.object("completed")
 	final := "response.completed"
-	if g.stats.StopReason == engine.StopLength {
+	if cut {
 		resp.Status, final = "incomplete", "response.incomplete"
 		resp.IncompleteDetails = &incomplete{Reason: "max_output_tokens"}
 	}
@@ -635,7 +826,9 @@ type storedResponse struct {
 }
 
 // responseStore keeps the latest responses, least recently used out first,
-// bounded by count and by the bytes of their conversations.
+// bounded by count and by their size: the conversation's text and the
+// response object as it is sent (output, instructions, tools, metadata),
+// plus an allowance per message for Go's own bookkeeping.
 type responseStore struct {
 	max      int
 	maxBytes int64
@@ -643,6 +836,7 @@ type responseStore struct {
 	mu    sync.Mutex
 	lru   *list.List // of *storedEntry, most recent at the front
 	ids   map[string]*list.Element
+	items map[string]*list.Element // output item id → its response, for item_reference
 	bytes int64
 }
 
@@ -652,21 +846,54 @@ type storedEntry struct {
 }
 
 func newResponseStore(max int, maxBytes int64) *responseStore {
-	return &responseStore{max: max, maxBytes: maxBytes, lru: list.New(), ids: make(map[string]*list.Element)}
+	return &responseStore{max: max, maxBytes: maxBytes, lru: list.New(), ids: make(map[string]*list.Element),
+		items: make(map[string]*list.Element)}
+}
+
+// storedSize is what a stored response holds in memory, about.
+func storedSize(r storedResponse) int64 {
+	n := int64(messagesBytes(r.conversation)) + 512
+	for _, m := range r.conversation {
+		n += 128 + int64(len(m.ToolCalls))*64 + int64(len(m.ToolCallID))
+	}
+	if b, err := json.Marshal(r.response); err == nil {
+		n += int64(len(b))
+	}
+	return n
 }
 
 func (st *responseStore) put(id string, r storedResponse) {
 	if st.max <= 0 {
 		return
 	}
-	r.bytes = int64(messagesBytes(r.conversation)) + 512
+	r.bytes = storedSize(r)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.ids[id] = st.lru.PushFront(&storedEntry{id: id, storedResponse: r})
+	el := st.lru.PushFront(&storedEntry{id: id, storedResponse: r})
+	st.ids[id] = el
+	for _, it := range r.response.Output {
+		st.items[it.ID] = el
+	}
 	st.bytes += r.bytes
 	for st.lru.Len() > st.max || st.bytes > st.maxBytes && st.lru.Len() > 1 {
 		st.dropLocked(st.lru.Back())
 	}
+}
+
+// item returns a stored output item as an input item (item_reference).
+func (st *responseStore) item(id string) (respItem, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	el, ok := st.items[id]
+	if !ok {
+		return respItem{}, false
+	}
+	for _, it := range el.Value.(*storedEntry).response.Output {
+		if it.ID == id {
+			return it.asInput(), true
+		}
+	}
+	return respItem{}, false
 }
 
 func (st *responseStore) get(id string) (storedResponse, bool) {
@@ -693,7 +920,17 @@ func (st *responseStore) remove(id string) bool {
 func (st *responseStore) dropLocked(el *list.Element) {
 	e := st.lru.Remove(el).(*storedEntry)
 	delete(st.ids, e.id)
+	for _, it := range e.response.Output {
+		delete(st.items, it.ID)
+	}
 	st.bytes -= e.bytes
+}
+
+// usage reports the responses stored and the bytes they are counted for.
+func (st *responseStore) usage() (int, int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.lru.Len(), st.bytes
 }
 
 func responseNotFound(id string) *apiError {

@@ -1,11 +1,29 @@
-// Package server serves a language model over HTTP: an OpenAI-compatible
-// API (POST /v1/chat/completions, GET /v1/models, GET /health) and a web
-// chat page, both from one http.Handler.
+// Package server serves a language model over HTTP: the APIs that chat
+// clients, coding agents and agent SDKs speak, and a web chat page, all from
+// one http.Handler. The routes:
 //
-// The model is anything that implements Engine; FromModel adapts an
-// *engine.Model (a *smollm3.Model embeds one) and package servertest has a
-// deterministic fake for tests. The server sees sessions and their events,
-// never kernels.
+//	POST /v1/chat/completions, /chat/completions  OpenAI chat completions (openai.go, chat.go)
+//	POST /v1/responses                            OpenAI's Responses API (responses.go)
+//	GET, DELETE /v1/responses/{id}                a stored response
+//	POST /v1/messages                             Anthropic's Messages API (messages.go)
+//	POST /v1/messages/count_tokens                the prompt a Messages request makes, in tokens
+//	POST /v1/completions, /completions            plain completions: a raw prompt (completions.go)
+//	POST /tokenize, /detokenize                   llama-server's tokenizer endpoints
+//	POST /apply-template                          llama-server's: the prompt the template makes (template.go)
+//	GET  /v1/models, /v1/models/{id}              the served model
+//	GET  /health, /metrics                        status, and Prometheus metrics (metrics.go)
+//	GET  /api/info; POST /api/sessions;
+//	     DELETE /api/sessions/{id}                the web chat's (sessions.go, ui.go)
+//	GET  /, /app.js, /markdown.js, /style.css,
+//	     /favicon.svg                             the web chat page (unless Config.DisableUI)
+//
+// Each API has one validator that turns its request straight into engine
+// messages and options, with errors in its own field names (door.go); the
+// answers are written in the API's own shapes and events. The model is
+// anything that implements Engine; FromModel adapts an *engine.Model (a
+// *smollm3.Model embeds one) and package servertest runs the real engine
+// over a scripted fake model for tests. The server sees sessions and their
+// events, never kernels.
 //
 //	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "smollm3"})
 //	srv := server.New(e, server.Config{Sampler: sample.SmolLM3Defaults()})
@@ -44,11 +62,19 @@
 //     constrain every sampled token with package grammar, so the answer
 //     always parses; unsupported schema keywords are a 400 naming them.
 //   - Tool calling: "tools" are shown to the model through its chat
-//     template; the <tool_call> blocks it writes come back as "tool_calls"
+//     template; the calls it writes come back as "tool_calls"
 //     (finish_reason "tool_calls"; when streaming, one delta per call), and
 //     "tool" messages and assistant tool_calls in the history go back to
 //     the model as it wrote them. tool_choice "none", "auto", "required" or
-//     a named function (the last two force a call with a grammar).
+//     a named function (the last two force a call with a grammar, whole or
+//     not at all). Tools beside an answer format make one grammar: calls,
+//     or the formatted answer. How the model writes a call is known in one
+//     place, toolSyntax.
+//   - Agents' conversations are taken as they come: system and developer
+//     messages anywhere (folded as the template can render them), any
+//     model name, max_tokens beyond the free context (clamped), tool types
+//     the server cannot run (ignored and listed), item references to
+//     stored responses.
 //   - Every request is logged with log/slog: request id (also sent back as
 //     X-Request-Id), status, duration, and for completions the token counts,
 //     queue wait and speed.
@@ -178,6 +204,7 @@ type Server struct {
 	metrics  *metrics
 	mux      *http.ServeMux
 	started  time.Time
+	syntax   toolSyntax // how the model writes tool calls
 
 	slotMu       sync.Mutex
 	slotSessions []Session // one engine session per slot, made on first use
@@ -207,6 +234,7 @@ func New(e Engine, cfg Config) *Server {
 		metrics:      newMetrics(),
 		mux:          http.NewServeMux(),
 		started:      cfg.Now(),
+		syntax:       hermesSyntax{},
 		slotSessions: make([]Session, cfg.Slots),
 	}
 	s.stopGen, s.cancelGens = context.WithCancel(context.Background())
@@ -223,6 +251,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/responses/{id}", s.handleGetResponse)
 	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.handleDeleteResponse)
 	s.mux.HandleFunc("/v1/messages", s.only("POST", s.handleMessages))
+	s.mux.HandleFunc("/v1/messages/count_tokens", s.only("POST", s.handleCountTokens))
+	s.mux.HandleFunc("/apply-template", s.only("POST", s.handleApplyTemplate))
 	s.mux.HandleFunc("/tokenize", s.only("POST", s.handleTokenize))
 	s.mux.HandleFunc("/detokenize", s.only("POST", s.handleDetokenize))
 	s.mux.HandleFunc("/metrics", s.only("GET", s.handleMetrics))
@@ -411,8 +441,11 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.modelObject())
 }
 
-// checkModel answers a request for model id: nil when the server has it
-// (the engine's name, an alias, or "" in a chat request), else a 404.
+// checkModel answers a request for model id. The server has one model and
+// serves it whatever name a request gives (clients send their defaults:
+// gpt-…, claude-…), as llama-server does; answers name the served model.
+// Only GET /v1/models/{id} is particular: it knows the engine's name and
+// the aliases (Config.ModelAliases).
 func (s *Server) checkModel(id string) *apiError {
 	if id == "" || id == s.engine.ModelName() || slices.Contains(s.cfg.ModelAliases, id) || slices.Contains(s.cfg.ModelAliases, "*") {
 		return nil

@@ -37,9 +37,16 @@ type storedSession struct {
 	id       string
 	sess     Session
 	lastUsed time.Time
+	used     bool // a generation ran in it
 	busy     bool
 	idle     chan struct{} // closed when a generation releases the session
 }
+
+// protectFor is how long a conversation that generated is safe from being
+// evicted to make room for a new one: creating sessions in a loop evicts
+// sessions that were never used, and conversations idle for longer, but
+// not the ones people are chatting in.
+const protectFor = time.Minute
 
 func newSessionStore(e Engine, max int, maxBytes int64, idle time.Duration, now func() time.Time) *sessionStore {
 	return &sessionStore{engine: e, max: max, maxBytes: maxBytes, idle: idle, now: now,
@@ -56,8 +63,8 @@ func newID(prefix string) string {
 func (st *sessionStore) create() (string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.evictLocked(1)
-	if st.lru.Len() >= st.max {
+	st.evictLocked(0)
+	if st.lru.Len() >= st.max && !st.makeRoomLocked() {
 		return "", errTooManySessions
 	}
 	s := &storedSession{id: newID("sess-"), sess: st.engine.NewSession(), lastUsed: st.now()}
@@ -83,7 +90,7 @@ func (st *sessionStore) acquire(ctx context.Context, id string, wait time.Durati
 		}
 		s := el.Value.(*storedSession)
 		if !s.busy {
-			s.busy = true
+			s.busy, s.used = true, true
 			s.idle = make(chan struct{})
 			s.lastUsed = st.now()
 			st.lru.MoveToFront(el)
@@ -114,6 +121,32 @@ func (st *sessionStore) release(s *storedSession) {
 	close(s.idle)
 	s.lastUsed = st.now()
 	st.evictLocked(0)
+}
+
+// makeRoomLocked evicts one conversation for a new one: the least recently
+// used that never generated, or else the least recently used that has been
+// idle for protectFor. It reports whether it found one.
+func (st *sessionStore) makeRoomLocked() bool {
+	now := st.now()
+	var pick *list.Element
+	for el := st.lru.Back(); el != nil; el = el.Prev() {
+		s := el.Value.(*storedSession)
+		if s.busy {
+			continue
+		}
+		if !s.used {
+			pick = el
+			break
+		}
+		if pick == nil && now.Sub(s.lastUsed) >= protectFor {
+			pick = el
+		}
+	}
+	if pick == nil {
+		return false
+	}
+	st.dropLocked(pick)
+	return true
 }
 
 // remove deletes a conversation. It reports whether it existed; a busy one

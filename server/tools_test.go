@@ -186,7 +186,6 @@ func TestToolAndFormatBadRequests(t *testing.T) {
 		{"tool_choice bad object", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":{"type":"function"}}`, "tool_choice", "must be"},
 		{"tool_choice unknown function", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":{"type":"function","function":{"name":"f"}}}`, "tool_choice", `function "f", which is not in tools`},
 		{"tool_choice without tools", `{` + msgs + `,"tool_choice":"required"}`, "tool_choice", "needs tools"},
-		{"forced call and format", `{` + msgs + `,"tools":` + weatherTool + `,"tool_choice":"required","response_format":{"type":"json_object"}}`, "tool_choice", "cannot be combined"},
 		{"forced call with bad parameters", `{` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string","format":"duration"}}}],"tool_choice":"required"}`, "tools", `format "duration" is not supported`},
 		{"tool_calls on a user message", `{"messages":[{"role":"user","content":"x","tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}]}`, "messages[0].tool_calls", "only assistant"},
 		{"bad tool call arguments", `{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":"{bad"}}]}]}`, "messages[1].tool_calls[0]", "not a valid JSON object"},

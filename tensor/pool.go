@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,10 @@ type task struct {
 	refs    atomic.Int32 // workers looking at the task
 	waiting atomic.Bool  // the caller sleeps on wake until done == nchunks
 	wake    chan struct{}
+	// fault is the first panic of a chunk (a fault reading memory that
+	// went away, such as a truncated mapped file), re-raised on Run's
+	// goroutine once every chunk is accounted for.
+	fault atomic.Pointer[any]
 }
 
 type worker struct {
@@ -161,6 +166,9 @@ func (p *Pool) Run(n, grain int, job Job) {
 	case <-t.wake:
 	default:
 	}
+	if f := t.fault.Swap(nil); f != nil {
+		panic(*f)
+	}
 }
 
 // runChunks takes chunks until none are left.
@@ -171,7 +179,7 @@ func (t *task) runChunks() {
 			return
 		}
 		lo := int(c) * t.chunk
-		t.job.Do(lo, min(t.n, lo+t.chunk))
+		t.do(lo, min(t.n, lo+t.chunk))
 		if t.done.Add(1) == t.nchunks && t.waiting.Load() {
 			select {
 			case t.wake <- struct{}{}:
@@ -181,7 +189,27 @@ func (t *task) runChunks() {
 	}
 }
 
+// do runs one chunk; a panic in it is recorded for Run to re-raise (the
+// chunk still counts as done, so that Run returns).
+func (t *task) do(lo, hi int) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.recordFault(r)
+		}
+	}()
+	t.job.Do(lo, hi)
+}
+
+func (t *task) recordFault(r any) {
+	p := new(any)
+	*p = r
+	t.fault.CompareAndSwap(nil, p)
+}
+
 func (p *Pool) work(w *worker) {
+	// A fault reading mapped memory (a model file truncated under us)
+	// panics instead of killing the process; do passes it to Run.
+	debug.SetPanicOnFault(true)
 	var last uint64 // generation of the last task this worker joined
 	idleSince := time.Now()
 	for i := 0; ; i++ {

@@ -52,12 +52,12 @@ func TestRunTinyModel(t *testing.T) {
 
 // TestParallel runs 3 sessions at once for 2 repetitions: a total rate per
 // repetition, one rate per session, and steps that computed several
-// sessions together (the engine batches them; 32 tokens leave time for
+// sessions together (the engine batches them; 256 tokens leave time for
 // every session to join, however the goroutines start).
 func TestParallel(t *testing.T) {
 	for _, speculate := range []bool{false, true} {
 		p := tinyParams()
-		p.pp, p.tg, p.reps, p.parallel, p.speculate = 0, 32, 2, 3, speculate
+		p.pp, p.tg, p.reps, p.parallel, p.speculate = 0, 256, 2, 3, speculate
 		r := runTiny(t, p)
 		if r.Parallel != 3 || r.ParTps <= 0 || len(r.ParTpsAll) != 2 || len(r.ParStreamTps) != 3 || len(r.ParMeanBatch) != 2 {
 			t.Fatalf("speculate %v: parallel results %+v", speculate, r)

@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (host:port; port 0 picks a free one)")
 	fake := fs.Bool("fake", false, "serve a fake echo engine instead of a model")
 	name := fs.String("name", "", "model id reported to clients (default: the file name without .gguf)")
-	ctxLen := fs.Int("ctx", 0, "context length in tokens (default: the model's, capped at 8192 to bound memory)")
+	ctxLen := fs.Int("ctx", 0, "context length in tokens (default: the model's, capped at 8192 to bound memory; more than the model's is allowed, with a warning)")
 	threads := fs.Int("threads", runtime.NumCPU(), "threads per generation")
 	slots := fs.Int("slots", engine.DefaultMaxSequences, "conversations that generate at once; their tokens share each forward step (continuous batching)")
 	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	demo := false
 	switch {
 	case *fake:
-		eng = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond}
+		eng = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond, Context: *ctxLen}
 		fmt.Fprintln(stdout, "Serving the fake echo engine (no model): it echoes your messages.")
 	default:
 		path := *model
@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}
-		e, closeModel, err := loadModel(ctx, log, path, id, *ctxLen, *threads,
+		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads,
 			engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
 			engine.WithDevice(*device), engine.WithSpeculation(*speculate))
 		if err != nil {

@@ -72,6 +72,13 @@ var listening = regexp.MustCompile(`at http://([0-9.:]+)/`)
 // serve runs webchat with args until the test ends and returns its URL.
 func serve(t *testing.T, args ...string) string {
 	t.Helper()
+	url, _ := serveOut(t, args...)
+	return url
+}
+
+// serveOut is serve that also returns what webchat prints.
+func serveOut(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
@@ -90,7 +97,7 @@ func serve(t *testing.T, args ...string) string {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if m := listening.FindStringSubmatch(out.String()); m != nil {
-			return "http://" + m[1]
+			return "http://" + m[1], &out
 		}
 		select {
 		case code := <-done:
@@ -143,6 +150,28 @@ func TestTinyModel(t *testing.T) {
 	body := chat(t, url)
 	if !strings.Contains(body, `"model":"smollm3-tinyq-Q4_K_M"`) || !strings.Contains(body, `"completion_tokens":8`) {
 		t.Errorf("tiny model answer: %s", body)
+	}
+}
+
+// A -ctx above the model's trained context is served, and said at start
+// (it used to be capped silently).
+func TestContextAboveTheModels(t *testing.T) {
+	path := "../../testdata/smollm3-tinyq-Q4_K_M.gguf"
+	if _, err := os.Stat(path); err != nil {
+		path = sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
+	}
+	url, out := serveOut(t, "-model", path, "-threads", "1", "-ctx", "16384")
+	if !strings.Contains(out.String(), "-ctx 16384 is above the 4096 tokens") {
+		t.Errorf("no note about the context:\n%s", out.String())
+	}
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"context_length":16384`) {
+		t.Errorf("/v1/models: %s", b)
 	}
 }
 

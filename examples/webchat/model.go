@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -24,20 +25,30 @@ const defaultContext = 8192
 // extra options (KV type, prompt cache, batching) are passed on to
 // family.New. A model whose tokenizer cannot be read is refused here, not
 // at the first chat.
-func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen, threads int, extra ...engine.Option) (server.Engine, func(), error) {
+//
+// A -ctx above the context the model was trained for is allowed, as
+// llama.cpp allows it (positions past it are extrapolated; answers there
+// may degrade), and said at start, on notes and in the log.
+func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, name string, ctxLen, threads int, extra ...engine.Option) (server.Engine, func(), error) {
 	start := time.Now()
 	log.Info("loading model", "file", path)
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if ctxLen <= 0 {
-		cfg, err := llama.ConfigFromGGUF(f)
-		if err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		ctxLen = min(cfg.Context, defaultContext)
+	trained, err := llama.ConfigFromGGUF(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case ctxLen <= 0:
+		ctxLen = min(trained.Context, defaultContext)
+	case ctxLen > trained.Context:
+		log.Warn("context above the model's trained context: positions past it are extrapolated",
+			"context", ctxLen, "trained", trained.Context)
+		fmt.Fprintf(notes, "Note: -ctx %d is above the %d tokens %s was trained for; positions past %d are extrapolated (as llama.cpp does) and answers there may degrade.\n",
+			ctxLen, trained.Context, name, trained.Context)
 	}
 	opts := append([]engine.Option{engine.WithThreads(threads), engine.WithContext(ctxLen), engine.WithLogger(log)}, extra...)
 	m, err := family.New(f, opts...)

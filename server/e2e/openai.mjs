@@ -1,5 +1,6 @@
 // Drives a running smolgo server with the official openai client, once
-// without and once with streaming, and checks what comes back.
+// without and once with streaming, and through responses.stream(), and
+// checks what comes back.
 // Usage: SMOLGO_URL=http://127.0.0.1:PORT node openai.mjs
 // Exits non-zero (with a message) on the first failed check; prints one
 // JSON line of results on success.
@@ -71,6 +72,20 @@ if (exact) {
   assert.equal(reasoning, "Counting to 12.");
   assert.equal(finish, "stop");
 }
+
+// The Responses API through the client's stream helper, whose accumulator
+// checks every event against the items it was told of (a message item
+// without its content list, or reasoning text for a part never announced,
+// throws). Thinking on, so that a reasoning item streams too.
+const rstream = client.responses.stream({ model, input: "Say hello", max_output_tokens: 48 });
+let rdeltas = "";
+for await (const ev of rstream) {
+  if (ev.type === "response.output_text.delta") rdeltas += ev.delta;
+}
+const rfinal = await rstream.finalResponse();
+assert.ok(["completed", "incomplete"].includes(rfinal.status), "responses status " + rfinal.status);
+assert.equal(rfinal.output_text, rdeltas, "the helper's text is the deltas'");
+if (exact) assert.equal(rfinal.output_text, "You said: Say hello");
 
 // A bad request surfaces as the client's typed error with our message.
 let status = 0;

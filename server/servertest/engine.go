@@ -1,10 +1,13 @@
 // Package servertest provides a deterministic fake server.Engine for tests,
-// load tests and UI development: it "generates" canned text word by word,
-// with optional delays, reasoning first and then content, and honours the
-// same rules as a real engine (context limit and dropping the oldest
-// messages, max tokens, stop strings, thinking on/off, tool calls,
-// cancellation, prefix caching between turns). It ignores sampling and
-// constraints: its answers are scripted.
+// load tests and UI development. It is the real engine (package engine's
+// generate loop, scheduler and prompt reuse) over the fake model of package
+// engine/enginetest, whose answers are scripted: the last user message
+// echoed back word by word, with reasoning first (Echo), or whatever Reply
+// says. So everything the engine does (context limit and dropping the
+// oldest messages, max tokens, stop strings, thinking on or off, tool calls
+// read out of the answer, constraints and their budgets, logit bias,
+// cancellation, prefix caching between turns) happens as it does with a
+// model.
 //
 // It also counts what happened (calls, cancellations, concurrent sessions),
 // so tests can assert that the server really cancelled a generation or never
@@ -14,8 +17,8 @@ package servertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"hash/fnv"
 	"iter"
 	"strconv"
 	"strings"
@@ -24,32 +27,38 @@ import (
 	"time"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/engine/enginetest"
 	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/server"
-	"github.com/smolgo/smolgo/toolcall"
 )
 
 // Engine is a fake server.Engine. The zero value is usable: it echoes the
-// last user message with a 4096-token context and no delays.
+// last user message with a 4096-token context and no delays. Set its
+// fields before the first use.
 type Engine struct {
 	Name         string        // model id; default "fake-smollm3"
 	Context      int           // context window in tokens; default 4096
-	TokenDelay   time.Duration // pause before each generated token
-	PrefillDelay time.Duration // pause before the first token
-	// BytesPerToken is the memory a session reports per cached token
-	// (server.MemorySizer); default 1024.
+	TokenDelay   time.Duration // pause in every forward step that decodes
+	PrefillDelay time.Duration // pause in every forward step that computes a prompt
+	// BytesPerToken is the memory a session reports per cached token;
+	// default 1024.
 	BytesPerToken int64
 	// CancelAsError makes a cancelled generation end with an error wrapping
 	// ctx.Err() instead of an EventDone with StopReason "cancelled".
 	CancelAsError bool
-	// Reply computes the answer; nil means Echo.
+	// Reply computes the answer from the conversation; nil means Echo.
 	Reply func(msgs []engine.Message) (reasoning, content string)
+	// Sequences bounds the generations the engine computes at once
+	// (engine.Config.MaxSequences); default 64.
+	Sequences int
+
+	once  sync.Once
+	model *engine.Model
+	b     *enginetest.Backend
+	f     *enginetest.Format
+	err   error
 
 	calls, cancelled, active, maxActive, overlaps, sessions atomic.Int64
-
-	vocabMu sync.Mutex
-	vocab   map[string]int32 // pieces (see Tokenize) numbered as first seen
-	pieces  []string
 }
 
 // Counters is a snapshot of what an Engine has seen.
@@ -70,6 +79,35 @@ func (e *Engine) Counters() Counters {
 	}
 }
 
+// init makes the engine's model on first use.
+func (e *Engine) init() {
+	e.once.Do(func() {
+		seqs := e.Sequences
+		if seqs <= 0 {
+			seqs = 64
+		}
+		e.b = enginetest.NewBackend(enginetest.Options{Context: e.ContextLength(), StepDelay: e.TokenDelay,
+			PrefillDelay: e.PrefillDelay, BytesPerToken: e.BytesPerToken, Vocab: 1 << 14, Answer: e.answerPrompt})
+		e.f = &enginetest.Format{Tok: e.b.Tok}
+		e.model, e.err = engine.New(e.b, e.f, engine.Config{Context: e.ContextLength(), MaxSequences: seqs})
+	})
+}
+
+// Model is the engine.Model underneath.
+func (e *Engine) Model() *engine.Model {
+	e.init()
+	return e.model
+}
+
+// Close stops the engine's model (its scheduler goroutine).
+func (e *Engine) Close() error {
+	e.init()
+	if e.model == nil {
+		return e.err
+	}
+	return e.model.Close()
+}
+
 // ModelName implements server.Engine.
 func (e *Engine) ModelName() string {
 	if e.Name == "" {
@@ -88,57 +126,119 @@ func (e *Engine) ContextLength() int {
 
 // NewSession implements server.Engine.
 func (e *Engine) NewSession() server.Session {
+	e.init()
 	e.sessions.Add(1)
-	return &Session{e: e}
+	s := &Session{e: e}
+	if e.model != nil {
+		s.s = e.model.NewSession()
+	}
+	return s
 }
 
-// NewConstraint implements server.Engine; the fake's answers ignore it.
-func (e *Engine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) { return nil, nil }
+// NewConstraint implements server.Engine: a real grammar constraint over
+// the fake vocabulary, as it stands when the generation starts (the fake's
+// vocabulary grows with the words it sees, and the answer's words are
+// numbered when its generation starts, after the server made the
+// constraint).
+func (e *Engine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) {
+	e.init()
+	if e.err != nil {
+		return nil, e.err
+	}
+	return &lazyConstraint{e: e, g: g}, nil
+}
 
-// Tokenize implements server.Tokenizing: the text's pieces (see the
-// function Tokenize), numbered in the order the engine first saw them. The
-// fake has no special tokens, so special changes nothing.
-func (e *Engine) Tokenize(text string, special bool) ([]int32, error) {
-	e.vocabMu.Lock()
-	defer e.vocabMu.Unlock()
-	if e.vocab == nil {
-		e.vocab = make(map[string]int32)
-	}
-	var ids []int32
-	for _, p := range Tokenize(text) {
-		id, ok := e.vocab[p]
-		if !ok {
-			id = int32(len(e.pieces))
-			e.vocab[p] = id
-			e.pieces = append(e.pieces, p)
+// lazyConstraint builds its grammar.Constraint on first use.
+type lazyConstraint struct {
+	e   *Engine
+	g   *grammar.Grammar
+	c   *grammar.Constraint
+	ctx context.Context
+}
+
+func (l *lazyConstraint) get() *grammar.Constraint {
+	if l.c == nil {
+		tok := l.e.b.Tok
+		text := make([][]byte, tok.Len())
+		for id := range text {
+			if tok.Normal(int32(id)) {
+				text[id] = tok.TokenBytes(int32(id))
+			}
 		}
-		ids = append(ids, id)
+		v, err := grammar.NewVocab(text, tok.EndOfGeneration())
+		if err != nil {
+			panic(err) // the fake's vocabulary is always valid
+		}
+		l.c = l.g.NewConstraint(v)
+		if l.ctx != nil {
+			l.c.SetContext(l.ctx)
+		}
 	}
-	return ids, nil
+	return l.c
+}
+
+func (l *lazyConstraint) Allow(mask []bool)          { l.get().Allow(mask) }
+func (l *lazyConstraint) Accept(id int32) error      { return l.get().Accept(id) }
+func (l *lazyConstraint) Done() bool                 { return l.get().Done() }
+func (l *lazyConstraint) Limit(n int)                { l.get().Limit(n) }
+func (l *lazyConstraint) Apply(logits []float32) int { return l.get().Apply(logits) }
+func (l *lazyConstraint) MinBudget() int             { return l.get().MinBudget() }
+func (l *lazyConstraint) Err() error                 { return l.get().Err() }
+func (l *lazyConstraint) SetContext(ctx context.Context) {
+	l.ctx = ctx
+	if l.c != nil {
+		l.c.SetContext(ctx)
+	}
+}
+
+// Tokenize implements server.Tokenizing: the fake vocabulary's pieces (see
+// enginetest.Tokenizer).
+func (e *Engine) Tokenize(text string, special bool) ([]int32, error) {
+	e.init()
+	return e.b.Tok.Encode(text, special), nil
 }
 
 // Detokenize implements server.Tokenizing; ids the engine never gave out
 // are an error.
 func (e *Engine) Detokenize(ids []int32) (string, error) {
-	var b strings.Builder
-	for i, id := range ids {
-		p, err := e.TokenPiece(id)
-		if err != nil {
-			return "", fmt.Errorf("token %d (at index %d): %w", id, i, err)
-		}
-		b.WriteString(p)
-	}
-	return b.String(), nil
+	e.init()
+	return e.b.Tok.Decode(ids, false)
 }
 
 // TokenPiece implements server.Tokenizing.
 func (e *Engine) TokenPiece(id int32) (string, error) {
-	e.vocabMu.Lock()
-	defer e.vocabMu.Unlock()
-	if id < 0 || int(id) >= len(e.pieces) {
-		return "", fmt.Errorf("fake engine: token %d is not in the vocabulary of %d pieces", id, len(e.pieces))
+	e.init()
+	p := e.b.Tok.TokenBytes(id)
+	if p == nil {
+		return "", fmt.Errorf("fake engine: token %d is not in the vocabulary", id)
 	}
-	return e.pieces[id], nil
+	return string(p), nil
+}
+
+// PromptTokens implements server.Templating.
+func (e *Engine) PromptTokens(msgs []engine.Message, opts engine.PromptOptions) ([]int32, error) {
+	e.init()
+	return e.f.Prompt(msgs, opts)
+}
+
+// answer is the text the model writes for msgs: Reply's (or Echo's)
+// reasoning in a think block, unless thinking is off, then the content.
+func (e *Engine) answer(msgs []engine.Message, thinking bool) string {
+	reply := e.Reply
+	if reply == nil {
+		reply = Echo
+	}
+	reasoning, content := reply(msgs)
+	if !thinking {
+		return content
+	}
+	return "<think>\n" + reasoning + "\n</think>\n" + content
+}
+
+// answerPrompt answers a prompt the sessions did not announce (the engine
+// dropped old messages to fit the context): from its messages as rendered.
+func (e *Engine) answerPrompt(prompt string) string {
+	return e.answer(enginetest.ParseChatML(prompt), !enginetest.ThinkingOff(prompt))
 }
 
 // Echo is the default reply: a short reasoning and the last user message
@@ -146,14 +246,26 @@ func (e *Engine) TokenPiece(id int32) (string, error) {
 // makes long, predictable streams for stop-button and load tests, and
 // "think N" reasons in N steps before a short answer.
 //
-// Tool calling: a message "call NAME {json}" is answered with a call of the
-// tool NAME with those arguments, written the way SmolLM3 writes it
+// Tool calling: a message "call NAME {json}" (or with such a line among
+// others) is answered with a call of the tool NAME with those arguments, written the way SmolLM3 writes it
 // (<tool_call>{"name": NAME, "arguments": {json}}</tool_call>); the JSON is
 // passed through as given, so broken JSON makes a malformed call. A
-// conversation that ends with a "tool" message (a tool's result) is answered
-// with "The tool returned: " and that result.
+// conversation that ends with a "tool" message (a tool's result), or with a
+// user message of notes right after one, is answered with "The tool
+// returned: " and that result, unless a user message has a line
+// "answer TEXT": then with TEXT (an agent's final answer in its format, say
+// JSON). A message "answer TEXT" alone is answered with TEXT.
 func Echo(msgs []engine.Message) (reasoning, content string) {
-	if n := len(msgs); n > 0 && msgs[n-1].Role == "tool" {
+	n := len(msgs)
+	if n > 1 && msgs[n-1].Role == "user" && msgs[n-2].Role == "tool" && callLine(msgs[n-1].Content) == "" {
+		n-- // notes after a tool's result (agents add their environment there)
+	}
+	if n > 0 && msgs[n-1].Role == "tool" {
+		for i := n - 1; i >= 0; i-- {
+			if a := lineAfter(msgs[i].Content, "answer "); msgs[i].Role == "user" && a != "" {
+				return "A tool answered. I will give the answer I was asked for.", a
+			}
+		}
 		return "A tool answered. I will report its result.", "The tool returned: " + msgs[n-1].Content
 	}
 	last := ""
@@ -162,6 +274,11 @@ func Echo(msgs []engine.Message) (reasoning, content string) {
 			last = msgs[i].Content
 			break
 		}
+	}
+	if c := callLine(last); c != "" {
+		last = c // a call asked for among other text (an agent's notes)
+	} else if a := lineAfter(last, "answer "); a != "" {
+		return "I was told what to answer.", a
 	}
 	words := len(strings.Fields(last))
 	reasoning = fmt.Sprintf("The user wrote %d words. I will echo them back.", words)
@@ -198,118 +315,63 @@ func Echo(msgs []engine.Message) (reasoning, content string) {
 	return reasoning, "You said: " + last
 }
 
+// callLine returns the last line of text that starts with "call ", or "".
+func callLine(text string) string {
+	if rest := lineAfter(text, "call "); rest != "" {
+		return "call " + rest
+	}
+	return ""
+}
+
+// lineAfter returns what follows prefix on the last line of text that
+// starts with it, or "".
+func lineAfter(text, prefix string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), prefix); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
 // Tokenize splits text into the fake's tokens: each token is a run of
 // non-space characters with the spaces that follow it, so joining the tokens
 // gives back the text.
-func Tokenize(s string) []string {
-	var toks []string
-	start := 0
-	inSpace := false
-	for i, r := range s {
-		space := r == ' ' || r == '\n' || r == '\t'
-		if !space && inSpace && i > start {
-			toks = append(toks, s[start:i])
-			start = i
-		}
-		inSpace = space
-	}
-	if start < len(s) {
-		toks = append(toks, s[start:])
-	}
-	return toks
-}
+func Tokenize(s string) []string { return enginetest.Pieces(s) }
 
-// Session is the fake's conversation state: the tokens of the last prompt and
-// answer, used to report cached tokens like a real KV cache would.
+// Session is the fake's conversation: an engine.Session, counted.
 type Session struct {
-	e       *Engine
-	mu      sync.Mutex
-	cache   []string
-	running atomic.Bool
+	e *Engine
+	s *engine.Session
 }
 
-// Reset implements server.Session. Like engine.Session's, it waits for a
-// running generation to finish, so a server that resets a busy session
-// while holding a lock shows up in tests as a stall.
+// Reset implements server.Session: it waits for a running generation to
+// finish, so a server that resets a busy session while holding a lock
+// shows up in tests as a stall.
 func (s *Session) Reset() {
-	for s.running.Load() {
-		time.Sleep(time.Millisecond)
+	if s.s != nil {
+		s.s.Reset()
 	}
-	s.mu.Lock()
-	s.cache = nil
-	s.mu.Unlock()
 }
 
 // MemoryBytes implements server.Session.
 func (s *Session) MemoryBytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	per := s.e.BytesPerToken
-	if per <= 0 {
-		per = 1024
+	if s.s == nil {
+		return 0
 	}
-	return int64(len(s.cache)) * per
+	return s.s.MemoryBytes()
 }
 
-func render(msgs []engine.Message, thinking bool) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", m.Role, m.Content)
-	}
-	b.WriteString("<|im_start|>assistant\n")
-	if !thinking {
-		b.WriteString("<think>\n\n</think>\n")
-	}
-	return b.String()
-}
-
-func tokenID(piece string) int32 {
-	h := fnv.New32a()
-	h.Write([]byte(piece))
-	return int32(h.Sum32() & 0xffff)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// fit drops the oldest messages after a leading system message until the
-// prompt fits ctxLen (the last message stays), as engine's DropOldest does.
-func fit(msgs []engine.Message, thinking bool, ctxLen int) ([]engine.Message, []string, int) {
-	dropped := 0
-	for {
-		prompt := Tokenize(render(msgs, thinking))
-		first := 0
-		if len(msgs) > 0 && msgs[0].Role == "system" {
-			first = 1
-		}
-		if len(prompt) < ctxLen || len(msgs)-first <= 1 {
-			return msgs, prompt, dropped
-		}
-		msgs = append(msgs[:first:first], msgs[first+1:]...)
-		dropped++
-	}
-}
-
-// Generate implements server.Session.
+// Generate implements server.Session: the engine's generation, with the
+// answer scripted from msgs.
 func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engine.GenerateOptions) iter.Seq2[engine.Event, error] {
 	return func(yield func(engine.Event, error) bool) {
 		e := s.e
 		e.calls.Add(1)
-		if !s.running.CompareAndSwap(false, true) {
-			e.overlaps.Add(1)
-		} else {
-			defer s.running.Store(false)
+		if s.s == nil {
+			yield(engine.Event{}, e.err)
+			return
 		}
 		n := e.active.Add(1)
 		defer e.active.Add(-1)
@@ -319,166 +381,47 @@ func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engi
 				break
 			}
 		}
-
-		thinking := opts.Thinking == nil || *opts.Thinking
-		ctxLen := e.ContextLength()
-		dropped := 0
-		prompt := Tokenize(render(msgs, thinking))
+		// The answer is scripted from the messages as given; the prompt
+		// they render to is where the model finds it. (The engine turns
+		// thinking off under a constraint.)
 		if opts.RawPrompt != nil {
-			// A plain completion: the prompt is the text itself, the
-			// reply is to it as one user message, all of it content.
 			text, err := e.Detokenize(opts.RawPrompt)
 			if err != nil {
 				yield(engine.Event{}, err)
 				return
 			}
-			thinking = false
-			msgs = []engine.Message{{Role: "user", Content: text}}
-			prompt = Tokenize(text)
-		} else if opts.DropOldest {
-			msgs, prompt, dropped = fit(msgs, thinking, ctxLen)
-		}
-		if len(prompt) > ctxLen {
-			yield(engine.Event{}, fmt.Errorf("fake engine: prompt is %d tokens, context is %d: %w", len(prompt), ctxLen, engine.ErrContextFull))
-			return
-		}
-		s.mu.Lock()
-		cached := 0
-		for cached < len(prompt) && cached < len(s.cache) && prompt[cached] == s.cache[cached] {
-			cached++
-		}
-		s.cache = append(s.cache[:cached:cached], prompt[cached:]...)
-		s.mu.Unlock()
-
-		reply := e.Reply
-		if reply == nil {
-			reply = Echo
-		}
-		reasoning, content := reply(msgs)
-		if !thinking {
-			reasoning = ""
-		}
-		stop := engine.StopEndOfTurn
-		stopString := ""
-		for _, st := range opts.Stop {
-			if i := strings.Index(content, st); st != "" && i >= 0 {
-				content, stopString = content[:i], st
+			e.b.SetRawAnswer(opts.RawPrompt, e.answer([]engine.Message{{Role: "user", Content: text}}, false))
+			defer e.b.ClearRawAnswer(opts.RawPrompt)
+		} else if len(msgs) > 0 {
+			thinking := opts.Thinking
+			if opts.Constraint != nil {
+				off := false
+				thinking = &off
+			}
+			ids, err := e.f.Prompt(msgs, engine.PromptOptions{Thinking: thinking, Tools: opts.Tools, ParseSpecial: opts.ParseSpecial})
+			if err == nil {
+				prompt, _ := e.b.Tok.Decode(ids, false)
+				e.b.SetAnswer(prompt, e.answer(msgs, thinking == nil || *thinking))
+				defer e.b.ClearAnswer(prompt)
 			}
 		}
-		start := time.Now()
-		stats := &engine.Stats{PromptTokens: len(prompt), CachedTokens: cached, DroppedMessages: dropped}
-		finish := func() {
-			el := time.Since(start).Seconds()
-			if el > 0 {
-				stats.DecodeTokensPerSec = float64(stats.GeneratedTokens) / el
+		for ev, err := range s.s.Generate(ctx, msgs, opts) {
+			if errors.Is(err, engine.ErrSessionBusy) {
+				e.overlaps.Add(1)
 			}
-			stats.PrefillTokensPerSec = 1e4
-			yield(engine.Event{Kind: engine.EventDone, Stats: stats}, nil)
-		}
-		cancelled := func(err error) {
-			e.cancelled.Add(1)
-			if e.CancelAsError {
-				yield(engine.Event{}, fmt.Errorf("fake engine: generation cancelled: %w", err))
+			if ev.Kind == engine.EventDone && ev.Stats.StopReason == engine.StopCancelled {
+				e.cancelled.Add(1)
+				if e.CancelAsError {
+					yield(engine.Event{}, fmt.Errorf("fake engine: generation cancelled: %w", ctx.Err()))
+					return
+				}
+			}
+			if err != nil && ctx.Err() != nil {
+				e.cancelled.Add(1)
+			}
+			if !yield(ev, err) {
 				return
 			}
-			stats.StopReason = engine.StopCancelled
-			finish()
-		}
-		if err := sleep(ctx, e.PrefillDelay); err != nil {
-			cancelled(err)
-			return
-		}
-		type piece struct {
-			kind engine.EventKind
-			text string
-		}
-		var pieces []piece
-		if thinking {
-			pieces = append(pieces, piece{engine.EventContent, "<think>\n"})
-			for _, t := range Tokenize(reasoning) {
-				pieces = append(pieces, piece{engine.EventReasoning, t})
-			}
-			pieces = append(pieces, piece{engine.EventContent, "\n</think>\n"})
-		}
-		for _, t := range Tokenize(content) {
-			pieces = append(pieces, piece{engine.EventContent, t})
-		}
-		// With tools, the content goes through the tool-call parser, as
-		// a real model's format does.
-		var tools *toolcall.Parser
-		if len(opts.Tools) > 0 && opts.RawPrompt == nil {
-			tools = toolcall.NewParser(-1, -1)
-		}
-		calls := 0
-		emit := func(ev engine.Event) bool {
-			if tools == nil || ev.Kind != engine.EventContent {
-				return ev.Text == "" && ev.Kind == engine.EventContent || yield(ev, nil)
-			}
-			return s.emitTools(tools.Push(-1, ev.Text), ev.Token, &calls, yield)
-		}
-		for _, p := range pieces {
-			if opts.MaxTokens > 0 && stats.GeneratedTokens >= opts.MaxTokens ||
-				len(prompt)+stats.GeneratedTokens >= ctxLen {
-				stop = engine.StopLength
-				break
-			}
-			if opts.EndAfterToolCall && calls > 0 {
-				stop = engine.StopToolCalls
-				break
-			}
-			if err := sleep(ctx, e.TokenDelay); err != nil {
-				cancelled(err)
-				return
-			}
-			if err := ctx.Err(); err != nil {
-				cancelled(err)
-				return
-			}
-			stats.GeneratedTokens++
-			s.mu.Lock()
-			s.cache = append(s.cache, p.text)
-			s.mu.Unlock()
-			ev := engine.Event{Kind: p.kind, Text: p.text, Token: tokenID(p.text)}
-			if p.text == "<think>\n" || p.text == "\n</think>\n" {
-				// Markers are tokens too, but a real engine's parser
-				// leaves them out of the text.
-				continue
-			}
-			if !emit(ev) {
-				return
-			}
-		}
-		if tools != nil && !s.emitTools(tools.Flush(), 0, &calls, yield) {
-			return
-		}
-		stats.StopReason = stop
-		if stop == engine.StopEndOfTurn {
-			stats.StopString = stopString
-		}
-		finish()
-	}
-}
-
-// emitTools yields the tool-call parser's events as engine events.
-func (s *Session) emitTools(evs []toolcall.Event, tok int32, calls *int, yield func(engine.Event, error) bool) bool {
-	for _, tev := range evs {
-		ev := engine.Event{Token: tok}
-		switch tev.Kind {
-		case toolcall.KindText:
-			if tev.Text == "" {
-				continue
-			}
-			ev.Kind, ev.Text = engine.EventContent, tev.Text
-		case toolcall.KindCall:
-			ev.Kind, ev.Text = engine.EventToolCall, toolcall.Text(tev.Call)
-			ev.ToolCall = &engine.ToolCall{ID: fmt.Sprintf("call_%d", *calls), Name: tev.Call.Name, Arguments: tev.Call.Arguments}
-			*calls++
-		default:
-			ev.Kind, ev.Text, ev.Err = engine.EventToolError, toolcall.OpenTag+tev.Raw+toolcall.CloseTag, tev.Err
-		}
-		if !yield(ev, nil) {
-			return false
 		}
 	}
-	return true
 }
