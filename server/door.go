@@ -111,23 +111,41 @@ const maxTools = 128
 // string of answer (an agent's turn: calls, or the final answer in its
 // format).
 //
-// Every model served today writes calls as SmolLM3 and Qwen do (Hermes:
-// <tool_call>{"name": …, "arguments": …}</tool_call>, hermesSyntax); when
-// call syntax becomes the model format's business (Llama 3 writes a bare
-// JSON object), the format will supply this.
+// Call syntax is the model format's business (SmolLM3 and Qwen write
+// Hermes <tool_call>{"name": …, "arguments": …}</tool_call> blocks, Llama 3
+// a bare JSON object, Gemma 3 llama.cpp's generic JSON): an engine that
+// implements ToolCalling (FromModel's does, through engine.Model's format)
+// supplies the calls' grammar; for other engines the server assumes Hermes.
 type toolSyntax interface {
 	Grammar(ctx context.Context, funcs []grammar.Function, parallel bool, answer *grammar.Grammar) (*grammar.Grammar, error)
 }
 
-// hermesSyntax is the <tool_call> JSON </tool_call> syntax.
-type hermesSyntax struct{}
+// ToolCalling is implemented by engines whose model says how it writes
+// tool calls: the grammar of one or more calls of funcs (one with
+// opts.Parallel false) in its own syntax (engine.Model.ToolCallGrammar).
+type ToolCalling interface {
+	ToolCallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error)
+}
 
-func (hermesSyntax) Grammar(ctx context.Context, funcs []grammar.Function, parallel bool, answer *grammar.Grammar) (*grammar.Grammar, error) {
-	calls, err := grammar.ToolCallsContext(ctx, funcs, grammar.ToolCallOptions{Parallel: parallel})
+// callSyntax is a toolSyntax from a function that builds the calls'
+// grammar; an answer format joins it as the other branch of one grammar.
+type callSyntax func(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error)
+
+func (c callSyntax) Grammar(ctx context.Context, funcs []grammar.Function, parallel bool, answer *grammar.Grammar) (*grammar.Grammar, error) {
+	calls, err := c(ctx, funcs, grammar.ToolCallOptions{Parallel: parallel})
 	if err != nil || answer == nil {
 		return calls, err
 	}
 	return grammar.Union(ctx, calls, answer)
+}
+
+// syntaxOf is e's tool-call syntax: its model's own (ToolCalling), or
+// Hermes.
+func syntaxOf(e Engine) toolSyntax {
+	if tc, ok := e.(ToolCalling); ok {
+		return callSyntax(tc.ToolCallGrammar)
+	}
+	return callSyntax(grammar.ToolCallsContext)
 }
 
 // useTools sets the job's tools and its answer's grammar:

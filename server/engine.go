@@ -85,6 +85,11 @@ func (e *modelEngine) NewConstraint(g *grammar.Grammar) (engine.Constraint, erro
 	return e.m.NewConstraint(g)
 }
 
+// ToolCallGrammar is the model's own tool-call syntax (ToolCalling).
+func (e *modelEngine) ToolCallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return e.m.ToolCallGrammar(ctx, funcs, opts)
+}
+
 // Tokenizing is implemented by engines that expose their vocabulary:
 // POST /tokenize, /detokenize and /v1/completions (whose prompt is text or
 // tokens, with no chat template) need it.

@@ -234,7 +234,7 @@ func New(e Engine, cfg Config) *Server {
 		metrics:      newMetrics(),
 		mux:          http.NewServeMux(),
 		started:      cfg.Now(),
-		syntax:       hermesSyntax{},
+		syntax:       syntaxOf(e),
 		slotSessions: make([]Session, cfg.Slots),
 	}
 	s.stopGen, s.cancelGens = context.WithCancel(context.Background())
