@@ -4,8 +4,12 @@ import "encoding/json"
 
 // Message is one turn of a conversation.
 type Message struct {
-	// Role is "system", "user", "assistant" or "tool". A system message is
-	// only allowed first.
+	// Role is "system", "user", "assistant" or "tool". Where a system
+	// message may stand besides first depends on the model's template:
+	// Qwen's and Llama 3's render one anywhere, SmolLM3's only first,
+	// Gemma 3's only where an assistant turn would be (the format's Prompt
+	// says so with an error; the server folds later ones into the next
+	// user turn).
 	Role string `json:"role"`
 	// Content is the text of the turn. For an assistant turn it may hold the
 	// model's own reasoning block; the chat template decides what to show.
