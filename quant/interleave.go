@@ -176,7 +176,9 @@ func InterleaveRows(t gguf.Type) int {
 // row ranges that start and end on such multiples. Results are within
 // float32 rounding of MatVec/MatMul on data (the same integers, scaled per
 // row and block), and a token's result is the same whatever else shares the
-// call.
+// call, up to 23 tokens. On AVX-512 larger batches go through the prefill
+// GEMM, over panels unpacked from dst: their results are those of MatMul
+// on data, to the bit.
 func Interleave(t gguf.Type, rows, cols int, data, dst []byte) (MatVecFunc, MatMulFunc, error) {
 	mm := best.interleaved[t]
 	if mm == nil {

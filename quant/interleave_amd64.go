@@ -34,14 +34,23 @@ func q6Kx8AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func q6Kx8AVX2x1(w, a []byte, astride, nb int, out *float32, ostride int)
 
-// addInterleavedKernels installs the interleaved products of level into k.
-// Only the AVX2 level has them: the AVX-512 one keeps its own kernels.
+// addInterleavedKernels installs the interleaved products of level into k:
+// on AVX2 and AVX-512 CPUs alike the kernels above for the batches of a
+// decode step, and on AVX-512 the prefill GEMM (gemm_amd64.go) for batches
+// of gemmMinTokens or more, its panels unpacked from the interleaved
+// weights (gemm_interleaved_amd64.go), so a model keeps one copy of them.
 func addInterleavedKernels(k *kernelSet, level isaLevel) {
-	if level != levelAVX2 {
+	if level < levelAVX2 {
 		return
 	}
-	k.interleaved[gguf.TypeQ4_K] = interleavedMatMul(gguf.TypeQ4_K, [4]x4Kernel{q4Kx8AVX2x1, q4Kx8AVX2x2, q4Kx8AVX2x3, q4Kx8AVX2x4})
-	k.interleaved[gguf.TypeQ6_K] = interleavedMatMul(gguf.TypeQ6_K, [4]x4Kernel{q6Kx8AVX2x1, q6Kx8AVX2x2, q6Kx8AVX2x3, q6Kx8AVX2x4})
+	q4 := interleavedMatMul(gguf.TypeQ4_K, [4]x4Kernel{q4Kx8AVX2x1, q4Kx8AVX2x2, q4Kx8AVX2x3, q4Kx8AVX2x4})
+	q6 := interleavedMatMul(gguf.TypeQ6_K, [4]x4Kernel{q6Kx8AVX2x1, q6Kx8AVX2x2, q6Kx8AVX2x3, q6Kx8AVX2x4})
+	if level >= levelAVX512 {
+		q4 = matMulGEMM(gguf.TypeQ4_K, gemmPackQ4KIlv, gemmQ4KAVX512x8, gemmQ4KAVX512x4, q4)
+		q6 = matMulGEMM(gguf.TypeQ6_K, gemmPackQ6KIlv, gemmQ6KAVX512x8, gemmQ6KAVX512x4, q6)
+	}
+	k.interleaved[gguf.TypeQ4_K] = q4
+	k.interleaved[gguf.TypeQ6_K] = q6
 }
 
 // interleavedMatMul builds the MatMulFunc over interleaved rows of type t
