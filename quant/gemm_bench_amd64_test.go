@@ -52,9 +52,9 @@ func BenchmarkGEMM(b *testing.B) {
 			if v.name == "gemm-ilv" {
 				iw := make([]byte, len(w))
 				if v.t == gguf.TypeQ4_K {
-					interleaveQ4K(iw, w, rows, n/256)
+					interleaveQ4K(iw, w, rows, n/256, ks.ilvRows)
 				} else {
-					interleaveQ6K(iw, w, rows, n/256)
+					interleaveQ6K(iw, w, rows, n/256, ks.ilvRows)
 				}
 				w = iw
 			}
@@ -173,7 +173,7 @@ func TestGEMMPackInterleaved(t *testing.T) {
 		t          gguf.Type
 		file       gemmPack
 		asm, ref   gemmPack
-		interleave func(dst, src []byte, rows, nb int)
+		interleave func(dst, src []byte, rows, nb, g int)
 	}{
 		{gguf.TypeQ4_K, gemmPackQ4KGo, gemmPackQ4KIlv, gemmPackQ4KIlvGo, interleaveQ4K},
 		{gguf.TypeQ6_K, gemmPackQ6KGo, gemmPackQ6KIlv, gemmPackQ6KIlvGo, interleaveQ6K},
@@ -185,7 +185,7 @@ func TestGEMMPackInterleaved(t *testing.T) {
 			rb, _ := tc.t.RowBytes(n)
 			w := makeWeights(rng, tc.t, n*gemmRows, f)
 			iw := make([]byte, len(w))
-			tc.interleave(iw, w, gemmRows, nb)
+			tc.interleave(iw, w, gemmRows, nb, gemmRows)
 			want := make([]byte, nb*gemmPanelLen)
 			tc.file(want, w, rb, nb)
 			packs := []struct {
@@ -223,16 +223,16 @@ func TestInterleavedGEMM(t *testing.T) {
 	for _, level := range supportedLevels() {
 		ks := newKernelSet(level)
 		for _, it := range interleaveTypes {
-			im := ks.interleaved[it.t]
+			im, g := ks.interleaved[it.t], ks.ilvRows
 			if im == nil {
 				continue
 			}
 			fm := ks.matMuls[it.t]
-			for _, sh := range []struct{ n, nrows, ntok int }{{512, 32, 24}, {768, 24, 27}, {256, 8, 30}, {512, 48, 64}} {
+			for _, sh := range []struct{ n, nrows, ntok int }{{512, 32, 24}, {768, 48, 27}, {256, 16, 30}, {512, 48, 64}} {
 				rng := rand.New(rand.NewPCG(23, uint64(sh.ntok)))
 				w := makeWeights(rng, it.t, sh.n*sh.nrows, fillRandom)
 				iw := make([]byte, len(w))
-				it.interleave(iw, w, sh.nrows, sh.n/256)
+				it.interleave(iw, w, sh.nrows, sh.n/256, g)
 				var a []byte
 				for range sh.ntok {
 					a = append(a, makeActs(t, rng, gguf.TypeQ8_K, sh.n, fillRandom)...)
@@ -241,7 +241,7 @@ func TestInterleavedGEMM(t *testing.T) {
 				got, file, twin := make([]float32, sh.ntok*ldo), make([]float32, sh.ntok*ldo), make([]float32, sh.ntok*ldo)
 				im(sh.n, iw, sh.nrows, a, sh.ntok, got, ldo)
 				fm(sh.n, w, sh.nrows, a, sh.ntok, file, ldo)
-				interleavedMatMulGo(it.t)(sh.n, iw, sh.nrows, a, sh.ntok, twin, ldo)
+				interleavedMatMulGo(it.t, g)(sh.n, iw, sh.nrows, a, sh.ntok, twin, ldo)
 				gemm := level >= levelAVX512 && sh.nrows >= gemmRows
 				for tok := range sh.ntok {
 					for r := range sh.nrows {

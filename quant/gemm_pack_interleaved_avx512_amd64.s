@@ -2,12 +2,10 @@
 
 #include "textflag.h"
 
-// Panel unpacking for the prefill GEMM from interleaved weights
-// (gemm_interleaved_amd64.go; interleave.go has the layouts, gemm_amd64.go
-// the panel's). The two groups of 8 rows are gb bytes apart (DX); a 32-byte
-// piece of the first group and the same piece of the second, side by side
-// in one Z register, hold 4 quants of each of the panel's 16 rows, as a
-// panel line does.
+// Panel unpacking for the prefill GEMM from interleaved weights in groups
+// of 16 rows (gemm_interleaved_amd64.go; interleave.go has the layouts,
+// gemm_amd64.go the panel's): a 64-byte piece of a group holds 4 quants of
+// each of the panel's 16 rows, as a panel line does.
 
 // ilvByteK (k = 0..3, 16 bytes each, one 128-bit lane): VPSHUFB controls
 // that keep byte k of each dword, zero-extended to the dword.
@@ -41,31 +39,24 @@ DATA ilvHiPair<>+0x10(SB)/8, $0x0780068003800280
 DATA ilvHiPair<>+0x18(SB)/8, $0x0f800e800b800a80
 GLOBL ilvHiPair<>(SB), RODATA|NOPTR, $32
 
-// ILV_PAIR loads the 32 bytes at off of both groups into Z.
-#define ILV_PAIR(off, Y, Z) \
-	VMOVDQU off(SI), Y \
-	VINSERTI64X4 $1, off(SI)(DX*1), Z, Z
-
 // ILV_Q4_PIECE writes piece i of the sub-block at R8 (quants 4i..4i+3 of
 // the 16 rows in the low nibbles, 16 further on in the high ones) to panel
 // lines i and 4+i from R9.
 #define ILV_Q4_PIECE(i) \
-	VMOVDQU (32*i)(R8), Y0 \
-	VINSERTI64X4 $1, (32*i)(R8)(DX*1), Z0, Z0 \
+	VMOVDQU64 (64*i)(R8), Z0 \
 	VPSRLW $4, Z0, Z1 \
 	VPANDD Z31, Z0, Z0 \
 	VPANDD Z31, Z1, Z1 \
 	VMOVDQU64 Z0, (64*i)(R9) \
 	VMOVDQU64 Z1, (256+64*i)(R9)
 
-// func gemmUnpackQ4KIlvAVX512(panel, w []byte, gb, nb int)
+// func gemmUnpackQ4KIlvAVX512(panel, w []byte, nb int)
 //
 // gemmPackQ4KIlvGo is the Go twin.
-TEXT ·gemmUnpackQ4KIlvAVX512(SB), NOSPLIT, $0-64
+TEXT ·gemmUnpackQ4KIlvAVX512(SB), NOSPLIT, $0-56
 	MOVQ panel_base+0(FP), DI
 	MOVQ w_base+24(FP), SI
-	MOVQ gb+48(FP), DX
-	MOVQ nb+56(FP), CX
+	MOVQ nb+48(FP), CX
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL $0x3f3f3f3f, AX
@@ -82,7 +73,7 @@ TEXT ·gemmUnpackQ4KIlvAVX512(SB), NOSPLIT, $0-64
 	VBROADCASTI32X4 ilvPairK<>+0x30(SB), Z27
 
 q4ilvblk:
-	LEAQ 128(SI), R8
+	LEAQ 256(SI), R8
 	MOVQ DI, R9
 	MOVQ $8, BX
 
@@ -91,7 +82,7 @@ q4ilvsub:
 	ILV_Q4_PIECE(1)
 	ILV_Q4_PIECE(2)
 	ILV_Q4_PIECE(3)
-	ADDQ $128, R8
+	ADDQ $256, R8
 	ADDQ $512, R9
 	DECQ BX
 	JNZ q4ilvsub
@@ -99,9 +90,9 @@ q4ilvsub:
 	// The scales: planes A (scale bytes 0..3 of each row), B (4..7), C
 	// (8..11) decoded as scaleMinK4 does: sc 0..3 = A&63, m 0..3 = B&63,
 	// sc 4..7 = C&15 | A>>6<<4, m 4..7 = C>>4 | B>>6<<4.
-	ILV_PAIR(32, Y2, Z2)
-	ILV_PAIR(64, Y3, Z3)
-	ILV_PAIR(96, Y4, Z4)
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU64 128(SI), Z3
+	VMOVDQU64 192(SI), Z4
 	VPANDD Z30, Z2, Z5 // sc 0..3
 	VPANDD Z30, Z3, Z6 // m 0..3
 	VPSRLW $2, Z2, Z7
@@ -131,33 +122,28 @@ q4ilvsub:
 	ILV_Q4_SCALE(Z7, Z8, Z23, Z27, 7)
 
 	// d and dmin of the 16 rows.
-	VMOVDQU 0(SI), X12
-	VINSERTI128 $1, 0(SI)(DX*1), Y12, Y12
-	VCVTPH2PS Y12, Z12
+	VCVTPH2PS 0(SI), Z12
 	VMOVUPS Z12, 5632(DI)
-	VMOVDQU 16(SI), X13
-	VINSERTI128 $1, 16(SI)(DX*1), Y13, Y13
-	VCVTPH2PS Y13, Z13
+	VCVTPH2PS 32(SI), Z13
 	VMOVUPS Z13, 5696(DI)
 
-	ADDQ $1152, SI
+	ADDQ $2304, SI
 	ADDQ $5760, DI
 	DECQ CX
 	JNZ q4ilvblk
 	VZEROUPPER
 	RET
 
-// func gemmUnpackQ6KIlvAVX512(panel, w []byte, gb, nb int)
+// func gemmUnpackQ6KIlvAVX512(panel, w []byte, nb int)
 //
 // gemmPackQ6KIlvGo is the Go twin: sub-block g's pieces L0, L1 and H give
 // panel lines 4g..4g+3 as
 //
 //	L0&15 | (H&3)<<4, L1&15 | (H>>2&3)<<4, L0>>4 | (H>>4&3)<<4, L1>>4 | (H>>6)<<4
-TEXT ·gemmUnpackQ6KIlvAVX512(SB), NOSPLIT, $0-64
+TEXT ·gemmUnpackQ6KIlvAVX512(SB), NOSPLIT, $0-56
 	MOVQ panel_base+0(FP), DI
 	MOVQ w_base+24(FP), SI
-	MOVQ gb+48(FP), DX
-	MOVQ nb+56(FP), CX
+	MOVQ nb+48(FP), CX
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL $0x03030303, AX
@@ -173,17 +159,14 @@ TEXT ·gemmUnpackQ6KIlvAVX512(SB), NOSPLIT, $0-64
 	VPXORD Z24, Z24, Z24
 
 q6ilvblk:
-	LEAQ 144(SI), R8
+	LEAQ 288(SI), R8
 	MOVQ DI, R9
 	MOVQ $16, BX
 
 q6ilvsub:
-	VMOVDQU 0(R8), Y0
-	VINSERTI64X4 $1, 0(R8)(DX*1), Z0, Z0 // L0
-	VMOVDQU 32(R8), Y1
-	VINSERTI64X4 $1, 32(R8)(DX*1), Z1, Z1 // L1
-	VMOVDQU 64(R8), Y2
-	VINSERTI64X4 $1, 64(R8)(DX*1), Z2, Z2 // H
+	VMOVDQU64 0(R8), Z0 // L0
+	VMOVDQU64 64(R8), Z1 // L1
+	VMOVDQU64 128(R8), Z2 // H
 	VPANDD Z30, Z2, Z3
 	VPSLLW $4, Z3, Z3
 	VPANDD Z31, Z0, Z4
@@ -205,7 +188,7 @@ q6ilvsub:
 	VPANDD Z31, Z4, Z4
 	VPORD Z3, Z4, Z4
 	VMOVDQU64 Z4, 192(R9)
-	ADDQ $96, R8
+	ADDQ $192, R8
 	ADDQ $256, R9
 	DECQ BX
 	JNZ q6ilvsub
@@ -214,7 +197,7 @@ q6ilvsub:
 	// Each scale, sign-extended, for its 16-quant group; the pairs
 	// (-32·sc(2i), -32·sc(2i+1)) as words.
 #define ILV_Q6_SCALES(t) \
-	ILV_PAIR(16+32*t, Y5, Z5) \
+	VMOVDQU64 (32+64*t)(SI), Z5 \
 	VPSLLD $24, Z5, Z6 \
 	VPSRAD $24, Z6, Z6 \
 	VMOVDQU64 Z6, (4096+256*t)(DI) \
@@ -241,13 +224,11 @@ q6ilvsub:
 	ILV_Q6_SCALES(3)
 
 	// d of the 16 rows, as d and dmin.
-	VMOVDQU 0(SI), X12
-	VINSERTI128 $1, 0(SI)(DX*1), Y12, Y12
-	VCVTPH2PS Y12, Z12
+	VCVTPH2PS 0(SI), Z12
 	VMOVUPS Z12, 5632(DI)
 	VMOVUPS Z12, 5696(DI)
 
-	ADDQ $1680, SI
+	ADDQ $3360, SI
 	ADDQ $5760, DI
 	DECQ CX
 	JNZ q6ilvblk

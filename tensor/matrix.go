@@ -257,7 +257,7 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 	// than it saves.
 	avg := j.work / j.rows
 	grain := max(16, minWork/(avg*n))
-	grain = (grain + 7) &^ 7 // whole groups of interleaved rows
+	grain = (grain + 15) &^ 15 // whole groups of interleaved rows (8 or 16) and GEMM panels (16)
 	if glu != nil {
 		p.Run(outs[0].M.Rows, grain, j)
 	} else {
