@@ -41,8 +41,12 @@ func TestInterleavedTwin(t *testing.T) {
 					interleavedMatMulGo(it.t, g)(n, iw, rows, a, 1, got, rows)
 					rb := len(w) / rows
 					for r := range rows {
+						// Blocks that cancel (fillMax) leave the file layout's
+						// FMA-fused sums (GOAMD64=v3) a residue of a few ulps
+						// of the terms: the bound grows with their magnitude.
 						want := genericDots[it.t](n, w[r*rb:(r+1)*rb], a)
-						if d := math.Abs(float64(got[r] - want)); d > 1e-5*math.Max(1, math.Abs(float64(want))) {
+						_, mag := refDot(t, it.t, gguf.TypeQ8_K, n, w[r*rb:(r+1)*rb], a)
+						if d := math.Abs(float64(got[r] - want)); d > 1e-5*math.Max(1, math.Abs(float64(want))) && d > 3e-6*mag {
 							t.Errorf("g=%d %v %v n=%d row %d: interleaved %g, file layout %g", g, it.t, f, n, r, got[r], want)
 						}
 					}
