@@ -75,11 +75,27 @@ import (
 //
 // rounded to float32 at each step (dotQ6KxG).
 
-// interleaveQ4K rewrites rows (a multiple of g) of nb q4_K blocks each from
-// the file's layout (src) into the interleaved one with groups of g rows
-// (dst, the same size).
+// ilvGroup is a group size as an array type: each instantiation of the
+// rearranging loops (interleaveQ4KG, interleaveQ6KG) is compiled for one
+// size and sees it as a constant (len of the array type), which kept them
+// as fast as when 8 was the only size (BenchmarkInterleave).
+type ilvGroup interface{ ~[8]struct{} | ~[16]struct{} }
+
+// interleaveQ4K rewrites rows (a multiple of g, 8 or 16) of nb q4_K blocks
+// each from the file's layout (src) into the interleaved one with groups
+// of g rows (dst, the same size).
 func interleaveQ4K(dst, src []byte, rows, nb, g int) {
+	if g == 16 {
+		interleaveQ4KG[[16]struct{}](dst, src, rows, nb)
+	} else {
+		interleaveQ4KG[[8]struct{}](dst, src, rows, nb)
+	}
+}
+
+func interleaveQ4KG[G ilvGroup](dst, src []byte, rows, nb int) {
 	const bb = 144
+	var z G
+	g := len(z)
 	gb := g * bb
 	for grp := 0; grp < rows/g; grp++ {
 		for b := 0; b < nb; b++ {
@@ -213,14 +229,24 @@ func Interleave(t gguf.Type, rows, cols int, data, dst []byte) (MatVecFunc, MatM
 	return mv, mm, nil
 }
 
-// interleaveQ6K rewrites rows (a multiple of g) of nb q6_K blocks each from
+// interleaveQ6K rewrites rows (a multiple of g, 8 or 16) of nb q6_K blocks each from
 // the file's layout (src) into the interleaved one with groups of g rows
 // (dst, the same size). Its walk over groups, blocks and rows is
 // interleaveQ4K's, written out again on purpose: a shared walker calling a
 // per-block closure halved the speed of loading a model (2026-11-27,
 // BenchmarkInterleave).
 func interleaveQ6K(dst, src []byte, rows, nb, g int) {
+	if g == 16 {
+		interleaveQ6KG[[16]struct{}](dst, src, rows, nb)
+	} else {
+		interleaveQ6KG[[8]struct{}](dst, src, rows, nb)
+	}
+}
+
+func interleaveQ6KG[G ilvGroup](dst, src []byte, rows, nb int) {
 	const bb = 210
+	var z G
+	g := len(z)
 	gb := g * bb
 	for grp := 0; grp < rows/g; grp++ {
 		for b := 0; b < nb; b++ {
