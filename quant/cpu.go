@@ -59,8 +59,10 @@ type kernelSet struct {
 	matVecs map[gguf.Type]MatVecFunc
 	matMuls map[gguf.Type]MatMulFunc
 	// interleaved are the products over interleaved weights (see
-	// Interleave), for the types whose kernels want them.
+	// Interleave), for the types whose kernels want them, and ilvRows the
+	// rows of a group of that layout (8 for AVX2, 16 for AVX-512).
 	interleaved map[gguf.Type]MatMulFunc
+	ilvRows     int
 }
 
 var best = newKernelSet(detectLevel())

@@ -6,10 +6,13 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
 )
 
 // TestGODEBUGSelectsLevel runs this test binary again with CPU features
-// switched off through GODEBUG and checks that Path follows: on amd64
+// switched off through GODEBUG and checks that Path and InterleaveRows
+// follow: on amd64
 // cpu.avx512f=off must select the AVX2 kernels (where the CPU has AVX2),
 // cpu.avx2=off the pure Go ones; on arm64 cpu.i8mm=off the dotprod kernels,
 // cpu.asimddp=off the plain NEON ones, cpu.asimd=off the pure Go ones.
@@ -17,6 +20,14 @@ func TestGODEBUGSelectsLevel(t *testing.T) {
 	if want := os.Getenv("SMOLGO_QUANT_WANT_PATH"); want != "" {
 		if got := Path(); got != want {
 			t.Fatalf("GODEBUG=%s: Path() = %q, want %q", os.Getenv("GODEBUG"), got, want)
+		}
+		// The interleaved layout follows the level: groups of 16 rows on
+		// AVX-512, 8 on AVX2, none for the Go kernels (and on arm64).
+		wantRows := map[string]int{"avx512": 16, "avx2": 8}[want]
+		for _, ty := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K} {
+			if got := InterleaveRows(ty); got != wantRows {
+				t.Fatalf("GODEBUG=%s (%s): InterleaveRows(%v) = %d, want %d", os.Getenv("GODEBUG"), want, ty, got, wantRows)
+			}
 		}
 		return
 	}

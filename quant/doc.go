@@ -97,29 +97,41 @@
 //
 // # Interleaved weights
 //
-// Where the CPU's kernels have one (InterleaveRows: q4_K and q6_K on AVX2),
-// Interleave rewrites a matrix into an interleaved layout: 8 rows' blocks
-// side by side, 4 weights of each row in every 32 bytes, so one VPMADDUBSW
-// covers 8 rows, a sub-block's products add up in 16 bits, one VPMADDWD
-// applies 8 rows' scales, and each 32-bit lane ends up holding one row (no
-// horizontal sums). The bytes are the file's, reordered: a group of 8 rows
-// takes exactly their space. The interleaved kernels compute the same
-// integers as the file layout's and round every float step (no fused
-// multiply-adds), so their results are within float32 rounding of the file
-// layout's and equal to their Go twins (dotQ4Kx8, dotQ6Kx8) to the bit.
-// Measured on Zen 3 (one thread, weights in L2, BenchmarkInterleaved): q4_K
-// 20.4 → 14.1 ns per block of 4 tokens and 9.4 → 5.1 for one token, q6_K
-// 21.7 → 16.5 and 12.1 → 9.6. interleave.go documents both layouts.
+// Where the CPU's kernels have one (InterleaveRows: q4_K and q6_K on AVX2
+// and AVX-512), Interleave rewrites a matrix into an interleaved layout: G
+// rows' blocks side by side (G = 8 on AVX2, 16 on AVX-512, chosen at load
+// by the kernel level), 4 weights of each row in every 4·G bytes. On AVX2
+// one VPMADDUBSW covers 8 rows, a sub-block's products add up in 16 bits
+// and one VPMADDWD applies 8 rows' scales; on AVX-512 one VPDPBUSD covers
+// 16 rows, its activation operand broadcast from memory. Either way each
+// 32-bit lane ends up holding one row (no horizontal sums). The bytes are
+// the file's, reordered: a group takes exactly its rows' space. The
+// interleaved kernels (1 to 4 tokens on AVX2; 1 to 4 and 8 on AVX-512)
+// compute the same integers as the file layout's and round every float
+// step (no fused multiply-adds), so their results are within float32
+// rounding of the file layout's and equal to their Go twins (dotQ4KxG,
+// dotQ6KxG) to the bit. On AVX-512, batches of 24 tokens or more take the
+// prefill GEMM, its panels unpacked from the interleaved groups, so a model
+// keeps one copy of its weights. Measured on Zen 3 (one thread, weights in
+// L2, BenchmarkInterleaved): q4_K 20.4 → 14.1 ns per block of 4 tokens and
+// 9.4 → 5.1 for one token, q6_K 21.7 → 16.5 and 12.1 → 9.6; on Zen 5 with
+// AVX-512 (CPU time) q4_K 7.5 → 3.7 ns per block of 4 tokens and 3.1 → 1.6
+// for one, q6_K 7.1 → 5.1 and 2.7 → 2.6 (docs/avx512.md). interleave.go
+// documents the layouts.
 //
 // # Prefetch
 //
-// The AVX2 kernels' block loops ask for the weights a few KiB ahead
-// (PREFETCHT0), which changes no result: left to the hardware's prefetcher,
-// memory sat idle while a kernel computed, most of all in the multi-token
-// kernels. From memory (BenchmarkInterleavedDRAM, BenchmarkMatVecDRAM, Zen 3)
-// that took interleaved q4_K at 4 tokens on two threads from 15.6-17.1 to
-// 19.1-22.0 GB/s and file-layout q8_0 MatVec on one thread from 9.5-9.9 to
-// 12.2-14.2 GB/s. gen_interleave.go and dot_avx2_amd64.s give the distances
-// and how they were chosen. The AVX-512 kernels do not prefetch (not yet
-// measured on an AVX-512 CPU).
+// The AVX2 kernels' block loops, and the AVX-512 interleaved ones', ask
+// for the weights a few KiB ahead (PREFETCHT0), which changes no result:
+// left to the hardware's prefetcher, memory sat idle while a kernel
+// computed, most of all in the multi-token kernels. From memory
+// (BenchmarkInterleavedDRAM, BenchmarkMatVecDRAM, Zen 3) that took
+// interleaved q4_K at 4 tokens on two threads from 15.6-17.1 to 19.1-22.0
+// GB/s and file-layout q8_0 MatVec on one thread from 9.5-9.9 to 12.2-14.2
+// GB/s; on Zen 5 the AVX-512 interleaved q4_K kernels on one thread went
+// from 9.9 to 34.4 GB/s for one token and from 7.6 to 33.2 for four.
+// gen_interleave.go and dot_avx2_amd64.s give the distances and how they
+// were chosen (docs/avx512.md for the AVX-512 ones). The AVX-512 file-layout kernels do not
+// prefetch (on AVX-512 CPUs q4_K and q6_K, the types of a Q4_K_M model's
+// big matrices, are interleaved).
 package quant

@@ -14,7 +14,9 @@ import (
 
 // BenchmarkGEMM compares the prefill kernels on a batch of a prefill's
 // size: "x4" is one weight row × 4 tokens (dot_*_amd64.s), "gemm" the
-// 16-row × 4-token panels of gemm_amd64.go, panel unpacking included. Rates
+// 16-row × 4-token panels of gemm_amd64.go, panel unpacking included,
+// "gemm-ilv" the same over interleaved weights (panels unpacked from them).
+// Rates
 // count the weights once per token (as if streamed per token), so they
 // compare with MatVec's; tok/s is tokens per second (wall clock) through
 // as many weights as a 2048×2048 matrix, like a 3B model's attention
@@ -32,6 +34,8 @@ func BenchmarkGEMM(b *testing.B) {
 		name string
 		mm   MatMulFunc
 	}{
+		{gguf.TypeQ4_K, "gemm-ilv", ks.interleaved[gguf.TypeQ4_K]},
+		{gguf.TypeQ6_K, "gemm-ilv", ks.interleaved[gguf.TypeQ6_K]},
 		{gguf.TypeQ4_K, "x4", matMulBy4(gguf.TypeQ4_K, matQ4KAVX512x4, nil, ks.matVecs[gguf.TypeQ4_K])},
 		{gguf.TypeQ4_K, "gemm", ks.matMuls[gguf.TypeQ4_K]},
 		{gguf.TypeQ6_K, "x4", matMulBy4(gguf.TypeQ6_K, matQ6KAVX512x4, nil, ks.matVecs[gguf.TypeQ6_K])},
@@ -45,6 +49,15 @@ func BenchmarkGEMM(b *testing.B) {
 			w := makeWeights(rng, v.t, n*rows, fillRandom)
 			rb, _ := v.t.RowBytes(n)
 			vt, _ := VecDotType(v.t)
+			if v.name == "gemm-ilv" {
+				iw := make([]byte, len(w))
+				if v.t == gguf.TypeQ4_K {
+					interleaveQ4K(iw, w, rows, n/256, ks.ilvRows)
+				} else {
+					interleaveQ6K(iw, w, rows, n/256, ks.ilvRows)
+				}
+				w = iw
+			}
 			for _, ntok := range []int{16, 32, 64, 512} {
 				a := make([]byte, 0, 0)
 				for range ntok {
@@ -148,5 +161,100 @@ func BenchmarkGEMMPack(b *testing.B) {
 				tc.pack(panel, w, rb, nb)
 			}
 		})
+	}
+}
+
+// TestGEMMPackInterleaved holds the panels unpacked from interleaved
+// weights (assembly and Go) to the panel gemmPackQ4KGo or gemmPackQ6KGo
+// makes from the same rows in the file's layout, byte for byte: the GEMM
+// then gives the same results over either layout.
+func TestGEMMPackInterleaved(t *testing.T) {
+	for _, tc := range []struct {
+		t          gguf.Type
+		file       gemmPack
+		asm, ref   gemmPack
+		interleave func(dst, src []byte, rows, nb, g int)
+	}{
+		{gguf.TypeQ4_K, gemmPackQ4KGo, gemmPackQ4KIlv, gemmPackQ4KIlvGo, interleaveQ4K},
+		{gguf.TypeQ6_K, gemmPackQ6KGo, gemmPackQ6KIlv, gemmPackQ6KIlvGo, interleaveQ6K},
+	} {
+		for _, f := range allFills {
+			rng := rand.New(rand.NewPCG(21, 22))
+			const nb = 3
+			n := 256 * nb
+			rb, _ := tc.t.RowBytes(n)
+			w := makeWeights(rng, tc.t, n*gemmRows, f)
+			iw := make([]byte, len(w))
+			tc.interleave(iw, w, gemmRows, nb, gemmRows)
+			want := make([]byte, nb*gemmPanelLen)
+			tc.file(want, w, rb, nb)
+			packs := []struct {
+				name string
+				pack gemmPack
+			}{{"Go", tc.ref}}
+			if detectLevel() >= levelAVX512 {
+				packs = append(packs, struct {
+					name string
+					pack gemmPack
+				}{"asm", tc.asm})
+			} else {
+				t.Logf("%v: the assembly unpacking needs AVX-512 VNNI, which this CPU lacks: only its Go twin is tested", tc.t)
+			}
+			for _, p := range packs {
+				got := make([]byte, nb*gemmPanelLen)
+				p.pack(got, iw, rb, nb)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%v %v %s: panel byte %d (block %d, offset %d): %#x from the interleaved layout, %#x from the file's",
+							tc.t, f, p.name, i, i/gemmPanelLen, i%gemmPanelLen, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestInterleavedGEMM checks, at every level with interleaved kernels,
+// the interleaved MatMul on prefill-sized batches: where the GEMM takes
+// over (AVX-512: whole panels of 16 rows, tokens in fours) its results
+// must be those of the file layout's MatMul to the bit, and the rest those
+// of the interleaved kernels' Go twin.
+func TestInterleavedGEMM(t *testing.T) {
+	for _, level := range supportedLevels() {
+		ks := newKernelSet(level)
+		for _, it := range interleaveTypes {
+			im, g := ks.interleaved[it.t], ks.ilvRows
+			if im == nil {
+				continue
+			}
+			fm := ks.matMuls[it.t]
+			for _, sh := range []struct{ n, nrows, ntok int }{{512, 32, 24}, {768, 48, 27}, {256, 16, 30}, {512, 48, 64}} {
+				rng := rand.New(rand.NewPCG(23, uint64(sh.ntok)))
+				w := makeWeights(rng, it.t, sh.n*sh.nrows, fillRandom)
+				iw := make([]byte, len(w))
+				it.interleave(iw, w, sh.nrows, sh.n/256, g)
+				var a []byte
+				for range sh.ntok {
+					a = append(a, makeActs(t, rng, gguf.TypeQ8_K, sh.n, fillRandom)...)
+				}
+				ldo := sh.nrows + 5
+				got, file, twin := make([]float32, sh.ntok*ldo), make([]float32, sh.ntok*ldo), make([]float32, sh.ntok*ldo)
+				im(sh.n, iw, sh.nrows, a, sh.ntok, got, ldo)
+				fm(sh.n, w, sh.nrows, a, sh.ntok, file, ldo)
+				interleavedMatMulGo(it.t, g)(sh.n, iw, sh.nrows, a, sh.ntok, twin, ldo)
+				gemm := level >= levelAVX512 && sh.nrows >= gemmRows
+				for tok := range sh.ntok {
+					for r := range sh.nrows {
+						want, from := twin[tok*ldo+r], "Go twin"
+						if gemm && r < sh.nrows/gemmRows*gemmRows && tok < sh.ntok/4*4 {
+							want, from = file[tok*ldo+r], "file layout's GEMM"
+						}
+						if g := got[tok*ldo+r]; math.Float32bits(g) != math.Float32bits(want) {
+							t.Fatalf("%v/%v n=%d %d rows × %d tokens: token %d row %d: %g, %s %g", level, it.t, sh.n, sh.nrows, sh.ntok, tok, r, g, from, want)
+						}
+					}
+				}
+			}
+		}
 	}
 }

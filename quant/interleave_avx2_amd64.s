@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // Kernels over interleaved q4_K weights (interleave.go has the layout and
-// the Go twin, dotQ4Kx8). Each multiplies one group of 8 rows (nb group
+// the Go twin, dotQ4KxG). Each multiplies one group of 8 rows (nb group
 // blocks of 1152 bytes at w) by T q8_K activation rows astride bytes apart
 // and stores each token's 8 results (rows 0..7, consecutive floats) ostride
 // bytes apart from out:
@@ -479,7 +479,7 @@ q4Kx8AVX2x1sub:
 	VMOVUPS Y0, (AX)
 	VZEROUPPER
 	RET
-// q6_K: see interleave.go for the layout and dotQ6Kx8 for the Go twin.
+// q6_K: see interleave.go for the layout and dotQ6KxG for the Go twin.
 // Registers: Y0..Y3 the tokens' isum (a 32-bit lane per row), Y4/Y5 two
 // pieces of 6-bit weights, Y6 the sub-block's high bits, Y7 its scales as
 // word pairs, Y15 the nibble mask; the frame holds the tokens' float

@@ -93,13 +93,15 @@ func (m *Matrix) InterleaveBytes() int {
 // Interleave gives the matrix's products an interleaved copy of its
 // weights (quant.Interleave), written into dst (InterleaveBytes long, owned
 // by the caller, who must keep it until the matrix is no longer used): on
-// AVX2, q4_K and q6_K products of 4 tokens run about 1.3-1.45× faster, and
-// one token's products need half the instructions (they stay bound by
-// memory). Data and Row keep the file's layout. Results
-// are within float32 rounding of the file layout's (the same integer dot
-// products, scaled per row and block), and a token's result still does not
-// depend on how many tokens share the product. Call it before the matrix is
-// used, not during products.
+// AVX2 (Zen 3), q4_K and q6_K products of 4 tokens run about 1.3-1.45×
+// faster, and one token's products need half the instructions (they stay
+// bound by memory). On AVX-512 CPUs prefill batches unpack their GEMM panels
+// from the copy, so the products never read Data again. Data and Row keep
+// the file's layout. Results are within float32 rounding of the file
+// layout's (the same integer dot products, scaled per row and block), and
+// a token's result still does not depend on how many tokens (up to 23)
+// share the product. Call it before the matrix is used, not during
+// products.
 func (m *Matrix) Interleave(dst []byte) error {
 	g := quant.InterleaveRows(m.Type)
 	if g == 0 || m.Rows%g != 0 {
@@ -270,7 +272,7 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 	// than it saves.
 	avg := j.work / j.rows
 	grain := max(16, minWork/(avg*n))
-	grain = (grain + 7) &^ 7 // whole groups of interleaved rows
+	grain = (grain + 15) &^ 15 // whole groups of interleaved rows (8 or 16) and GEMM panels (16)
 	if glu != nil {
 		p.Run(outs[0].M.Rows, grain, j)
 	} else {
