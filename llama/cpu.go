@@ -23,7 +23,7 @@ type Options struct {
 	BatchSize int
 	// KeepLayout keeps every weight matrix in the file's layout. By default
 	// NewCPU gives the matrices whose type the CPU's kernels interleave (q4_K
-	// and q6_K on AVX2) an interleaved copy (tensor.Matrix.Interleave),
+	// and q6_K on AVX2 and AVX-512) an interleaved copy (tensor.Matrix.Interleave),
 	// outside the Go heap, and drops the file's pages of them from memory
 	// (gguf.File.DropPages): decode steps of several sequences and prefill
 	// run faster, and loading takes longer (the copy is written once; see
