@@ -132,27 +132,42 @@ type PackScratch struct {
 // Mul computes dst = x · Wᵀ for n activation rows of a packed matrix that
 // holds one matrix (see MulInto).
 func (p *Packed) Mul(pool *Pool, s *PackScratch, dst, x []float32, n int) error {
-	return p.MulInto(pool, s, x, n, dst)
+	return p.MulInto(pool, s, x, n, PackedOut{Dst: dst})
+}
+
+// PackedOut is where one stacked matrix's outputs go in MulInto, and what
+// is done to them there, by the thread that computed them while they are
+// in its cache.
+type PackedOut struct {
+	// Dst receives the outputs, row t at Dst[t*rows:] (rows: the
+	// matrix's).
+	Dst []float32
+	// Bias, when not nil, is added to every row (rows values).
+	Bias []float32
+	// GELU applies GELUs after the bias.
+	GELU bool
 }
 
 // MulInto computes the products of x (n rows of Cols values) with every
-// stacked matrix, dsts[i] receiving matrix i's outputs laid out as Mul's
-// (row t at dsts[i][t*rows:]). The slabs, and for many tokens blocks of
-// tokens, are shared out among the pool's threads.
-func (p *Packed) MulInto(pool *Pool, s *PackScratch, x []float32, n int, dsts ...[]float32) error {
+// stacked matrix, outs[i] taking matrix i's. The slabs, and for many tokens
+// blocks of tokens, are shared out among the pool's threads.
+func (p *Packed) MulInto(pool *Pool, s *PackScratch, x []float32, n int, outs ...PackedOut) error {
 	K := p.Cols
 	if n <= 0 {
 		return fmt.Errorf("tensor %s: product with %d activation rows", p.Name, n)
 	}
-	if len(dsts) != len(p.parts) {
-		return fmt.Errorf("tensor %s: %d destinations for %d stacked matrices", p.Name, len(dsts), len(p.parts))
+	if len(outs) != len(p.parts) {
+		return fmt.Errorf("tensor %s: %d destinations for %d stacked matrices", p.Name, len(outs), len(p.parts))
 	}
 	if len(x) < n*K {
 		return fmt.Errorf("tensor %s: product of %d rows needs %d inputs, have %d", p.Name, n, n*K, len(x))
 	}
 	for i, pt := range p.parts {
-		if len(dsts[i]) < n*pt.rows {
-			return fmt.Errorf("tensor %s: matrix %d of the product needs %d outputs, have %d", p.Name, i, n*pt.rows, len(dsts[i]))
+		if len(outs[i].Dst) < n*pt.rows {
+			return fmt.Errorf("tensor %s: matrix %d of the product needs %d outputs, have %d", p.Name, i, n*pt.rows, len(outs[i].Dst))
+		}
+		if b := outs[i].Bias; b != nil && len(b) != pt.rows {
+			return fmt.Errorf("tensor %s: matrix %d has %d rows and a bias of %d", p.Name, i, pt.rows, len(b))
 		}
 	}
 	x = x[:n*K]
@@ -171,7 +186,7 @@ func (p *Packed) MulInto(pool *Pool, s *PackScratch, x []float32, n int, dsts ..
 	units := p.slabs * blocks
 	s.tmp = growF32(s.tmp, units*packTile*packRows)
 	j := &s.job
-	*j = packJob{p: p, x: x, n: n, tail: s.tail, tmp: s.tmp, dsts: dsts, tiles: tiles, blocks: blocks}
+	*j = packJob{p: p, x: x, n: n, tail: s.tail, tmp: s.tmp, outs: outs, tiles: tiles, blocks: blocks}
 	pool.Run(units, 1, j)
 	*j = packJob{}
 	return nil
@@ -185,7 +200,7 @@ type packJob struct {
 	n      int
 	tail   []float32
 	tmp    []float32
-	dsts   [][]float32
+	outs   []PackedOut
 	tiles  int
 	blocks int
 }
@@ -205,7 +220,9 @@ func (j *packJob) Do(lo, hi int) {
 		r0 := (slab - pt.slab0) * packRows
 		full := r0+packRows <= pt.rows
 		w := p.data[slab*slabBytes : (slab+1)*slabBytes]
-		dst := j.dsts[part]
+		o := &j.outs[part]
+		dst := o.Dst
+		lanes := min(packRows, pt.rows-r0)
 		t0, t1 := blk*j.tiles/j.blocks, (blk+1)*j.tiles/j.blocks
 		for tile := t0; tile < t1; tile++ {
 			tok := tile * packTile
@@ -216,12 +233,24 @@ func (j *packJob) Do(lo, hi int) {
 			}
 			if full {
 				packedKernel(p.Type, w, x, K, dst[tok*pt.rows+r0:], pt.rows, ntok)
+			} else {
+				tmp := j.tmp[u*packTile*packRows : (u+1)*packTile*packRows]
+				packedKernel(p.Type, w, x, K, tmp, packRows, ntok)
+				for t := range ntok {
+					copy(dst[(tok+t)*pt.rows+r0:(tok+t)*pt.rows+r0+lanes], tmp[t*packRows:])
+				}
+			}
+			if o.Bias == nil && !o.GELU {
 				continue
 			}
-			tmp := j.tmp[u*packTile*packRows : (u+1)*packTile*packRows]
-			packedKernel(p.Type, w, x, K, tmp, packRows, ntok)
 			for t := range ntok {
-				copy(dst[(tok+t)*pt.rows+r0:(tok+t+1)*pt.rows], tmp[t*packRows:])
+				row := dst[(tok+t)*pt.rows+r0 : (tok+t)*pt.rows+r0+lanes]
+				if o.Bias != nil {
+					Add(row, o.Bias[r0:r0+lanes])
+				}
+				if o.GELU {
+					GELUs(row, row)
+				}
 			}
 		}
 	}

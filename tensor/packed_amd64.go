@@ -26,6 +26,11 @@ func gemm32x12F16(w *byte, x *float32, xstride, k int, out *float32, ostride, nt
 //go:noescape
 func roundF16x16(dst, src *float32, n int)
 
+// toF16x16 is dst[i] = ToF16(src[i]) for n a positive multiple of 16.
+//
+//go:noescape
+func toF16x16(dst *uint16, src *float32, n int)
+
 // packedKernel runs the micro-kernel on one slab and tile (see
 // gemm32x12Go); x holds 12 rows of k values, out ntok rows of os.
 func packedKernel(t gguf.Type, w []byte, x []float32, k int, out []float32, os, ntok int) {

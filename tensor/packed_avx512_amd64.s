@@ -312,3 +312,21 @@ round:
 	JNZ round
 	VZEROUPPER
 	RET
+
+// func toF16x16(dst *uint16, src *float32, n int)
+//
+// dst[i] = ToF16(src[i]) for n a positive multiple of 16.
+TEXT ·toF16x16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+tof16:
+	VMOVUPS (SI), Z0
+	VCVTPS2PH $0, Z0, Y1
+	VMOVDQU Y1, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	SUBQ $16, CX
+	JNZ tof16
+	VZEROUPPER
+	RET

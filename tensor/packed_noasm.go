@@ -4,9 +4,11 @@ package tensor
 
 import "github.com/smolgo/smolgo/gguf"
 
-const havePackedKernels = false
+var havePackedKernels = false
 
 func roundF16x16(dst, src *float32, n int) { panic("tensor: no packed kernels") }
+
+func toF16x16(dst *uint16, src *float32, n int) { panic("tensor: no packed kernels") }
 
 func packedKernel(t gguf.Type, w []byte, x []float32, k int, out []float32, os, ntok int) {
 	gemm32x12Go(t, w, x, k, k, out, os, ntok)

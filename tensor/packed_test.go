@@ -72,7 +72,11 @@ func TestPackedMatchesTwin(t *testing.T) {
 				for i, m := range ms {
 					dsts[i] = make([]float32, n*m.Rows)
 				}
-				if err := p.MulInto(pool, &s, x, n, dsts...); err != nil {
+				outs := make([]PackedOut, len(ms))
+				for i := range outs {
+					outs[i].Dst = dsts[i]
+				}
+				if err := p.MulInto(pool, &s, x, n, outs...); err != nil {
 					t.Fatal(err)
 				}
 				xr := x
@@ -192,4 +196,161 @@ func itoa(n int) string {
 		s = string(rune('0'+n%10)) + s
 	}
 	return s
+}
+
+// TestLayerNorm checks LayerNorm against its definition in float64 and its
+// in-place and nil-weight forms.
+func TestLayerNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 5, 384} {
+		x := make([]float32, n)
+		w := make([]float32, n)
+		b := make([]float32, n)
+		for i := range x {
+			x[i], w[i], b[i] = float32(3+2*r.NormFloat64()), float32(1+0.1*r.NormFloat64()), float32(0.1*r.NormFloat64())
+		}
+		var mean, v float64
+		for _, e := range x {
+			mean += float64(e)
+		}
+		mean /= float64(n)
+		for _, e := range x {
+			v += (float64(e) - mean) * (float64(e) - mean)
+		}
+		v /= float64(n)
+		got := make([]float32, n)
+		LayerNorm(got, x, w, b, 1e-12)
+		for i := range x {
+			want := (float64(x[i])-mean)/math.Sqrt(v+1e-12)*float64(w[i]) + float64(b[i])
+			if n == 1 {
+				want = float64(b[i])
+			}
+			if math.Abs(float64(got[i])-want) > 1e-5 {
+				t.Fatalf("n %d: LayerNorm[%d] = %v, want %v", n, i, got[i], want)
+			}
+		}
+		plain := make([]float32, n)
+		LayerNorm(plain, x, nil, nil, 1e-12)
+		LayerNorm(x, x, w, b, 1e-12)
+		for i := range x {
+			if x[i] != got[i] {
+				t.Fatalf("in place differs at %d", i)
+			}
+			if n > 1 && math.Abs(float64(plain[i]*w[i]+b[i]-got[i])) > 1e-6 {
+				t.Fatalf("nil weights differ at %d", i)
+			}
+		}
+	}
+}
+
+func TestGELUs(t *testing.T) {
+	x := []float32{-20, -10, -3, -0.5, 0, 0.25, 1, 3, 9.99, 10, 50}
+	got := make([]float32, len(x))
+	GELUs(got, x)
+	for i, v := range x {
+		want := GELU(v)
+		switch {
+		case v <= -10:
+			want = 0
+		case v >= 10:
+			want = v
+		}
+		if d := math.Abs(float64(got[i] - want)); d > 2e-3*math.Max(1, math.Abs(float64(want))) {
+			t.Errorf("GELUs(%v) = %v, GELU %v", v, got[i], want)
+		}
+	}
+}
+
+// TestFullAttention checks FullAttention against softmax attention in
+// float64 over shapes with partial key slabs, partial query tiles, heads
+// not a multiple of 32 wide and strided rows, with the kernels and with
+// their Go twin (the same bits).
+func TestFullAttention(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct{ n, nq, hd int }{
+		{1, 1, 32}, {5, 5, 8}, {33, 33, 32}, {100, 100, 64}, {100, 1, 64}, {40, 13, 40}, {13, 13, 96},
+	} {
+		stride := c.hd*3 + 5 // rows of a wider buffer, as a layer's q, k and v are
+		mk := func(rows int) []float32 {
+			x := make([]float32, rows*stride)
+			for i := range x {
+				x[i] = RoundF16(float32(r.NormFloat64()))
+			}
+			return x
+		}
+		q, k, v := mk(c.nq), mk(c.n), mk(c.n)
+		scale := float32(1 / math.Sqrt(float64(c.hd)))
+		var outs [2][]float32
+		for pass, kernels := range []bool{true, false} {
+			saved := havePackedKernels
+			havePackedKernels = havePackedKernels && kernels
+			out := make([]float32, c.nq*stride)
+			err := FullAttention(out, stride, q, stride, c.nq, k, v, stride, c.n, c.hd, scale, make([]float32, FullAttentionScratch(c.n, c.hd)))
+			havePackedKernels = saved
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[pass] = out
+		}
+		for i := range outs[0] {
+			if math.Float32bits(outs[0][i]) != math.Float32bits(outs[1][i]) {
+				t.Fatalf("%+v: kernels and Go twin differ at %d: %v, %v", c, i, outs[0][i], outs[1][i])
+			}
+		}
+		for i := range c.nq {
+			s := make([]float64, c.n)
+			mx := math.Inf(-1)
+			for j := range c.n {
+				for d := range c.hd {
+					s[j] += float64(q[i*stride+d]) * float64(k[j*stride+d])
+				}
+				s[j] *= float64(scale)
+				mx = math.Max(mx, s[j])
+			}
+			var sum float64
+			for j := range s {
+				s[j] = math.Exp(s[j] - mx)
+				sum += s[j]
+			}
+			for d := range c.hd {
+				var want float64
+				for j := range c.n {
+					want += s[j] / sum * float64(v[j*stride+d])
+				}
+				if got := float64(outs[0][i*stride+d]); math.Abs(got-want) > 1e-5 {
+					t.Fatalf("%+v: out[%d][%d] = %v, want %v", c, i, d, got, want)
+				}
+			}
+			if outs[0][i*stride+c.hd] != 0 {
+				t.Fatalf("%+v: wrote past the head at row %d", c, i)
+			}
+		}
+	}
+}
+
+// TestGELUsMatchesTable checks the vectorized float16 rounding of GELUs
+// against ToF16 on values around every boundary.
+func TestGELUsMatchesTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	x := make([]float32, 1000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-5)))
+	}
+	x[0], x[1], x[2] = 65520, -1e-8, 6e-8 // overflow and subnormal float16
+	got := make([]float32, len(x))
+	GELUs(got, x)
+	tab := geluTable()
+	for i, v := range x {
+		want := v
+		switch {
+		case v <= -10:
+			want = 0
+		case v >= 10:
+		default:
+			want = FromF16(tab[ToF16(v)])
+		}
+		if math.Float32bits(got[i]) != math.Float32bits(want) {
+			t.Fatalf("GELUs(%v) = %v, want %v", v, got[i], want)
+		}
+	}
 }

@@ -1,0 +1,143 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+// FullAttentionScratch is the number of floats of scratch FullAttention
+// needs for n keys of hd values.
+func FullAttentionScratch(n, hd int) int {
+	nk := (n + packRows - 1) / packRows * packRows
+	hp := (hd + packRows - 1) / packRows * packRows
+	return nk*hd + n*hp + packTile*nk + packTile*hd + packTile*packRows
+}
+
+// FullAttention is one head of an encoder's attention, in which every
+// token of a sequence sees every other: for each of the nq query rows q_i
+// (qs floats apart in q),
+//
+//	out_i = Σ_j softmax_j(q_i·k_j · scale) v_j
+//
+// over the n key and value rows (kvs floats apart in k and v), hd values
+// each, written os floats apart in out. Keys and values must hold float16
+// values (RoundF16s): llama.cpp's flash attention casts an encoder's keys
+// and values to float16, having no cache to keep them in. Scores, softmax
+// and sums are float32, as llama.cpp's tiled kernel for 64 queries or
+// more.
+//
+// Both products run on the packed GEMM's micro-kernel (see Packed): the
+// keys are copied into slabs of 32 keys (one slab column per element of a
+// head), and the value rows, 32 elements wide, are slabs already; scores
+// and outputs are FMA chains in index order, the weighted sum taken with
+// exp(s - max) and divided by their sum at the end. scratch holds
+// FullAttentionScratch(n, hd) floats. It runs on the calling goroutine
+// (run many heads in parallel on a Pool).
+func FullAttention(out []float32, os int, q []float32, qs, nq int, k, v []float32, kvs, n, hd int, scale float32, scratch []float32) error {
+	if n <= 0 || nq <= 0 || hd <= 0 {
+		return fmt.Errorf("tensor: attention of %d queries over %d keys of %d values", nq, n, hd)
+	}
+	if len(scratch) < FullAttentionScratch(n, hd) {
+		return fmt.Errorf("tensor: attention scratch of %d floats, want %d", len(scratch), FullAttentionScratch(n, hd))
+	}
+	if len(q) < (nq-1)*qs+hd || len(k) < (n-1)*kvs+hd || len(v) < (n-1)*kvs+hd || len(out) < (nq-1)*os+hd {
+		return fmt.Errorf("tensor: attention buffers too short for %d queries and %d keys of %d values", nq, n, hd)
+	}
+	nk := (n + packRows - 1) / packRows * packRows
+	hp := (hd + packRows - 1) / packRows * packRows
+	ks, scratch := scratch[:nk*hd], scratch[nk*hd:]
+	vs, scratch := scratch[:n*hp], scratch[n*hp:]
+	sc, scratch := scratch[:packTile*nk], scratch[packTile*nk:]
+	qt, scratch := scratch[:packTile*hd], scratch[packTile*hd:]
+	tmp := scratch[:packTile*packRows]
+	// Key slab b holds keys 32b..32b+31: element d of key 32b+l at
+	// [b][d][l]; the keys past n are zero.
+	clear(ks)
+	for j := range n {
+		b, l := j/packRows, j%packRows
+		slab := ks[b*packRows*hd:]
+		for d, x := range k[j*kvs : j*kvs+hd] {
+			slab[d*packRows+l] = x
+		}
+	}
+	// Value slab g holds elements 32g..32g+31 of every value row:
+	// element 32g+l of row j at [g][j][l]; the elements past hd are zero.
+	for g := range hp / packRows {
+		slab := vs[g*n*packRows : (g+1)*n*packRows]
+		lanes := min(packRows, hd-g*packRows)
+		for j := range n {
+			r := slab[j*packRows : (j+1)*packRows]
+			copy(r, v[j*kvs+g*packRows:j*kvs+g*packRows+lanes])
+			clear(r[lanes:])
+		}
+	}
+	clear(sc)
+	var inv [packTile]float32
+	for i0 := 0; i0 < nq; i0 += packTile {
+		ntok := min(packTile, nq-i0)
+		x, xs := q[i0*qs:], qs
+		if ntok < packTile || len(x) < (packTile-1)*qs+hd {
+			clear(qt)
+			for i := range ntok {
+				copy(qt[i*hd:(i+1)*hd], q[(i0+i)*qs:(i0+i)*qs+hd])
+			}
+			x, xs = qt, hd
+		}
+		for b := range nk / packRows {
+			floatKernel(ks[b*packRows*hd:(b+1)*packRows*hd], x, xs, hd, sc[b*packRows:], nk, ntok)
+		}
+		n8 := (n + 7) &^ 7 // ExpShift's vector loop takes 8 at a time
+		for i := range ntok {
+			s := sc[i*nk : i*nk+n8]
+			m := float32(math.Inf(-1))
+			for j := range s[:n] {
+				s[j] *= scale
+				m = max(m, s[j])
+			}
+			for j := n; j < n8; j++ {
+				s[j] = float32(math.Inf(-1)) // exp gives 0
+			}
+			ExpShift(s, m)
+			var sum float32
+			for _, e := range s {
+				sum += e
+			}
+			inv[i] = 1 / sum
+		}
+		for g := range hp / packRows {
+			slab := vs[g*n*packRows : (g+1)*n*packRows]
+			lanes := min(packRows, hd-g*packRows)
+			if lanes == packRows {
+				floatKernel(slab, sc, nk, n, out[i0*os+g*packRows:], os, ntok)
+				continue
+			}
+			floatKernel(slab, sc, nk, n, tmp, packRows, ntok)
+			for i := range ntok {
+				copy(out[(i0+i)*os+g*packRows:(i0+i)*os+g*packRows+lanes], tmp[i*packRows:])
+			}
+		}
+		for i := range ntok {
+			o := out[(i0+i)*os : (i0+i)*os+hd]
+			for d := range o {
+				o[d] *= inv[i]
+			}
+		}
+	}
+	return nil
+}
+
+// floatKernel is the packed micro-kernel over an F32 slab held in floats:
+// 32 rows of k columns against 12 activation rows xs floats apart, ntok of
+// them written os floats apart.
+func floatKernel(w, x []float32, xs, k int, out []float32, os, ntok int) {
+	_, _, _ = w[packRows*k-1], x[(packTile-1)*xs+k-1], out[(ntok-1)*os+packRows-1]
+	wb := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), packRows*k*4)
+	if !havePackedKernels {
+		gemm32x12Go(gguf.TypeF32, wb, x, xs, k, out, os, ntok)
+		return
+	}
+	gemm32x12F32(&wb[0], &x[0], 4*xs, k, &out[0], 4*os, ntok)
+}
