@@ -84,6 +84,8 @@ func PoolingFromGGUF(v uint32) (p Pooling, ok bool, err error) {
 // model such as BERT. Encode is called from one goroutine at a time; the
 // other methods from any.
 type Encoder interface {
+	// Vocab is the number of token ids the model knows.
+	Vocab() int
 	// Dim is the width of a pooled embedding (the hidden size).
 	Dim() int
 	// Labels is the number of scores PoolRank gives (the classification

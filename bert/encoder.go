@@ -19,8 +19,11 @@ type Options struct {
 	// one pass.
 	BatchSize int
 	// KeepLayout leaves every matrix in the file's layout: no packed copy
-	// of the F32 and F16 matrices for the prefill GEMM (see Packed).
+	// of the F32 and F16 matrices for the float GEMM (tensor.Packed).
 	KeepLayout bool
+	// MaxTokens bounds a sequence's tokens below the model's positions
+	// (engine.WithContext); 0 means the positions.
+	MaxTokens int
 }
 
 // DefaultBatchSize is the default pass size, llama-server's n_ubatch.
@@ -39,6 +42,8 @@ type Encoder struct {
 	w     *Weights
 	pool  *tensor.Pool
 	batch int
+	// maxTokens is the longest sequence: the positions, or less.
+	maxTokens int
 
 	embd   linear // not a product: the token rows are looked up
 	layers []layerOps
@@ -69,11 +74,17 @@ func NewEncoder(w *Weights, opts Options) (*Encoder, error) {
 	if opts.BatchSize < 0 {
 		return nil, fmt.Errorf("bert: negative batch size %d", opts.BatchSize)
 	}
-	e := &Encoder{cfg: cfg, w: w, batch: opts.BatchSize}
+	if opts.MaxTokens < 0 {
+		return nil, fmt.Errorf("bert: negative sequence limit %d", opts.MaxTokens)
+	}
+	e := &Encoder{cfg: cfg, w: w, batch: opts.BatchSize, maxTokens: cfg.Positions}
+	if opts.MaxTokens > 0 {
+		e.maxTokens = min(opts.MaxTokens, cfg.Positions)
+	}
 	if e.batch == 0 {
 		e.batch = DefaultBatchSize
 	}
-	e.batch = max(e.batch, cfg.Positions)
+	e.batch = max(e.batch, e.maxTokens)
 	var ps packer
 	if !opts.KeepLayout {
 		ps.on = canPack()
@@ -123,6 +134,9 @@ func (e *Encoder) Config() Config { return e.cfg }
 // Threads is the number of threads each product uses.
 func (e *Encoder) Threads() int { return e.pool.Threads() }
 
+// Vocab implements backend.Encoder.
+func (e *Encoder) Vocab() int { return e.cfg.Vocab }
+
 // Dim implements backend.Encoder: the hidden size.
 func (e *Encoder) Dim() int { return e.cfg.Embd }
 
@@ -141,8 +155,9 @@ func (e *Encoder) Pooling() backend.Pooling { return e.cfg.Pooling }
 // BatchSize implements backend.Encoder.
 func (e *Encoder) BatchSize() int { return e.batch }
 
-// MaxTokens implements backend.Encoder: the position table's length.
-func (e *Encoder) MaxTokens() int { return e.cfg.Positions }
+// MaxTokens implements backend.Encoder: the position table's length, or
+// Options.MaxTokens.
+func (e *Encoder) MaxTokens() int { return e.maxTokens }
 
 // seqSpan is one sequence's rows in a pass and which of them the last layer
 // must compute (out rows): all of them for mean pooling, one otherwise.
@@ -167,8 +182,8 @@ func (e *Encoder) Encode(ctx context.Context, batch []backend.EncodeSeq) error {
 		if len(s.Tokens) == 0 {
 			return fmt.Errorf("bert: sequence %d has no tokens", i)
 		}
-		if len(s.Tokens) > e.cfg.Positions {
-			return fmt.Errorf("bert: sequence %d has %d tokens, more than the model's %d positions: %w", i, len(s.Tokens), e.cfg.Positions, backend.ErrContextFull)
+		if len(s.Tokens) > e.maxTokens {
+			return fmt.Errorf("bert: sequence %d has %d tokens, more than the model's limit of %d: %w", i, len(s.Tokens), e.maxTokens, backend.ErrContextFull)
 		}
 		for k, t := range s.Tokens {
 			if t < 0 || int(t) >= e.cfg.Vocab {

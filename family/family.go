@@ -80,7 +80,7 @@ func Register(fam Family) {
 		if err != nil {
 			return engine.Loaded{}, err
 		}
-		return engine.Loaded{Backend: p.backend, Format: p.format, Close: p.close}, nil
+		return engine.Loaded{Backend: p.backend, Format: p.format, Close: p.close, Pooling: p.pooling, Matryoshka: p.matryoshka}, nil
 	}})
 }
 
