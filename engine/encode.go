@@ -43,8 +43,8 @@ type encodeCall struct {
 	seqs     [][]int32
 	pool     Pooling
 	outs     [][]float32
-	next     int   // the first sequence not yet in a pass
-	finished int   // sequences computed
+	next     int           // the first sequence not yet in a pass
+	finished int           // sequences computed
 	err      error         // why it ended, set with done
 	done     chan struct{} // closed when the call is over
 }
