@@ -44,7 +44,13 @@ func loadGolden(t *testing.T, name string) golden {
 // openEncoder loads a shared golden model.
 func openEncoder(t testing.TB, name string, opts Options) *Encoder {
 	t.Helper()
-	f, err := gguf.Open(sharedtest.Path(t, "golden-families/models/"+name+".gguf"))
+	return openFile(t, sharedtest.Path(t, "golden-families/models/"+name+".gguf"), opts)
+}
+
+// openFile loads a BERT GGUF file.
+func openFile(t testing.TB, path string, opts Options) *Encoder {
+	t.Helper()
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
