@@ -1,6 +1,7 @@
 // Package server serves a language model over HTTP: an OpenAI-compatible
 // API (POST /v1/chat/completions, GET /v1/models, GET /health) and a web
-// chat page, both from one http.Handler.
+// chat page, both from one http.Handler; an embedding model gets
+// POST /v1/embeddings and /v1/rerank instead (embeddings.go).
 //
 // The model is anything that implements Engine; FromModel adapts an
 // *engine.Model (a *smollm3.Model embeds one) and package servertest has a
@@ -119,6 +120,8 @@ type Config struct {
 	MaxStoredResponseBytes int64
 	// Now is the clock, for tests [time.Now].
 	Now func() time.Time
+	// Embed bounds POST /v1/embeddings and /v1/rerank requests.
+	Embed EmbedLimits
 }
 
 func (c *Config) defaults() {
@@ -223,6 +226,11 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/responses/{id}", s.handleGetResponse)
 	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.handleDeleteResponse)
 	s.mux.HandleFunc("/v1/messages", s.only("POST", s.handleMessages))
+	s.mux.HandleFunc("/v1/embeddings", s.only("POST", s.handleEmbeddings))
+	s.mux.HandleFunc("/embeddings", s.only("POST", s.handleEmbeddings))
+	for _, p := range []string{"/v1/rerank", "/rerank", "/v1/reranking", "/reranking"} {
+		s.mux.HandleFunc(p, s.only("POST", s.handleRerank))
+	}
 	s.mux.HandleFunc("/tokenize", s.only("POST", s.handleTokenize))
 	s.mux.HandleFunc("/detokenize", s.only("POST", s.handleDetokenize))
 	s.mux.HandleFunc("/metrics", s.only("GET", s.handleMetrics))
