@@ -177,29 +177,55 @@ func (m *Model) hidden() backend.HiddenStates {
 }
 
 // Embed computes one embedding per text: each text is tokenized as the
-// model's format says (EmbedFormat: for BERT, [CLS] text [SEP]), then
-// EmbedTokens runs them.
+// model's format says (EmbedInputs), then EmbedTokens runs them.
 func (m *Model) Embed(ctx context.Context, texts []string, opts EmbedOptions) (Embeddings, error) {
-	inputs := make([][]int32, len(texts))
-	for i, t := range texts {
-		ids, err := m.embedTokens(t)
-		if err != nil {
-			return Embeddings{}, fmt.Errorf("engine: input %d: %w", i, err)
-		}
-		inputs[i] = ids
+	inputs, err := m.EmbedInputs(texts)
+	if err != nil {
+		return Embeddings{}, err
 	}
 	return m.EmbedTokens(ctx, inputs, opts)
 }
 
-func (m *Model) embedTokens(text string) ([]int32, error) {
-	if ef, ok := m.f.(EmbedFormat); ok {
-		return ef.EmbedTokens(text)
+// EmbedInputs tokenizes texts as embedding inputs, with the special tokens
+// the model's format puts around them (EmbedFormat: [CLS] text [SEP] for
+// BERT, BOS and EOS as the vocabulary says for a decoder).
+func (m *Model) EmbedInputs(texts []string) ([][]int32, error) {
+	inputs := make([][]int32, len(texts))
+	for i, t := range texts {
+		var err error
+		if ef, ok := m.f.(EmbedFormat); ok {
+			inputs[i], err = ef.EmbedTokens(t)
+		} else {
+			var tok Tokenizer
+			if tok, err = m.f.Tokenizer(); err == nil {
+				inputs[i] = tok.Encode(t, true)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("engine: input %d: %w", i, err)
+		}
 	}
-	tok, err := m.f.Tokenizer()
-	if err != nil {
-		return nil, err
+	return inputs, nil
+}
+
+// RerankInputs builds one rerank input per document from the query and
+// the document, as the model's format lays them out (EmbedFormat's
+// RerankTokens: [CLS] query [SEP] document for BERT, the file's rerank
+// template for Qwen3-Reranker).
+func (m *Model) RerankInputs(query string, docs []string) ([][]int32, error) {
+	ef, ok := m.f.(EmbedFormat)
+	if !ok {
+		return nil, fmt.Errorf("%w: the model's format cannot build rerank inputs", ErrNoEmbeddings)
 	}
-	return tok.Encode(text, true), nil
+	inputs := make([][]int32, len(docs))
+	for i, d := range docs {
+		ids, err := ef.RerankTokens(query, d)
+		if err != nil {
+			return nil, fmt.Errorf("engine: document %d: %w", i, err)
+		}
+		inputs[i] = ids
+	}
+	return inputs, nil
 }
 
 // EmbedTokens computes one embedding per token sequence, used as given (no
@@ -277,12 +303,12 @@ func (m *Model) EmbedTokens(ctx context.Context, inputs [][]int32, opts EmbedOpt
 	if err != nil {
 		return Embeddings{}, err
 	}
-	if pool != PoolRank {
-		for _, v := range res.Vectors {
-			if err := finite(v); err != nil {
-				return Embeddings{}, err
-			}
+	for _, v := range res.Vectors {
+		if err := finite(v); err != nil {
+			return Embeddings{}, err
 		}
+	}
+	if pool != PoolRank {
 		for i, v := range res.Vectors {
 			if d := opts.Dimensions; d > 0 && d < len(v) {
 				res.Vectors[i] = l2Normalize(v[:d:d])
@@ -316,7 +342,7 @@ func checkDimensions(d int, info EmbedInfo, pool Pooling) error {
 func finite(v []float32) error {
 	for i, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("engine: the embedding has %v at element %d; the model's weights are broken", x, i)
+			return fmt.Errorf("engine: the model computed %v (element %d of an output); its weights are broken", x, i)
 		}
 	}
 	return nil
@@ -359,17 +385,9 @@ func (m *Model) Rerank(ctx context.Context, query string, docs []string, opts Re
 	if len(docs) == 0 {
 		return Ranking{}, fmt.Errorf("%w: no documents", ErrBadInput)
 	}
-	ef, ok := m.f.(EmbedFormat)
-	if !ok {
-		return Ranking{}, fmt.Errorf("%w: the model's format cannot build rerank inputs", ErrNoEmbeddings)
-	}
-	inputs := make([][]int32, len(docs))
-	for i, d := range docs {
-		ids, err := ef.RerankTokens(query, d)
-		if err != nil {
-			return Ranking{}, fmt.Errorf("engine: document %d: %w", i, err)
-		}
-		inputs[i] = ids
+	inputs, err := m.RerankInputs(query, docs)
+	if err != nil {
+		return Ranking{}, err
 	}
 	e, err := m.EmbedTokens(ctx, inputs, EmbedOptions{Pooling: PoolRank, Truncate: opts.Truncate})
 	if err != nil {
