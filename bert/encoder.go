@@ -108,7 +108,7 @@ func NewEncoder(w *Weights, opts Options) (*Encoder, error) {
 			e.cls = &linear{m: w.Cls, bias: w.ClsBias}
 		}
 	}
-	if err := ps.finish(); err != nil {
+	if err := ps.finish(w.File); err != nil {
 		return nil, fmt.Errorf("bert: %w", err)
 	}
 	e.packed = ps.mem

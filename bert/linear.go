@@ -99,8 +99,10 @@ func (p *packer) later(ms ...*tensor.Matrix) *tensor.Packed {
 	return dst
 }
 
-// finish allocates the packed copies and writes them.
-func (p *packer) finish() error {
+// finish allocates the packed copies and writes them, then lets the
+// file's pages of the packed matrices go (the products no longer read
+// them).
+func (p *packer) finish(f *gguf.File) error {
 	total := 0
 	sizes := make([]int, len(p.todo))
 	for i, t := range p.todo {
@@ -127,6 +129,11 @@ func (p *packer) finish() error {
 		}
 		*t.dst = *pk
 		off += sizes[i]
+	}
+	for _, t := range p.todo {
+		for _, m := range t.ms {
+			f.DropPages(m.Data)
+		}
 	}
 	p.mem = mem
 	return nil
