@@ -77,6 +77,13 @@ func (b *cpuBackend) BatchSize() int { return b.batch }
 // projected from).
 func (b *cpuBackend) HiddenDim() int { return b.m.Config.Embd }
 
+// Labels implements backend.Classifier: the classification head's
+// scores, 0 when the model has none.
+func (b *cpuBackend) Labels() int { return b.m.Labels() }
+
+// Classify implements backend.Classifier (CPU.Classify).
+func (b *cpuBackend) Classify(hidden, out []float32) error { return b.m.Classify(hidden, out) }
+
 // CPU returns the runner the backend steps.
 func (b *cpuBackend) CPU() *CPU { return b.m }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -134,5 +135,123 @@ func TestDecoderEmbeddingsMatchLlamaCpp(t *testing.T) {
 			}
 		}
 		m.Close()
+	}
+}
+
+// rerankerFile writes a Qwen3-Reranker-shaped file from the golden qwen3
+// model, as llama.cpp's converter makes one: pooling_type rank, the labels
+// "yes" and "no", a rerank template, and cls.output.weight holding the
+// embedding rows of two tokens (the converter takes lm_head's rows of
+// "yes" and "no"; the golden model's output is tied to its embeddings).
+func rerankerFile(t *testing.T) string {
+	t.Helper()
+	f, err := gguf.Open(sharedtest.Path(t, "golden-families/models/qwen3-tiny-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kv := append([]gguf.KV(nil), f.KV...)
+	kv = append(kv, gguf.KV{Key: "qwen3.pooling_type", Value: uint32(4)},
+		gguf.KV{Key: "qwen3.classifier.output_labels", Value: []string{"yes", "no"}},
+		gguf.KV{Key: "tokenizer.chat_template.rerank", Value: "<|im_start|>user\n<Query>: {query}\n<Document>: {document}<|im_end|>\n<|im_start|>assistant\n"})
+	var ts []gguf.WriterTensor
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		ts = append(ts, gguf.WriterTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: f.TensorData(ti)})
+	}
+	emb, _ := f.Tensor("token_embd.weight")
+	row := int(emb.Dims[0]) * 4
+	data := f.TensorData(emb)
+	cls := append(append([]byte(nil), data[300*row:301*row]...), data[301*row:302*row]...)
+	ts = append(ts, gguf.WriterTensor{Name: "cls.output.weight", Dims: []uint64{emb.Dims[0], 2}, Type: gguf.TypeF32, Data: cls})
+	path := filepath.Join(t.TempDir(), "qwen3-rerank-tiny-F32.gguf")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gguf.Write(out, kv, ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestDecoderReranker: a Qwen3-Reranker file reranks through the engine:
+// its inputs follow the file's template, and a score is the softmax of the
+// head over the last token's hidden state ("yes" against "no"); with
+// SMOLGO_LLAMAREF set, the scores are compared with llama.cpp's.
+func TestDecoderReranker(t *testing.T) {
+	path := rerankerFile(t)
+	m, err := family.Load(path, engine.WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	info := m.EmbedInfo()
+	if !info.Ranks || info.Pooling != engine.PoolRank || info.Labels != 2 {
+		t.Fatalf("EmbedInfo %+v", info)
+	}
+	ctx := context.Background()
+	docs := []string{"the quick brown fox", "Hello world"}
+	r, err := m.Rerank(ctx, "quick fox", docs, engine.RerankOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := m.RerankInputs("quick fox", docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := m.EmbedTokens(ctx, inputs, engine.EmbedOptions{Pooling: engine.PoolLast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := m.Weights().ClsOut
+	for i, h := range last.Vectors {
+		var z [2]float64
+		row := make([]float32, w.Cols)
+		for l := range 2 {
+			w.Row(l, row)
+			for j := range row {
+				z[l] += float64(row[j]) * float64(h[j])
+			}
+		}
+		want := 1 / (1 + math.Exp(z[1]-z[0]))
+		if math.Abs(float64(r.Scores[i])-want) > 1e-5 {
+			t.Errorf("document %d: score %v, softmax of the head %v", i, r.Scores[i], want)
+		}
+	}
+	bin := os.Getenv("SMOLGO_LLAMAREF")
+	if bin == "" {
+		return
+	}
+	var spec []string
+	for _, in := range inputs {
+		ids := make([]string, len(in))
+		for k, id := range in {
+			ids[k] = fmt.Sprint(id)
+		}
+		spec = append(spec, strings.Join(ids, ","))
+	}
+	out := filepath.Join(t.TempDir(), "ref.json")
+	if b, err := exec.Command(bin, "embed", "--model", path, "--tokens", strings.Join(spec, ";"), "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("llamaref embed: %v\n%s", err, b)
+	}
+	var ref struct {
+		Pooling   string `json:"pooling"`
+		Sequences []struct {
+			Scores []float32 `json:"scores"`
+		} `json:"sequences"`
+	}
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range ref.Sequences {
+		t.Logf("document %d: score %v, llama.cpp %v (%s)", i, r.Scores[i], s.Scores[0], ref.Pooling)
+		if math.Abs(float64(r.Scores[i]-s.Scores[0])) > 1e-3 {
+			t.Errorf("document %d: score %v, llama.cpp %v", i, r.Scores[i], s.Scores[0])
+		}
 	}
 }
