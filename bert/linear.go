@@ -21,15 +21,25 @@ type linear struct {
 
 // mul computes dst = x·Wᵀ + bias for n rows, then GELU if gelu.
 func (l *linear) mul(pool *tensor.Pool, s *scratch, dst, x []float32, n int, gelu bool) error {
+	return l.mulAdd(pool, s, dst, x, n, gelu, nil)
+}
+
+// mulAdd is mul, then dst += add (nil: nothing), element by element: a
+// residual connection, added by the threads that computed the outputs.
+func (l *linear) mulAdd(pool *tensor.Pool, s *scratch, dst, x []float32, n int, gelu bool, add []float32) error {
 	if l.p != nil {
-		return l.p.MulInto(pool, &s.pack, x, n, tensor.PackedOut{Dst: dst, Bias: l.bias, GELU: gelu})
+		return l.p.MulInto(pool, &s.pack, x, n, tensor.PackedOut{Dst: dst, Bias: l.bias, GELU: gelu, Add: add})
 	}
 	if err := l.m.Mul(pool, &s.mat, dst, x, n); err != nil {
 		return err
 	}
 	addBias(dst, l.bias, n)
+	out := dst[:n*l.m.Rows]
 	if gelu {
-		tensor.GELUs(dst[:n*l.m.Rows], dst[:n*l.m.Rows])
+		tensor.GELUs(out, out)
+	}
+	if add != nil {
+		tensor.Add(out, add[:len(out)])
 	}
 	return nil
 }

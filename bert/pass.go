@@ -137,25 +137,21 @@ func (e *Encoder) layer(l, n, outs int, last bool) error {
 	}
 	x = b.x[:m*E]
 	proj := b.proj[:m*E]
-	if err := ops.o.mul(e.pool, &b.s, proj, b.att[:m*E], m, false); err != nil {
+	if err := ops.o.mulAdd(e.pool, &b.s, proj, b.att[:m*E], m, false, x); err != nil {
 		return err
 	}
 	for t := range m {
-		r := x[t*E : (t+1)*E]
-		tensor.Add(r, proj[t*E:(t+1)*E])
-		tensor.LayerNorm(r, r, w.AttnNorm.W, w.AttnNorm.B, e.cfg.Eps)
+		tensor.LayerNorm(x[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.AttnNorm.W, w.AttnNorm.B, e.cfg.Eps)
 	}
 	up := b.up[:m*F]
 	if err := ops.up.mul(e.pool, &b.s, up, x, m, true); err != nil {
 		return err
 	}
-	if err := ops.down.mul(e.pool, &b.s, proj, up, m, false); err != nil {
+	if err := ops.down.mulAdd(e.pool, &b.s, proj, up, m, false, x); err != nil {
 		return err
 	}
 	for t := range m {
-		r := x[t*E : (t+1)*E]
-		tensor.Add(r, proj[t*E:(t+1)*E])
-		tensor.LayerNorm(r, r, w.OutNorm.W, w.OutNorm.B, e.cfg.Eps)
+		tensor.LayerNorm(x[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.OutNorm.W, w.OutNorm.B, e.cfg.Eps)
 	}
 	return nil
 }

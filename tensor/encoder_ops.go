@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // LayerNorm writes dst = (x − mean(x)) / √(var(x) + eps) · w + b, a BERT
 // LayerNorm, rounding as ggml's CPU backend does (ggml_norm, then ggml_mul
@@ -47,6 +50,10 @@ func LayerNorm(dst, x, w, b []float32, eps float32) {
 // alias x.
 func GELUs(dst, x []float32) {
 	x = x[:len(dst)]
+	if n16 := len(x) &^ 15; havePackedKernels && n16 > 0 {
+		geluF16x16(&dst[0], &x[0], &geluTablePadded()[0], n16)
+		x, dst = x[n16:], dst[n16:]
+	}
 	t := geluTable()
 	var bits [256]uint16
 	for len(x) > 0 {
@@ -65,6 +72,14 @@ func GELUs(dst, x []float32) {
 		x, dst = x[c:], dst[c:]
 	}
 }
+
+// geluTablePadded is geluTable with two more entries, so that the
+// assembly's 4-byte gathers at 2-byte steps never read past it.
+var geluTablePadded = sync.OnceValue(func() []uint16 {
+	t := make([]uint16, 1<<16+2)
+	copy(t, geluTable()[:])
+	return t
+})
 
 // RoundF16s sets dst[i] = RoundF16(src[i]), 16 at a time where the CPU
 // allows. dst may alias src.

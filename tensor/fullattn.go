@@ -94,15 +94,22 @@ func FullAttention(out []float32, os int, q []float32, qs, nq int, k, v []float3
 			s := sc[i*nk : i*nk+n8]
 			m := float32(math.Inf(-1))
 			for j := range s[:n] {
-				s[j] *= scale
-				m = max(m, s[j])
+				v := s[j] * scale
+				s[j] = v
+				if v > m { // not max(): no NaN to propagate, and no branches for it
+					m = v
+				}
 			}
+			// The padding gets a value whose exponential is tiny but normal
+			// (the vector path takes it; -Inf would send the group to the
+			// slow one), and is then zeroed.
 			for j := n; j < n8; j++ {
-				s[j] = float32(math.Inf(-1)) // exp gives 0
+				s[j] = m - 64
 			}
 			ExpShift(s, m)
+			clear(s[n:])
 			var sum float32
-			for _, e := range s {
+			for _, e := range s[:n] {
 				sum += e
 			}
 			inv[i] = 1 / sum

@@ -146,6 +146,9 @@ type PackedOut struct {
 	Bias []float32
 	// GELU applies GELUs after the bias.
 	GELU bool
+	// Add, when not nil, is added last, element by element (laid out as
+	// Dst): a residual connection.
+	Add []float32
 }
 
 // MulInto computes the products of x (n rows of Cols values) with every
@@ -168,6 +171,9 @@ func (p *Packed) MulInto(pool *Pool, s *PackScratch, x []float32, n int, outs ..
 		}
 		if b := outs[i].Bias; b != nil && len(b) != pt.rows {
 			return fmt.Errorf("tensor %s: matrix %d has %d rows and a bias of %d", p.Name, i, pt.rows, len(b))
+		}
+		if a := outs[i].Add; a != nil && len(a) < n*pt.rows {
+			return fmt.Errorf("tensor %s: matrix %d of the product adds %d values, want %d", p.Name, i, len(a), n*pt.rows)
 		}
 	}
 	x = x[:n*K]
@@ -240,16 +246,20 @@ func (j *packJob) Do(lo, hi int) {
 					copy(dst[(tok+t)*pt.rows+r0:(tok+t)*pt.rows+r0+lanes], tmp[t*packRows:])
 				}
 			}
-			if o.Bias == nil && !o.GELU {
+			if o.Bias == nil && !o.GELU && o.Add == nil {
 				continue
 			}
 			for t := range ntok {
-				row := dst[(tok+t)*pt.rows+r0 : (tok+t)*pt.rows+r0+lanes]
+				at := (tok+t)*pt.rows + r0
+				row := dst[at : at+lanes]
 				if o.Bias != nil {
 					Add(row, o.Bias[r0:r0+lanes])
 				}
 				if o.GELU {
 					GELUs(row, row)
+				}
+				if o.Add != nil {
+					Add(row, o.Add[at:at+lanes])
 				}
 			}
 		}

@@ -31,6 +31,12 @@ func roundF16x16(dst, src *float32, n int)
 //go:noescape
 func toF16x16(dst *uint16, src *float32, n int)
 
+// geluF16x16 is GELUs for n a positive multiple of 16, table being
+// geluTablePadded's.
+//
+//go:noescape
+func geluF16x16(dst, src *float32, table *uint16, n int)
+
 // packedKernel runs the micro-kernel on one slab and tile (see
 // gemm32x12Go); x holds 12 rows of k values, out ntok rows of os.
 func packedKernel(t gguf.Type, w []byte, x []float32, k int, out []float32, os, ntok int) {

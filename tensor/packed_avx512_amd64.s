@@ -330,3 +330,39 @@ tof16:
 	JNZ tof16
 	VZEROUPPER
 	RET
+
+// func geluF16x16(dst, src *float32, table *uint16, n int)
+//
+// GELUs for n a positive multiple of 16: the float16 bits of each x
+// (VCVTPS2PH, nearest even) index table (GELU's float16 values, padded
+// by two entries so that the 4-byte gathers stay inside), widened; 0
+// where x <= -10, x where x >= 10.
+TEXT ·geluF16x16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ table+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVL $0xc1200000, AX
+	VPBROADCASTD AX, Z6
+	MOVL $0x41200000, AX
+	VPBROADCASTD AX, Z7
+	VPXORD Z5, Z5, Z5
+gelu:
+	VMOVUPS (SI), Z0
+	VCVTPS2PH $0, Z0, Y1
+	VPMOVZXWD Y1, Z2
+	KXNORW K1, K1, K1
+	VPGATHERDD (DX)(Z2*2), K1, Z3
+	VPMOVDW Z3, Y3
+	VCVTPH2PS Y3, Z4
+	VCMPPS $2, Z6, Z0, K2
+	VMOVAPS Z5, K2, Z4
+	VCMPPS $13, Z7, Z0, K3
+	VMOVAPS Z0, K3, Z4
+	VMOVUPS Z4, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNZ gelu
+	VZEROUPPER
+	RET

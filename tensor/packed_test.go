@@ -354,3 +354,58 @@ func TestGELUsMatchesTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedEpilogue: bias, GELU and an added residual applied inside
+// MulInto equal the same steps run after a plain product.
+func TestPackedEpilogue(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	pool := NewPool(2)
+	defer pool.Close()
+	for _, rows := range []int{64, 50} {
+		m := randFloatMatrix(t, r, "w", gguf.TypeF16, rows, 40)
+		size, _ := PackedBytes(m)
+		p, err := Pack(make([]byte, size), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 29
+		x := make([]float32, n*40)
+		bias := make([]float32, rows)
+		add := make([]float32, n*rows)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		for i := range bias {
+			bias[i] = float32(r.NormFloat64())
+		}
+		for i := range add {
+			add[i] = float32(r.NormFloat64())
+		}
+		var s PackScratch
+		want := make([]float32, n*rows)
+		if err := p.Mul(pool, &s, want, x, n); err != nil {
+			t.Fatal(err)
+		}
+		for tk := range n {
+			row := want[tk*rows : (tk+1)*rows]
+			Add(row, bias)
+			GELUs(row, row)
+			Add(row, add[tk*rows:])
+		}
+		got := make([]float32, n*rows)
+		if err := p.MulInto(pool, &s, x, n, PackedOut{Dst: got, Bias: bias, GELU: true, Add: add}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("rows %d: output %d = %v, separate steps %v", rows, i, got[i], want[i])
+			}
+		}
+		if err := p.MulInto(pool, &s, x, n, PackedOut{Dst: got, Bias: bias[:3]}); err == nil {
+			t.Error("short bias: no error")
+		}
+		if err := p.MulInto(pool, &s, x, n, PackedOut{Dst: got, Add: add[:5]}); err == nil {
+			t.Error("short residual: no error")
+		}
+	}
+}
