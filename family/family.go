@@ -138,5 +138,8 @@ func unsupported(arch string) error {
 	if len(known) == 0 {
 		return fmt.Errorf("family: architecture %q: no family is registered (import github.com/smolgo/smolgo/models, or a family package)", arch)
 	}
+	if arch == "bert" {
+		return fmt.Errorf("family: architecture %q is an encoder, not a llama family: open it with engine.Open or bert.Load", arch)
+	}
 	return fmt.Errorf("family: unsupported architecture %q (supported: %v)", arch, known)
 }

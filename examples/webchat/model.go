@@ -31,6 +31,9 @@ func loadModel(ctx context.Context, log *slog.Logger, path, name string, ctxLen,
 	if err != nil {
 		return nil, nil, err
 	}
+	if arch, _ := f.Architecture(); arch == "bert" {
+		return loadEncoder(ctx, log, f, path, name, threads, extra...)
+	}
 	if ctxLen <= 0 {
 		cfg, err := llama.ConfigFromGGUF(f)
 		if err != nil {
