@@ -23,17 +23,21 @@
 //	          engine.Backend
 //	smollm3   SmolLM3: tied embeddings, NoPE layers, and its format (chat
 //	          template, tokenizer, thinking, tool calls) for the engine
+//	bert      BERT encoders for embeddings and reranking (bge, all-MiniLM,
+//	          cross-encoders): the CPU encoder the engine's Embed runs
 //	server    an OpenAI-compatible HTTP API and a web chat, over engine
 //	          sessions
 //
 // Beside them, used by the layers above: engine (model-neutral sessions,
 // messages, options and events; the continuous-batching scheduler, prompt
-// cache, stop strings, constraints and speculation; a model plugs in a
-// Backend and a Format), tokenizer (byte-level BPE read from the GGUF or a
+// cache, stop strings, constraints and speculation; embeddings and
+// reranking; a model plugs in a Backend, or an Encoder, and a Format),
+// tokenizer (byte-level BPE read from the GGUF or a
 // tokenizer.json), smollm3/chat (SmolLM3's chat template and the thinking
 // parser), sample (samplers), grammar (JSON schema and GBNF constraints)
 // and toolcall (the <tool_call> parser). The programs in examples/ are thin
-// apps on top: webchat, chat (terminal), tools, logits, bench and ggufinfo.
+// apps on top: webchat, chat (terminal), tools, logits, bench, ggufinfo and
+// embed (semantic search over a folder).
 //
 // # Using it
 //

@@ -46,11 +46,11 @@ func (f *Format) embedSpecial() (embedtok.Encoder, embedtok.Special, error) {
 	if err != nil {
 		return nil, embedtok.Special{}, err
 	}
-	sp, err := embedtok.Read(f.file)
-	if err != nil {
-		return nil, embedtok.Special{}, err
+	f.embOnce.Do(func() { f.emb, f.embErr = embedtok.Read(f.file) })
+	if f.embErr != nil {
+		return nil, embedtok.Special{}, f.embErr
 	}
-	return tok, sp, nil
+	return tok, f.emb, nil
 }
 
 // embedKeys reads a file's embedding keys: <arch>.pooling_type (PoolDefault

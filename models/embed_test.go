@@ -255,3 +255,59 @@ func TestDecoderReranker(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecoderEmbed is docs/embeddings.md's decoder measurement:
+// embeddings with last pooling of the sequences of SMOLGO_EMBED_TOKENS
+// (one per line, ids separated by commas) on the decoder SMOLGO_EMBED_MODEL,
+// through the engine's scheduler (steps of up to 512 tokens, up to 64
+// sequences at once), against `llamaref embed --pooling last --ubatch 512`:
+//
+//	SMOLGO_EMBED_MODEL=/tmp/q3e-Q8_0.gguf SMOLGO_EMBED_TOKENS=/tmp/seqs16.txt \
+//	    go test ./models -run XXX -bench DecoderEmbed -benchtime 2x -cpu 2
+func BenchmarkDecoderEmbed(b *testing.B) {
+	path, toks := os.Getenv("SMOLGO_EMBED_MODEL"), os.Getenv("SMOLGO_EMBED_TOKENS")
+	if path == "" || toks == "" {
+		b.Skip("set SMOLGO_EMBED_MODEL and SMOLGO_EMBED_TOKENS (see docs/embeddings.md)")
+	}
+	data, err := os.ReadFile(toks)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var inputs [][]int32
+	tokens := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var in []int32
+		for _, f := range strings.Split(line, ",") {
+			var v int32
+			fmt.Sscan(f, &v)
+			in = append(in, v)
+		}
+		inputs = append(inputs, in)
+		tokens += len(in)
+	}
+	m, err := family.Load(path, engine.WithThreads(runtimeThreads()), engine.WithPooling("last"), engine.WithMaxSequences(64),
+		engine.WithContext(1024))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	if _, err := m.EmbedTokens(ctx, inputs[:1], engine.EmbedOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := m.EmbedTokens(ctx, inputs, engine.EmbedOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(tokens)/s, "tokens/s")
+	b.ReportMetric(float64(len(inputs))/s, "seqs/s")
+}
+
+func runtimeThreads() int {
+	n := 0
+	fmt.Sscan(os.Getenv("GOMAXPROCS"), &n)
+	return n
+}

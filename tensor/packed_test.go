@@ -409,3 +409,25 @@ func TestPackedEpilogue(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMatrixMulFloat is BenchmarkPacked's products through
+// Matrix.Mul (quant's F16/F32 dot products, one token at a time), for
+// comparison.
+func BenchmarkMatrixMulFloat(b *testing.B) {
+	for _, typ := range []gguf.Type{gguf.TypeF16, gguf.TypeF32} {
+		b.Run(typ.String(), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(5, 6))
+			m := randFloatMatrix(&testing.T{}, r, "w", typ, 384, 384)
+			pool := NewPool(1)
+			defer pool.Close()
+			n := 512
+			x := make([]float32, n*384)
+			dst := make([]float32, n*384)
+			var s Scratch
+			for b.Loop() {
+				m.Mul(pool, &s, dst, x, n)
+			}
+			b.ReportMetric(float64(2*384*384*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
