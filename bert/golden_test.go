@@ -107,7 +107,11 @@ func l2(v []float32) []float32 {
 func TestGoldenEmbeddings(t *testing.T) {
 	for _, name := range []string{"bert-tiny-F32", "bert-rank-tiny-F32"} {
 		for _, opts := range []Options{{Threads: 2}, {Threads: 1, KeepLayout: true}} {
-			t.Run(name, func(t *testing.T) {
+			label := "packed"
+			if opts.KeepLayout {
+				label = "matmul"
+			}
+			t.Run(name+"/"+label, func(t *testing.T) {
 				g := loadGolden(t, name)
 				e := openEncoder(t, name, opts)
 				for _, run := range g.Runs {
