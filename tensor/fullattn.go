@@ -36,7 +36,25 @@ func FullAttentionScratch(n, hd int) int {
 // exp(s - max) and divided by their sum at the end. scratch holds
 // FullAttentionScratch(n, hd) floats. It runs on the calling goroutine
 // (run many heads in parallel on a Pool).
+//
+// Without the packed kernels (no AVX-512) the products are DotF32 and
+// AxpyF32 instead, the same sums in another order: the micro-kernel's Go
+// twin, which gives its bits, is far too slow to run a model on.
 func FullAttention(out []float32, os int, q []float32, qs, nq int, k, v []float32, kvs, n, hd int, scale float32, scratch []float32) error {
+	mode := attnSlabs
+	if !havePackedKernels {
+		mode = attnDots
+	}
+	return fullAttention(out, os, q, qs, nq, k, v, kvs, n, hd, scale, scratch, mode)
+}
+
+// The ways fullAttention computes its products.
+const (
+	attnSlabs = iota // the packed micro-kernel (the assembly where the CPU has it, else its Go twin)
+	attnDots         // DotF32 and AxpyF32, row by row
+)
+
+func fullAttention(out []float32, os int, q []float32, qs, nq int, k, v []float32, kvs, n, hd int, scale float32, scratch []float32, mode int) error {
 	if n <= 0 || nq <= 0 || hd <= 0 {
 		return fmt.Errorf("tensor: attention of %d queries over %d keys of %d values", nq, n, hd)
 	}
@@ -45,6 +63,10 @@ func FullAttention(out []float32, os int, q []float32, qs, nq int, k, v []float3
 	}
 	if len(q) < (nq-1)*qs+hd || len(k) < (n-1)*kvs+hd || len(v) < (n-1)*kvs+hd || len(out) < (nq-1)*os+hd {
 		return fmt.Errorf("tensor: attention buffers too short for %d queries and %d keys of %d values", nq, n, hd)
+	}
+	if mode == attnDots {
+		attentionDots(out, os, q, qs, nq, k, v, kvs, n, hd, scale, scratch[:n])
+		return nil
 	}
 	nk := (n + packRows - 1) / packRows * packRows
 	hp := (hd + packRows - 1) / packRows * packRows
@@ -136,15 +158,40 @@ func FullAttention(out []float32, os int, q []float32, qs, nq int, k, v []float3
 	return nil
 }
 
+// attentionDots is fullAttention's products one row at a time: scores by
+// DotF32, the weighted sum by AxpyF32 in key order. s holds n floats.
+func attentionDots(out []float32, os int, q []float32, qs, nq int, k, v []float32, kvs, n, hd int, scale float32, s []float32) {
+	for i := range nq {
+		qi := q[i*qs : i*qs+hd]
+		m := float32(math.Inf(-1))
+		for j := range s {
+			x := DotF32(qi, k[j*kvs:j*kvs+hd]) * scale
+			s[j] = x
+			if x > m {
+				m = x
+			}
+		}
+		ExpShift(s, m)
+		var sum float32
+		for _, e := range s {
+			sum += e
+		}
+		o := out[i*os : i*os+hd]
+		clear(o)
+		for j, e := range s {
+			AxpyF32(o, v[j*kvs:j*kvs+hd], e)
+		}
+		inv := 1 / sum
+		for d := range o {
+			o[d] *= inv
+		}
+	}
+}
+
 // floatKernel is the packed micro-kernel over an F32 slab held in floats:
 // 32 rows of k columns against 12 activation rows xs floats apart, ntok of
 // them written os floats apart.
 func floatKernel(w, x []float32, xs, k int, out []float32, os, ntok int) {
-	_, _, _ = w[packRows*k-1], x[(packTile-1)*xs+k-1], out[(ntok-1)*os+packRows-1]
-	wb := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), packRows*k*4)
-	if !havePackedKernels {
-		gemm32x12Go(gguf.TypeF32, wb, x, xs, k, out, os, ntok)
-		return
-	}
-	gemm32x12F32(&wb[0], &x[0], 4*xs, k, &out[0], 4*os, ntok)
+	wb := unsafe.Slice((*byte)(unsafe.Pointer(&w[:packRows*k][0])), packRows*k*4)
+	packedKernel(gguf.TypeF32, wb, x, xs, k, out, os, ntok)
 }

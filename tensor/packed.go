@@ -238,10 +238,10 @@ func (j *packJob) Do(lo, hi int) {
 				x = j.tail
 			}
 			if full {
-				packedKernel(p.Type, w, x, K, dst[tok*pt.rows+r0:], pt.rows, ntok)
+				packedKernel(p.Type, w, x, K, K, dst[tok*pt.rows+r0:], pt.rows, ntok)
 			} else {
 				tmp := j.tmp[u*packTile*packRows : (u+1)*packTile*packRows]
-				packedKernel(p.Type, w, x, K, tmp, packRows, ntok)
+				packedKernel(p.Type, w, x, K, K, tmp, packRows, ntok)
 				for t := range ntok {
 					copy(dst[(tok+t)*pt.rows+r0:(tok+t)*pt.rows+r0+lanes], tmp[t*packRows:])
 				}

@@ -38,16 +38,17 @@ func toF16x16(dst *uint16, src *float32, n int)
 func geluF16x16(dst, src *float32, table *uint16, n int)
 
 // packedKernel runs the micro-kernel on one slab and tile (see
-// gemm32x12Go); x holds 12 rows of k values, out ntok rows of os.
-func packedKernel(t gguf.Type, w []byte, x []float32, k int, out []float32, os, ntok int) {
+// gemm32x12Go); x holds 12 rows of k values xs floats apart, out ntok rows
+// of os.
+func packedKernel(t gguf.Type, w []byte, x []float32, xs, k int, out []float32, os, ntok int) {
 	if !havePackedKernels {
-		gemm32x12Go(t, w, x, k, k, out, os, ntok)
+		gemm32x12Go(t, w, x, xs, k, out, os, ntok)
 		return
 	}
-	_, _, _ = w[packRows*k*elemBytes(t)-1], x[(packTile-1)*k+k-1], out[(ntok-1)*os+packRows-1]
+	_, _, _ = w[packRows*k*elemBytes(t)-1], x[(packTile-1)*xs+k-1], out[(ntok-1)*os+packRows-1]
 	if t == gguf.TypeF16 {
-		gemm32x12F16(&w[0], &x[0], 4*k, k, &out[0], 4*os, ntok)
+		gemm32x12F16(&w[0], &x[0], 4*xs, k, &out[0], 4*os, ntok)
 	} else {
-		gemm32x12F32(&w[0], &x[0], 4*k, k, &out[0], 4*os, ntok)
+		gemm32x12F32(&w[0], &x[0], 4*xs, k, &out[0], 4*os, ntok)
 	}
 }

@@ -12,6 +12,6 @@ func toF16x16(dst *uint16, src *float32, n int) { panic("tensor: no packed kerne
 
 func geluF16x16(dst, src *float32, table *uint16, n int) { panic("tensor: no packed kernels") }
 
-func packedKernel(t gguf.Type, w []byte, x []float32, k int, out []float32, os, ntok int) {
-	gemm32x12Go(t, w, x, k, k, out, os, ntok)
+func packedKernel(t gguf.Type, w []byte, x []float32, xs, k int, out []float32, os, ntok int) {
+	gemm32x12Go(t, w, x, xs, k, out, os, ntok)
 }

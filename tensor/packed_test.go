@@ -280,12 +280,16 @@ func TestFullAttention(t *testing.T) {
 		}
 		q, k, v := mk(c.nq), mk(c.n), mk(c.n)
 		scale := float32(1 / math.Sqrt(float64(c.hd)))
-		var outs [2][]float32
-		for pass, kernels := range []bool{true, false} {
+		var outs [3][]float32
+		for pass, kernels := range []bool{true, false, false} {
 			saved := havePackedKernels
 			havePackedKernels = havePackedKernels && kernels
 			out := make([]float32, c.nq*stride)
-			err := FullAttention(out, stride, q, stride, c.nq, k, v, stride, c.n, c.hd, scale, make([]float32, FullAttentionScratch(c.n, c.hd)))
+			mode := attnSlabs
+			if pass == 2 {
+				mode = attnDots
+			}
+			err := fullAttention(out, stride, q, stride, c.nq, k, v, stride, c.n, c.hd, scale, make([]float32, FullAttentionScratch(c.n, c.hd)), mode)
 			havePackedKernels = saved
 			if err != nil {
 				t.Fatal(err)
@@ -295,6 +299,18 @@ func TestFullAttention(t *testing.T) {
 		for i := range outs[0] {
 			if math.Float32bits(outs[0][i]) != math.Float32bits(outs[1][i]) {
 				t.Fatalf("%+v: kernels and Go twin differ at %d: %v, %v", c, i, outs[0][i], outs[1][i])
+			}
+		}
+		for _, out := range [][]float32{outs[0], outs[2]} {
+			if out[c.hd] != 0 && c.nq == 1 {
+				t.Fatalf("%+v: wrote past the head", c)
+			}
+		}
+		for i := range c.nq {
+			for d := range c.hd {
+				if math.Abs(float64(outs[2][i*stride+d]-outs[0][i*stride+d])) > 1e-5 {
+					t.Fatalf("%+v: the row-by-row path differs at [%d][%d]: %v, %v", c, i, d, outs[2][i*stride+d], outs[0][i*stride+d])
+				}
 			}
 		}
 		for i := range c.nq {
