@@ -50,7 +50,7 @@ func LayerNorm(dst, x, w, b []float32, eps float32) {
 // alias x.
 func GELUs(dst, x []float32) {
 	x = x[:len(dst)]
-	if n16 := len(x) &^ 15; havePackedKernels && n16 > 0 {
+	if n16 := len(x) &^ 15; packedAVX512 && n16 > 0 {
 		geluF16x16(&dst[0], &x[0], &geluTablePadded()[0], n16)
 		x, dst = x[n16:], dst[n16:]
 	}
@@ -90,9 +90,7 @@ func toF16s(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	n16 := 0
 	if havePackedKernels {
-		if n16 = len(src) &^ 15; n16 > 0 {
-			toF16x16(&dst[0], &src[0], n16)
-		}
+		n16 = toF16sASM(dst, src)
 	}
 	for i := n16; i < len(src); i++ {
 		dst[i] = ToF16(src[i])

@@ -1,7 +1,8 @@
 //go:build ignore
 
-// gen_packed writes packed_avx512_amd64.s, the micro-kernels of the float
-// prefill GEMM (see packed.go for the slab layout they read):
+// gen_packed writes packed_amd64.s, the micro-kernels of the float
+// prefill GEMM (see packed.go for the slab layout they read), in AVX-512
+// and AVX2 forms, and the float16 conversions around them:
 //
 //	cd tensor && go run gen_packed.go
 package main
@@ -86,6 +87,116 @@ func main() {
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}
+	for _, f16 := range []bool{false, true} {
+		name, es := "gemm32x12F32AVX2", 4
+		if f16 {
+			name, es = "gemm32x12F16AVX2", 2
+		}
+		p("")
+		p("// func %s(w *byte, x *float32, xstride, k int, out *float32, ostride, ntok int)", name)
+		p("//")
+		p("// The AVX2 form of the same micro-kernel: 16 registers hold 32 rows")
+		p("// of 3 tokens (Y0-Y11: row group v of token t in Y(3v+t)), so the 12")
+		p("// tokens go in four groups of 3, each a pass over the slab's k columns;")
+		p("// groups past ntok are skipped. Every output is the same FMA chain in")
+		p("// column order as the AVX-512 kernel's, so the bits are the same.")
+		p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+		p("\tMOVQ w+0(FP), AX")
+		p("\tMOVQ x+8(FP), R11")
+		p("\tMOVQ xstride+16(FP), R8")
+		p("\tMOVQ k+24(FP), R12")
+		p("\tMOVQ out+32(FP), DX")
+		p("\tMOVQ ostride+40(FP), R9")
+		p("\tMOVQ ntok+48(FP), R10")
+		for g := range 4 {
+			p("group%d:", g)
+			if g > 0 {
+				p("\tCMPQ R10, $%d", 3*g+1)
+				p("\tJLT done")
+			}
+			p("\tMOVQ AX, SI")
+			p("\tMOVQ R11, BX")
+			p("\tMOVQ R12, CX")
+			for z := range 12 {
+				p("\tVXORPS Y%d, Y%d, Y%d", z, z, z)
+			}
+			p("loop%d:", g)
+			p("\tVBROADCASTSS (BX), Y12")
+			p("\tVBROADCASTSS (BX)(R8*1), Y13")
+			p("\tVBROADCASTSS (BX)(R8*2), Y14")
+			for v := range 4 {
+				if f16 {
+					p("\tVCVTPH2PS %d(SI), Y15", v*16)
+				} else {
+					p("\tVMOVUPS %d(SI), Y15", v*32)
+				}
+				for t := range 3 {
+					p("\tVFMADD231PS Y%d, Y15, Y%d", 12+t, 3*v+t)
+				}
+			}
+			p("\tADDQ $%d, SI", 32*es)
+			p("\tADDQ $4, BX")
+			p("\tDECQ CX")
+			p("\tJNZ loop%d", g)
+			for t := range 3 {
+				tok := 3*g + t
+				if tok > 0 {
+					p("\tCMPQ R10, $%d", tok+1)
+					p("\tJLT done")
+				}
+				addr := []string{"(DX)", "(DX)(R9*1)", "(DX)(R9*2)"}[t]
+				for v := range 4 {
+					p("\tVMOVUPS Y%d, %d%s", 3*v+t, v*32, addr)
+				}
+			}
+			if g < 3 {
+				p("\tLEAQ (R11)(R8*2), R11")
+				p("\tADDQ R8, R11")
+				p("\tLEAQ (DX)(R9*2), DX")
+				p("\tADDQ R9, DX")
+			}
+		}
+		p("done:")
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
+	p("")
+	p("// func roundF16x8(dst, src *float32, n int)")
+	p("//")
+	p("// dst[i] = RoundF16(src[i]) for n a positive multiple of 8 (AVX2, F16C).")
+	p("TEXT ·roundF16x8(SB), NOSPLIT, $0-24")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ n+16(FP), CX")
+	p("round8:")
+	p("\tVMOVUPS (SI), Y0")
+	p("\tVCVTPS2PH $0, Y0, X1")
+	p("\tVCVTPH2PS X1, Y2")
+	p("\tVMOVUPS Y2, (DI)")
+	p("\tADDQ $32, SI")
+	p("\tADDQ $32, DI")
+	p("\tSUBQ $8, CX")
+	p("\tJNZ round8")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+	p("// func toF16x8(dst *uint16, src *float32, n int)")
+	p("//")
+	p("// dst[i] = ToF16(src[i]) for n a positive multiple of 8 (AVX2, F16C).")
+	p("TEXT ·toF16x8(SB), NOSPLIT, $0-24")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ n+16(FP), CX")
+	p("tof16x8:")
+	p("\tVMOVUPS (SI), Y0")
+	p("\tVCVTPS2PH $0, Y0, X1")
+	p("\tVMOVDQU X1, (DI)")
+	p("\tADDQ $32, SI")
+	p("\tADDQ $16, DI")
+	p("\tSUBQ $8, CX")
+	p("\tJNZ tof16x8")
+	p("\tVZEROUPPER")
+	p("\tRET")
 	p("")
 	p("// func roundF16x16(dst, src *float32, n int)")
 	p("//")
@@ -159,7 +270,7 @@ func main() {
 	p("\tJNZ gelu")
 	p("\tVZEROUPPER")
 	p("\tRET")
-	if err := os.WriteFile("packed_avx512_amd64.s", b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile("packed_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -46,9 +46,10 @@ const (
 )
 
 // CanPack reports whether this CPU has the packed GEMM's kernels for
-// weights of type t (F32 or F16 with AVX-512); without them Pack still
-// works, with a pure Go twin that gives the same bits, slowly: use
-// Matrix.Mul instead.
+// weights of type t (F32 or F16, with AVX2 and FMA; AVX-512 runs them
+// 12 tokens to a register block, AVX2 3); without them Pack still works,
+// with a pure Go twin that gives the same bits, slowly: use Matrix.Mul
+// instead.
 func CanPack(t gguf.Type) bool {
 	return (t == gguf.TypeF32 || t == gguf.TypeF16) && havePackedKernels
 }
@@ -309,9 +310,7 @@ func roundF16s(dst, src []float32) {
 	dst = dst[:len(src)]
 	n16 := 0
 	if havePackedKernels {
-		if n16 = len(src) &^ 15; n16 > 0 {
-			roundF16x16(&dst[0], &src[0], n16)
-		}
+		n16 = roundF16sASM(dst, src)
 	}
 	for i := n16; i < len(src); i++ {
 		dst[i] = RoundF16(src[i])

@@ -4,7 +4,13 @@ package tensor
 
 import "github.com/smolgo/smolgo/gguf"
 
-var havePackedKernels = false
+var (
+	havePackedKernels = false
+	packedAVX512      = false
+)
+
+func roundF16sASM(dst, src []float32) int       { return 0 }
+func toF16sASM(dst []uint16, src []float32) int { return 0 }
 
 func roundF16x16(dst, src *float32, n int) { panic("tensor: no packed kernels") }
 

@@ -447,3 +447,18 @@ func BenchmarkMatrixMulFloat(b *testing.B) {
 		})
 	}
 }
+
+// TestPackedAVX2 runs the packed tests again with the AVX2 kernels on a
+// CPU that has AVX-512 (GODEBUG=cpu.avx512f=off does the same for a whole
+// run): both forms must give the Go twin's bits.
+func TestPackedAVX2(t *testing.T) {
+	if !packedAVX512 {
+		t.Skip("the AVX2 kernels are the ones the other tests ran")
+	}
+	packedAVX512 = false
+	defer func() { packedAVX512 = true }()
+	t.Run("products", TestPackedMatchesTwin)
+	t.Run("attention", TestFullAttention)
+	t.Run("epilogue", TestPackedEpilogue)
+	t.Run("gelu", TestGELUsMatchesTable)
+}
