@@ -42,8 +42,9 @@
 //
 // F32 and F16 matrices are copied at load into the slab layout of the
 // float GEMM (tensor.Packed: a 32-row × 12-token AVX-512 micro-kernel that
-// reads each weight once per 12 tokens; 240-270 GFLOP/s on one Zen 5 core),
-// and the file's pages of them are dropped; Options.KeepLayout keeps
+// reads each weight once per 12 tokens, 230-270 GFLOP/s on one Zen 5 core;
+// an AVX2 form at about half that), and the file's pages of them are
+// dropped; Options.KeepLayout keeps
 // Matrix.Mul's kernels instead. Quantized matrices (Q8_0, Q4_K, ...) run
 // through tensor.Matrix.Mul (quant's GEMM for K-quants). Bias adds and
 // GELU run inside the products, on the thread that wrote the outputs.

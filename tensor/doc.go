@@ -32,8 +32,9 @@
 //     that the accumulator stays in registers.
 //   - For encoders (package bert): Packed, F32 and F16 matrices copied into
 //     slabs of 32 rows for a register-blocked prefill GEMM (32 rows × 12
-//     tokens per AVX-512 micro-kernel call, each weight read once per 12
-//     tokens), with bias, GELU and a residual added in the same pass;
+//     tokens per micro-kernel call, in AVX-512 or AVX2 form, each weight
+//     read once per 12 tokens or per 3), with bias, GELU and a residual
+//     added in the same pass;
 //     FullAttention, one head of a sequence whose tokens all see each other,
 //     on the same micro-kernel; LayerNorm, GELUs and RoundF16s with ggml's
 //     rounding.

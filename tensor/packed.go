@@ -14,8 +14,9 @@ import (
 // Its product with many activation rows (an encoder's pass, a prompt) runs
 // as a register-blocked outer product: per column, two vectors of 16 rows'
 // weights meet 12 tokens' activations broadcast one at a time, into 24
-// accumulators of 16 outputs each (packed_avx512_amd64.s). Each weight
-// is read once per 12 tokens and no horizontal sums are needed, where
+// accumulators of 16 outputs each (packed_amd64.s; with AVX2 only, four
+// vectors of 8 rows meet 3 tokens, four times per call). Each weight is
+// read once per 12 (or 3) tokens and no horizontal sums are needed, where
 // Matrix.Mul's float kernels read every weight once per token.
 //
 // Numerics: as llama.cpp's CPU backend, activations are rounded to F16
