@@ -30,18 +30,22 @@
 //	smollm3, llama3, qwen2, qwen3, gemma3
 //	          the families: each its description and chat format (template,
 //	          tokenizer, reasoning, tool calls); models imports them all
+//	bert      BERT encoders for embeddings and reranking (bge, all-MiniLM,
+//	          cross-encoders): the CPU encoder the engine's Embed runs
 //	server    an OpenAI- and Anthropic-compatible HTTP API and a web chat,
 //	          over engine sessions
 //
 // Beside them, used by the layers above: engine (model-neutral sessions,
 // messages, options and events; the continuous-batching scheduler, prompt
-// cache, stop strings, constraints and speculation; a model plugs in a
-// Backend and a Format), tokenizer (BPE, SentencePiece and WordPiece read
+// cache, stop strings, constraints and speculation; embeddings and
+// reranking; a model plugs in a Backend, or an Encoder, and a Format),
+// tokenizer (BPE, SentencePiece and WordPiece read
 // from the GGUF or a tokenizer.json), the families' chat packages
 // (smollm3/chat, qwen3/chat, ...: templates and reasoning parsers), sample
 // (samplers), grammar (JSON schema and GBNF constraints) and toolcall (the
-// <tool_call> parser). The programs in examples/ are thin
-// apps on top: webchat, chat (terminal), tools, logits, bench and ggufinfo.
+// <tool_call> parser). The programs in examples/ are thin apps on top:
+// webchat, chat (terminal), tools, logits, bench, ggufinfo and embed
+// (semantic search over a folder).
 //
 // # Using it
 //

@@ -56,6 +56,13 @@ type Seq struct {
 	// nobody needs, Vocab values for the last token, or up to len(Tokens)
 	// rows to check a draft. Its length must be a multiple of Vocab.
 	Logits []float32
+	// Hidden receives the final hidden states (after the output norm, the
+	// vectors the logits are projected from) of the last
+	// len(Hidden)/HiddenStates.HiddenDim() tokens, row after row: what a
+	// decoder's embeddings are pooled from. Only backends that implement
+	// HiddenStates fill it; the others refuse a Seq that asks. Nil for
+	// none; a Seq may ask for hidden states and logits together.
+	Hidden []float32
 }
 
 // Cache is one sequence's memory on a Backend: the keys and values of the

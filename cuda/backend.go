@@ -329,6 +329,8 @@ func (b *Backend) checkBatch(batch []backend.Seq) (caches []*Cache, total, rows 
 			return nil, 0, 0, fmt.Errorf("cuda: sequence %d: cache is closed", i)
 		case len(s.Tokens) == 0:
 			return nil, 0, 0, fmt.Errorf("cuda: sequence %d has no tokens", i)
+		case s.Hidden != nil:
+			return nil, 0, 0, fmt.Errorf("cuda: sequence %d asks for hidden states, which this backend does not return (embeddings run on the CPU)", i)
 		case len(s.Logits)%V != 0 || len(s.Logits)/V > len(s.Tokens):
 			return nil, 0, 0, fmt.Errorf("cuda: sequence %d: %d logits is not a whole number of rows of %d, at most one per token (%d)", i, len(s.Logits), V, len(s.Tokens))
 		case c.n+len(s.Tokens) > c.max:

@@ -19,6 +19,11 @@ type (
 	// Rewinder is implemented by caches that cannot go back to every
 	// earlier position (sliding-window layers).
 	Rewinder = backend.Rewinder
+	// HiddenStates is implemented by backends whose steps return hidden
+	// states (Seq.Hidden), which makes a decoder an embedding model.
+	HiddenStates = backend.HiddenStates
+	// Classifier is a decoder reranker's head.
+	Classifier = backend.Classifier
 )
 
 // ErrContextFull is wrapped by errors for a sequence longer than its cache.

@@ -53,6 +53,16 @@ type Config struct {
 	// GenerateOptions.Speculation): drafts copied from the prompt and the
 	// answer so far, checked in one multi-token step.
 	Speculation bool
+	// Pooling is the model's own pooling for embeddings (Embed's default):
+	// Open takes the file's <arch>.pooling_type unless this is set, which
+	// overrides it as llama.cpp's --pooling does.
+	Pooling Pooling
+	// Matryoshka lists the widths the model's embeddings may be truncated
+	// to (EmbedOptions.Dimensions): Open takes the file's (see
+	// MatryoshkaKey) unless this is set.
+	Matryoshka []int
+
+	optErr error // an option's error, reported by normalize
 }
 
 // Defaults of Config.
@@ -115,6 +125,26 @@ func WithKeepLayout(keep bool) Option { return func(c *Config) { c.KeepLayout = 
 // WithSpeculation turns lookup speculative decoding on or off by default.
 func WithSpeculation(on bool) Option { return func(c *Config) { c.Speculation = on } }
 
+// WithPooling sets the model's pooling for embeddings: "mean", "cls",
+// "last" or "rank", overriding the file's (an unknown name is an error of
+// NewConfig and Open).
+func WithPooling(p string) Option {
+	return func(c *Config) {
+		v, err := ParsePooling(p)
+		if err != nil {
+			c.optErr = err
+			return
+		}
+		c.Pooling = v
+	}
+}
+
+// WithMatryoshka declares the widths the model's embeddings may be
+// truncated to (see MatryoshkaKey), for a file that does not say.
+func WithMatryoshka(dims ...int) Option {
+	return func(c *Config) { c.Matryoshka = append([]int(nil), dims...) }
+}
+
 // NewConfig applies opts to the defaults and checks the result.
 func NewConfig(opts ...Option) (Config, error) {
 	var c Config
@@ -144,7 +174,16 @@ func (c *Config) normalize() error {
 	if c.PrefillChunk == 0 {
 		c.PrefillChunk = DefaultPrefillChunk
 	}
+	for _, d := range c.Matryoshka {
+		if d <= 0 {
+			return fmt.Errorf("engine: Matryoshka width %d is not positive", d)
+		}
+	}
 	switch {
+	case c.optErr != nil:
+		return fmt.Errorf("engine: %w", c.optErr)
+	case c.Pooling < PoolDefault || c.Pooling > PoolRank:
+		return fmt.Errorf("engine: unknown pooling %v", c.Pooling)
 	case c.Threads < 0 || c.Threads > MaxThreads:
 		return fmt.Errorf("engine: %d threads; use 1 to %d (0 for one per CPU)", c.Threads, MaxThreads)
 	case c.Context < 0:

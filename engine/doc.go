@@ -71,6 +71,39 @@
 // llama-family architecture is a package with a Format (or SmolLM3's) and a
 // registration; see the Example.
 //
+// # Embeddings and reranking
+//
+// Model.Embed turns texts into vectors (EmbedTokens takes token ids), one
+// per input, pooled as the model's file says (pooling_type: mean, CLS, last)
+// or as EmbedOptions.Pooling overrides, optionally L2-normalized or cut to
+// fewer dimensions (Matryoshka models, which say so with MatryoshkaKey or
+// WithMatryoshka). Model.Rerank scores documents against a query with a
+// reranker's classification head. EmbedInfo says what a model offers.
+//
+// An embedding model is one of two things, and each shares the machine in
+// its own way:
+//
+//   - An Encoder (BERT, package bert): whole sequences in one pass, each
+//     attending in both directions to itself only, no cache. Such a model
+//     has no Backend and does not generate (Generate fails with
+//     ErrNotGenerative). Its own queue packs whole sequences of every
+//     caller into passes of Encoder.BatchSize tokens, one sequence of each
+//     waiting call in turn, so a call of thousands of inputs does not hold
+//     a call of one back for more than a pass.
+//   - A Backend that also returns hidden states (HiddenStates: the llama
+//     families' CPU backend; Qwen3-Embedding is a qwen3 file with last
+//     pooling). Its embedding inputs are prompts: each takes one of the
+//     MaxSequences places and is prefilled by the same continuous-batching
+//     scheduler as the chat sessions, in chunks beside their decode steps,
+//     with the hidden states of its rows asked for instead of logits. A
+//     model serves chat and embeddings at once, with the fairness rules of
+//     generation (a long input delays others' tokens by a chunk at most).
+//
+// Inputs longer than the model takes fail with ErrContextFull unless
+// Truncate; bad inputs (empty, ids outside the vocabulary, widths the model
+// does not offer) wrap ErrBadInput, and a model that cannot pool or rank
+// wraps ErrNoEmbeddings, so that an API can answer 400.
+//
 // # Around the loop
 //
 //   - Stop strings (GenerateOptions.Stop) are matched in the content as it

@@ -77,6 +77,7 @@ type fakeBackend struct {
 	answer func(prompt []int32) string
 	delay  time.Duration // per step
 	nan    bool          // produce all-NaN logits
+	hidden int           // width of the hidden states written to Seq.Hidden (fakeHidden)
 
 	mu    sync.Mutex
 	calls int         // steps
@@ -153,6 +154,17 @@ func (f *fakeBackend) Step(ctx context.Context, batch []Seq) error {
 		c := q.Cache.(*fakeCache)
 		rows := len(q.Logits) / fakeVocab
 		c.stored = append(c.stored, q.Tokens...)
+		if f.hidden > 0 {
+			if len(q.Hidden)%f.hidden != 0 || len(q.Hidden)/f.hidden > len(q.Tokens) {
+				return fmt.Errorf("fake: bad hidden of %d values for %d tokens", len(q.Hidden), len(q.Tokens))
+			}
+			hr := len(q.Hidden) / f.hidden
+			for r := range hr {
+				fakeHiddenState(c.stored[:len(c.stored)-hr+r+1], q.Hidden[r*f.hidden:(r+1)*f.hidden])
+			}
+		} else if q.Hidden != nil {
+			return errors.New("fake: hidden states asked of a backend without them")
+		}
 		for r := range rows {
 			end := len(c.stored) - rows + r + 1 // the row predicts after stored[:end]
 			f.predict(c.stored[:end], q.Logits[r*fakeVocab:(r+1)*fakeVocab])
@@ -424,4 +436,19 @@ func newFakeModel(f *fakeBackend, opts ...Option) *Model {
 
 func newSession(f *fakeBackend, opts ...Option) *Session {
 	return newFakeModel(f, opts...).NewSession()
+}
+
+// fakeHidden is a fakeBackend whose steps return hidden states
+// (backend.HiddenStates): the state after a history is a function of the
+// whole history, as a causal decoder's is.
+type fakeHidden struct{ *fakeBackend }
+
+func (f fakeHidden) HiddenDim() int { return f.hidden }
+
+// fakeHiddenState writes the hidden state after hist.
+func fakeHiddenState(hist []int32, dst []float32) {
+	h := historyHash(hist)
+	for j := range dst {
+		dst[j] = float32((h>>uint(j%24))&0xff) - 100 + float32(len(hist))
+	}
 }

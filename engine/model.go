@@ -19,7 +19,9 @@ var ErrClosed = errors.New("engine: model closed")
 // sessions' steps, and the prompt cache they share. Make one with Open (any
 // registered architecture) or New; it is safe for concurrent use.
 type Model struct {
-	b     Backend
+	b     Backend // nil for an encoder-only model
+	enc   Encoder // nil for a decoder
+	eq    *encodeQueue
 	f     Format
 	cfg   Config
 	pc    *PromptCache // nil without Config.PromptCacheBytes
@@ -58,7 +60,31 @@ func New(b Backend, f Format, cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Backend returns the model's backend.
+// NewEncoder makes a model of an encoder (an embedding model such as BERT:
+// see Encoder) and a format, which gives the tokenizer (and, as an
+// EmbedFormat, the special tokens around an input). Such a model embeds and
+// reranks; Generate refuses with ErrNotGenerative. The caller keeps
+// ownership of the encoder and the format: close the Model first.
+func NewEncoder(e Encoder, f Format, cfg Config) (*Model, error) {
+	if e == nil || f == nil {
+		return nil, errors.New("engine: NewEncoder needs an encoder and a format")
+	}
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	if e.BatchSize() < e.MaxTokens() {
+		return nil, fmt.Errorf("engine: the encoder's batch size %d is less than its longest sequence %d", e.BatchSize(), e.MaxTokens())
+	}
+	m := &Model{enc: e, f: f, cfg: cfg}
+	m.idle = sync.NewCond(&m.life)
+	m.eq = newEncodeQueue(e, cfg.Logger)
+	return m, nil
+}
+
+// Encoder returns the model's encoder, or nil for a decoder.
+func (m *Model) Encoder() Encoder { return m.enc }
+
+// Backend returns the model's backend (nil for an encoder-only model).
 func (m *Model) Backend() Backend { return m.b }
 
 // Format returns the model's format (chat template, tokenizer, markers).
@@ -71,7 +97,12 @@ func (m *Model) Config() Config { return m.cfg }
 func (m *Model) PromptCache() *PromptCache { return m.pc }
 
 // ContextLength is the most positions a sequence can hold.
-func (m *Model) ContextLength() int { return m.sched.maxLen() }
+func (m *Model) ContextLength() int {
+	if m.sched == nil {
+		return m.enc.MaxTokens()
+	}
+	return m.sched.maxLen()
+}
 
 // NewSession starts a conversation; see Session.
 func (m *Model) NewSession() *Session {
@@ -128,7 +159,12 @@ type Load struct {
 }
 
 // Load returns the scheduler's occupancy and counters.
-func (m *Model) Load() Load { return m.sched.load() }
+func (m *Model) Load() Load {
+	if m.sched == nil {
+		return m.eq.load()
+	}
+	return m.sched.load()
+}
 
 // Close stops the model: generations still running end with ErrClosed (and
 // their caches are freed), later calls of Generate fail with ErrClosed, and
@@ -139,7 +175,11 @@ func (m *Model) Close() error {
 		m.life.Lock()
 		m.closed = true
 		m.life.Unlock()
-		m.sched.close()
+		if m.sched != nil {
+			m.sched.close()
+		} else {
+			m.eq.close()
+		}
 		m.life.Lock()
 		for m.running > 0 {
 			m.idle.Wait()

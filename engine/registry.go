@@ -31,8 +31,15 @@ type Architecture struct {
 
 // Loaded is what an Architecture's Load returns.
 type Loaded struct {
+	// Backend computes a decoder's steps; Encoder instead computes an
+	// encoder-only model's embeddings (one of the two is set).
 	Backend Backend
+	Encoder Encoder
 	Format  Format
+	// Pooling is the file's pooling_type (PoolDefault: none) and
+	// Matryoshka its MatryoshkaKey: Config's unless options set them.
+	Pooling    Pooling
+	Matryoshka []int
 	// Close releases what Load opened (the file, the backend's threads or
 	// device memory).
 	Close func() error
@@ -111,7 +118,18 @@ func Open(path string, opts ...Option) (*Model, error) {
 		f.Close()
 		return nil, fmt.Errorf("engine: %s: %w", path, err)
 	}
-	m, err := New(l.Backend, l.Format, cfg)
+	if cfg.Pooling == PoolDefault {
+		cfg.Pooling = l.Pooling
+	}
+	if cfg.Matryoshka == nil {
+		cfg.Matryoshka = l.Matryoshka
+	}
+	var m *Model
+	if l.Encoder != nil {
+		m, err = NewEncoder(l.Encoder, l.Format, cfg)
+	} else {
+		m, err = New(l.Backend, l.Format, cfg)
+	}
 	if err != nil {
 		if l.Close != nil {
 			l.Close()

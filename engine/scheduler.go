@@ -71,7 +71,13 @@ type request struct {
 	// logits are written only when that reaches the end.
 	prefill bool
 	took    int
-	done    chan error
+	// hidden receives final hidden states (Seq.Hidden) for embeddings:
+	// of every row computed when hiddenAll, else of the prompt's last
+	// token when the step reaches it.
+	hidden    []float32
+	hiddenAll bool
+	hiddenDim int // the width of a row of hidden
+	done      chan error
 }
 
 func newScheduler(b Backend, cfg Config, log *slog.Logger) *scheduler {
@@ -168,6 +174,16 @@ func (s *scheduler) notify() {
 // end. It returns how many tokens were computed.
 func (s *scheduler) prefill(ctx context.Context, c Cache, tokens []int32, logits []float32) (int, error) {
 	r := &request{ctx: ctx, cache: c, tokens: tokens, logits: logits, prefill: true, done: make(chan error, 1)}
+	err := s.do(r)
+	return r.took, err
+}
+
+// prefillHidden is prefill for an embedding: no logits, and the hidden
+// states of every row computed (all) or of the last token (hidden holds
+// one row, written when the step reaches the end). It returns how many
+// tokens were computed.
+func (s *scheduler) prefillHidden(ctx context.Context, c Cache, tokens []int32, hidden []float32, dim int, all bool) (int, error) {
+	r := &request{ctx: ctx, cache: c, tokens: tokens, prefill: true, hidden: hidden, hiddenAll: all, hiddenDim: dim, done: make(chan error, 1)}
 	err := s.do(r)
 	return r.took, err
 }
@@ -402,7 +418,15 @@ func (s *scheduler) run(reqs []*request) {
 			r.done <- fmt.Errorf("engine: %d cached + %d new tokens exceed the cache length %d: %w", c.Len(), n, c.MaxLen(), ErrContextFull)
 			continue
 		}
-		batch = append(batch, Seq{Cache: r.cache, Tokens: r.tokens[:n], Logits: logits})
+		var hidden []float32
+		if r.hidden != nil {
+			if r.hiddenAll {
+				hidden = r.hidden[:n*r.hiddenDim]
+			} else if n == len(r.tokens) {
+				hidden = r.hidden
+			}
+		}
+		batch = append(batch, Seq{Cache: r.cache, Tokens: r.tokens[:n], Logits: logits, Hidden: hidden})
 		ok = append(ok, r)
 	}
 	s.batch = batch

@@ -115,6 +115,10 @@ func (s *Session) Generate(ctx context.Context, msgs []Message, opts GenerateOpt
 			return
 		}
 		defer s.mu.Unlock()
+		if s.m.b == nil {
+			yield(Event{}, ErrNotGenerative)
+			return
+		}
 		if err := s.m.enter(); err != nil {
 			yield(Event{}, err)
 			return

@@ -80,7 +80,7 @@ func Register(fam Family) {
 		if err != nil {
 			return engine.Loaded{}, err
 		}
-		return engine.Loaded{Backend: p.backend, Format: p.format, Close: p.close}, nil
+		return engine.Loaded{Backend: p.backend, Format: p.format, Close: p.close, Pooling: p.pooling, Matryoshka: p.matryoshka}, nil
 	}})
 }
 
@@ -137,6 +137,9 @@ func unsupported(arch string) error {
 	known := Families()
 	if len(known) == 0 {
 		return fmt.Errorf("family: architecture %q: no family is registered (import github.com/smolgo/smolgo/models, or a family package)", arch)
+	}
+	if arch == "bert" {
+		return fmt.Errorf("family: architecture %q is an encoder, not a llama family: open it with engine.Open or bert.Load", arch)
 	}
 	return fmt.Errorf("family: unsupported architecture %q (supported: %v)", arch, known)
 }

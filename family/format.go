@@ -8,6 +8,7 @@ import (
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/embedtok"
 	"github.com/smolgo/smolgo/smollm3/chat"
 	"github.com/smolgo/smolgo/tokenizer"
 	"github.com/smolgo/smolgo/toolcall"
@@ -101,6 +102,10 @@ type Format struct {
 	eot  []int32 // ids of spec.EndOfTurn in the vocabulary
 	// ids of the reasoning tags, or -1 when they are not single tokens
 	thinkOpen, thinkClose int32
+
+	embOnce sync.Once // the special tokens around embedding inputs (embed.go)
+	emb     embedtok.Special
+	embErr  error
 }
 
 // NewFormat returns the format spec describes over file f's tokenizer.

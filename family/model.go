@@ -30,6 +30,9 @@ type parts struct {
 	kv      llama.CacheOptions
 	backend engine.Backend
 	format  engine.Format
+
+	pooling    engine.Pooling // the file's pooling_type
+	matryoshka []int          // the file's engine.MatryoshkaKey
 }
 
 // Load opens a GGUF file of any registered family and builds the model:
@@ -77,6 +80,12 @@ func newModel(f *gguf.File, cfg engine.Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Pooling == engine.PoolDefault {
+		cfg.Pooling = p.pooling
+	}
+	if cfg.Matryoshka == nil {
+		cfg.Matryoshka = p.matryoshka
+	}
 	em, err := engine.New(p.backend, p.format, cfg)
 	if err != nil {
 		p.closeBackend()
@@ -110,12 +119,17 @@ func build(fam Family, f *gguf.File, cfg engine.Config) (*parts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fam.Arch, err)
 	}
+	pooling, matryoshka, err := embedKeys(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fam.Arch, err)
+	}
 	b, err := llama.NewBackend(w, llama.DeviceOptions{Device: cfg.Device, Threads: cfg.Threads, BatchSize: cfg.BatchSize,
 		KVType: kvType, MaxLen: cfg.Context, KeepLayout: cfg.KeepLayout, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	p := &parts{file: f, weights: w, kv: llama.CacheOptions{Type: kvType, MaxLen: cfg.Context}, backend: b, format: format}
+	p := &parts{file: f, weights: w, kv: llama.CacheOptions{Type: kvType, MaxLen: cfg.Context}, backend: b, format: format,
+		pooling: pooling, matryoshka: matryoshka}
 	if c, ok := b.(interface{ CPU() *llama.CPU }); ok {
 		p.cpu = c.CPU()
 	}

@@ -48,6 +48,10 @@ type Arch struct {
 	// LogitSoftcap, when positive, maps each logit z to c·tanh(z/c)
 	// (final_logit_softcapping).
 	LogitSoftcap float32
+	// RankSoftmax ends a reranker's classification head (cls.output, see
+	// Weights.ClsOut) in a softmax over its labels, as llama.cpp does for
+	// Qwen3-Reranker (scores are then probabilities: "yes", "no").
+	RankSoftmax bool
 }
 
 // Layer is what one block does besides the shared skeleton.

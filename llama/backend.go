@@ -72,6 +72,18 @@ type cpuBackend struct {
 func (b *cpuBackend) Vocab() int     { return b.m.Config.Vocab }
 func (b *cpuBackend) BatchSize() int { return b.batch }
 
+// HiddenDim implements backend.HiddenStates: Step fills Seq.Hidden with
+// the output norm of the rows asked for (bit for bit what the logits are
+// projected from).
+func (b *cpuBackend) HiddenDim() int { return b.m.Config.Embd }
+
+// Labels implements backend.Classifier: the classification head's
+// scores, 0 when the model has none.
+func (b *cpuBackend) Labels() int { return b.m.Labels() }
+
+// Classify implements backend.Classifier (CPU.Classify).
+func (b *cpuBackend) Classify(hidden, out []float32) error { return b.m.Classify(hidden, out) }
+
 // CPU returns the runner the backend steps.
 func (b *cpuBackend) CPU() *CPU { return b.m }
 
@@ -100,7 +112,7 @@ func (b *cpuBackend) NewCache() (backend.Cache, error) {
 func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 	w := &b.work
 	b.step++
-	V := b.m.Config.Vocab
+	V, E := b.m.Config.Vocab, b.m.Config.Embd
 	jobs := w.jobs[:0]
 	for i, s := range batch {
 		c, ok := asSeqCache(s.Cache)
@@ -115,6 +127,8 @@ func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 			return fmt.Errorf("llama: sequence %d: no tokens", i)
 		case len(s.Logits)%V != 0 || len(s.Logits) > len(s.Tokens)*V:
 			return fmt.Errorf("llama: sequence %d: %d logits is not a whole number of rows of %d for at most %d tokens", i, len(s.Logits), V, len(s.Tokens))
+		case len(s.Hidden)%E != 0 || len(s.Hidden) > len(s.Tokens)*E:
+			return fmt.Errorf("llama: sequence %d: %d hidden values is not a whole number of rows of %d for at most %d tokens", i, len(s.Hidden), E, len(s.Tokens))
 		case c.n+len(s.Tokens) > c.maxLen:
 			return fmt.Errorf("llama: sequence %d: %d cached + %d new tokens exceed the cache length %d: %w", i, c.n, len(s.Tokens), c.maxLen, ErrContextFull)
 		}
@@ -124,7 +138,7 @@ func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 			}
 		}
 		c.step = b.step
-		jobs = append(jobs, job{c: c.Cache, tokens: s.Tokens, out: s.Logits})
+		jobs = append(jobs, job{c: c.Cache, tokens: s.Tokens, out: s.Logits, hidden: s.Hidden})
 	}
 	w.jobs = jobs
 	if err := ctx.Err(); err != nil {

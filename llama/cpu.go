@@ -59,6 +59,8 @@ type CPU struct {
 	layerRope []int          // per layer: its index in ropes, or -1 (NoPE)
 
 	interleaved []*tensor.Matrix // matrices with an interleaved copy (see interleave)
+
+	cls [][]float32 // the classification head's rows, dequantized (Weights.ClsOut), nil without
 }
 
 // New reads a plain llama model from an open GGUF file (ConfigFromGGUF,
@@ -117,6 +119,15 @@ func NewCPU(w *Weights, opts Options) (*CPU, error) {
 			}
 		}
 		m.layerRope = append(m.layerRope, i)
+	}
+	if c := w.ClsOut; c != nil {
+		for r := range c.Rows {
+			row := make([]float32, c.Cols)
+			if err := c.Row(r, row); err != nil {
+				return nil, fmt.Errorf("llama: %w", err)
+			}
+			m.cls = append(m.cls, row)
+		}
 	}
 	m.pool = tensor.NewPool(opts.Threads)
 	if !opts.KeepLayout {
@@ -214,3 +225,34 @@ func (m *CPU) RotatesLayer(i int) bool { return m.layerRope[i] >= 0 }
 
 // TiedEmbeddings reports whether the output projection is token_embd.weight.
 func (m *CPU) TiedEmbeddings() bool { return m.w.Tied() }
+
+// Labels is the number of scores of the model's classification head
+// (Weights.ClsOut), 0 without one.
+func (m *CPU) Labels() int { return len(m.cls) }
+
+// Classify runs the classification head on one final hidden state (the
+// output norm of a sequence's last token, Seq.Hidden): out[l] is row l of
+// cls.output dotted with it, plus the bias, then a softmax over the labels
+// when Arch.RankSoftmax. It is safe for concurrent use.
+func (m *CPU) Classify(hidden, out []float32) error {
+	if len(m.cls) == 0 {
+		return fmt.Errorf("llama: %s has no classification head (cls.output.weight)", m.Arch.Name)
+	}
+	if len(hidden) != m.Config.Embd || len(out) != len(m.cls) {
+		return fmt.Errorf("llama: classifying %d values into %d scores; the head takes %d into %d", len(hidden), len(out), m.Config.Embd, len(m.cls))
+	}
+	for l, row := range m.cls {
+		var s float64
+		for j, w := range row {
+			s += float64(w) * float64(hidden[j])
+		}
+		out[l] = float32(s)
+		if m.w.ClsOutBias != nil {
+			out[l] += m.w.ClsOutBias[l]
+		}
+	}
+	if m.Arch.RankSoftmax {
+		return tensor.Softmax(out)
+	}
+	return nil
+}

@@ -38,8 +38,9 @@ type job struct {
 	c      *Cache
 	tokens []int32
 	out    []float32
-	start  int // c.Len() before the call
-	done   int // tokens already run
+	hidden []float32 // the final hidden states of the last len(hidden)/Embd tokens (Seq.Hidden)
+	start  int       // c.Len() before the call
+	done   int       // tokens already run
 }
 
 // piece is one sequence's part of a pass: tokens placed at positions pos...
@@ -50,6 +51,7 @@ type piece struct {
 	tokens []int32
 	pos    int
 	out    []float32
+	hidden []float32 // the hidden states of its last len(hidden)/Embd tokens
 	row    int
 }
 
@@ -82,6 +84,11 @@ func (m *CPU) run(ctx context.Context, b *buffers, jobs []job, batch int) error 
 			first := n - len(j.out)/V
 			if lo := max(first, j.done); lo < j.done+take {
 				p.out = j.out[(lo-first)*V : (j.done+take-first)*V]
+			}
+			E := m.Config.Embd
+			first = n - len(j.hidden)/E
+			if lo := max(first, j.done); lo < j.done+take {
+				p.hidden = j.hidden[(lo-first)*E : (j.done+take-first)*E]
 			}
 			ps = append(ps, p)
 			j.done += take
@@ -179,7 +186,22 @@ func (m *CPU) pass(ctx context.Context, b *buffers, ps []piece) error {
 	for _, p := range ps {
 		p.c.n = p.pos + len(p.tokens)
 	}
+	m.hiddenStates(b, ps)
 	return m.logits(b, ps)
+}
+
+// hiddenStates writes the final hidden states the pieces ask for: the
+// output norm of their last rows, the vectors the logits are projected
+// from (what a decoder's embeddings are pooled from).
+func (m *CPU) hiddenStates(b *buffers, ps []piece) {
+	E := m.Config.Embd
+	for _, p := range ps {
+		k := len(p.hidden) / E
+		first := p.row + len(p.tokens) - k
+		for t := range k {
+			tensor.RMSNorm(p.hidden[t*E:(t+1)*E], b.x[(first+t)*E:(first+t+1)*E], m.outNorm, m.Config.RMSEps)
+		}
+	}
 }
 
 // logits writes the logits of the pieces that ask for them: final norm and

@@ -27,6 +27,13 @@ type Weights struct {
 	Output  *tensor.Matrix // output.weight, or Embd itself when tied
 	OutNorm []float32      // output_norm.weight [Embd]
 	Layers  []LayerWeights
+
+	// ClsOut is a reranker's classification head (cls.output.weight: one
+	// row per label, applied to the last token's hidden state; a
+	// Qwen3-Reranker file holds the lm_head rows of "yes" and "no"), nil
+	// without one; ClsOutBias is its optional bias.
+	ClsOut     *tensor.Matrix
+	ClsOutBias []float32
 }
 
 // LayerWeights are one block's tensors. Optional ones are nil unless the
@@ -96,6 +103,20 @@ func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
 			ld.unused(arch.Name, n("post_attention_norm.weight"), n("post_ffw_norm.weight"))
 		}
 		w.Layers[i] = lw
+	}
+	if t, ok := f.Tensor("cls.output.weight"); ok && ld.err == nil {
+		labels := 1
+		if len(t.Dims) >= 2 {
+			labels = int(min(t.Dims[1], 1<<20))
+			w.ClsOut = ld.matrix("cls.output.weight", cfg.Embd, labels)
+		} else if ti := ld.info("cls.output.weight", cfg.Embd); ti != nil { // one label: ggml drops the 1
+			if d := ld.data(ti); d != nil {
+				w.ClsOut, ld.err = tensor.NewMatrix(ti.Name, ti.Type, 1, cfg.Embd, d)
+			}
+		}
+		if _, ok := f.Tensor("cls.output.bias"); ok {
+			w.ClsOutBias = ld.vector("cls.output.bias", labels)
+		}
 	}
 	if ld.err != nil {
 		return nil, fmt.Errorf("llama: %w", ld.err)

@@ -11,6 +11,14 @@
 // The format is package chat's template (ChatML with Qwen3's tool section),
 // reasoning in <think>…</think> (GenerateOptions.Thinking false asks for none,
 // as enable_thinking does), and Hermes <tool_call> blocks.
+//
+// Qwen3-Embedding files are qwen3 files with pooling_type last: the engine
+// embeds with them (engine.Model.Embed) from the last token's final hidden
+// state, the inputs ending with the end token the vocabulary adds
+// (add_eos_token). Qwen3-Reranker files carry a classification head
+// (cls.output.weight: the "yes" and "no" rows of the output), pooling_type
+// rank and a rerank template; engine.Model.Rerank scores with the softmax
+// of the head (RankSoftmax), the probability of "yes", as llama.cpp does.
 package qwen3
 
 import (
@@ -34,7 +42,9 @@ func init() {
 func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	r := cfg.Rope
 	r.Layout = rope.NeoX
-	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKNorm: true}), nil
+	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKNorm: true})
+	a.RankSoftmax = true // Qwen3-Reranker's head gives probabilities of "yes" and "no"
+	return a, nil
 }
 
 // FormatSpec is Qwen3's chat format.

@@ -94,6 +94,10 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, jr jobRun, produ
 	reqID := requestID(ctx)
 	arrived := time.Now()
 	fail := func(e *apiError) { writeErrorAs(w, e, jr.errBody) }
+	if ae := s.refuseEncoder(); ae != nil {
+		fail(ae)
+		return
+	}
 
 	// Resources held for the generation (the named session, the slot) are
 	// released as soon as the engine is done, before the last bytes of the

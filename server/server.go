@@ -1,6 +1,7 @@
 // Package server serves a language model over HTTP: the APIs that chat
 // clients, coding agents and agent SDKs speak, and a web chat page, all from
-// one http.Handler. The routes:
+// one http.Handler; an embedding model gets POST /v1/embeddings and
+// /v1/rerank instead (embeddings.go, rerank.go). The routes:
 //
 //	POST /v1/chat/completions, /chat/completions  OpenAI chat completions (openai.go, chat.go)
 //	POST /v1/responses                            OpenAI's Responses API (responses.go)
@@ -8,6 +9,8 @@
 //	POST /v1/messages                             Anthropic's Messages API (messages.go)
 //	POST /v1/messages/count_tokens                the prompt a Messages request makes, in tokens
 //	POST /v1/completions, /completions            plain completions: a raw prompt (completions.go)
+//	POST /v1/embeddings, /embeddings              OpenAI embeddings, of an embedding model (embeddings.go)
+//	POST /v1/rerank, /rerank                      Jina/Cohere/llama-server rerank, of a reranker (rerank.go)
 //	POST /tokenize, /detokenize                   llama-server's tokenizer endpoints
 //	POST /apply-template                          llama-server's: the prompt the template makes (template.go)
 //	GET  /v1/models, /v1/models/{id}              the served model
@@ -145,6 +148,8 @@ type Config struct {
 	MaxStoredResponseBytes int64
 	// Now is the clock, for tests [time.Now].
 	Now func() time.Time
+	// Embed bounds POST /v1/embeddings and /v1/rerank requests.
+	Embed EmbedLimits
 }
 
 func (c *Config) defaults() {
@@ -253,6 +258,11 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/v1/messages", s.only("POST", s.handleMessages))
 	s.mux.HandleFunc("/v1/messages/count_tokens", s.only("POST", s.handleCountTokens))
 	s.mux.HandleFunc("/apply-template", s.only("POST", s.handleApplyTemplate))
+	s.mux.HandleFunc("/v1/embeddings", s.only("POST", s.handleEmbeddings))
+	s.mux.HandleFunc("/embeddings", s.only("POST", s.handleEmbeddings))
+	for _, p := range []string{"/v1/rerank", "/rerank", "/v1/reranking", "/reranking"} {
+		s.mux.HandleFunc(p, s.only("POST", s.handleRerank))
+	}
 	s.mux.HandleFunc("/tokenize", s.only("POST", s.handleTokenize))
 	s.mux.HandleFunc("/detokenize", s.only("POST", s.handleDetokenize))
 	s.mux.HandleFunc("/metrics", s.only("GET", s.handleMetrics))

@@ -30,6 +30,14 @@
 //     them with its online softmax; the sequence kernels (DotsF16,
 //     MadSeqF16, MadSeqQ8_0) take a whole block of positions per call so
 //     that the accumulator stays in registers.
+//   - For encoders (package bert): Packed, F32 and F16 matrices copied into
+//     slabs of 32 rows for a register-blocked prefill GEMM (32 rows × 12
+//     tokens per micro-kernel call, in AVX-512 or AVX2 form, each weight
+//     read once per 12 tokens or per 3), with bias, GELU and a residual
+//     added in the same pass;
+//     FullAttention, one head of a sequence whose tokens all see each other,
+//     on the same micro-kernel; LayerNorm, GELUs and RoundF16s with ggml's
+//     rounding.
 //
 // Every kernel with an assembly version (amd64 with AVX2, FMA and F16C) has
 // a pure Go twin that gives the same bits; the assembly's declarations quote

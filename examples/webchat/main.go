@@ -5,7 +5,8 @@
 //
 // then open http://127.0.0.1:8080. The same address answers OpenAI clients
 // at /v1 (POST /v1/chat/completions, GET /v1/models) and GET /health; see
-// package server.
+// package server. A BERT file (an embedding model such as bge-small, or a
+// reranker) is served at POST /v1/embeddings (or /v1/rerank) instead.
 //
 // Without -model it runs the tiny random-weight demo model from the
 // repository's testdata/ if it is there (it produces gibberish, but shows

@@ -36,6 +36,9 @@ func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, nam
 	if err != nil {
 		return nil, nil, err
 	}
+	if arch, _ := f.Architecture(); arch == "bert" {
+		return loadEncoder(ctx, log, f, path, name, threads, extra...)
+	}
 	trained, err := llama.ConfigFromGGUF(f)
 	if err != nil {
 		f.Close()

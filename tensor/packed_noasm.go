@@ -1,0 +1,23 @@
+//go:build !amd64 || !gc || purego
+
+package tensor
+
+import "github.com/smolgo/smolgo/gguf"
+
+var (
+	havePackedKernels = false
+	packedAVX512      = false
+)
+
+func roundF16sASM(dst, src []float32) int       { return 0 }
+func toF16sASM(dst []uint16, src []float32) int { return 0 }
+
+func roundF16x16(dst, src *float32, n int) { panic("tensor: no packed kernels") }
+
+func toF16x16(dst *uint16, src *float32, n int) { panic("tensor: no packed kernels") }
+
+func geluF16x16(dst, src *float32, table *uint16, n int) { panic("tensor: no packed kernels") }
+
+func packedKernel(t gguf.Type, w []byte, x []float32, xs, k int, out []float32, os, ntok int) {
+	gemm32x12Go(t, w, x, xs, k, out, os, ntok)
+}
