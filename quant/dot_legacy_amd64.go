@@ -1,0 +1,114 @@
+//go:build gc && !purego
+
+package quant
+
+import "github.com/smolgo/smolgo/gguf"
+
+//go:generate go run gen_legacy.go
+
+// The legacy 32-quant types q4_1, q5_0 and q5_1 (dot_legacy_avx2_amd64.s,
+// dot_legacy_avx512_amd64.s, written by gen_legacy.go).
+//
+// llama.cpp's K-quant mixes store a tensor whose rows are not a multiple of
+// 256 in a legacy type instead (q4_K → q5_0, q5_K → q5_1, q6_K → q8_0):
+// Gemma 3's width of 1152 and 640 and Qwen2.5-0.5B's of 896 put most of
+// those models' matrices in q5_0.
+//
+// Unlike the other kernels, which keep eight float lanes per row and
+// reduce them at the end, these give the Go twin's bits on every input:
+// each block's integer sum is reduced to one lane (of a row in the mv
+// kernels, which run four rows at a time; of a token in the x kernels),
+// then scaled and added to that lane's sum with the twin's float
+// operations in the twin's order (d_w·d_a, exact, times the sum, plus
+// m·s_a, exact, for q4_1 and q5_1; no fused multiply-add). The reduction
+// is cheap when shared by four lanes, about what the usual per-block
+// broadcast of the scales costs. So MatVec, Dot and MatMul of any batch
+// agree bit for bit, at every level.
+
+//go:noescape
+func mvQ4_1AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ5_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ5_1AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func matQ4_1AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_1AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4_1AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_0AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_1AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func mvQ4_1AVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ5_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvQ5_1AVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func matQ4_1AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_1AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ4_1AVX512x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_0AVX512x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matQ5_1AVX512x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+// legacyKernels are one level's kernels of one legacy type.
+type legacyKernels struct {
+	mv     mvKernel
+	x4, x2 x4Kernel
+}
+
+// legacyKernelSet returns the kernels of level (nil below AVX2).
+func legacyKernelSet(level isaLevel) map[gguf.Type]legacyKernels {
+	switch {
+	case level >= levelAVX512:
+		return map[gguf.Type]legacyKernels{
+			gguf.TypeQ4_1: {mvQ4_1AVX512, matQ4_1AVX512x4, matQ4_1AVX512x2},
+			gguf.TypeQ5_0: {mvQ5_0AVX512, matQ5_0AVX512x4, matQ5_0AVX512x2},
+			gguf.TypeQ5_1: {mvQ5_1AVX512, matQ5_1AVX512x4, matQ5_1AVX512x2},
+		}
+	case level >= levelAVX2:
+		return map[gguf.Type]legacyKernels{
+			gguf.TypeQ4_1: {mvQ4_1AVX2, matQ4_1AVX2x4, matQ4_1AVX2x2},
+			gguf.TypeQ5_0: {mvQ5_0AVX2, matQ5_0AVX2x4, matQ5_0AVX2x2},
+			gguf.TypeQ5_1: {mvQ5_1AVX2, matQ5_1AVX2x4, matQ5_1AVX2x2},
+		}
+	}
+	return nil
+}
+
+// addLegacyKernels installs the legacy types' kernels of level into k.
+func addLegacyKernels(k *kernelSet, level isaLevel) {
+	for t, ks := range legacyKernelSet(level) {
+		k.dots[t] = asmDot(t, ks.mv)
+		k.matVecs[t] = asmMatVec(t, ks.mv)
+		k.matMuls[t] = matMulBy4(t, ks.x4, ks.x2, k.matVecs[t])
+	}
+}

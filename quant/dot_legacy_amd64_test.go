@@ -1,0 +1,182 @@
+//go:build gc && !purego
+
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/smolgo/smolgo/gguf"
+)
+
+var legacyTypes = []gguf.Type{gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1}
+
+// legacyLevels returns the levels with legacy kernels, skipping (and
+// saying so) those this CPU lacks.
+func legacyLevels(t *testing.T) []isaLevel {
+	var ls []isaLevel
+	for _, l := range []isaLevel{levelAVX2, levelAVX512} {
+		if detectLevel() < l {
+			t.Logf("skipping the %v kernels: this CPU (or GODEBUG) lacks %v", l, l)
+			continue
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) == 0 {
+		t.Skip("no AVX2 on this CPU: the legacy kernels cannot run")
+	}
+	return ls
+}
+
+// sameBits reports whether a and b are the same float32 bits.
+func sameBits(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+
+// TestLegacyKernelsBitExact runs each assembly kernel of q4_1, q5_0 and
+// q5_1 on its own (mv as MatVec and Dot, x4 and x2 with gaps between the
+// activation rows and the outputs) against the Go twin: the same bits on
+// every fill, not only the exact ones, for row lengths of 1 to 37 blocks
+// and 1 to 13 rows (the mv kernels' groups of four and their overlapping
+// last group).
+func TestLegacyKernelsBitExact(t *testing.T) {
+	for _, level := range legacyLevels(t) {
+		for _, wt := range legacyTypes {
+			ks := legacyKernelSet(level)[wt]
+			vt, _ := VecDotType(wt)
+			twin := genericDots[wt]
+			rng := rand.New(rand.NewPCG(31, uint64(wt)))
+			for _, nb := range []int{1, 2, 3, 4, 5, 8, 9, 36, 37} {
+				n := 32 * nb
+				rb, _ := wt.RowBytes(n)
+				ab, _ := vt.RowBytes(n)
+				for _, f := range allFills {
+					name := fmt.Sprintf("%v/%v/nb=%d/%v", level, wt, nb, f)
+					const maxRows = 13
+					w := makeWeights(rng, wt, n*maxRows, f)
+					a := makeActs(t, rng, vt, n, f)
+					want := make([]float32, maxRows)
+					for r := range want {
+						want[r] = twin(n, w[r*rb:(r+1)*rb], a)
+					}
+					mv := asmMatVec(wt, ks.mv)
+					for nrows := 1; nrows <= maxRows; nrows++ {
+						got := make([]float32, nrows+1)
+						got[nrows] = 42
+						mv(n, w[:nrows*rb], a, got[:nrows])
+						for r := range nrows {
+							if !sameBits(got[r], want[r]) {
+								t.Errorf("%s: mv of %d rows, row %d: %g, Go twin %g", name, nrows, r, got[r], want[r])
+							}
+						}
+						if got[nrows] != 42 {
+							t.Errorf("%s: mv of %d rows wrote past its output", name, nrows)
+						}
+						if ret := ks.mv(w[:nrows*rb], a, nb, nrows, got[:nrows]); !sameBits(ret, want[nrows-1]) {
+							t.Errorf("%s: mv of %d rows returned %g, last row %g", name, nrows, ret, want[nrows-1])
+						}
+					}
+					dot := asmDot(wt, ks.mv)
+					for r := range maxRows {
+						if got := dot(n, w[r*rb:(r+1)*rb], a); !sameBits(got, want[r]) {
+							t.Errorf("%s: Dot row %d: %g, Go twin %g", name, r, got, want[r])
+						}
+					}
+					// x4 and x2: one row times tokens astride bytes apart,
+					// outputs ostride floats apart.
+					const gap, ostride = 40, 3
+					for _, x := range []struct {
+						kern x4Kernel
+						ntok int
+					}{{ks.x4, 4}, {ks.x2, 2}} {
+						acts := make([]byte, x.ntok*(ab+gap))
+						wantT := make([]float32, x.ntok)
+						r := rng.IntN(maxRows)
+						for tok := range x.ntok {
+							at := makeActs(t, rng, vt, n, f)
+							copy(acts[tok*(ab+gap):], at)
+							wantT[tok] = twin(n, w[r*rb:(r+1)*rb], at)
+						}
+						out := make([]float32, x.ntok*ostride)
+						for i := range out {
+							out[i] = 42
+						}
+						x.kern(w[r*rb:(r+1)*rb], acts, ab+gap, nb, &out[0], 4*ostride)
+						for i, o := range out {
+							tok := i / ostride
+							if i%ostride != 0 {
+								if o != 42 {
+									t.Errorf("%s: x%d wrote out[%d]", name, x.ntok, i)
+								}
+								continue
+							}
+							if !sameBits(o, wantT[tok]) {
+								t.Errorf("%s: x%d token %d: %g, Go twin %g", name, x.ntok, tok, o, wantT[tok])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLegacyDispatchBitExact checks the legacy types through each level's
+// dispatch (Dot, MatVec, and MatMul of 1 to 40 tokens, the GEMM's sizes
+// included) against the Go twin, bit for bit: every batch gives each token
+// the twin's, so MatVec's, result.
+func TestLegacyDispatchBitExact(t *testing.T) {
+	for _, level := range supportedLevels() {
+		ks := newKernelSet(level)
+		for _, wt := range legacyTypes {
+			vt, _ := VecDotType(wt)
+			twin := genericDots[wt]
+			rng := rand.New(rand.NewPCG(33, uint64(wt)))
+			for _, sh := range []struct{ n, nrows int }{{1152, 37}, {96, 5}, {640, 16}} {
+				rb, _ := wt.RowBytes(sh.n)
+				ab, _ := vt.RowBytes(sh.n)
+				const maxTok, ldo = 40, 41
+				for _, f := range []blockFill{fillRandom, fillNegScale, fillMax} {
+					name := fmt.Sprintf("%v/%v/n=%d/%v", level, wt, sh.n, f)
+					w := makeWeights(rng, wt, sh.n*sh.nrows, f)
+					a := make([]byte, 0, maxTok*ab)
+					for range maxTok {
+						a = append(a, makeActs(t, rng, vt, sh.n, f)...)
+					}
+					want := make([]float32, maxTok*sh.nrows)
+					for tok := range maxTok {
+						for r := range sh.nrows {
+							want[tok*sh.nrows+r] = twin(sh.n, w[r*rb:(r+1)*rb], a[tok*ab:(tok+1)*ab])
+						}
+					}
+					dot, _ := ks.dot(wt)
+					mv, _ := ks.matVec(wt)
+					mm, _ := ks.matMul(wt)
+					got := make([]float32, sh.nrows)
+					mv(sh.n, w, a[:ab], got)
+					for r := range sh.nrows {
+						if !sameBits(got[r], want[r]) {
+							t.Errorf("%s: MatVec row %d: %g, Go twin %g", name, r, got[r], want[r])
+						}
+						if d := dot(sh.n, w[r*rb:(r+1)*rb], a[:ab]); !sameBits(d, want[r]) {
+							t.Errorf("%s: Dot row %d: %g, Go twin %g", name, r, d, want[r])
+						}
+					}
+					for _, ntok := range []int{1, 2, 3, 4, 5, 7, 8, 23, 24, 25, 32, 33, maxTok} {
+						out := make([]float32, (ntok-1)*ldo+sh.nrows)
+						mm(sh.n, w, sh.nrows, a, ntok, out, ldo)
+						bad := 0
+						for tok := range ntok {
+							for r := range sh.nrows {
+								if g, w := out[tok*ldo+r], want[tok*sh.nrows+r]; !sameBits(g, w) && bad < 3 {
+									bad++
+									t.Errorf("%s: MatMul of %d tokens, token %d row %d: %g, Go twin %g", name, ntok, tok, r, g, w)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
