@@ -122,9 +122,10 @@ func TestLegacyKernelsBitExact(t *testing.T) {
 }
 
 // TestLegacyDispatchBitExact checks the legacy types through each level's
-// dispatch (Dot, MatVec, and MatMul of 1 to 40 tokens, the GEMM's sizes
-// included) against the Go twin, bit for bit: every batch gives each token
-// the twin's, so MatVec's, result.
+// dispatch (Dot, MatVec, and MatMul of 1 to 40 tokens: the x2 and x4
+// kernels, and with AVX-512 the GEMM's 16×8 and 16×4 micro-kernels with
+// leftover rows and tokens) against the Go twin, bit for bit: every batch
+// gives each token the twin's, so MatVec's, result.
 func TestLegacyDispatchBitExact(t *testing.T) {
 	for _, level := range supportedLevels() {
 		ks := newKernelSet(level)
@@ -162,7 +163,7 @@ func TestLegacyDispatchBitExact(t *testing.T) {
 							t.Errorf("%s: Dot row %d: %g, Go twin %g", name, r, d, want[r])
 						}
 					}
-					for _, ntok := range []int{1, 2, 3, 4, 5, 7, 8, 23, 24, 25, 32, 33, maxTok} {
+					for _, ntok := range []int{1, 2, 3, 4, 5, 7, 8, 15, 16, 20, 23, 24, 25, 28, 30, 33, 36, maxTok} {
 						out := make([]float32, (ntok-1)*ldo+sh.nrows)
 						mm(sh.n, w, sh.nrows, a, ntok, out, ldo)
 						bad := 0
@@ -176,6 +177,52 @@ func TestLegacyDispatchBitExact(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkLegacyGEMM compares the legacy types' batched paths on Gemma 3
+// 1B's FFN shape (rows of 1152): "x4" is one row × 4 tokens (matMulBy4),
+// "gemm" the 16-row panels (AVX-512), panel packing and scale preparation
+// included. Rates count the weights once per token, as MatMul's do;
+// tok/s is tokens per second through 1152×6912 weights (one projection).
+//
+//	go test -run '^$' -bench LegacyGEMM ./quant/
+func BenchmarkLegacyGEMM(b *testing.B) {
+	if detectLevel() < levelAVX512 {
+		b.Skip("no AVX-512 VNNI: the GEMM cannot run")
+	}
+	const n, rows = 1152, 256
+	for _, wt := range legacyTypes {
+		ks := legacyKernelSet(levelAVX512)[wt]
+		mv := asmMatVec(wt, ks.mv)
+		x4 := matMulBy4(wt, ks.x4, ks.x2, mv)
+		variants := []struct {
+			name string
+			mm   MatMulFunc
+		}{{"x4", x4}, {"gemm", matMulLegacyGEMM(wt, legGemms[wt], x4)}}
+		rng := rand.New(rand.NewPCG(15, 16))
+		w := makeWeights(rng, wt, n*rows, fillRandom)
+		rb, _ := wt.RowBytes(n)
+		vt, _ := VecDotType(wt)
+		for _, ntok := range []int{4, 5, 8, 16, 128} {
+			a := make([]byte, 0)
+			for range ntok {
+				a = append(a, makeActs(b, rng, vt, n, fillRandom)...)
+			}
+			out := make([]float32, rows*ntok)
+			for _, v := range variants {
+				b.Run(fmt.Sprintf("%v/%s/tok=%d", wt, v.name, ntok), func(b *testing.B) {
+					bytes := int64(rows * rb * ntok)
+					b.SetBytes(bytes)
+					done := cpuRate(b, bytes)
+					for b.Loop() {
+						v.mm(n, w, rows, a, ntok, out, rows)
+					}
+					b.ReportMetric(float64(b.N*ntok)*float64(rows)/6912/b.Elapsed().Seconds(), "tok/s")
+					done()
+				})
 			}
 		}
 	}
