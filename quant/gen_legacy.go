@@ -332,6 +332,14 @@ func (g *gen) mvBody(t qtype) {
 	g.i("MOVQ nb+48(FP), CX")
 	g.i("VXORPS X9, X9, X9")
 	g.p("%s:", loop)
+	// The next group of four rows is one contiguous run of 4·rb bytes:
+	// two lines of it per block (4·wb bytes) ask for all of it while this
+	// group computes. Without it the four interleaved streams left memory
+	// idle: 6.5 → 26 cpu-GB/s for q5_0 over 64 MB (AVX-512, Zen 5); one
+	// group ahead and two were alike, and so were 4 KiB per row (13.6).
+	g.i("PREFETCHT0 (R14)")
+	g.i("PREFETCHT0 64(R14)")
+	g.i("ADDQ $%d, R14", 4*t.wb)
 	g.i("VMOVDQU %d(DI), Y10", t.aq)
 	if t.signed {
 		// q5_0: the quants stay unsigned (0..31) and 16·Σy, shared by the
@@ -404,6 +412,7 @@ func (g *gen) mv(t qtype) {
 	g.i("LEAQ (SI)(R8*1), R10")
 	g.i("LEAQ (SI)(R8*2), R11")
 	g.i("LEAQ (R10)(R8*2), R12")
+	g.i("LEAQ (SI)(R8*4), R14 // the next group, prefetched")
 	g.mvBody(t)
 	g.i("VMOVUPS X9, (R13)")
 	g.i("SUBQ $4, DX")
@@ -441,6 +450,7 @@ func (g *gen) mv(t qtype) {
 	g.i("JLT %sptrs", lname)
 	g.i("LEAQ (SI)(R8*2), R11")
 	g.p("%sptrs:", lname)
+	g.i("LEAQ (SI)(R8*4), R14")
 	g.mvBody(t)
 	g.i("MOVQ out_len+72(FP), AX")
 	g.i("TESTQ AX, AX")
