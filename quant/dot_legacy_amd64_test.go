@@ -182,8 +182,8 @@ func TestLegacyDispatchBitExact(t *testing.T) {
 	}
 }
 
-// BenchmarkLegacyGEMM compares the legacy types' batched paths on Gemma 3
-// 1B's FFN shape (rows of 1152): "x4" is one row × 4 tokens (matMulBy4),
+// BenchmarkLegacyGEMM compares the legacy types' batched paths on rows of
+// 1152 (Gemma 3 1B's width): "x4" is one row × 4 tokens (matMulBy4),
 // "gemm" the 16-row panels (AVX-512), panel packing and scale preparation
 // included. Rates count the weights once per token, as MatMul's do;
 // tok/s is tokens per second through 1152×6912 weights (one projection).
@@ -193,8 +193,18 @@ func BenchmarkLegacyGEMM(b *testing.B) {
 	if detectLevel() < levelAVX512 {
 		b.Skip("no AVX-512 VNNI: the GEMM cannot run")
 	}
-	const n, rows = 1152, 256
+	const n = 1152
 	for _, wt := range legacyTypes {
+		for _, rows := range []int{256, 65536} {
+			benchLegacyGEMM(b, wt, n, rows)
+		}
+	}
+}
+
+// benchLegacyGEMM runs BenchmarkLegacyGEMM's variants on rows×n weights:
+// 256 rows stay in the L2 cache, 65536 (45 to 50 MB) come from memory.
+func benchLegacyGEMM(b *testing.B, wt gguf.Type, n, rows int) {
+	{
 		ks := legacyKernelSet(levelAVX512)[wt]
 		mv := asmMatVec(wt, ks.mv)
 		x4 := matMulBy4(wt, ks.x4, ks.x2, mv)
@@ -206,14 +216,14 @@ func BenchmarkLegacyGEMM(b *testing.B) {
 		w := makeWeights(rng, wt, n*rows, fillRandom)
 		rb, _ := wt.RowBytes(n)
 		vt, _ := VecDotType(wt)
-		for _, ntok := range []int{4, 5, 8, 16, 128} {
+		for _, ntok := range []int{1, 2, 4, 5, 8, 16, 128} {
 			a := make([]byte, 0)
 			for range ntok {
 				a = append(a, makeActs(b, rng, vt, n, fillRandom)...)
 			}
 			out := make([]float32, rows*ntok)
 			for _, v := range variants {
-				b.Run(fmt.Sprintf("%v/%s/tok=%d", wt, v.name, ntok), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%v/rows=%d/%s/tok=%d", wt, rows, v.name, ntok), func(b *testing.B) {
 					bytes := int64(rows * rb * ntok)
 					b.SetBytes(bytes)
 					done := cpuRate(b, bytes)

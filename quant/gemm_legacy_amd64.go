@@ -33,11 +33,13 @@ const (
 	legPanelLen = 640 // [8][16][4]uint8 quants (dword k of row r at 64k+4r), [16]float32 d at 512, [16]float32 m at 576
 	legScaleLen = 64  // [8] float32 d_a, then [8] float32 s_a or int32 -16·Σy
 	legRows     = 16
-	// legGemmMinTokens is the smallest batch the GEMM takes: one group of
-	// four tokens already runs 2.4 to 3 times faster than the x4 kernels
-	// (BenchmarkLegacyGEMM, Zen 5), whose per-block reduction and scales
-	// four tokens cannot share. The results are the same bits either way.
-	legGemmMinTokens = 4
+	// legGemmMinTokens is the smallest batch the GEMM takes: two tokens
+	// already run about twice as fast as through the x2 kernel, four 2.3
+	// times the x4 kernel's speed (BenchmarkLegacyGEMM, Zen 5, weights in
+	// the L2 cache or memory alike), whose per-block reduction and scales a
+	// few tokens cannot share; one token is a little faster through MatVec.
+	// The results are the same bits either way.
+	legGemmMinTokens = 2
 )
 
 //go:noescape
@@ -68,6 +70,24 @@ func legGemmQ5_1AVX512x8(panel []byte, nb int, a []byte, astride int, scales []b
 func legGemmQ5_1AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
+func legGemmQ4_1AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ4_1AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_1AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_1AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
 func legPrepQ8_0AVX512(a []byte, astride, nb, ntok int, scales []byte)
 
 //go:noescape
@@ -75,18 +95,18 @@ func legPrepQ8_1AVX512(a []byte, astride, nb, ntok int, scales []byte)
 
 type legGemmKernel func(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
-// legGemm is one type's GEMM: its packer, scale preparation and 16×8 and
-// 16×4 micro-kernels.
+// legGemm is one type's GEMM: its packer, scale preparation and 16-row
+// micro-kernels of 8, 4, 2 and 1 tokens.
 type legGemm struct {
-	pack   func(panel, w []byte, rb, nb int)
-	prep   func(a []byte, astride, nb, ntok int, scales []byte)
-	k8, k4 legGemmKernel
+	pack func(panel, w []byte, rb, nb int)
+	prep func(a []byte, astride, nb, ntok int, scales []byte)
+	k    [4]legGemmKernel // 8, 4, 2, 1 tokens
 }
 
 var legGemms = map[gguf.Type]legGemm{
-	gguf.TypeQ4_1: {legPackQ4_1AVX512, legPrepQ8_1AVX512, legGemmQ4_1AVX512x8, legGemmQ4_1AVX512x4},
-	gguf.TypeQ5_0: {legPackQ5_0AVX512, legPrepQ8_0AVX512, legGemmQ5_0AVX512x8, legGemmQ5_0AVX512x4},
-	gguf.TypeQ5_1: {legPackQ5_1AVX512, legPrepQ8_1AVX512, legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4},
+	gguf.TypeQ4_1: {legPackQ4_1AVX512, legPrepQ8_1AVX512, [4]legGemmKernel{legGemmQ4_1AVX512x8, legGemmQ4_1AVX512x4, legGemmQ4_1AVX512x2, legGemmQ4_1AVX512x1}},
+	gguf.TypeQ5_0: {legPackQ5_0AVX512, legPrepQ8_0AVX512, [4]legGemmKernel{legGemmQ5_0AVX512x8, legGemmQ5_0AVX512x4, legGemmQ5_0AVX512x2, legGemmQ5_0AVX512x1}},
+	gguf.TypeQ5_1: {legPackQ5_1AVX512, legPrepQ8_1AVX512, [4]legGemmKernel{legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4, legGemmQ5_1AVX512x2, legGemmQ5_1AVX512x1}},
 }
 
 // legBuffers pools a call's panel and scales.
@@ -95,8 +115,10 @@ type legBuffers struct{ panel, scales []byte }
 var legPool sync.Pool
 
 // matMulLegacyGEMM builds the MatMulFunc of legacy type t: the GEMM for
-// batches of legGemmMinTokens tokens or more, over whole panels of 16 rows
-// and groups of four tokens; small (the x4 kernels) for the rest.
+// batches of legGemmMinTokens tokens or more and 16 rows or more, small
+// (the x4 kernels) for the rest. All tokens go through the panel, in
+// groups of 8 and then 4, 2 and 1; a last panel of fewer than 16 rows
+// overlaps the one before (its rows get the same bits twice).
 func matMulLegacyGEMM(t gguf.Type, gm legGemm, small MatMulFunc) MatMulFunc {
 	vt, _ := VecDotType(t)
 	wb, ab := t.BlockBytes(), vt.BlockBytes()
@@ -109,37 +131,35 @@ func matMulLegacyGEMM(t gguf.Type, gm legGemm, small MatMulFunc) MatMulFunc {
 		rb, arb := nb*wb, nb*ab
 		_, _ = w[nrows*rb-1], a[ntok*arb-1]
 		_ = out[(ntok-1)*ldo+nrows-1]
-		rows, toks := nrows/legRows*legRows, ntok/4*4
-		groups := (toks + 7) / 8
 		bufs, _ := legPool.Get().(*legBuffers)
 		if bufs == nil {
 			bufs = new(legBuffers)
 		}
+		gs := nb * legScaleLen // the scales of a group of 8 tokens
+		groups := (ntok + 7) / 8
 		if cap(bufs.panel) < nb*legPanelLen {
 			bufs.panel = make([]byte, nb*legPanelLen)
 		}
-		if cap(bufs.scales) < groups*nb*legScaleLen {
-			bufs.scales = make([]byte, groups*nb*legScaleLen)
+		if cap(bufs.scales) < groups*gs {
+			bufs.scales = make([]byte, groups*gs)
 		}
-		panel, scales := bufs.panel[:nb*legPanelLen], bufs.scales[:groups*nb*legScaleLen]
-		gm.prep(a[:toks*arb], arb, nb, toks, scales)
-		gs := nb * legScaleLen
-		for r0 := 0; r0 < rows; r0 += legRows {
+		panel, scales := bufs.panel[:nb*legPanelLen], bufs.scales[:groups*gs]
+		gm.prep(a[:ntok*arb], arb, nb, ntok, scales)
+		for r0 := 0; r0 < nrows; r0 += legRows {
+			r0 = min(r0, nrows-legRows)
 			gm.pack(panel, w[r0*rb:r0*rb+15*rb+nb*wb], rb, nb)
 			tok := 0
-			for ; tok+8 <= toks; tok += 8 {
-				gm.k8(panel, nb, a[tok*arb:(tok+8)*arb], arb, scales[tok/8*gs:(tok/8+1)*gs], &out[tok*ldo+r0], 4*ldo)
+			for ; tok+8 <= ntok; tok += 8 {
+				gm.k[0](panel, nb, a[tok*arb:(tok+8)*arb], arb, scales[tok/8*gs:(tok/8+1)*gs], &out[tok*ldo+r0], 4*ldo)
 			}
-			if tok < toks {
-				gm.k4(panel, nb, a[tok*arb:(tok+4)*arb], arb, scales[tok/8*gs:(tok/8+1)*gs], &out[tok*ldo+r0], 4*ldo)
+			for i, T := range [...]int{4, 2, 1} {
+				if tok+T <= ntok {
+					s := tok/8*gs + tok%8*4 // slot tok%8 of its group
+					gm.k[i+1](panel, nb, a[tok*arb:(tok+T)*arb], arb, scales[s:(tok/8+1)*gs], &out[tok*ldo+r0], 4*ldo)
+					tok += T
+				}
 			}
 		}
 		legPool.Put(bufs)
-		if toks < ntok {
-			small(n, w[:rows*rb], rows, a[toks*arb:], ntok-toks, out[toks*ldo:], ldo)
-		}
-		if rows < nrows {
-			small(n, w[rows*rb:], nrows-rows, a, ntok, out[rows:], ldo)
-		}
 	}
 }

@@ -118,7 +118,14 @@ TEXT ·legPackQ4_1AVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTD R8, Z31
 	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
 	VMOVDQU64 legGNib<>(SB), Z30
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
 legpackq4_1loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	ADDQ $320, R12
 	VMOVDQU 4(SI), X0
 	VINSERTI32X4 $1, 4(SI)(R8*4), Z0, Z0
 	VINSERTI32X4 $2, 4(BX), Z0, Z0
@@ -494,6 +501,140 @@ legGemmQ4_1AVX512x4loop:
 	VZEROUPPER
 	RET
 
+// func legGemmQ4_1AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q4_1 rows times 2 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	for j := 0; j < 16; j++ {
+//		s += int32(x[4+j]&0xf) * int32(int8(y[4+j]))
+//		s += int32(x[4+j]>>4) * int32(int8(y[20+j]))
+//	}
+//	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
+TEXT ·legGemmQ4_1AVX512x2(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	LEAQ (DI)(R13*1), R8
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+legGemmQ4_1AVX512x2loop:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 4(DI), Z24, Z0
+	VPDPBUSD.BCST 4(R8), Z24, Z1
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 8(DI), Z24, Z0
+	VPDPBUSD.BCST 8(R8), Z24, Z1
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 12(DI), Z24, Z0
+	VPDPBUSD.BCST 12(R8), Z24, Z1
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 16(DI), Z24, Z0
+	VPDPBUSD.BCST 16(R8), Z24, Z1
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 20(DI), Z24, Z0
+	VPDPBUSD.BCST 20(R8), Z24, Z1
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 24(DI), Z24, Z0
+	VPDPBUSD.BCST 24(R8), Z24, Z1
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 28(DI), Z24, Z0
+	VPDPBUSD.BCST 28(R8), Z24, Z1
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 32(DI), Z24, Z0
+	VPDPBUSD.BCST 32(R8), Z24, Z1
+	VMOVUPS 512(SI), Z26 // d
+	VMOVUPS 576(SI), Z27 // m
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VMULPS.BCST 32(AX), Z27, Z29
+	VADDPS Z29, Z0, Z0 // + m·s_a
+	VADDPS Z0, Z8, Z8
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 4(AX), Z26, Z28
+	VMULPS Z28, Z1, Z1 // d_w·d_a·s
+	VMULPS.BCST 36(AX), Z27, Z29
+	VADDPS Z29, Z1, Z1 // + m·s_a
+	VADDPS Z1, Z9, Z9
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $36, DI
+	ADDQ $36, R8
+	DECQ CX
+	JNZ legGemmQ4_1AVX512x2loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z9, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ4_1AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q4_1 rows times 1 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	for j := 0; j < 16; j++ {
+//		s += int32(x[4+j]&0xf) * int32(int8(y[4+j]))
+//		s += int32(x[4+j]>>4) * int32(int8(y[20+j]))
+//	}
+//	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
+TEXT ·legGemmQ4_1AVX512x1(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	VPXORD Z8, Z8, Z8
+legGemmQ4_1AVX512x1loop:
+	VPXORD Z0, Z0, Z0
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 4(DI), Z24, Z0
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 8(DI), Z24, Z0
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 12(DI), Z24, Z0
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 16(DI), Z24, Z0
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 20(DI), Z24, Z0
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 24(DI), Z24, Z0
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 28(DI), Z24, Z0
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 32(DI), Z24, Z0
+	VMOVUPS 512(SI), Z26 // d
+	VMOVUPS 576(SI), Z27 // m
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VMULPS.BCST 32(AX), Z27, Z29
+	VADDPS Z29, Z0, Z0 // + m·s_a
+	VADDPS Z0, Z8, Z8
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $36, DI
+	DECQ CX
+	JNZ legGemmQ4_1AVX512x1loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	VZEROUPPER
+	RET
+
 // func legPackQ5_0AVX512(panel, w []byte, rb, nb int)
 //
 // Unpacks 16 q5_0 rows (rb bytes apart from w) into nb panel blocks of 640
@@ -520,7 +661,15 @@ TEXT ·legPackQ5_0AVX512(SB), NOSPLIT, $0-64
 	VMOVDQU64 legGByte1<>(SB), Z26
 	VMOVDQU64 legGByte2<>(SB), Z27
 	VMOVDQU64 legGByte3<>(SB), Z28
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
 legpackq5_0loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	PREFETCHT0 320(R12)
+	ADDQ $352, R12
 	VMOVDQU 6(SI), X0
 	VINSERTI32X4 $1, 6(SI)(R8*4), Z0, Z0
 	VINSERTI32X4 $2, 6(BX), Z0, Z0
@@ -898,6 +1047,138 @@ legGemmQ5_0AVX512x4loop:
 	VZEROUPPER
 	RET
 
+// func legGemmQ5_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q5_0 rows times 2 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	qh := binary.LittleEndian.Uint32(x[2:])
+//	for j := 0; j < 16; j++ {
+//		lo := int32(x[6+j]&0xf) | int32(qh>>j&1)<<4
+//		hi := int32(x[6+j]>>4) | int32(qh>>(j+16)&1)<<4
+//		s += (lo - 16) * int32(int8(y[2+j]))
+//		s += (hi - 16) * int32(int8(y[18+j]))
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+TEXT ·legGemmQ5_0AVX512x2(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	LEAQ (DI)(R13*1), R8
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+legGemmQ5_0AVX512x2loop:
+	VPBROADCASTD 32(AX), Z0 // -16·Σy
+	VPBROADCASTD 36(AX), Z1 // -16·Σy
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 2(DI), Z24, Z0
+	VPDPBUSD.BCST 2(R8), Z24, Z1
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 6(DI), Z24, Z0
+	VPDPBUSD.BCST 6(R8), Z24, Z1
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 10(DI), Z24, Z0
+	VPDPBUSD.BCST 10(R8), Z24, Z1
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 14(DI), Z24, Z0
+	VPDPBUSD.BCST 14(R8), Z24, Z1
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 18(DI), Z24, Z0
+	VPDPBUSD.BCST 18(R8), Z24, Z1
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 22(DI), Z24, Z0
+	VPDPBUSD.BCST 22(R8), Z24, Z1
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 26(DI), Z24, Z0
+	VPDPBUSD.BCST 26(R8), Z24, Z1
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 30(DI), Z24, Z0
+	VPDPBUSD.BCST 30(R8), Z24, Z1
+	VMOVUPS 512(SI), Z26 // d
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VADDPS Z0, Z8, Z8
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 4(AX), Z26, Z28
+	VMULPS Z28, Z1, Z1 // d_w·d_a·s
+	VADDPS Z1, Z9, Z9
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $34, DI
+	ADDQ $34, R8
+	DECQ CX
+	JNZ legGemmQ5_0AVX512x2loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z9, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ5_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q5_0 rows times 1 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	qh := binary.LittleEndian.Uint32(x[2:])
+//	for j := 0; j < 16; j++ {
+//		lo := int32(x[6+j]&0xf) | int32(qh>>j&1)<<4
+//		hi := int32(x[6+j]>>4) | int32(qh>>(j+16)&1)<<4
+//		s += (lo - 16) * int32(int8(y[2+j]))
+//		s += (hi - 16) * int32(int8(y[18+j]))
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+TEXT ·legGemmQ5_0AVX512x1(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	VPXORD Z8, Z8, Z8
+legGemmQ5_0AVX512x1loop:
+	VPBROADCASTD 32(AX), Z0 // -16·Σy
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 2(DI), Z24, Z0
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 6(DI), Z24, Z0
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 10(DI), Z24, Z0
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 14(DI), Z24, Z0
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 18(DI), Z24, Z0
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 22(DI), Z24, Z0
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 26(DI), Z24, Z0
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 30(DI), Z24, Z0
+	VMOVUPS 512(SI), Z26 // d
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VADDPS Z0, Z8, Z8
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $34, DI
+	DECQ CX
+	JNZ legGemmQ5_0AVX512x1loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	VZEROUPPER
+	RET
+
 // func legPackQ5_1AVX512(panel, w []byte, rb, nb int)
 //
 // Unpacks 16 q5_1 rows (rb bytes apart from w) into nb panel blocks of 640
@@ -924,7 +1205,15 @@ TEXT ·legPackQ5_1AVX512(SB), NOSPLIT, $0-64
 	VMOVDQU64 legGByte1<>(SB), Z26
 	VMOVDQU64 legGByte2<>(SB), Z27
 	VMOVDQU64 legGByte3<>(SB), Z28
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
 legpackq5_1loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	PREFETCHT0 320(R12)
+	ADDQ $384, R12
 	VMOVDQU 8(SI), X0
 	VINSERTI32X4 $1, 8(SI)(R8*4), Z0, Z0
 	VINSERTI32X4 $2, 8(BX), Z0, Z0
@@ -1329,6 +1618,146 @@ legGemmQ5_1AVX512x4loop:
 	VMOVUPS Z10, (AX)
 	ADDQ R13, AX
 	VMOVUPS Z11, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ5_1AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q5_1 rows times 2 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	qh := binary.LittleEndian.Uint32(x[4:])
+//	for j := 0; j < 16; j++ {
+//		lo := int32(x[8+j]&0xf) | int32(qh>>j&1)<<4
+//		hi := int32(x[8+j]>>4) | int32(qh>>(j+16)&1)<<4
+//		s += lo * int32(int8(y[4+j]))
+//		s += hi * int32(int8(y[20+j]))
+//	}
+//	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
+TEXT ·legGemmQ5_1AVX512x2(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	LEAQ (DI)(R13*1), R8
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+legGemmQ5_1AVX512x2loop:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 4(DI), Z24, Z0
+	VPDPBUSD.BCST 4(R8), Z24, Z1
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 8(DI), Z24, Z0
+	VPDPBUSD.BCST 8(R8), Z24, Z1
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 12(DI), Z24, Z0
+	VPDPBUSD.BCST 12(R8), Z24, Z1
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 16(DI), Z24, Z0
+	VPDPBUSD.BCST 16(R8), Z24, Z1
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 20(DI), Z24, Z0
+	VPDPBUSD.BCST 20(R8), Z24, Z1
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 24(DI), Z24, Z0
+	VPDPBUSD.BCST 24(R8), Z24, Z1
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 28(DI), Z24, Z0
+	VPDPBUSD.BCST 28(R8), Z24, Z1
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 32(DI), Z24, Z0
+	VPDPBUSD.BCST 32(R8), Z24, Z1
+	VMOVUPS 512(SI), Z26 // d
+	VMOVUPS 576(SI), Z27 // m
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VMULPS.BCST 32(AX), Z27, Z29
+	VADDPS Z29, Z0, Z0 // + m·s_a
+	VADDPS Z0, Z8, Z8
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 4(AX), Z26, Z28
+	VMULPS Z28, Z1, Z1 // d_w·d_a·s
+	VMULPS.BCST 36(AX), Z27, Z29
+	VADDPS Z29, Z1, Z1 // + m·s_a
+	VADDPS Z1, Z9, Z9
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $36, DI
+	ADDQ $36, R8
+	DECQ CX
+	JNZ legGemmQ5_1AVX512x2loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z9, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ5_1AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q5_1 rows times 1 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	qh := binary.LittleEndian.Uint32(x[4:])
+//	for j := 0; j < 16; j++ {
+//		lo := int32(x[8+j]&0xf) | int32(qh>>j&1)<<4
+//		hi := int32(x[8+j]>>4) | int32(qh>>(j+16)&1)<<4
+//		s += lo * int32(int8(y[4+j]))
+//		s += hi * int32(int8(y[20+j]))
+//	}
+//	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
+TEXT ·legGemmQ5_1AVX512x1(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	VPXORD Z8, Z8, Z8
+legGemmQ5_1AVX512x1loop:
+	VPXORD Z0, Z0, Z0
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 4(DI), Z24, Z0
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 8(DI), Z24, Z0
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 12(DI), Z24, Z0
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 16(DI), Z24, Z0
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 20(DI), Z24, Z0
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 24(DI), Z24, Z0
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 28(DI), Z24, Z0
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 32(DI), Z24, Z0
+	VMOVUPS 512(SI), Z26 // d
+	VMOVUPS 576(SI), Z27 // m
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VMULPS.BCST 32(AX), Z27, Z29
+	VADDPS Z29, Z0, Z0 // + m·s_a
+	VADDPS Z0, Z8, Z8
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $36, DI
+	DECQ CX
+	JNZ legGemmQ5_1AVX512x1loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
 	VZEROUPPER
 	RET
 

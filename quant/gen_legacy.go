@@ -97,8 +97,9 @@ func main() {
 	g.gemmHeader()
 	for _, t := range types {
 		g.gemmPack(t)
-		g.gemmKernel(t, 8)
-		g.gemmKernel(t, 4)
+		for _, T := range []int{8, 4, 2, 1} {
+			g.gemmKernel(t, T)
+		}
 	}
 	g.gemmPrep(false)
 	g.gemmPrep(true)
@@ -607,7 +608,14 @@ func (g *gen) gemmPack(t qtype) {
 			g.i("VMOVDQU64 legGByte%d<>(SB), Z%d", i, 25+i)
 		}
 	}
+	g.i("LEAQ (BX)(R8*8), R12 // the next panel, prefetched")
 	g.p("%sloop:", lname)
+	// The next panel's 16 rows are one run of 16·rb bytes: 16·wb of it per
+	// block.
+	for off := 0; off < 16*t.wb; off += 64 {
+		g.i("PREFETCHT0 %d(R12)", off)
+	}
+	g.i("ADDQ $%d, R12", 16*t.wb)
 	// Rows 4j+c go to lane j of register c.
 	rowAddr := func(r int) string {
 		base := "SI"
@@ -708,9 +716,13 @@ func (g *gen) gemmKernel(t qtype, T int) {
 	g.i("MOVQ a_base+32(FP), DI")
 	g.i("MOVQ astride+56(FP), R13")
 	g.i("MOVQ scales_base+64(FP), AX")
-	g.i("LEAQ (DI)(R13*1), R8")
-	g.i("LEAQ (DI)(R13*2), R9")
-	g.i("LEAQ (R8)(R13*2), R10")
+	if T >= 2 {
+		g.i("LEAQ (DI)(R13*1), R8")
+	}
+	if T >= 4 {
+		g.i("LEAQ (DI)(R13*2), R9")
+		g.i("LEAQ (R8)(R13*2), R10")
+	}
 	if T == 8 {
 		g.i("LEAQ (DI)(R13*4), R11")
 		g.i("LEAQ (R8)(R13*4), R12")
