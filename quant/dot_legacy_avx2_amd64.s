@@ -46,7 +46,9 @@ GLOBL leg2Ones<>(SB), RODATA|NOPTR, $32
 // leg2DM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.
 DATA leg2DM<>+0x00(SB)/8, $0x0d0c090805040100
 DATA leg2DM<>+0x08(SB)/8, $0x0f0e0b0a07060302
-GLOBL leg2DM<>(SB), RODATA|NOPTR, $16
+DATA leg2DM<>+0x10(SB)/8, $0x0d0c090805040100
+DATA leg2DM<>+0x18(SB)/8, $0x0f0e0b0a07060302
+GLOBL leg2DM<>(SB), RODATA|NOPTR, $32
 
 // func mvQ4_1AVX2(w, a []byte, nb, nrows int, out []float32) float32
 //

@@ -24,7 +24,29 @@ GLOBL leg5Hi<>(SB), RODATA|NOPTR, $32
 // leg5DM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.
 DATA leg5DM<>+0x00(SB)/8, $0x0d0c090805040100
 DATA leg5DM<>+0x08(SB)/8, $0x0f0e0b0a07060302
-GLOBL leg5DM<>(SB), RODATA|NOPTR, $16
+DATA leg5DM<>+0x10(SB)/8, $0x0d0c090805040100
+DATA leg5DM<>+0x18(SB)/8, $0x0f0e0b0a07060302
+GLOBL leg5DM<>(SB), RODATA|NOPTR, $32
+// leg5Shift: word shift counts 0, 4, 0, 4 by 128-bit lane (VPSRLVW);
+// leg5Gather: dwords 0, 4, 8, 12, 1, 5, 9, 13 (VPERMD, see mv8).
+DATA leg5Shift<>+0x00(SB)/8, $0x0000000000000000
+DATA leg5Shift<>+0x08(SB)/8, $0x0000000000000000
+DATA leg5Shift<>+0x10(SB)/8, $0x0004000400040004
+DATA leg5Shift<>+0x18(SB)/8, $0x0004000400040004
+DATA leg5Shift<>+0x20(SB)/8, $0x0000000000000000
+DATA leg5Shift<>+0x28(SB)/8, $0x0000000000000000
+DATA leg5Shift<>+0x30(SB)/8, $0x0004000400040004
+DATA leg5Shift<>+0x38(SB)/8, $0x0004000400040004
+GLOBL leg5Shift<>(SB), RODATA|NOPTR, $64
+DATA leg5Gather<>+0x00(SB)/8, $0x0000000400000000
+DATA leg5Gather<>+0x08(SB)/8, $0x0000000c00000008
+DATA leg5Gather<>+0x10(SB)/8, $0x0000000500000001
+DATA leg5Gather<>+0x18(SB)/8, $0x0000000d00000009
+DATA leg5Gather<>+0x20(SB)/8, $0x0000000000000000
+DATA leg5Gather<>+0x28(SB)/8, $0x0000000000000000
+DATA leg5Gather<>+0x30(SB)/8, $0x0000000000000000
+DATA leg5Gather<>+0x38(SB)/8, $0x0000000000000000
+GLOBL leg5Gather<>(SB), RODATA|NOPTR, $64
 
 // func mvQ4_1AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
@@ -37,9 +59,10 @@ GLOBL leg5DM<>(SB), RODATA|NOPTR, $16
 //	}
 //	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
 //
-// Four rows at a time, one per float lane: each block's integer sums are
-// reduced to one lane per row and scaled and added there in the twin's
-// order. A last group of fewer than four rows overlaps the one before.
+// Eight rows at a time (two per 512-bit register), one per float lane:
+// each block's integer sums are reduced to one lane per row and scaled
+// and added there in the twin's order. A last group of fewer than eight
+// rows overlaps the one before; under eight rows, four at a time.
 TEXT ·mvQ4_1AVX512(SB), NOSPLIT, $0-92
 	MOVQ w_base+0(FP), SI
 	MOVQ nb+48(FP), R8
@@ -47,6 +70,130 @@ TEXT ·mvQ4_1AVX512(SB), NOSPLIT, $0-92
 	MOVQ nrows+56(FP), DX // rows left
 	MOVQ out_base+64(FP), R13
 	VMOVDQU leg5Nib<>(SB), Y15
+	CMPQ DX, $8
+	JLT q4_1AVX512four
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z12
+	VMOVDQU64 leg5Shift<>(SB), Z14
+	VMOVDQU64 leg5Gather<>(SB), Z13
+	LEAQ (R8)(R8*2), R12 // 3rb
+q4_1AVX512group8:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*8), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y9, Y9, Y9
+q4_1AVX512loop8:
+	PREFETCHT0 0(R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	ADDQ $160, R14
+	VBROADCASTI64X4 4(DI), Z10 // the activations twice
+	VMOVDQU 4(R9), X1
+	VINSERTI32X4 $2, 4(R10), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 0 and 1, element order
+	VPXORD Z0, Z0, Z0
+	VPDPBUSD Z10, Z1, Z0
+	VMOVDQU 4(R9)(R8*2), X1
+	VINSERTI32X4 $2, 4(R9)(R12*1), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 2 and 3, element order
+	VPXORD Z2, Z2, Z2
+	VPDPBUSD Z10, Z1, Z2
+	VMOVDQU 4(R9)(R8*4), X1
+	VINSERTI32X4 $2, 4(R10)(R8*4), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 4 and 5, element order
+	VPXORD Z3, Z3, Z3
+	VPDPBUSD Z10, Z1, Z3
+	VMOVDQU 4(R9)(R12*2), X1
+	VINSERTI32X4 $2, 4(R10)(R12*2), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 6 and 7, element order
+	VPXORD Z5, Z5, Z5
+	VPDPBUSD Z10, Z1, Z5
+	VSHUFI64X2 $0x88, Z2, Z0, Z16
+	VSHUFI64X2 $0xdd, Z2, Z0, Z17
+	VPADDD Z17, Z16, Z16 // lane r: four sums of row r
+	VSHUFI64X2 $0x88, Z5, Z3, Z18
+	VSHUFI64X2 $0xdd, Z5, Z3, Z19
+	VPADDD Z19, Z18, Z18 // lane r: four sums of row 4+r
+	VPUNPCKLDQ Z18, Z16, Z17
+	VPUNPCKHDQ Z18, Z16, Z19
+	VPADDD Z19, Z17, Z17
+	VPSHUFD $0x4e, Z17, Z19
+	VPADDD Z19, Z17, Z17 // lane r: S(r), S(4+r), S(r), S(4+r)
+	VPERMD Z17, Z13, Z0 // Y0: the eight rows' sums
+	MOVL (R9), AX
+	MOVL (R10), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	MOVL (R9)(R8*2), AX
+	MOVL (R9)(R12*1), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VPINSRQ $1, AX, X4, X4
+	MOVL (R9)(R8*4), AX
+	MOVL (R10)(R8*4), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VMOVQ AX, X6
+	MOVL (R9)(R12*2), AX
+	MOVL (R10)(R12*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VPINSRQ $1, AX, X6, X6
+	VINSERTI128 $1, X6, Y4, Y4
+	VPSHUFB leg5DM<>(SB), Y4, Y4
+	VPERMQ $0xd8, Y4, Y4 // d0..d7 m0..m7
+	VCVTPH2PS X4, Y6
+	VEXTRACTI128 $1, Y4, X4
+	VCVTPH2PS X4, Y7
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, Y5
+	VPBROADCASTW 2(DI), X4
+	VCVTPH2PS X4, Y4
+	VMULPS Y5, Y6, Y6
+	VMULPS Y4, Y7, Y7
+	VCVTDQ2PS Y0, Y0
+	VMULPS Y6, Y0, Y0 // d_w·d_a·s
+	VADDPS Y7, Y0, Y0 // + m·s_a
+	VADDPS Y0, Y9, Y9
+	ADDQ $20, R9
+	ADDQ $20, R10
+	ADDQ $36, DI
+	DECQ CX
+	JNZ q4_1AVX512loop8
+	VMOVUPS Y9, (R13)
+	SUBQ $8, DX
+	JEQ q4_1AVX512done8
+	CMPQ DX, $8
+	JGE q4_1AVX512next8
+	MOVQ DX, AX // 1..7 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $8, DX
+	JMP q4_1AVX512group8
+q4_1AVX512next8:
+	LEAQ (SI)(R8*8), SI
+	ADDQ $32, R13
+	JMP q4_1AVX512group8
+q4_1AVX512done8:
+	VEXTRACTF128 $1, Y9, X0
+	VEXTRACTPS $3, X0, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+q4_1AVX512four:
 	CMPQ DX, $4
 	JLT q4_1AVX512small
 q4_1AVX512group:
@@ -378,9 +525,10 @@ q4_1AVX512x4:
 //	}
 //	sum += float32(f16(x) * f16(y) * float32(s))
 //
-// Four rows at a time, one per float lane: each block's integer sums are
-// reduced to one lane per row and scaled and added there in the twin's
-// order. A last group of fewer than four rows overlaps the one before.
+// Eight rows at a time (two per 512-bit register), one per float lane:
+// each block's integer sums are reduced to one lane per row and scaled
+// and added there in the twin's order. A last group of fewer than eight
+// rows overlaps the one before; under eight rows, four at a time.
 TEXT ·mvQ5_0AVX512(SB), NOSPLIT, $0-92
 	MOVQ w_base+0(FP), SI
 	MOVQ nb+48(FP), R8
@@ -389,6 +537,151 @@ TEXT ·mvQ5_0AVX512(SB), NOSPLIT, $0-92
 	MOVQ out_base+64(FP), R13
 	VMOVDQU leg5Nib<>(SB), Y15
 	VMOVDQU leg5Hi<>(SB), Y12
+	CMPQ DX, $8
+	JLT q5_0AVX512four
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z12
+	VMOVDQU64 leg5Shift<>(SB), Z14
+	VMOVDQU64 leg5Gather<>(SB), Z13
+	LEAQ (R8)(R8*2), R12 // 3rb
+q5_0AVX512group8:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*8), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y9, Y9, Y9
+q5_0AVX512loop8:
+	PREFETCHT0 0(R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	ADDQ $176, R14
+	VBROADCASTI64X4 2(DI), Z10 // the activations twice
+	VPXORD Z7, Z7, Z7
+	VPDPBUSD Z10, Z12, Z7
+	VPXORD Z8, Z8, Z8
+	VPSUBD Z7, Z8, Z8 // -16·y in quads
+	VMOVDQU 6(R9), X1
+	VINSERTI32X4 $2, 6(R10), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 0 and 1, element order
+	MOVL 2(R9), AX
+	MOVL 2(R10), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VMOVDQA64 Z8, Z0
+	VPDPBUSD Z10, Z1, Z0
+	VMOVDQU 6(R9)(R8*2), X1
+	VINSERTI32X4 $2, 6(R9)(R12*1), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 2 and 3, element order
+	MOVL 2(R9)(R8*2), AX
+	MOVL 2(R9)(R12*1), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VMOVDQA64 Z8, Z2
+	VPDPBUSD Z10, Z1, Z2
+	VMOVDQU 6(R9)(R8*4), X1
+	VINSERTI32X4 $2, 6(R10)(R8*4), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 4 and 5, element order
+	MOVL 2(R9)(R8*4), AX
+	MOVL 2(R10)(R8*4), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VMOVDQA64 Z8, Z3
+	VPDPBUSD Z10, Z1, Z3
+	VMOVDQU 6(R9)(R12*2), X1
+	VINSERTI32X4 $2, 6(R10)(R12*2), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 6 and 7, element order
+	MOVL 2(R9)(R12*2), AX
+	MOVL 2(R10)(R12*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VMOVDQA64 Z8, Z5
+	VPDPBUSD Z10, Z1, Z5
+	VSHUFI64X2 $0x88, Z2, Z0, Z16
+	VSHUFI64X2 $0xdd, Z2, Z0, Z17
+	VPADDD Z17, Z16, Z16 // lane r: four sums of row r
+	VSHUFI64X2 $0x88, Z5, Z3, Z18
+	VSHUFI64X2 $0xdd, Z5, Z3, Z19
+	VPADDD Z19, Z18, Z18 // lane r: four sums of row 4+r
+	VPUNPCKLDQ Z18, Z16, Z17
+	VPUNPCKHDQ Z18, Z16, Z19
+	VPADDD Z19, Z17, Z17
+	VPSHUFD $0x4e, Z17, Z19
+	VPADDD Z19, Z17, Z17 // lane r: S(r), S(4+r), S(r), S(4+r)
+	VPERMD Z17, Z13, Z0 // Y0: the eight rows' sums
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R9)(R8*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R9)(R12*1), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	MOVWLZX (R9)(R8*4), AX
+	MOVWLZX (R10)(R8*4), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R9)(R12*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R10)(R12*2), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VPINSRQ $1, AX, X4, X4
+	VCVTPH2PS X4, Y4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, Y5
+	VMULPS Y5, Y4, Y4
+	VCVTDQ2PS Y0, Y0
+	VMULPS Y4, Y0, Y0 // d_w·d_a·s
+	VADDPS Y0, Y9, Y9
+	ADDQ $22, R9
+	ADDQ $22, R10
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q5_0AVX512loop8
+	VMOVUPS Y9, (R13)
+	SUBQ $8, DX
+	JEQ q5_0AVX512done8
+	CMPQ DX, $8
+	JGE q5_0AVX512next8
+	MOVQ DX, AX // 1..7 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $8, DX
+	JMP q5_0AVX512group8
+q5_0AVX512next8:
+	LEAQ (SI)(R8*8), SI
+	ADDQ $32, R13
+	JMP q5_0AVX512group8
+q5_0AVX512done8:
+	VEXTRACTF128 $1, Y9, X0
+	VEXTRACTPS $3, X0, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+q5_0AVX512four:
 	CMPQ DX, $4
 	JLT q5_0AVX512small
 q5_0AVX512group:
@@ -753,9 +1046,10 @@ q5_0AVX512x8:
 //	}
 //	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
 //
-// Four rows at a time, one per float lane: each block's integer sums are
-// reduced to one lane per row and scaled and added there in the twin's
-// order. A last group of fewer than four rows overlaps the one before.
+// Eight rows at a time (two per 512-bit register), one per float lane:
+// each block's integer sums are reduced to one lane per row and scaled
+// and added there in the twin's order. A last group of fewer than eight
+// rows overlaps the one before; under eight rows, four at a time.
 TEXT ·mvQ5_1AVX512(SB), NOSPLIT, $0-92
 	MOVQ w_base+0(FP), SI
 	MOVQ nb+48(FP), R8
@@ -764,6 +1058,154 @@ TEXT ·mvQ5_1AVX512(SB), NOSPLIT, $0-92
 	MOVQ out_base+64(FP), R13
 	VMOVDQU leg5Nib<>(SB), Y15
 	VMOVDQU leg5Hi<>(SB), Y12
+	CMPQ DX, $8
+	JLT q5_1AVX512four
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z12
+	VMOVDQU64 leg5Shift<>(SB), Z14
+	VMOVDQU64 leg5Gather<>(SB), Z13
+	LEAQ (R8)(R8*2), R12 // 3rb
+q5_1AVX512group8:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*8), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y9, Y9, Y9
+q5_1AVX512loop8:
+	PREFETCHT0 0(R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	ADDQ $192, R14
+	VBROADCASTI64X4 4(DI), Z10 // the activations twice
+	VMOVDQU 8(R9), X1
+	VINSERTI32X4 $2, 8(R10), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 0 and 1, element order
+	MOVL 4(R9), AX
+	MOVL 4(R10), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VPXORD Z0, Z0, Z0
+	VPDPBUSD Z10, Z1, Z0
+	VMOVDQU 8(R9)(R8*2), X1
+	VINSERTI32X4 $2, 8(R9)(R12*1), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 2 and 3, element order
+	MOVL 4(R9)(R8*2), AX
+	MOVL 4(R9)(R12*1), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VPXORD Z2, Z2, Z2
+	VPDPBUSD Z10, Z1, Z2
+	VMOVDQU 8(R9)(R8*4), X1
+	VINSERTI32X4 $2, 8(R10)(R8*4), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 4 and 5, element order
+	MOVL 4(R9)(R8*4), AX
+	MOVL 4(R10)(R8*4), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VPXORD Z3, Z3, Z3
+	VPDPBUSD Z10, Z1, Z3
+	VMOVDQU 8(R9)(R12*2), X1
+	VINSERTI32X4 $2, 8(R10)(R12*2), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 6 and 7, element order
+	MOVL 4(R9)(R12*2), AX
+	MOVL 4(R10)(R12*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	KMOVQ AX, K1
+	VPADDB Z12, Z1, K1, Z1
+	VPXORD Z5, Z5, Z5
+	VPDPBUSD Z10, Z1, Z5
+	VSHUFI64X2 $0x88, Z2, Z0, Z16
+	VSHUFI64X2 $0xdd, Z2, Z0, Z17
+	VPADDD Z17, Z16, Z16 // lane r: four sums of row r
+	VSHUFI64X2 $0x88, Z5, Z3, Z18
+	VSHUFI64X2 $0xdd, Z5, Z3, Z19
+	VPADDD Z19, Z18, Z18 // lane r: four sums of row 4+r
+	VPUNPCKLDQ Z18, Z16, Z17
+	VPUNPCKHDQ Z18, Z16, Z19
+	VPADDD Z19, Z17, Z17
+	VPSHUFD $0x4e, Z17, Z19
+	VPADDD Z19, Z17, Z17 // lane r: S(r), S(4+r), S(r), S(4+r)
+	VPERMD Z17, Z13, Z0 // Y0: the eight rows' sums
+	MOVL (R9), AX
+	MOVL (R10), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	MOVL (R9)(R8*2), AX
+	MOVL (R9)(R12*1), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VPINSRQ $1, AX, X4, X4
+	MOVL (R9)(R8*4), AX
+	MOVL (R10)(R8*4), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VMOVQ AX, X6
+	MOVL (R9)(R12*2), AX
+	MOVL (R10)(R12*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VPINSRQ $1, AX, X6, X6
+	VINSERTI128 $1, X6, Y4, Y4
+	VPSHUFB leg5DM<>(SB), Y4, Y4
+	VPERMQ $0xd8, Y4, Y4 // d0..d7 m0..m7
+	VCVTPH2PS X4, Y6
+	VEXTRACTI128 $1, Y4, X4
+	VCVTPH2PS X4, Y7
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, Y5
+	VPBROADCASTW 2(DI), X4
+	VCVTPH2PS X4, Y4
+	VMULPS Y5, Y6, Y6
+	VMULPS Y4, Y7, Y7
+	VCVTDQ2PS Y0, Y0
+	VMULPS Y6, Y0, Y0 // d_w·d_a·s
+	VADDPS Y7, Y0, Y0 // + m·s_a
+	VADDPS Y0, Y9, Y9
+	ADDQ $24, R9
+	ADDQ $24, R10
+	ADDQ $36, DI
+	DECQ CX
+	JNZ q5_1AVX512loop8
+	VMOVUPS Y9, (R13)
+	SUBQ $8, DX
+	JEQ q5_1AVX512done8
+	CMPQ DX, $8
+	JGE q5_1AVX512next8
+	MOVQ DX, AX // 1..7 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $8, DX
+	JMP q5_1AVX512group8
+q5_1AVX512next8:
+	LEAQ (SI)(R8*8), SI
+	ADDQ $32, R13
+	JMP q5_1AVX512group8
+q5_1AVX512done8:
+	VEXTRACTF128 $1, Y9, X0
+	VEXTRACTPS $3, X0, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+q5_1AVX512four:
 	CMPQ DX, $4
 	JLT q5_1AVX512small
 q5_1AVX512group:

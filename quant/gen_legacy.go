@@ -151,7 +151,13 @@ func (g *gen) header() {
 		data(pre+"Ones", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
 	}
 	g.p("// %sDM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.", pre)
-	data(pre+"DM", 0x0d0c090805040100, 0x0f0e0b0a07060302)
+	data(pre+"DM", 0x0d0c090805040100, 0x0f0e0b0a07060302, 0x0d0c090805040100, 0x0f0e0b0a07060302)
+	if g.avx512 {
+		g.p("// leg5Shift: word shift counts 0, 4, 0, 4 by 128-bit lane (VPSRLVW);")
+		g.p("// leg5Gather: dwords 0, 4, 8, 12, 1, 5, 9, 13 (VPERMD, see mv8).")
+		data("leg5Shift", 0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0, 0x0004000400040004, 0x0004000400040004)
+		data("leg5Gather", 0x0000000400000000, 0x0000000c00000008, 0x0000000500000001, 0x0000000d00000009, 0, 0, 0, 0)
+	}
 }
 
 func (g *gen) pre() string {
@@ -396,9 +402,16 @@ func (g *gen) mv(t qtype) {
 	g.p("//")
 	g.doc(t)
 	g.p("//")
-	g.p("// Four rows at a time, one per float lane: each block's integer sums are")
-	g.p("// reduced to one lane per row and scaled and added there in the twin's")
-	g.p("// order. A last group of fewer than four rows overlaps the one before.")
+	if g.avx512 {
+		g.p("// Eight rows at a time (two per 512-bit register), one per float lane:")
+		g.p("// each block's integer sums are reduced to one lane per row and scaled")
+		g.p("// and added there in the twin's order. A last group of fewer than eight")
+		g.p("// rows overlaps the one before; under eight rows, four at a time.")
+	} else {
+		g.p("// Four rows at a time, one per float lane: each block's integer sums are")
+		g.p("// reduced to one lane per row and scaled and added there in the twin's")
+		g.p("// order. A last group of fewer than four rows overlaps the one before.")
+	}
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-92", name)
 	g.i("MOVQ w_base+0(FP), SI")
 	g.i("MOVQ nb+48(FP), R8")
@@ -406,6 +419,9 @@ func (g *gen) mv(t qtype) {
 	g.i("MOVQ nrows+56(FP), DX // rows left")
 	g.i("MOVQ out_base+64(FP), R13")
 	g.constants(t, false)
+	if g.avx512 {
+		g.mv8(t, lname)
+	}
 	g.i("CMPQ DX, $4")
 	g.i("JLT %ssmall", lname)
 	g.p("%sgroup:", lname)
@@ -854,4 +870,165 @@ func (g *gen) gemmPrep(q81 bool) {
 	g.i("JLT %stok", lname)
 	g.i("VZEROUPPER")
 	g.i("RET")
+}
+
+// mv8 emits the AVX-512 mv kernels' main loop: eight rows at a time (while
+// eight or more are left; a last group overlaps the one before), two rows
+// per 512-bit register, and their eight sums reduced into one float lane
+// each. It returns (with the last row's result) when DX rows are done and
+// falls through to the four-row code for fewer than eight rows.
+func (g *gen) mv8(t qtype, lname string) {
+	g.i("CMPQ DX, $8")
+	g.i("JLT %sfour", lname)
+	g.i("MOVL $0x0f0f0f0f, AX")
+	g.i("VPBROADCASTD AX, Z15")
+	g.i("MOVL $0x10101010, AX")
+	g.i("VPBROADCASTD AX, Z12")
+	g.i("VMOVDQU64 leg5Shift<>(SB), Z14")
+	g.i("VMOVDQU64 leg5Gather<>(SB), Z13")
+	g.i("LEAQ (R8)(R8*2), R12 // 3rb")
+	g.p("%sgroup8:", lname)
+	g.i("MOVQ SI, R9")
+	g.i("LEAQ (SI)(R8*1), R10")
+	g.i("LEAQ (SI)(R8*8), R14 // the next group, prefetched")
+	g.i("MOVQ a_base+24(FP), DI")
+	g.i("MOVQ nb+48(FP), CX")
+	g.i("VXORPS Y9, Y9, Y9")
+	// Rows 0..7 at R9, R10, R9+2rb, R9+3rb, R9+4rb, R10+4rb, R9+6rb, R10+6rb.
+	row := []string{"(R9)", "(R10)", "(R9)(R8*2)", "(R9)(R12*1)", "(R9)(R8*4)", "(R10)(R8*4)", "(R9)(R12*2)", "(R10)(R12*2)"}
+	at := func(off, r int) string {
+		if off == 0 {
+			return row[r]
+		}
+		return fmt.Sprint(off) + row[r]
+	}
+	g.p("%sloop8:", lname)
+	for off := 0; off < 8*t.wb; off += 64 {
+		g.i("PREFETCHT0 %d(R14)", off)
+	}
+	g.i("ADDQ $%d, R14", 8*t.wb)
+	g.i("VBROADCASTI64X4 %d(DI), Z10 // the activations twice", t.aq)
+	if t.signed {
+		g.i("VPXORD Z7, Z7, Z7")
+		g.i("VPDPBUSD Z10, Z12, Z7")
+		g.i("VPXORD Z8, Z8, Z8")
+		g.i("VPSUBD Z7, Z8, Z8 // -16·y in quads")
+	}
+	prods := []string{"Z0", "Z2", "Z3", "Z5"}
+	for p, P := range prods {
+		a, b := 2*p, 2*p+1
+		g.i("VMOVDQU %s, X1", at(t.qs, a))
+		g.i("VINSERTI32X4 $2, %s, Z1, Z1", at(t.qs, b))
+		g.i("VSHUFI64X2 $0xa0, Z1, Z1, Z1")
+		g.i("VPSRLVW Z14, Z1, Z1")
+		g.i("VPANDD Z15, Z1, Z1 // rows %d and %d, element order", a, b)
+		if t.qh >= 0 {
+			g.i("MOVL %s, AX", at(t.qh, a))
+			g.i("MOVL %s, BX", at(t.qh, b))
+			g.i("SHLQ $32, BX")
+			g.i("ORQ BX, AX")
+			g.i("KMOVQ AX, K1")
+			g.i("VPADDB Z12, Z1, K1, Z1")
+		}
+		if t.signed {
+			g.i("VMOVDQA64 Z8, %s", P)
+		} else {
+			g.i("VPXORD %s, %s, %s", P, P, P)
+		}
+		g.i("VPDPBUSD Z10, Z1, %s", P)
+	}
+	// Z0 = [r0 | r1], Z2 = [r2 | r3], ... (eight quad sums per row).
+	g.i("VSHUFI64X2 $0x88, Z2, Z0, Z16")
+	g.i("VSHUFI64X2 $0xdd, Z2, Z0, Z17")
+	g.i("VPADDD Z17, Z16, Z16 // lane r: four sums of row r")
+	g.i("VSHUFI64X2 $0x88, Z5, Z3, Z18")
+	g.i("VSHUFI64X2 $0xdd, Z5, Z3, Z19")
+	g.i("VPADDD Z19, Z18, Z18 // lane r: four sums of row 4+r")
+	g.i("VPUNPCKLDQ Z18, Z16, Z17")
+	g.i("VPUNPCKHDQ Z18, Z16, Z19")
+	g.i("VPADDD Z19, Z17, Z17")
+	g.i("VPSHUFD $0x4e, Z17, Z19")
+	g.i("VPADDD Z19, Z17, Z17 // lane r: S(r), S(4+r), S(r), S(4+r)")
+	g.i("VPERMD Z17, Z13, Z0 // Y0: the eight rows' sums")
+	if t.hasM {
+		for h, X := range []string{"X4", "X6"} {
+			g.i("MOVL %s, AX", at(0, 4*h))
+			g.i("MOVL %s, BX", at(0, 4*h+1))
+			g.i("SHLQ $32, BX")
+			g.i("ORQ BX, AX")
+			g.i("VMOVQ AX, %s", X)
+			g.i("MOVL %s, AX", at(0, 4*h+2))
+			g.i("MOVL %s, BX", at(0, 4*h+3))
+			g.i("SHLQ $32, BX")
+			g.i("ORQ BX, AX")
+			g.i("VPINSRQ $1, AX, %s, %s", X, X)
+		}
+		g.i("VINSERTI128 $1, X6, Y4, Y4")
+		g.i("VPSHUFB leg5DM<>(SB), Y4, Y4")
+		g.i("VPERMQ $0xd8, Y4, Y4 // d0..d7 m0..m7")
+		g.i("VCVTPH2PS X4, Y6")
+		g.i("VEXTRACTI128 $1, Y4, X4")
+		g.i("VCVTPH2PS X4, Y7")
+		g.i("VPBROADCASTW (DI), X5")
+		g.i("VCVTPH2PS X5, Y5")
+		g.i("VPBROADCASTW 2(DI), X4")
+		g.i("VCVTPH2PS X4, Y4")
+		g.i("VMULPS Y5, Y6, Y6")
+		g.i("VMULPS Y4, Y7, Y7")
+		g.i("VCVTDQ2PS Y0, Y0")
+		g.i("VMULPS Y6, Y0, Y0 // d_w·d_a·s")
+		g.i("VADDPS Y7, Y0, Y0 // + m·s_a")
+		g.i("VADDPS Y0, Y9, Y9")
+	} else {
+		for h := 0; h < 2; h++ {
+			g.i("MOVWLZX %s, AX", at(0, 4*h))
+			g.i("MOVWLZX %s, BX", at(0, 4*h+1))
+			g.i("SHLL $16, BX")
+			g.i("ORL BX, AX")
+			g.i("MOVWLZX %s, BX", at(0, 4*h+2))
+			g.i("SHLQ $32, BX")
+			g.i("ORQ BX, AX")
+			g.i("MOVWLZX %s, BX", at(0, 4*h+3))
+			g.i("SHLQ $48, BX")
+			g.i("ORQ BX, AX")
+			if h == 0 {
+				g.i("VMOVQ AX, X4")
+			} else {
+				g.i("VPINSRQ $1, AX, X4, X4")
+			}
+		}
+		g.i("VCVTPH2PS X4, Y4")
+		g.i("VPBROADCASTW (DI), X5")
+		g.i("VCVTPH2PS X5, Y5")
+		g.i("VMULPS Y5, Y4, Y4")
+		g.i("VCVTDQ2PS Y0, Y0")
+		g.i("VMULPS Y4, Y0, Y0 // d_w·d_a·s")
+		g.i("VADDPS Y0, Y9, Y9")
+	}
+	g.i("ADDQ $%d, R9", t.wb)
+	g.i("ADDQ $%d, R10", t.wb)
+	g.i("ADDQ $%d, DI", t.ab)
+	g.i("DECQ CX")
+	g.i("JNZ %sloop8", lname)
+	g.i("VMOVUPS Y9, (R13)")
+	g.i("SUBQ $8, DX")
+	g.i("JEQ %sdone8", lname)
+	g.i("CMPQ DX, $8")
+	g.i("JGE %snext8", lname)
+	g.i("MOVQ DX, AX // 1..7 rows left: the last group ends at the last row")
+	g.i("IMULQ R8, AX")
+	g.i("ADDQ AX, SI")
+	g.i("LEAQ (R13)(DX*4), R13")
+	g.i("MOVQ $8, DX")
+	g.i("JMP %sgroup8", lname)
+	g.p("%snext8:", lname)
+	g.i("LEAQ (SI)(R8*8), SI")
+	g.i("ADDQ $32, R13")
+	g.i("JMP %sgroup8", lname)
+	g.p("%sdone8:", lname)
+	g.i("VEXTRACTF128 $1, Y9, X0")
+	g.i("VEXTRACTPS $3, X0, ret+88(FP) // the last row's result")
+	g.i("VZEROUPPER")
+	g.i("RET")
+	g.p("%sfour:", lname)
 }
