@@ -110,8 +110,6 @@ func addLegacyKernels(k *kernelSet, level isaLevel) {
 		k.dots[t] = asmDot(t, ks.mv)
 		k.matVecs[t] = asmMatVec(t, ks.mv)
 		k.matMuls[t] = matMulBy4(t, ks.x4, ks.x2, k.matVecs[t])
-		if level >= levelAVX512 {
-			k.matMuls[t] = matMulLegacyGEMM(t, legGemms[t], k.matMuls[t]) // prefill: gemm_legacy_amd64.go
-		}
+		k.matMuls[t] = matMulLegacyGEMM(t, legGemmSet(level)[t], k.matMuls[t]) // batches: gemm_legacy_amd64.go
 	}
 }

@@ -3,6 +3,8 @@
 package quant
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -184,34 +186,39 @@ func TestLegacyDispatchBitExact(t *testing.T) {
 
 // BenchmarkLegacyGEMM compares the legacy types' batched paths on rows of
 // 1152 (Gemma 3 1B's width): "x4" is one row × 4 tokens (matMulBy4),
-// "gemm" the 16-row panels (AVX-512), panel packing and scale preparation
-// included. Rates count the weights once per token, as MatMul's do;
+// "gemm" the panels of 8 (AVX2) or 16 rows (AVX-512), panel packing and
+// scale preparation included. Rates count the weights once per token, as MatMul's do;
 // tok/s is tokens per second through 1152×6912 weights (one projection).
 //
 //	go test -run '^$' -bench LegacyGEMM ./quant/
 func BenchmarkLegacyGEMM(b *testing.B) {
-	if detectLevel() < levelAVX512 {
-		b.Skip("no AVX-512 VNNI: the GEMM cannot run")
+	if detectLevel() < levelAVX2 {
+		b.Skip("no AVX2: the GEMMs cannot run")
 	}
 	const n = 1152
-	for _, wt := range legacyTypes {
-		for _, rows := range []int{256, 65536} {
-			benchLegacyGEMM(b, wt, n, rows)
+	for _, level := range []isaLevel{levelAVX2, levelAVX512} {
+		if detectLevel() < level {
+			continue
+		}
+		for _, wt := range legacyTypes {
+			for _, rows := range []int{256, 65536} {
+				benchLegacyGEMM(b, level, wt, n, rows)
+			}
 		}
 	}
 }
 
 // benchLegacyGEMM runs BenchmarkLegacyGEMM's variants on rows×n weights:
 // 256 rows stay in the L2 cache, 65536 (45 to 50 MB) come from memory.
-func benchLegacyGEMM(b *testing.B, wt gguf.Type, n, rows int) {
+func benchLegacyGEMM(b *testing.B, level isaLevel, wt gguf.Type, n, rows int) {
 	{
-		ks := legacyKernelSet(levelAVX512)[wt]
+		ks := legacyKernelSet(level)[wt]
 		mv := asmMatVec(wt, ks.mv)
 		x4 := matMulBy4(wt, ks.x4, ks.x2, mv)
 		variants := []struct {
 			name string
 			mm   MatMulFunc
-		}{{"x4", x4}, {"gemm", matMulLegacyGEMM(wt, legGemms[wt], x4)}}
+		}{{"x4", x4}, {"gemm", matMulLegacyGEMM(wt, legGemmSet(level)[wt], x4)}}
 		rng := rand.New(rand.NewPCG(15, 16))
 		w := makeWeights(rng, wt, n*rows, fillRandom)
 		rb, _ := wt.RowBytes(n)
@@ -223,7 +230,7 @@ func benchLegacyGEMM(b *testing.B, wt gguf.Type, n, rows int) {
 			}
 			out := make([]float32, rows*ntok)
 			for _, v := range variants {
-				b.Run(fmt.Sprintf("%v/rows=%d/%s/tok=%d", wt, rows, v.name, ntok), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%v/%v/rows=%d/%s/tok=%d", level, wt, rows, v.name, ntok), func(b *testing.B) {
 					bytes := int64(rows * rb * ntok)
 					b.SetBytes(bytes)
 					done := cpuRate(b, bytes)
@@ -233,6 +240,106 @@ func benchLegacyGEMM(b *testing.B, wt gguf.Type, n, rows int) {
 					b.ReportMetric(float64(b.N*ntok)*float64(rows)/6912/b.Elapsed().Seconds(), "tok/s")
 					done()
 				})
+			}
+		}
+	}
+}
+
+// legPackGo is the Go reference of the legacy panel packers of rows rows:
+// quant e (0..31; q5_0's value plus 16) of row r at 4·rows·(e/4)+4r+e%4, d
+// and m of row r as float32 at 32·rows+4r and 36·rows+4r (q5_0 has no m:
+// zero).
+func legPackGo(wt gguf.Type, rows int, panel, w []byte, rb, nb int) {
+	wb, pl := wt.BlockBytes(), 40*rows
+	off := map[gguf.Type][2]int{gguf.TypeQ4_1: {4, -1}, gguf.TypeQ5_0: {6, 2}, gguf.TypeQ5_1: {8, 4}}[wt]
+	qs, qh := off[0], off[1] // the nibbles, the fifth bits
+	for b := 0; b < nb; b++ {
+		p := panel[b*pl : (b+1)*pl]
+		for r := 0; r < rows; r++ {
+			x := w[r*rb+b*wb : r*rb+(b+1)*wb]
+			var h uint32
+			if qh >= 0 {
+				h = binary.LittleEndian.Uint32(x[qh:])
+			}
+			for e := 0; e < 32; e++ {
+				v := x[qs+e%16] >> (4 * uint(e/16)) & 0xf
+				v |= byte(h>>uint(e)&1) << 4
+				p[4*rows*(e/4)+4*r+e%4] = v
+			}
+			binary.LittleEndian.PutUint32(p[32*rows+4*r:], math.Float32bits(f16(x)))
+			m := float32(0)
+			if wt != gguf.TypeQ5_0 {
+				m = f16(x[2:])
+			}
+			binary.LittleEndian.PutUint32(p[36*rows+4*r:], math.Float32bits(m))
+		}
+	}
+}
+
+// TestLegacyGEMMPack holds the AVX2 and AVX-512 panel packers to
+// legPackGo byte for byte, and the scale preparation to its definition.
+func TestLegacyGEMMPack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, level := range legacyLevels(t) {
+		for _, wt := range legacyTypes {
+			gm := legGemmSet(level)[wt]
+			pl := 40 * gm.rows
+			for _, nb := range []int{1, 3, 36} {
+				name := fmt.Sprintf("%v/%v/nb=%d", level, wt, nb)
+				rb := nb*wt.BlockBytes() + 7 // rows need not be adjacent
+				w := make([]byte, gm.rows*rb)
+				for r := range gm.rows {
+					copy(w[r*rb:], makeWeights(rng, wt, 32*nb, fillRandom))
+				}
+				got, want := make([]byte, nb*pl), make([]byte, nb*pl)
+				gm.pack(got, w, rb, nb)
+				legPackGo(wt, gm.rows, want, w, rb, nb)
+				if wt == gguf.TypeQ5_0 {
+					for b := 0; b < nb; b++ { // q5_0's m is not written
+						copy(got[b*pl+36*gm.rows:(b+1)*pl], want[b*pl+36*gm.rows:])
+					}
+				}
+				if !bytes.Equal(got, want) {
+					for i := range got {
+						if got[i] != want[i] {
+							t.Errorf("%s: panel byte %d (block %d, offset %d): %#x, want %#x", name, i, i/pl, i%pl, got[i], want[i])
+							break
+						}
+					}
+				}
+				// Scales: 11 tokens (a group of 8 and part of another).
+				vt, _ := VecDotType(wt)
+				ab, _ := vt.RowBytes(32 * nb)
+				const ntok, gap = 11, 5
+				a := make([]byte, ntok*(ab+gap))
+				for tok := range ntok {
+					copy(a[tok*(ab+gap):], makeActs(t, rng, vt, 32*nb, fillRandom))
+				}
+				sc := make([]byte, 2*nb*legScaleLen)
+				gm.prep(a, ab+gap, nb, ntok, sc)
+				for tok := range ntok {
+					for b := 0; b < nb; b++ {
+						y := a[tok*(ab+gap)+b*vt.BlockBytes():]
+						e := sc[legScaleLen*(nb*(tok/8)+b)+4*(tok%8):]
+						if d := math.Float32frombits(binary.LittleEndian.Uint32(e)); d != f16(y) {
+							t.Errorf("%s: token %d block %d: d %g, want %g", name, tok, b, d, f16(y))
+						}
+						c := binary.LittleEndian.Uint32(e[32:])
+						if vt == gguf.TypeQ8_1 {
+							if s := math.Float32frombits(c); s != f16(y[2:]) {
+								t.Errorf("%s: token %d block %d: s %g, want %g", name, tok, b, s, f16(y[2:]))
+							}
+							continue
+						}
+						var sum int32
+						for _, q := range y[2:34] {
+							sum += int32(int8(q))
+						}
+						if int32(c) != -16*sum {
+							t.Errorf("%s: token %d block %d: %d, want -16·Σy = %d", name, tok, b, int32(c), -16*sum)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -8,8 +8,9 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-// The prefill GEMM of the legacy types q4_1, q5_0 and q5_1 (AVX-512,
-// gemm_legacy_avx512_amd64.s, written by gen_legacy.go).
+// The prefill GEMM of the legacy types q4_1, q5_0 and q5_1 (AVX-512 and
+// AVX2: gemm_legacy_avx512_amd64.s, gemm_legacy_avx2_amd64.s, written by
+// gen_legacy.go).
 //
 // It is gemm_amd64.go's scheme for 32-quant blocks: legPack* unpacks 16
 // weight rows into a panel (per call, in a pooled buffer) where one 64-byte
@@ -27,12 +28,14 @@ import (
 // the panel holds plus 16 (0..31, unsigned for VPDPBUSD), -16·Σy as int32,
 // which starts each block's sum.
 
-// Panel layout of one 32-quant block of 16 rows, and of the activation
-// scales of one block of 8 tokens.
+// Panel layout of one 32-quant block of rows rows (16 with AVX-512, 8 with
+// AVX2), and of the activation scales of one block of 8 tokens.
+//
+//	[8][rows][4]uint8   quants: dword k of row r at 4·rows·k + 4r
+//	[rows]float32       d, at 32·rows
+//	[rows]float32       m, at 36·rows (q4_1, q5_1)
 const (
-	legPanelLen = 640 // [8][16][4]uint8 quants (dword k of row r at 64k+4r), [16]float32 d at 512, [16]float32 m at 576
-	legScaleLen = 64  // [8] float32 d_a, then [8] float32 s_a or int32 -16·Σy
-	legRows     = 16
+	legScaleLen = 64 // [8] float32 d_a, then [8] float32 s_a or int32 -16·Σy
 	// legGemmMinTokens is the smallest batch the GEMM takes: two tokens
 	// already run about twice as fast as through the x2 kernel, four 2.3
 	// times the x4 kernel's speed (BenchmarkLegacyGEMM, Zen 5, weights in
@@ -88,25 +91,76 @@ func legGemmQ5_1AVX512x2(panel []byte, nb int, a []byte, astride int, scales []b
 func legGemmQ5_1AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legPrepQ8_0AVX512(a []byte, astride, nb, ntok int, scales []byte)
+func legPackQ4_1AVX2(panel, w []byte, rb, nb int)
 
 //go:noescape
-func legPrepQ8_1AVX512(a []byte, astride, nb, ntok int, scales []byte)
+func legPackQ5_0AVX2(panel, w []byte, rb, nb int)
+
+//go:noescape
+func legPackQ5_1AVX2(panel, w []byte, rb, nb int)
+
+//go:noescape
+func legGemmQ4_1AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ4_1AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ4_1AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_0AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_0AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_0AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_1AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_1AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legGemmQ5_1AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+
+//go:noescape
+func legPrepQ8_0(a []byte, astride, nb, ntok int, scales []byte)
+
+//go:noescape
+func legPrepQ8_1(a []byte, astride, nb, ntok int, scales []byte)
 
 type legGemmKernel func(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
-// legGemm is one type's GEMM: its packer, scale preparation and 16-row
-// micro-kernels of 8, 4, 2 and 1 tokens.
+// legGemm is one type's GEMM at one level: its panel of rows rows, packer,
+// scale preparation and micro-kernels of toks[i] tokens (largest first,
+// then halving down to 1).
 type legGemm struct {
+	rows int
 	pack func(panel, w []byte, rb, nb int)
 	prep func(a []byte, astride, nb, ntok int, scales []byte)
-	k    [4]legGemmKernel // 8, 4, 2, 1 tokens
+	k    []legGemmKernel
+	toks []int
 }
 
-var legGemms = map[gguf.Type]legGemm{
-	gguf.TypeQ4_1: {legPackQ4_1AVX512, legPrepQ8_1AVX512, [4]legGemmKernel{legGemmQ4_1AVX512x8, legGemmQ4_1AVX512x4, legGemmQ4_1AVX512x2, legGemmQ4_1AVX512x1}},
-	gguf.TypeQ5_0: {legPackQ5_0AVX512, legPrepQ8_0AVX512, [4]legGemmKernel{legGemmQ5_0AVX512x8, legGemmQ5_0AVX512x4, legGemmQ5_0AVX512x2, legGemmQ5_0AVX512x1}},
-	gguf.TypeQ5_1: {legPackQ5_1AVX512, legPrepQ8_1AVX512, [4]legGemmKernel{legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4, legGemmQ5_1AVX512x2, legGemmQ5_1AVX512x1}},
+// legGemmSet returns level's GEMMs of the legacy types.
+func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
+	if level >= levelAVX512 {
+		t := []int{8, 4, 2, 1}
+		return map[gguf.Type]legGemm{
+			gguf.TypeQ4_1: {16, legPackQ4_1AVX512, legPrepQ8_1, []legGemmKernel{legGemmQ4_1AVX512x8, legGemmQ4_1AVX512x4, legGemmQ4_1AVX512x2, legGemmQ4_1AVX512x1}, t},
+			gguf.TypeQ5_0: {16, legPackQ5_0AVX512, legPrepQ8_0, []legGemmKernel{legGemmQ5_0AVX512x8, legGemmQ5_0AVX512x4, legGemmQ5_0AVX512x2, legGemmQ5_0AVX512x1}, t},
+			gguf.TypeQ5_1: {16, legPackQ5_1AVX512, legPrepQ8_1, []legGemmKernel{legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4, legGemmQ5_1AVX512x2, legGemmQ5_1AVX512x1}, t},
+		}
+	}
+	t := []int{4, 2, 1}
+	return map[gguf.Type]legGemm{
+		gguf.TypeQ4_1: {8, legPackQ4_1AVX2, legPrepQ8_1, []legGemmKernel{legGemmQ4_1AVX2x4, legGemmQ4_1AVX2x2, legGemmQ4_1AVX2x1}, t},
+		gguf.TypeQ5_0: {8, legPackQ5_0AVX2, legPrepQ8_0, []legGemmKernel{legGemmQ5_0AVX2x4, legGemmQ5_0AVX2x2, legGemmQ5_0AVX2x1}, t},
+		gguf.TypeQ5_1: {8, legPackQ5_1AVX2, legPrepQ8_1, []legGemmKernel{legGemmQ5_1AVX2x4, legGemmQ5_1AVX2x2, legGemmQ5_1AVX2x1}, t},
+	}
 }
 
 // legBuffers pools a call's panel and scales.
@@ -115,16 +169,18 @@ type legBuffers struct{ panel, scales []byte }
 var legPool sync.Pool
 
 // matMulLegacyGEMM builds the MatMulFunc of legacy type t: the GEMM for
-// batches of legGemmMinTokens tokens or more and 16 rows or more, small
-// (the x4 kernels) for the rest. All tokens go through the panel, in
-// groups of 8 and then 4, 2 and 1; a last panel of fewer than 16 rows
-// overlaps the one before (its rows get the same bits twice).
+// batches of legGemmMinTokens tokens or more and a panel's rows or more,
+// small (the x kernels) for the rest. All tokens go through the panel, in
+// groups of the largest micro-kernel and then of the smaller ones; a last
+// panel of fewer rows overlaps the one before (its rows get the same bits
+// twice).
 func matMulLegacyGEMM(t gguf.Type, gm legGemm, small MatMulFunc) MatMulFunc {
 	vt, _ := VecDotType(t)
 	wb, ab := t.BlockBytes(), vt.BlockBytes()
+	rows, pl := gm.rows, 40*gm.rows
 	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 		nb := n / 32
-		if nb <= 0 || n%32 != 0 || ntok < legGemmMinTokens || nrows < legRows {
+		if nb <= 0 || n%32 != 0 || ntok < legGemmMinTokens || nrows < rows {
 			small(n, w, nrows, a, ntok, out, ldo)
 			return
 		}
@@ -137,26 +193,26 @@ func matMulLegacyGEMM(t gguf.Type, gm legGemm, small MatMulFunc) MatMulFunc {
 		}
 		gs := nb * legScaleLen // the scales of a group of 8 tokens
 		groups := (ntok + 7) / 8
-		if cap(bufs.panel) < nb*legPanelLen {
-			bufs.panel = make([]byte, nb*legPanelLen)
+		if cap(bufs.panel) < nb*pl {
+			bufs.panel = make([]byte, nb*pl)
 		}
 		if cap(bufs.scales) < groups*gs {
 			bufs.scales = make([]byte, groups*gs)
 		}
-		panel, scales := bufs.panel[:nb*legPanelLen], bufs.scales[:groups*gs]
+		panel, scales := bufs.panel[:nb*pl], bufs.scales[:groups*gs]
 		gm.prep(a[:ntok*arb], arb, nb, ntok, scales)
-		for r0 := 0; r0 < nrows; r0 += legRows {
-			r0 = min(r0, nrows-legRows)
-			gm.pack(panel, w[r0*rb:r0*rb+15*rb+nb*wb], rb, nb)
+		for r0 := 0; r0 < nrows; r0 += rows {
+			r0 = min(r0, nrows-rows)
+			gm.pack(panel, w[r0*rb:r0*rb+(rows-1)*rb+nb*wb], rb, nb)
 			tok := 0
-			for ; tok+8 <= ntok; tok += 8 {
-				gm.k[0](panel, nb, a[tok*arb:(tok+8)*arb], arb, scales[tok/8*gs:(tok/8+1)*gs], &out[tok*ldo+r0], 4*ldo)
-			}
-			for i, T := range [...]int{4, 2, 1} {
-				if tok+T <= ntok {
-					s := tok/8*gs + tok%8*4 // slot tok%8 of its group
-					gm.k[i+1](panel, nb, a[tok*arb:(tok+T)*arb], arb, scales[s:(tok/8+1)*gs], &out[tok*ldo+r0], 4*ldo)
+			for i, T := range gm.toks {
+				for tok+T <= ntok {
+					s := tok/8*gs + tok%8*4 // slot tok%8 of its group of 8
+					gm.k[i](panel, nb, a[tok*arb:(tok+T)*arb], arb, scales[s:(tok/8+1)*gs], &out[tok*ldo+r0], 4*ldo)
 					tok += T
+					if i > 0 {
+						break // the smaller kernels take what is left, once each
+					}
 				}
 			}
 		}

@@ -93,11 +93,6 @@ DATA legGByte3<>+0x28(SB)/8, $0x0f0f0f0f0b0b0b0b
 DATA legGByte3<>+0x30(SB)/8, $0x0707070703030303
 DATA legGByte3<>+0x38(SB)/8, $0x0f0f0f0f0b0b0b0b
 GLOBL legGByte3<>(SB), RODATA|NOPTR, $64
-DATA legGX80<>+0x00(SB)/8, $0x8080808080808080
-DATA legGX80<>+0x08(SB)/8, $0x8080808080808080
-DATA legGX80<>+0x10(SB)/8, $0x8080808080808080
-DATA legGX80<>+0x18(SB)/8, $0x8080808080808080
-GLOBL legGX80<>(SB), RODATA|NOPTR, $32
 
 // func legPackQ4_1AVX512(panel, w []byte, rb, nb int)
 //
@@ -1758,100 +1753,5 @@ legGemmQ5_1AVX512x1loop:
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Z8, (AX)
-	VZEROUPPER
-	RET
-
-// func legPrepQ8_0AVX512(a []byte, astride, nb, ntok int, scales []byte)
-//
-// For ntok activation rows astride bytes apart, writes the scales the
-// GEMM reads: for token t and block b, at 64·(nb·(t/8) + b) + 4·(t%8),
-// d as float32, and 32 bytes further -16·Σy as int32 (q5_0's quants are
-// packed plus 16).
-TEXT ·legPrepQ8_0AVX512(SB), NOSPLIT, $0-72
-	MOVQ a_base+0(FP), SI
-	MOVQ astride+24(FP), R8
-	MOVQ nb+32(FP), R9
-	MOVQ ntok+40(FP), DX
-	MOVQ scales_base+48(FP), DI
-	MOVQ R9, R10
-	SHLQ $6, R10 // 64·nb
-	VMOVDQU legGX80<>(SB), Y15
-	VPXOR Y14, Y14, Y14
-	XORQ R11, R11 // token
-legprepq80tok:
-	MOVQ R11, AX
-	SHRQ $3, AX
-	IMULQ R10, AX
-	MOVQ R11, BX
-	ANDQ $7, BX
-	LEAQ (AX)(BX*4), R12
-	ADDQ DI, R12 // this token's first entry
-	MOVQ R11, R13
-	IMULQ R8, R13
-	ADDQ SI, R13 // this token's row
-	MOVQ R9, CX
-legprepq80blk:
-	MOVWLZX (R13), AX
-	VMOVD AX, X0
-	VCVTPH2PS X0, X0
-	VMOVSS X0, (R12)
-	VPXOR 2(R13), Y15, Y1 // the quants plus 128, unsigned
-	VPSADBW Y14, Y1, Y1
-	VEXTRACTI128 $1, Y1, X2
-	VPADDQ X2, X1, X1
-	VPSHUFD $0x4e, X1, X2
-	VPADDQ X2, X1, X1
-	VMOVD X1, AX
-	SUBL $4096, AX // Σy
-	IMULL $-16, AX
-	MOVL AX, 32(R12)
-	ADDQ $34, R13
-	ADDQ $64, R12
-	DECQ CX
-	JNZ legprepq80blk
-	INCQ R11
-	CMPQ R11, DX
-	JLT legprepq80tok
-	VZEROUPPER
-	RET
-
-// func legPrepQ8_1AVX512(a []byte, astride, nb, ntok int, scales []byte)
-//
-// For ntok activation rows astride bytes apart, writes the scales the
-// GEMM reads: for token t and block b, at 64·(nb·(t/8) + b) + 4·(t%8),
-// d as float32, and 32 bytes further s as float32.
-TEXT ·legPrepQ8_1AVX512(SB), NOSPLIT, $0-72
-	MOVQ a_base+0(FP), SI
-	MOVQ astride+24(FP), R8
-	MOVQ nb+32(FP), R9
-	MOVQ ntok+40(FP), DX
-	MOVQ scales_base+48(FP), DI
-	MOVQ R9, R10
-	SHLQ $6, R10 // 64·nb
-	XORQ R11, R11 // token
-legprepq81tok:
-	MOVQ R11, AX
-	SHRQ $3, AX
-	IMULQ R10, AX
-	MOVQ R11, BX
-	ANDQ $7, BX
-	LEAQ (AX)(BX*4), R12
-	ADDQ DI, R12 // this token's first entry
-	MOVQ R11, R13
-	IMULQ R8, R13
-	ADDQ SI, R13 // this token's row
-	MOVQ R9, CX
-legprepq81blk:
-	VMOVD (R13), X0
-	VCVTPH2PS X0, X0
-	VMOVSS X0, (R12)
-	VEXTRACTPS $1, X0, 32(R12)
-	ADDQ $36, R13
-	ADDQ $64, R12
-	DECQ CX
-	JNZ legprepq81blk
-	INCQ R11
-	CMPQ R11, DX
-	JLT legprepq81tok
 	VZEROUPPER
 	RET
