@@ -384,133 +384,6 @@ q4_1AVX512ret:
 	VZEROUPPER
 	RET
 
-// func matQ4_1AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
-//
-// One q4_1 weight row of nb blocks times 4 activation rows (astride bytes
-// apart) into 4 floats ostride bytes apart from out, each bit for bit
-// the Go twin's (so MatVec's): one float lane per token, the weight block
-// unpacked once for the 4.
-TEXT ·matQ4_1AVX512x4(SB), NOSPLIT, $0-80
-	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ astride+48(FP), R13
-	MOVQ nb+56(FP), CX
-	LEAQ (DI)(R13*1), R10
-	LEAQ (DI)(R13*2), R11
-	LEAQ (R10)(R13*2), R12
-	VMOVDQU leg5Nib<>(SB), Y15
-	VXORPS X9, X9, X9
-q4_1AVX512x3:
-	VMOVDQU 4(SI), X1
-	VPSRLW $4, X1, X4
-	VINSERTI128 $1, X4, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPXOR Y0, Y0, Y0
-	VPDPBUSD 4(DI), Y1, Y0
-	VPXOR Y2, Y2, Y2
-	VPDPBUSD 4(R10), Y1, Y2
-	VPXOR Y3, Y3, Y3
-	VPDPBUSD 4(R11), Y1, Y3
-	VPXOR Y5, Y5, Y5
-	VPDPBUSD 4(R12), Y1, Y5
-	VPHADDD Y2, Y0, Y0
-	VPHADDD Y5, Y3, Y3
-	VPHADDD Y3, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	MOVL (DI), AX
-	MOVL (R10), BX
-	SHLQ $32, BX
-	ORQ BX, AX
-	VMOVQ AX, X4
-	MOVL (R11), AX
-	MOVL (R12), BX
-	SHLQ $32, BX
-	ORQ BX, AX
-	VPINSRQ $1, AX, X4, X4
-	VPSHUFB leg5DM<>(SB), X4, X4
-	VCVTPH2PS X4, Y4
-	VPBROADCASTD (SI), X5
-	VPSHUFB leg5DM<>(SB), X5, X5
-	VCVTPH2PS X5, Y5
-	VMULPS Y5, Y4, Y4
-	VCVTDQ2PS X0, X0
-	VMULPS X4, X0, X0 // d_w·d_a·s
-	VEXTRACTF128 $1, Y4, X6
-	VADDPS X6, X0, X0 // + m·s_a
-	VADDPS X0, X9, X9
-	ADDQ $20, SI
-	ADDQ $36, DI
-	ADDQ $36, R10
-	ADDQ $36, R11
-	ADDQ $36, R12
-	DECQ CX
-	JNZ q4_1AVX512x3
-	MOVQ out+64(FP), AX
-	MOVQ ostride+72(FP), BX
-	VMOVSS X9, (AX)
-	VEXTRACTPS $1, X9, (AX)(BX*1)
-	LEAQ (AX)(BX*2), AX
-	VEXTRACTPS $2, X9, (AX)
-	VEXTRACTPS $3, X9, (AX)(BX*1)
-	VZEROUPPER
-	RET
-
-// func matQ4_1AVX512x2(w, a []byte, astride, nb int, out *float32, ostride int)
-//
-// One q4_1 weight row of nb blocks times 2 activation rows (astride bytes
-// apart) into 2 floats ostride bytes apart from out, each bit for bit
-// the Go twin's (so MatVec's): one float lane per token, the weight block
-// unpacked once for the 2.
-TEXT ·matQ4_1AVX512x2(SB), NOSPLIT, $0-80
-	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ astride+48(FP), R13
-	MOVQ nb+56(FP), CX
-	LEAQ (DI)(R13*1), R10
-	VMOVDQU leg5Nib<>(SB), Y15
-	VXORPS X9, X9, X9
-q4_1AVX512x4:
-	VMOVDQU 4(SI), X1
-	VPSRLW $4, X1, X4
-	VINSERTI128 $1, X4, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPXOR Y0, Y0, Y0
-	VPDPBUSD 4(DI), Y1, Y0
-	VPXOR Y2, Y2, Y2
-	VPDPBUSD 4(R10), Y1, Y2
-	VPHADDD Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPHADDD X0, X0, X0
-	MOVL (DI), AX
-	MOVL (R10), BX
-	SHLQ $32, BX
-	ORQ BX, AX
-	VMOVQ AX, X4
-	VPSHUFB leg5DM<>(SB), X4, X4
-	VCVTPH2PS X4, Y4
-	VPBROADCASTD (SI), X5
-	VPSHUFB leg5DM<>(SB), X5, X5
-	VCVTPH2PS X5, Y5
-	VMULPS Y5, Y4, Y4
-	VCVTDQ2PS X0, X0
-	VMULPS X4, X0, X0 // d_w·d_a·s
-	VEXTRACTF128 $1, Y4, X6
-	VADDPS X6, X0, X0 // + m·s_a
-	VADDPS X0, X9, X9
-	ADDQ $20, SI
-	ADDQ $36, DI
-	ADDQ $36, R10
-	DECQ CX
-	JNZ q4_1AVX512x4
-	MOVQ out+64(FP), AX
-	MOVQ ostride+72(FP), BX
-	VMOVSS X9, (AX)
-	VEXTRACTPS $1, X9, (AX)(BX*1)
-	VZEROUPPER
-	RET
-
 // func mvQ5_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb q5_0 blocks, out[r] is the dot product with nb q8_0
@@ -693,7 +566,7 @@ q5_0AVX512group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_0AVX512mv5:
+q5_0AVX512mv3:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $88, R14
@@ -763,7 +636,7 @@ q5_0AVX512mv5:
 	ADDQ $22, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q5_0AVX512mv5
+	JNZ q5_0AVX512mv3
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q5_0AVX512done
@@ -804,7 +677,7 @@ q5_0AVX512ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_0AVX512mv6:
+q5_0AVX512mv4:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $88, R14
@@ -874,7 +747,7 @@ q5_0AVX512mv6:
 	ADDQ $22, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q5_0AVX512mv6
+	JNZ q5_0AVX512mv4
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q5_0AVX512ret
@@ -887,148 +760,6 @@ q5_0AVX512mv6:
 	VEXTRACTPS $2, X9, 8(R13)
 q5_0AVX512ret:
 	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
-	VZEROUPPER
-	RET
-
-// func matQ5_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
-//
-// One q5_0 weight row of nb blocks times 4 activation rows (astride bytes
-// apart) into 4 floats ostride bytes apart from out, each bit for bit
-// the Go twin's (so MatVec's): one float lane per token, the weight block
-// unpacked once for the 4.
-TEXT ·matQ5_0AVX512x4(SB), NOSPLIT, $0-80
-	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ astride+48(FP), R13
-	MOVQ nb+56(FP), CX
-	LEAQ (DI)(R13*1), R10
-	LEAQ (DI)(R13*2), R11
-	LEAQ (R10)(R13*2), R12
-	VMOVDQU leg5Nib<>(SB), Y15
-	VMOVDQU leg5Hi<>(SB), Y12
-	VXORPS X9, X9, X9
-q5_0AVX512x7:
-	VMOVDQU 6(SI), X1
-	VPSRLW $4, X1, X4
-	VINSERTI128 $1, X4, Y1, Y1
-	VPAND Y15, Y1, Y1
-	KMOVD 2(SI), K1
-	KNOTD K1, K1
-	VPSUBB Y12, Y1, K1, Y1 // minus 16 where the fifth bit is clear
-	VPABSB Y1, Y7
-	VMOVDQU 2(DI), Y6
-	VPSIGNB Y1, Y6, Y6
-	VPXOR Y0, Y0, Y0
-	VPDPBUSD Y6, Y7, Y0
-	VMOVDQU 2(R10), Y6
-	VPSIGNB Y1, Y6, Y6
-	VPXOR Y2, Y2, Y2
-	VPDPBUSD Y6, Y7, Y2
-	VMOVDQU 2(R11), Y6
-	VPSIGNB Y1, Y6, Y6
-	VPXOR Y3, Y3, Y3
-	VPDPBUSD Y6, Y7, Y3
-	VMOVDQU 2(R12), Y6
-	VPSIGNB Y1, Y6, Y6
-	VPXOR Y5, Y5, Y5
-	VPDPBUSD Y6, Y7, Y5
-	VPHADDD Y2, Y0, Y0
-	VPHADDD Y5, Y3, Y3
-	VPHADDD Y3, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	MOVWLZX (DI), AX
-	MOVWLZX (R10), BX
-	SHLL $16, BX
-	ORL BX, AX
-	MOVWLZX (R11), BX
-	SHLQ $32, BX
-	ORQ BX, AX
-	MOVWLZX (R12), BX
-	SHLQ $48, BX
-	ORQ BX, AX
-	VMOVQ AX, X4
-	VCVTPH2PS X4, X4
-	VPBROADCASTW (SI), X5
-	VCVTPH2PS X5, X5
-	VMULPS X5, X4, X4
-	VCVTDQ2PS X0, X0
-	VMULPS X4, X0, X0 // d_w·d_a·s
-	VADDPS X0, X9, X9
-	ADDQ $22, SI
-	ADDQ $34, DI
-	ADDQ $34, R10
-	ADDQ $34, R11
-	ADDQ $34, R12
-	DECQ CX
-	JNZ q5_0AVX512x7
-	MOVQ out+64(FP), AX
-	MOVQ ostride+72(FP), BX
-	VMOVSS X9, (AX)
-	VEXTRACTPS $1, X9, (AX)(BX*1)
-	LEAQ (AX)(BX*2), AX
-	VEXTRACTPS $2, X9, (AX)
-	VEXTRACTPS $3, X9, (AX)(BX*1)
-	VZEROUPPER
-	RET
-
-// func matQ5_0AVX512x2(w, a []byte, astride, nb int, out *float32, ostride int)
-//
-// One q5_0 weight row of nb blocks times 2 activation rows (astride bytes
-// apart) into 2 floats ostride bytes apart from out, each bit for bit
-// the Go twin's (so MatVec's): one float lane per token, the weight block
-// unpacked once for the 2.
-TEXT ·matQ5_0AVX512x2(SB), NOSPLIT, $0-80
-	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ astride+48(FP), R13
-	MOVQ nb+56(FP), CX
-	LEAQ (DI)(R13*1), R10
-	VMOVDQU leg5Nib<>(SB), Y15
-	VMOVDQU leg5Hi<>(SB), Y12
-	VXORPS X9, X9, X9
-q5_0AVX512x8:
-	VMOVDQU 6(SI), X1
-	VPSRLW $4, X1, X4
-	VINSERTI128 $1, X4, Y1, Y1
-	VPAND Y15, Y1, Y1
-	KMOVD 2(SI), K1
-	KNOTD K1, K1
-	VPSUBB Y12, Y1, K1, Y1 // minus 16 where the fifth bit is clear
-	VPABSB Y1, Y7
-	VMOVDQU 2(DI), Y6
-	VPSIGNB Y1, Y6, Y6
-	VPXOR Y0, Y0, Y0
-	VPDPBUSD Y6, Y7, Y0
-	VMOVDQU 2(R10), Y6
-	VPSIGNB Y1, Y6, Y6
-	VPXOR Y2, Y2, Y2
-	VPDPBUSD Y6, Y7, Y2
-	VPHADDD Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPHADDD X0, X0, X0
-	MOVWLZX (DI), AX
-	MOVWLZX (R10), BX
-	SHLL $16, BX
-	ORL BX, AX
-	VMOVD AX, X4
-	VCVTPH2PS X4, X4
-	VPBROADCASTW (SI), X5
-	VCVTPH2PS X5, X5
-	VMULPS X5, X4, X4
-	VCVTDQ2PS X0, X0
-	VMULPS X4, X0, X0 // d_w·d_a·s
-	VADDPS X0, X9, X9
-	ADDQ $22, SI
-	ADDQ $34, DI
-	ADDQ $34, R10
-	DECQ CX
-	JNZ q5_0AVX512x8
-	MOVQ out+64(FP), AX
-	MOVQ ostride+72(FP), BX
-	VMOVSS X9, (AX)
-	VEXTRACTPS $1, X9, (AX)(BX*1)
 	VZEROUPPER
 	RET
 
@@ -1217,7 +948,7 @@ q5_1AVX512group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_1AVX512mv9:
+q5_1AVX512mv5:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $96, R14
@@ -1286,7 +1017,7 @@ q5_1AVX512mv9:
 	ADDQ $24, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q5_1AVX512mv9
+	JNZ q5_1AVX512mv5
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q5_1AVX512done
@@ -1327,7 +1058,7 @@ q5_1AVX512ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_1AVX512mv10:
+q5_1AVX512mv6:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $96, R14
@@ -1396,7 +1127,7 @@ q5_1AVX512mv10:
 	ADDQ $24, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q5_1AVX512mv10
+	JNZ q5_1AVX512mv6
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q5_1AVX512ret
@@ -1409,138 +1140,5 @@ q5_1AVX512mv10:
 	VEXTRACTPS $2, X9, 8(R13)
 q5_1AVX512ret:
 	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
-	VZEROUPPER
-	RET
-
-// func matQ5_1AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
-//
-// One q5_1 weight row of nb blocks times 4 activation rows (astride bytes
-// apart) into 4 floats ostride bytes apart from out, each bit for bit
-// the Go twin's (so MatVec's): one float lane per token, the weight block
-// unpacked once for the 4.
-TEXT ·matQ5_1AVX512x4(SB), NOSPLIT, $0-80
-	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ astride+48(FP), R13
-	MOVQ nb+56(FP), CX
-	LEAQ (DI)(R13*1), R10
-	LEAQ (DI)(R13*2), R11
-	LEAQ (R10)(R13*2), R12
-	VMOVDQU leg5Nib<>(SB), Y15
-	VMOVDQU leg5Hi<>(SB), Y12
-	VXORPS X9, X9, X9
-q5_1AVX512x11:
-	VMOVDQU 8(SI), X1
-	VPSRLW $4, X1, X4
-	VINSERTI128 $1, X4, Y1, Y1
-	VPAND Y15, Y1, Y1
-	KMOVD 4(SI), K1
-	VPADDB Y12, Y1, K1, Y1 // plus 16 where the fifth bit is set
-	VPXOR Y0, Y0, Y0
-	VPDPBUSD 4(DI), Y1, Y0
-	VPXOR Y2, Y2, Y2
-	VPDPBUSD 4(R10), Y1, Y2
-	VPXOR Y3, Y3, Y3
-	VPDPBUSD 4(R11), Y1, Y3
-	VPXOR Y5, Y5, Y5
-	VPDPBUSD 4(R12), Y1, Y5
-	VPHADDD Y2, Y0, Y0
-	VPHADDD Y5, Y3, Y3
-	VPHADDD Y3, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	MOVL (DI), AX
-	MOVL (R10), BX
-	SHLQ $32, BX
-	ORQ BX, AX
-	VMOVQ AX, X4
-	MOVL (R11), AX
-	MOVL (R12), BX
-	SHLQ $32, BX
-	ORQ BX, AX
-	VPINSRQ $1, AX, X4, X4
-	VPSHUFB leg5DM<>(SB), X4, X4
-	VCVTPH2PS X4, Y4
-	VPBROADCASTD (SI), X5
-	VPSHUFB leg5DM<>(SB), X5, X5
-	VCVTPH2PS X5, Y5
-	VMULPS Y5, Y4, Y4
-	VCVTDQ2PS X0, X0
-	VMULPS X4, X0, X0 // d_w·d_a·s
-	VEXTRACTF128 $1, Y4, X6
-	VADDPS X6, X0, X0 // + m·s_a
-	VADDPS X0, X9, X9
-	ADDQ $24, SI
-	ADDQ $36, DI
-	ADDQ $36, R10
-	ADDQ $36, R11
-	ADDQ $36, R12
-	DECQ CX
-	JNZ q5_1AVX512x11
-	MOVQ out+64(FP), AX
-	MOVQ ostride+72(FP), BX
-	VMOVSS X9, (AX)
-	VEXTRACTPS $1, X9, (AX)(BX*1)
-	LEAQ (AX)(BX*2), AX
-	VEXTRACTPS $2, X9, (AX)
-	VEXTRACTPS $3, X9, (AX)(BX*1)
-	VZEROUPPER
-	RET
-
-// func matQ5_1AVX512x2(w, a []byte, astride, nb int, out *float32, ostride int)
-//
-// One q5_1 weight row of nb blocks times 2 activation rows (astride bytes
-// apart) into 2 floats ostride bytes apart from out, each bit for bit
-// the Go twin's (so MatVec's): one float lane per token, the weight block
-// unpacked once for the 2.
-TEXT ·matQ5_1AVX512x2(SB), NOSPLIT, $0-80
-	MOVQ w_base+0(FP), SI
-	MOVQ a_base+24(FP), DI
-	MOVQ astride+48(FP), R13
-	MOVQ nb+56(FP), CX
-	LEAQ (DI)(R13*1), R10
-	VMOVDQU leg5Nib<>(SB), Y15
-	VMOVDQU leg5Hi<>(SB), Y12
-	VXORPS X9, X9, X9
-q5_1AVX512x12:
-	VMOVDQU 8(SI), X1
-	VPSRLW $4, X1, X4
-	VINSERTI128 $1, X4, Y1, Y1
-	VPAND Y15, Y1, Y1
-	KMOVD 4(SI), K1
-	VPADDB Y12, Y1, K1, Y1 // plus 16 where the fifth bit is set
-	VPXOR Y0, Y0, Y0
-	VPDPBUSD 4(DI), Y1, Y0
-	VPXOR Y2, Y2, Y2
-	VPDPBUSD 4(R10), Y1, Y2
-	VPHADDD Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPHADDD X0, X0, X0
-	MOVL (DI), AX
-	MOVL (R10), BX
-	SHLQ $32, BX
-	ORQ BX, AX
-	VMOVQ AX, X4
-	VPSHUFB leg5DM<>(SB), X4, X4
-	VCVTPH2PS X4, Y4
-	VPBROADCASTD (SI), X5
-	VPSHUFB leg5DM<>(SB), X5, X5
-	VCVTPH2PS X5, Y5
-	VMULPS Y5, Y4, Y4
-	VCVTDQ2PS X0, X0
-	VMULPS X4, X0, X0 // d_w·d_a·s
-	VEXTRACTF128 $1, Y4, X6
-	VADDPS X6, X0, X0 // + m·s_a
-	VADDPS X0, X9, X9
-	ADDQ $24, SI
-	ADDQ $36, DI
-	ADDQ $36, R10
-	DECQ CX
-	JNZ q5_1AVX512x12
-	MOVQ out+64(FP), AX
-	MOVQ ostride+72(FP), BX
-	VMOVSS X9, (AX)
-	VEXTRACTPS $1, X9, (AX)(BX*1)
 	VZEROUPPER
 	RET
