@@ -7,7 +7,8 @@ import "github.com/smolgo/smolgo/gguf"
 //go:generate go run gen_legacy.go
 
 // The legacy 32-quant types q4_1, q5_0 and q5_1 (dot_legacy_avx2_amd64.s,
-// dot_legacy_avx512_amd64.s, written by gen_legacy.go).
+// dot_legacy_avx512_amd64.s, written by gen_legacy.go; the batched GEMMs
+// are in gemm_legacy_amd64.go).
 //
 // llama.cpp's K-quant mixes store a tensor whose rows are not a multiple of
 // 256 in a legacy type instead (q4_K → q5_0, q5_K → q5_1, q6_K → q8_0):
@@ -17,14 +18,14 @@ import "github.com/smolgo/smolgo/gguf"
 // Unlike the other kernels, which keep eight float lanes per row and
 // reduce them at the end, these give the Go twin's bits on every input:
 // each block's integer sum is reduced to one lane (of a row in the mv
-// kernels, which run four or eight rows at a time; of a token in the x
-// kernels; of a row in the GEMMs),
-// then scaled and added to that lane's sum with the twin's float
-// operations in the twin's order (d_w·d_a, exact, times the sum, plus
-// m·s_a, exact, for q4_1 and q5_1; no fused multiply-add). The reduction
-// is cheap when shared by four lanes, about what the usual per-block
-// broadcast of the scales costs. So MatVec, Dot and MatMul of any batch
-// agree bit for bit, at every level.
+// kernels, which run four or eight rows at a time, and in the GEMMs; of a
+// token in the x kernels), then scaled and added to that lane's sum with
+// the twin's float operations in the twin's order (d_w·d_a, exact, times
+// the sum, plus m·s_a, exact, for q4_1 and q5_1; no fused multiply-add).
+// The reduction is cheap when four or eight lanes share it, about what the
+// usual per-block broadcast of the scales costs. So MatVec, Dot and MatMul
+// of any batch agree bit for bit, at every level. docs/legacy-kernels.md
+// has the measurements.
 
 //go:noescape
 func mvQ4_1AVX2(w, a []byte, nb, nrows int, out []float32) float32

@@ -4,11 +4,10 @@
 
 #include "textflag.h"
 
-// AVX-512 kernels (VL, BW, VNNI on 256-bit vectors) of the legacy types
-// q4_1, q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the
-// unsigned weight bytes with the signed activation bytes; a mask register
-// loaded from the block's 32 fifth bits adds them as 16s (VPADDB under the
-// mask).
+// AVX-512 MatVec kernels (F, BW, VL, VNNI) of the legacy types q4_1,
+// q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
+// weight bytes with the signed activation bytes; a mask register loaded
+// from the blocks' fifth bits adds them as 16s (VPADDB under the mask).
 
 // leg5Nib: bytes 0x0f. leg5Hi: bytes 0x10. leg5Hi4: bytes 0xf0.
 DATA leg5Nib<>+0x00(SB)/8, $0x0f0f0f0f0f0f0f0f

@@ -131,11 +131,10 @@ func (g *gen) header() {
 	g.p(`#include "textflag.h"`)
 	g.p("")
 	if g.avx512 {
-		g.p(`// AVX-512 kernels (VL, BW, VNNI on 256-bit vectors) of the legacy types
-// q4_1, q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the
-// unsigned weight bytes with the signed activation bytes; a mask register
-// loaded from the block's 32 fifth bits adds them as 16s (VPADDB under the
-// mask).`)
+		g.p(`// AVX-512 MatVec kernels (F, BW, VL, VNNI) of the legacy types q4_1,
+// q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
+// weight bytes with the signed activation bytes; a mask register loaded
+// from the blocks' fifth bits adds them as 16s (VPADDB under the mask).`)
 	} else {
 		g.p(`// AVX2 kernels of the legacy types q4_1, q5_0 and q5_1; see
 // dot_legacy_amd64.go. VPMADDUBSW meets the unsigned weight bytes with the
