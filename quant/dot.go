@@ -88,7 +88,9 @@ func MatVec(w gguf.Type) (MatVecFunc, error) { return best.matVec(w) }
 // token alone, so a batch of sequences gets the same numbers as each
 // sequence run by itself (except q4_0 with AVX-512, and q8_0 rows of an odd
 // number of blocks with AVX-512, which round in the last bits differently).
-// From 24 tokens on, the K-quant GEMM sums in another order.
+// From 24 tokens on, the K-quant GEMM sums in another order. The legacy
+// types q4_1, q5_0 and q5_1 give MatVec's bits for any number of tokens:
+// every kernel of theirs computes its Go twin's bits.
 type MatMulFunc func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int)
 
 // MatMul returns the batched kernel for weights of type w.
@@ -109,13 +111,19 @@ func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 //
 //	q4_K, q5_K, q6_K, q8_0              MatVec/Dot, and MatMul four tokens at a time
 //	q4_0                                the same, MatMul only with AVX-512
+//	q4_1, q5_0, q5_1                    MatVec/Dot (several rows at a time), MatMul
+//	                                    two and four tokens at a time and, from two
+//	                                    tokens, a GEMM of 8-row (AVX2) or 16-row
+//	                                    (AVX-512) panels; all of them bit for bit
+//	                                    the Go twin's (dot_legacy_amd64.go)
 //	q2_K, q3_K, f16, bf16, f32          MatVec/Dot (f16/bf16/f32 rows of a multiple of 32)
-//	q4_1, q5_0, q5_1, iq4_nl            none: pure Go
+//	iq4_nl                              none: pure Go
 //
 // and for QuantizeActivations to q8_K and q8_0. On arm64 the assembly
 // kernels are the q4_K, q5_K, q6_K, q8_0 and q4_0 MatVec/Dot and MatMul
 // (four tokens at a time; q8_0 and q4_0 with SMMLA where the CPU has i8mm),
-// and the q2_K, q3_K, f16, bf16 and f32 MatVec/Dot; see ARM64.md. With AVX-512, MatMul of
+// and the q2_K, q3_K, f16, bf16 and f32 MatVec/Dot; see ARM64.md (q4_1,
+// q5_0 and q5_1 run the pure Go code there). With AVX-512, MatMul of
 // q4_K, q5_K and q6_K weights by 24 tokens or more (prefill) goes through a
 // GEMM that unpacks 16 weight rows at a time into a scratch panel, per call,
 // and multiplies them by 8 tokens at once (gemm_amd64.go): about twice the

@@ -198,5 +198,6 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 			four(n, w, nrows, a, ntok, out, ldo)
 		}
 	}
+	addLegacyKernels(k, level) // q4_1, q5_0, q5_1: dot_legacy_amd64.go
 	addInterleavedKernels(k, level)
 }

@@ -40,13 +40,19 @@ func benchMatrix(b *testing.B, wt gguf.Type, bytes int) (w, a []byte, rows int) 
 var benchTypes = []gguf.Type{
 	gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0,
 	gguf.TypeF16, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeBF16, gguf.TypeF32,
+	gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_1,
 }
+
+// legacyBenchTypes are the 32-quant types K-quant mixes fall back to.
+var legacyBenchTypes = []gguf.Type{gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_1}
 
 func BenchmarkMatVec(b *testing.B) { benchMatVec(b, benchTypes, 8<<20) }
 
 // BenchmarkMatVecL2 measures the kernels' own speed on 256 KB of weights
 // that stay in the L2 cache.
-func BenchmarkMatVecL2(b *testing.B) { benchMatVec(b, benchTypes[:5], 256<<10) }
+func BenchmarkMatVecL2(b *testing.B) {
+	benchMatVec(b, append(benchTypes[:5:5], legacyBenchTypes...), 256<<10)
+}
 
 // benchMatVec runs MatVec over a matrix of about size bytes of each type,
 // at every dispatch level.
@@ -73,7 +79,7 @@ func benchMatVec(b *testing.B, types []gguf.Type, size int) {
 func BenchmarkMatVecDRAM(b *testing.B) { benchMatVec(b, benchTypes, 64<<20) }
 
 func BenchmarkMatMul(b *testing.B) {
-	for _, wt := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0} {
+	for _, wt := range append([]gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0}, legacyBenchTypes...) {
 		rb, _ := wt.RowBytes(benchN)
 		const rows = 64
 		rng := rand.New(rand.NewPCG(13, 14))

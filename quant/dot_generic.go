@@ -12,6 +12,12 @@ import (
 // ggml's generic C loop: an exact integer sum per block (or per sub-block,
 // times its integer scale), scaled by d_weight·d_activation in float32 and
 // accumulated in float32.
+//
+// The float steps of dotQ4_1, dotQ5_0 and dotQ5_1 are pinned with explicit
+// conversions, which forbid the compiler to fuse a multiply and an add
+// (GOAMD64=v3 and arm64 builds would otherwise round once instead of
+// twice): their assembly kernels give these bits exactly
+// (dot_legacy_amd64.go).
 
 // genericDots maps each weight type to its pure Go kernel. Read-only.
 var genericDots = map[gguf.Type]DotFunc{
@@ -110,7 +116,7 @@ func dotQ4_1(n int, w, a []byte) float32 {
 			s += int32(x[4+j]&0xf) * int32(int8(y[4+j]))
 			s += int32(x[4+j]>>4) * int32(int8(y[20+j]))
 		}
-		sum += f16(x)*f16(y)*float32(s) + f16(x[2:])*f16(y[2:])
+		sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
 	}
 	return sum
 }
@@ -129,7 +135,7 @@ func dotQ5_0(n int, w, a []byte) float32 {
 			s += (lo - 16) * int32(int8(y[2+j]))
 			s += (hi - 16) * int32(int8(y[18+j]))
 		}
-		sum += f16(x) * f16(y) * float32(s)
+		sum += float32(f16(x) * f16(y) * float32(s))
 	}
 	return sum
 }
@@ -147,7 +153,7 @@ func dotQ5_1(n int, w, a []byte) float32 {
 			s += lo * int32(int8(y[4+j]))
 			s += hi * int32(int8(y[20+j]))
 		}
-		sum += f16(x)*f16(y)*float32(s) + f16(x[2:])*f16(y[2:])
+		sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))
 	}
 	return sum
 }
