@@ -1,7 +1,11 @@
 package grammar
 
 import (
+	"path/filepath"
 	"testing"
+
+	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/tokenizer"
 )
 
 // personSchema and personDoc are a typical structured-output request and
@@ -106,4 +110,66 @@ func BenchmarkMask(b *testing.B) {
 			c.Apply(logits)
 		}
 	})
+}
+
+// BenchmarkMaskVocabs is the mask's cost on each family's vocabulary
+// size: SmolLM3's 128,256 tokens, Qwen2's 151,936 and Gemma's 262,144
+// (llama.cpp's ggml-vocab-qwen2.gguf and ggml-vocab-gemma-4.gguf, the
+// same size as Gemma 3's). string-uncached is the worst new state (inside
+// a JSON string: almost every token allowed, the whole trie walked);
+// cached is a state seen before, the usual case.
+func BenchmarkMaskVocabs(b *testing.B) {
+	g, err := FromJSONSchema([]byte(personSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	vocabs := []struct {
+		name string
+		load func() (*Vocab, *tokenizer.Tokenizer)
+	}{
+		{"smollm3-128256", func() (*Vocab, *tokenizer.Tokenizer) { return realVocab(b) }},
+		{"qwen2-151936", func() (*Vocab, *tokenizer.Tokenizer) {
+			return loadVocab(b, filepath.Join(sharedtest.LlamaCpp(b), "models", "ggml-vocab-qwen2.gguf"))
+		}},
+		{"gemma-262144", func() (*Vocab, *tokenizer.Tokenizer) {
+			return loadVocab(b, filepath.Join(sharedtest.LlamaCpp(b), "models", "ggml-vocab-gemma-4.gguf"))
+		}},
+	}
+	for _, vc := range vocabs {
+		b.Run(vc.name, func(b *testing.B) {
+			v, tok := vc.load()
+			mask := make([]bool, v.Len())
+			c := g.NewConstraint(v)
+			for _, id := range tok.Encode(`{"name": "Ada`, false) {
+				if err := c.Accept(id); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.Allow(mask)
+			b.Run("string-uncached", func(b *testing.B) {
+				for b.Loop() {
+					clear(c.cache)
+					c.order = c.order[:0]
+					c.Allow(mask)
+				}
+			})
+			b.Run("cached", func(b *testing.B) {
+				for b.Loop() {
+					c.Allow(mask)
+				}
+			})
+		})
+	}
+}
+
+func loadVocab(b *testing.B, path string) (*Vocab, *tokenizer.Tokenizer) {
+	tok, err := tokenizer.LoadGGUF(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := NewVocab(TokenBytes(tok), tok.EndOfGeneration())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v, tok
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
 // llama.cpp's source, cloned by ../shared/tools/llamaref/build.sh, ships
@@ -18,22 +20,7 @@ import (
 // (${SMOLGO_CACHE:-$HOME/.cache/smolgo}/llamaref/nlc-3.22.1/llama.cpp), or
 // skips the test when it is absent (fails under CI=true, where .ci/run
 // builds it).
-func llamaCppDir(t testing.TB) string {
-	t.Helper()
-	cache := os.Getenv("SMOLGO_CACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache", "smolgo")
-	}
-	dir := filepath.Join(cache, "llamaref", "nlc-3.22.1", "llama.cpp")
-	if _, err := os.Stat(filepath.Join(dir, "models", "ggml-vocab-qwen2.gguf")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("llama.cpp's source is missing under CI (%v): .ci/run must run ../shared/tools/llamaref/build.sh first", err)
-		}
-		t.Skipf("llama.cpp's source not found (%v); run bash ../shared/tools/llamaref/build.sh", err)
-	}
-	return dir
-}
+func llamaCppDir(t testing.TB) string { return sharedtest.LlamaCpp(t) }
 
 // vocabCache keeps each llama.cpp vocabulary loaded once per test binary.
 var vocabCache sync.Map // name → *Tokenizer

@@ -195,3 +195,25 @@ func checkDir(d string) error {
 	_, err := os.Stat(filepath.Join(d, "golden", "README.md"))
 	return err
 }
+
+// LlamaCpp returns the folder of llama.cpp's source that
+// ../shared/tools/llamaref/build.sh clones
+// (${SMOLGO_CACHE:-$HOME/.cache/smolgo}/llamaref/nlc-3.22.1/llama.cpp):
+// its models/ggml-vocab-*.gguf are real vocabularies. It skips when the
+// clone is absent, and fails under CI=true, where .ci/run makes it.
+func LlamaCpp(t testing.TB) string {
+	t.Helper()
+	cache := os.Getenv("SMOLGO_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "smolgo")
+	}
+	dir := filepath.Join(cache, "llamaref", "nlc-3.22.1", "llama.cpp")
+	if _, err := os.Stat(filepath.Join(dir, "models", "ggml-vocab-qwen2.gguf")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("llama.cpp's source is missing under CI (%v): .ci/run must run ../shared/tools/llamaref/build.sh first", err)
+		}
+		t.Skipf("llama.cpp's source not found (%v); run bash ../shared/tools/llamaref/build.sh", err)
+	}
+	return dir
+}
