@@ -289,6 +289,15 @@ func formatFloat(s string, style Style) string {
 	if style != Python {
 		maxDecpt = 15
 	}
+	return ShortestFloat(f, maxDecpt)
+}
+
+// ShortestFloat prints a finite f with the shortest digits that read back
+// as f, in fixed notation while the decimal point is within maxDecpt digits
+// (and not more than 4 places after the point's left of the first digit),
+// else as d.ddde±XX: Python's float repr with maxDecpt 16, nlohmann's JSON
+// dump with 15.
+func ShortestFloat(f float64, maxDecpt int) string {
 	e := strconv.FormatFloat(f, 'e', -1, 64) // "-1.2345e+06"
 	mant, exp, _ := strings.Cut(e, "e")
 	x, _ := strconv.Atoi(exp)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/smolgo/smolgo/internal/chatfmt"
 )
 
 // pyString renders a JSON value the way jinja's `| string` filter prints the
@@ -104,37 +106,7 @@ func pyNumber(n json.Number) string {
 	}
 	// repr(float): shortest digits; fixed notation when the decimal point
 	// position is in (-4, 16], else d.ddde±XX.
-	e := strconv.FormatFloat(f, 'e', -1, 64) // "-1.2345e+06"
-	mant, exp, _ := strings.Cut(e, "e")
-	x, _ := strconv.Atoi(exp)
-	neg := strings.HasPrefix(mant, "-")
-	digits := strings.Replace(strings.TrimPrefix(mant, "-"), ".", "", 1)
-	decpt := x + 1
-	var out string
-	switch {
-	case decpt > -4 && decpt <= 16:
-		if decpt <= 0 {
-			out = "0." + strings.Repeat("0", -decpt) + digits
-		} else if decpt >= len(digits) {
-			out = digits + strings.Repeat("0", decpt-len(digits)) + ".0"
-		} else {
-			out = digits[:decpt] + "." + digits[decpt:]
-		}
-	default:
-		out = digits[:1]
-		if len(digits) > 1 {
-			out += "." + digits[1:]
-		}
-		sign := "+"
-		if x < 0 {
-			sign, x = "-", -x
-		}
-		out += fmt.Sprintf("e%s%02d", sign, x)
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
+	return chatfmt.ShortestFloat(f, 16)
 }
 
 // writePyStr writes repr() of a Python str: single quotes unless the text
