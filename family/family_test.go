@@ -79,6 +79,8 @@ func TestFamilies(t *testing.T) {
 	}
 }
 
-func describePlain(_ *gguf.File, cfg llama.Config) (llama.Arch, error) { return llama.Plain("x", cfg), nil }
+func describePlain(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
+	return llama.Plain("x", cfg), nil
+}
 
 func formatNone(*gguf.File) (engine.Format, error) { return nil, nil }

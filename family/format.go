@@ -64,7 +64,9 @@ var Hermes ToolSyntax = hermes{}
 
 type hermes struct{}
 
-func (hermes) NewParser(*tokenizer.Tokenizer) ToolParser { return hermesParser{toolcall.NewParser(-1, -1)} }
+func (hermes) NewParser(*tokenizer.Tokenizer) ToolParser {
+	return hermesParser{toolcall.NewParser(-1, -1)}
+}
 
 func (hermes) Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
 	return grammar.ToolCallsContext(ctx, funcs, opts)
@@ -74,8 +76,10 @@ func (hermes) Grammar(ctx context.Context, funcs []grammar.Function, opts gramma
 // their text too.
 type hermesParser struct{ p *toolcall.Parser }
 
-func (h hermesParser) Push(_ int32, text string) []toolcall.Event { return withTags(h.p.Push(-1, text)) }
-func (h hermesParser) Flush() []toolcall.Event           { return withTags(h.p.Flush()) }
+func (h hermesParser) Push(_ int32, text string) []toolcall.Event {
+	return withTags(h.p.Push(-1, text))
+}
+func (h hermesParser) Flush() []toolcall.Event { return withTags(h.p.Flush()) }
 
 // withTags gives malformed calls their tags back in Raw, so that the text
 // shown for them is what the model wrote.
