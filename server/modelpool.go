@@ -72,6 +72,7 @@ type pooledModel struct {
 	lastUsed time.Time
 	kvBytes  int64         // the KV caches, last measured
 	loadSeq  uint64        // while loading: the order in which loads started
+	admitted bool          // while loading: room was made, the load runs
 	drained  chan struct{} // while unloading with requests running: closed when the last one ends
 	unloaded chan struct{} // while unloading: closed when the model is closed
 
@@ -90,12 +91,22 @@ type loadCall struct {
 }
 
 // bytesLocked is what the model counts against the memory bound: its file
-// and its KV caches while loaded, the estimate while loading.
+// and its KV caches while loaded or unloading, its file's size (reserved)
+// while loading.
 func (m *pooledModel) bytesLocked() int64 {
 	if m.state == stateUnloaded {
 		return 0
 	}
 	return m.spec.Bytes + m.kvBytes
+}
+
+// heldLocked is the memory the model holds: bytesLocked, but nothing for a
+// load that still waits for room.
+func (m *pooledModel) heldLocked() int64 {
+	if m.state == stateLoading && !m.admitted {
+		return 0
+	}
+	return m.bytesLocked()
 }
 
 // modelPool loads, shares and unloads the Router's models.
@@ -236,7 +247,7 @@ func (p *modelPool) releaser(m *pooledModel) func() {
 
 // startLoadLocked begins loading m in the background.
 func (p *modelPool) startLoadLocked(m *pooledModel, reason string) {
-	m.state = stateLoading
+	m.state, m.admitted = stateLoading, false
 	p.seq++
 	m.loadSeq = p.seq
 	m.call = &loadCall{done: make(chan struct{})}
@@ -290,7 +301,7 @@ func (p *modelPool) load(m *pooledModel, call *loadCall, reason string) {
 	m.loads++
 	m.loadTime += took
 	call.srv = srv
-	total := p.usedLocked(nil)
+	total := p.heldTotalLocked()
 	p.mu.Unlock()
 	close(call.done)
 	log.Info("model loaded", "kind", m.spec.Kind, "took", took.Round(time.Millisecond), "waiting_requests", call.waiters,
@@ -319,16 +330,18 @@ func (p *modelPool) callLoad(m *pooledModel) (e Engine, closeFn func(), err erro
 // makeRoom waits until m (already counted at its estimate, being in state
 // loading) fits under the memory bound, unloading others as needed.
 func (p *modelPool) makeRoom(m *pooledModel) error {
-	if p.cfg.MaxBytes <= 0 {
-		return nil
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cfg.MaxBytes <= 0 {
+		m.admitted = true
+		return nil
+	}
 	for {
 		if p.closed {
 			return errRouterClosed
 		}
 		if p.usedLocked(m) <= p.cfg.MaxBytes {
+			m.admitted = true
 			return nil
 		}
 		if !p.fitLocked(m, "memory") && !p.earlierLoadLocked(m) {
@@ -415,6 +428,15 @@ func (p *modelPool) usedLocked(x *pooledModel) int64 {
 	return n
 }
 
+// heldTotalLocked is the memory the models hold (see heldLocked).
+func (p *modelPool) heldTotalLocked() int64 {
+	var n int64
+	for _, m := range p.order {
+		n += m.heldLocked()
+	}
+	return n
+}
+
 // earlierLoadLocked reports whether a load that started before x's is still
 // running: once it ends, x may find room (it can unload that model, or the
 // load failed and its reservation is free).
@@ -463,7 +485,7 @@ func (p *modelPool) unload(m *pooledModel, drained chan struct{}, running int, r
 	m.state, m.srv, m.closeFn, m.kvBytes = stateUnloaded, nil, nil, 0
 	close(m.unloaded)
 	p.broadcastLocked()
-	total := p.usedLocked(nil)
+	total := p.heldTotalLocked()
 	p.mu.Unlock()
 	// The weights' mapping is gone with closeFn; the KV caches and the
 	// rest are Go memory: give it back to the system now rather than when

@@ -469,7 +469,7 @@ type modelView struct {
 	} `json:"status"`
 	Pinned        bool   `json:"pinned"`
 	FileBytes     int64  `json:"file_bytes"`
-	MemoryBytes   int64  `json:"memory_bytes"`             // file and KV caches, while loaded
+	MemoryBytes   int64  `json:"memory_bytes"`             // file and KV caches, while loaded (or loading, once admitted under the bound)
 	ContextLength int    `json:"context_length,omitempty"` // while loaded
 	Requests      int    `json:"running_requests"`
 	LastError     string `json:"last_error,omitempty"` // of the last load, when it failed
@@ -477,7 +477,7 @@ type modelView struct {
 
 func (rt *Router) viewLocked(m *pooledModel) modelView {
 	v := modelView{ID: m.spec.Name, Object: "model", Created: rt.started.Unix(), OwnedBy: "smolgo", Kind: m.spec.Kind,
-		State: m.state.String(), Pinned: m.spec.Pinned, FileBytes: m.spec.Bytes, MemoryBytes: m.bytesLocked(), Requests: m.active}
+		State: m.state.String(), Pinned: m.spec.Pinned, FileBytes: m.spec.Bytes, MemoryBytes: m.heldLocked(), Requests: m.active}
 	v.Status.Value = v.State
 	if m.state == stateLoaded {
 		v.ContextLength = m.srv.engine.ContextLength()
@@ -594,7 +594,7 @@ func (rt *Router) handleHealth(w http.ResponseWriter, r *http.Request) {
 		status, code = "shutting down", http.StatusServiceUnavailable
 	}
 	rt.pool.mu.Lock()
-	used := rt.pool.usedLocked(nil)
+	used := rt.pool.heldTotalLocked()
 	rt.pool.mu.Unlock()
 	writeJSON(w, code, map[string]any{"status": status, "models": views, "memory_bytes": used, "max_memory_bytes": rt.cfg.MaxBytes})
 }

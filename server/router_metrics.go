@@ -63,7 +63,7 @@ func (rt *Router) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, g := range []gauge{
 		{"smolgo_model_loaded", "gauge", "1 while the model is loaded, else 0.", func(m *pooledModel) float64 { return b2f(m.state == stateLoaded) }},
-		{"smolgo_model_memory_bytes", "gauge", "Memory the model counts against the bound: its file and KV caches.", func(m *pooledModel) float64 { return float64(m.bytesLocked()) }},
+		{"smolgo_model_memory_bytes", "gauge", "Memory the model counts against the bound: its file and KV caches.", func(m *pooledModel) float64 { return float64(m.heldLocked()) }},
 		{"smolgo_model_running_requests", "gauge", "Requests using the model now.", func(m *pooledModel) float64 { return float64(m.active) }},
 		{"smolgo_model_loads_total", "counter", "Loads of the model that succeeded.", func(m *pooledModel) float64 { return float64(m.loads) }},
 		{"smolgo_model_load_failures_total", "counter", "Loads of the model that failed.", func(m *pooledModel) float64 { return float64(m.failures) }},
@@ -80,7 +80,7 @@ func (rt *Router) handleMetrics(w http.ResponseWriter, r *http.Request) {
 			pw.sample("smolgo_model_unloads_total", labels("model", m.spec.Name, "reason", reason), float64(m.unloads[reason]))
 		}
 	}
-	pw.metric("smolgo_models_memory_bytes", "gauge", "Memory counted against the bound: the loaded models' files and KV caches.", "", float64(rt.pool.usedLocked(nil)))
+	pw.metric("smolgo_models_memory_bytes", "gauge", "Memory counted against the bound: the loaded models' files and KV caches.", "", float64(rt.pool.heldTotalLocked()))
 	pw.metric("smolgo_models_max_memory_bytes", "gauge", "The bound on the loaded models' memory (0: none).", "", float64(rt.cfg.MaxBytes))
 	rt.pool.mu.Unlock()
 	io.WriteString(w, b.String())
