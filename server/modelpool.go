@@ -370,8 +370,8 @@ func (p *modelPool) makeRoom(m *pooledModel) error {
 // go; for a load (keep is the model loading), busy ones go too, after their
 // running requests. It reports false when even that is not enough.
 func (p *modelPool) fitLocked(keep *pooledModel, reason string) bool {
-	if p.cfg.MaxBytes <= 0 {
-		return true
+	if p.cfg.MaxBytes <= 0 || p.closed {
+		return true // closing unloads everything anyway
 	}
 	over := p.usedLocked(keep) - p.cfg.MaxBytes
 	for _, o := range p.order {
@@ -505,6 +505,9 @@ func (p *modelPool) broadcastLocked() {
 func (p *modelPool) sweep() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	now := p.now()
 	for _, m := range p.order {
 		if m.state != stateLoaded {
@@ -526,6 +529,8 @@ func (p *modelPool) unloadByRequest(m *pooledModel) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
+	case p.closed:
+		return errRouterClosed
 	case m.spec.Pinned:
 		return fmt.Errorf("model %s is pinned: it stays loaded", m.spec.Name)
 	case m.state != stateLoaded:

@@ -61,7 +61,8 @@ import (
 // sessions, sampler) and to the front door (Logger, CORSOrigins,
 // ReadTimeout, ShutdownGrace, DisableUI, MaxBodyBytes).
 type Router struct {
-	cfg     RouterConfig
+	cfg     RouterConfig // with the defaults filled in
+	srvCfg  Config       // Config.Server as given, for each model's New
 	log     *slog.Logger
 	pool    *modelPool
 	stored  *responseStore
@@ -145,8 +146,9 @@ func NewRouter(specs []ModelSpec, cfg RouterConfig) (*Router, error) {
 		}
 		seen[s.Name] = true
 	}
+	srvCfg := cfg.Server
 	cfg.Server.defaults()
-	rt := &Router{cfg: cfg, log: cfg.Server.Logger, mux: http.NewServeMux(), started: cfg.Server.Now(),
+	rt := &Router{cfg: cfg, srvCfg: srvCfg, log: cfg.Server.Logger, mux: http.NewServeMux(), started: cfg.Server.Now(),
 		stored: newResponseStore(cfg.Server.MaxStoredResponses, cfg.Server.MaxStoredResponseBytes),
 		stop:   make(chan struct{}), swept: make(chan struct{})}
 	rt.pool = newModelPool(specs, cfg, rt.newServer)
@@ -179,8 +181,9 @@ func NewRouter(specs []ModelSpec, cfg RouterConfig) (*Router, error) {
 // config, the model's metrics (kept across its loads) and the Router's
 // store of responses (shared by all models).
 func (rt *Router) newServer(m *pooledModel, e Engine) *Server {
-	cfg := rt.cfg.Server
+	cfg := rt.srvCfg // Slots 0 still means the engine's batch size
 	cfg.Logger = rt.log.With("model", m.spec.Name)
+	cfg.Now = rt.cfg.Server.Now
 	cfg.DisableUI = true // the Router serves the page
 	cfg.ModelAliases = []string{"*"}
 	cfg.Demo = false
