@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -152,5 +153,61 @@ func TestSeveralModelsFlags(t *testing.T) {
 	}
 	if !routerMode([]string{"x=" + eq}, "") || !routerMode([]string{smol, smol}, "") || !routerMode(nil, dir) || routerMode([]string{smol}, "") {
 		t.Error("routerMode")
+	}
+}
+
+// TestSeveralModelsUnderTraffic asks three real models at once from four
+// clients while a memory bound that holds two of them, and the idle TTL,
+// keep loading and unloading them: every request is answered by the model
+// it names. (With -race it also checks the real engines' Close against
+// requests in flight.)
+func TestSeveralModelsUnderTraffic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several seconds of traffic")
+	}
+	qwen := sharedtest.Path(t, "golden-families/models/qwen3-tiny-Q8_0.gguf")
+	llama := sharedtest.Path(t, "golden-families/models/llama32-tiny-Q4_K_M.gguf")
+	bge := sharedtest.Path(t, "golden-families/models/bert-tiny-F32.gguf")
+	// bge's 3.9 MiB and one chat model fit under 5 MiB, not all three.
+	url, _ := serveOut(t, "-model", "qwen="+qwen, "-model", "llama="+llama, "-model", "bge="+bge,
+		"-models-mem", "5242880", "-models-ttl", "1ms", "-prompt-cache", "0", "-threads", "1", "-ctx", "1024")
+	queries := []struct{ path, model, body, want string }{
+		{"/v1/chat/completions", "qwen", chatBody, `"object":"chat.completion"`},
+		{"/v1/chat/completions", "llama", chatBody, `"object":"chat.completion"`},
+		{"/v1/embeddings", "bge", `{"input":"Hello world"}`, `"object":"embedding"`},
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	asked := 0
+	for c := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; time.Now().Before(deadline); i++ {
+				q := queries[i%len(queries)]
+				status, body, err := askModel(url, q.path, q.model, q.body)
+				if err != nil || status != 200 || !strings.Contains(body, q.want) || !strings.Contains(body, `"model":"`+q.model+`"`) {
+					t.Errorf("%s %s: %d %v %s", q.path, q.model, status, err, body[:min(len(body), 300)])
+				}
+				mu.Lock()
+				asked++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	metrics := get(t, url+"/metrics")
+	loads := 0
+	for line := range strings.SplitSeq(metrics, "\n") {
+		var model string
+		var n int
+		if _, err := fmt.Sscanf(line, "smolgo_model_loads_total{model=%q} %d", &model, &n); err == nil {
+			loads += n
+		}
+	}
+	t.Logf("%d requests, %d loads", asked, loads)
+	if loads <= len(queries) {
+		t.Errorf("%d loads for %d models: the bound unloaded nothing", loads, len(queries))
 	}
 }
