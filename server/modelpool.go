@@ -183,7 +183,7 @@ func (p *modelPool) acquire(ctx context.Context, m *pooledModel, reason string) 
 			m.lastUsed = p.now()
 			srv := m.srv
 			p.mu.Unlock()
-			return srv, p.releaser(m), nil
+			return srv, p.releaser(m, srv), nil
 		case stateUnloading:
 			ch := m.unloaded
 			p.mu.Unlock()
@@ -205,7 +205,7 @@ func (p *modelPool) acquire(ctx context.Context, m *pooledModel, reason string) 
 			if call.err != nil {
 				return nil, nil, call.err
 			}
-			return call.srv, p.releaser(m), nil // counted by finishLoad
+			return call.srv, p.releaser(m, call.srv), nil // counted by load
 		case <-ctx.Done():
 			p.mu.Lock()
 			select {
@@ -213,7 +213,7 @@ func (p *modelPool) acquire(ctx context.Context, m *pooledModel, reason string) 
 				// Finished as we gave up: we were counted; let go.
 				p.mu.Unlock()
 				if call.err == nil {
-					p.releaser(m)()
+					p.releaser(m, call.srv)()
 				}
 			default:
 				call.waiters--
@@ -224,17 +224,18 @@ func (p *modelPool) acquire(ctx context.Context, m *pooledModel, reason string) 
 	}
 }
 
-// releaser returns the function that ends one use of m.
-func (p *modelPool) releaser(m *pooledModel) func() {
+// releaser returns the function that ends one use of m, served by srv.
+func (p *modelPool) releaser(m *pooledModel, srv *Server) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			// Measured before taking the pool's lock: the engine's prompt
+			// cache takes its own. srv stays m's while this use holds it.
+			kv := srv.kvBytes()
 			p.mu.Lock()
 			m.active--
 			m.lastUsed = p.now()
-			if m.srv != nil {
-				m.kvBytes = m.srv.kvBytes()
-			}
+			m.kvBytes = kv
 			if m.active == 0 && m.drained != nil {
 				close(m.drained)
 				m.drained = nil
@@ -503,6 +504,24 @@ func (p *modelPool) broadcastLocked() {
 // the KV measures, applies the memory bound, and lets each loaded server
 // evict its idle conversations.
 func (p *modelPool) sweep() {
+	// Measure outside the pool's lock (the servers take their own); a
+	// model that changed state meanwhile keeps its old measure.
+	p.mu.Lock()
+	srvs := make(map[*pooledModel]*Server)
+	for _, m := range p.order {
+		if m.state == stateLoaded {
+			srvs[m] = m.srv
+		}
+	}
+	p.mu.Unlock()
+	kv := make(map[*pooledModel]int64)
+	for m, srv := range srvs {
+		srv.sessions.mu.Lock()
+		srv.sessions.evictLocked(0)
+		srv.sessions.mu.Unlock()
+		kv[m] = srv.kvBytes()
+	}
+
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -513,10 +532,9 @@ func (p *modelPool) sweep() {
 		if m.state != stateLoaded {
 			continue
 		}
-		m.srv.sessions.mu.Lock()
-		m.srv.sessions.evictLocked(0)
-		m.srv.sessions.mu.Unlock()
-		m.kvBytes = m.srv.kvBytes()
+		if srv, ok := srvs[m]; ok && srv == m.srv {
+			m.kvBytes = kv[m]
+		}
 		if p.cfg.IdleTTL > 0 && !m.spec.Pinned && m.active == 0 && now.Sub(m.lastUsed) >= p.cfg.IdleTTL {
 			p.startUnloadLocked(m, "idle")
 		}

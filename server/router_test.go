@@ -457,6 +457,31 @@ func TestRouterMemoryBoundWaitsForRunningRequests(t *testing.T) {
 	}
 }
 
+// Two models that cannot both fit, asked for at once: their loads are
+// ordered, so neither waits for the other forever, and both answer.
+func TestRouterConcurrentLoadsUnderTheBound(t *testing.T) {
+	f := newFakeModels()
+	_, ts := startRouter(t, []server.ModelSpec{
+		f.spec("a", fakeOpts{bytes: 60, loadDelay: 50 * time.Millisecond}),
+		f.spec("b", fakeOpts{bytes: 60, loadDelay: 50 * time.Millisecond}),
+	}, server.RouterConfig{MaxBytes: 100})
+	var wg sync.WaitGroup
+	for _, m := range []string{"a", "b", "a", "b"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, answer, by, err := ask(ts.URL, m, "hi")
+			if err != nil || status != 200 || by != m {
+				t.Errorf("%s: %d %q by %q %v", m, status, answer, by, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if f.count(f.live, "a")+f.count(f.live, "b") > 1 {
+		t.Errorf("both models are open under a bound that holds one")
+	}
+}
+
 // Loads and unloads (TTL, memory, by request) under traffic lose no
 // request: every one is answered by the model it named. Run it with -race.
 func TestRouterLoadUnloadUnderTrafficLosesNothing(t *testing.T) {
