@@ -122,11 +122,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
-		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
-		ParseSpecialTokens: *trustSpecial, ModelAliases: splitList(*aliases),
-		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses}
-	if routerMode(models, *modelsDir) {
+	if routerMode(models, *modelsDir) { // several models: models.go
+		scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
+			MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
+			ParseSpecialTokens: *trustSpecial, CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout,
+			MaxStoredResponses: *storedResponses}
 		if *fake {
 			fmt.Fprintln(stderr, "webchat: -fake serves one echo engine; it does not combine with -models-dir or several -model")
 			return 2
@@ -189,8 +189,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
 		eng.ModelName(), ln.Addr(), ln.Addr())
-	scfg.Demo = demo
-	srv := server.New(eng, scfg)
+	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
+		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
+		ParseSpecialTokens: *trustSpecial, ModelAliases: splitList(*aliases), Demo: demo,
+		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses})
 	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "webchat: %v\n", err)
 		return 1

@@ -58,7 +58,7 @@ func TestSeveralModels(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(dir, "broken.gguf"), []byte("GGUF but not really"), 0o644) // skipped, with a log line
-	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a model"), 0o644)            // not looked at
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a model"), 0o644)           // not looked at
 
 	for _, tc := range []struct {
 		name               string
