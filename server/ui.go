@@ -15,9 +15,21 @@ import (
 var webFiles embed.FS
 
 func (s *Server) uiRoutes() {
+	serve := uiHandler()
+	s.mux.Handle("GET /{$}", serve)
+	for _, name := range uiFiles {
+		s.mux.Handle("GET "+name, serve)
+	}
+}
+
+// uiFiles are the page's files besides /.
+var uiFiles = []string{"/app.js", "/markdown.js", "/style.css", "/favicon.svg"}
+
+// uiHandler serves the page's files.
+func uiHandler() http.Handler {
 	sub, _ := fs.Sub(webFiles, "web")
 	files := http.FileServerFS(sub)
-	serve := func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		// The page runs no inline script and loads nothing from elsewhere;
 		// the policy makes any injected markup inert as a second line of
@@ -27,9 +39,5 @@ func (s *Server) uiRoutes() {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
-	}
-	s.mux.HandleFunc("GET /{$}", serve)
-	for _, name := range []string{"/app.js", "/markdown.js", "/style.css", "/favicon.svg"} {
-		s.mux.HandleFunc("GET "+name, serve)
-	}
+	})
 }

@@ -14,6 +14,14 @@
 // -fake serves a deterministic echo engine instead of a model, for trying
 // the page and for load tests.
 //
+// Several models in one process: -models-dir DIR serves every supported
+// GGUF file in DIR, and -model NAME=FILE (repeated) names more; the
+// request's "model" field picks one, each loads on its first request and
+// unloads after -models-ttl idle or when -models-mem needs room, and -pin
+// keeps some loaded (models.go, server.Router):
+//
+//	go run ./examples/webchat -models-dir ~/models -models-mem 8000000000 -pin bge-small-en-v1.5-f16
+//
 // Ctrl-C shuts down gracefully: running answers get a few seconds to finish.
 package main
 
@@ -70,7 +78,12 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("webchat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	model := fs.String("model", "", "GGUF model `file` (default: the demo model in "+demoModel+" if present)")
+	var models modelFlag
+	fs.Var(&models, "model", "GGUF model `file` (default: the demo model in "+demoModel+" if present); repeated, or as NAME=FILE, it serves several models (see -models-dir)")
+	modelsDir := fs.String("models-dir", "", "serve every supported GGUF file in this `directory`, each loaded on its first request; the request's \"model\" picks one")
+	pins := fs.String("pin", "", "comma-separated model `names` loaded at start and never unloaded (with -models-dir or several -model)")
+	modelsTTL := fs.Duration("models-ttl", 0, "unload a model idle this long (with -models-dir or several -model; 0: never)")
+	modelsMem := fs.Int64("models-mem", 0, "memory in `bytes` the loaded models may hold, files and KV caches, least recently used unloaded first (with -models-dir or several -model; 0: no bound)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (host:port; port 0 picks a free one)")
 	fake := fs.Bool("fake", false, "serve a fake echo engine instead of a model")
 	name := fs.String("name", "", "model id reported to clients (default: the file name without .gguf)")
@@ -92,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	storedResponses := fs.Int("stored-responses", 256, "responses kept for previous_response_id on /v1/responses (-1: none)")
 	verbose := fs.Bool("v", false, "debug logging")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: webchat [-model FILE] [-addr HOST:PORT] [flags]")
+		fmt.Fprintln(stderr, "usage: webchat [-model FILE | -models-dir DIR | -model NAME=FILE ...] [-addr HOST:PORT] [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
@@ -109,6 +122,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if routerMode(models, *modelsDir) { // several models: models.go
+		scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
+			MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
+			ParseSpecialTokens: *trustSpecial, CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout,
+			MaxStoredResponses: *storedResponses}
+		if *fake {
+			fmt.Fprintln(stderr, "webchat: -fake serves one echo engine; it does not combine with -models-dir or several -model")
+			return 2
+		}
+		if _, err := llama.ParseKVType(*kv); err != nil {
+			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
+			return 2
+		}
+		return serveModels(ctx, log, stdout, stderr, *addr, models, *modelsDir, splitList(*pins),
+			server.RouterConfig{Server: scfg, IdleTTL: *modelsTTL, MaxBytes: *modelsMem},
+			loadSettings{ctxLen: *ctxLen, threads: *threads, opts: []engine.Option{engine.WithKVType(*kv),
+				engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots), engine.WithDevice(*device),
+				engine.WithSpeculation(*speculate)}})
+	}
 
 	var eng server.Engine
 	demo := false
@@ -117,7 +149,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		eng = &servertest.Engine{Name: "fake-echo", TokenDelay: 30 * time.Millisecond, Context: *ctxLen}
 		fmt.Fprintln(stdout, "Serving the fake echo engine (no model): it echoes your messages.")
 	default:
-		path := *model
+		var path string
+		if len(models) == 1 {
+			path = models[0]
+		}
 		if path == "" {
 			if _, err := os.Stat(demoModel); err != nil {
 				fmt.Fprint(stderr, getModel)

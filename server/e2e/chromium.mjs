@@ -10,10 +10,11 @@ assert.ok(url, "SMOLGO_URL is not set");
 
 export const step = (s) => console.log("step:", s);
 
-// openChat launches Chromium and opens the chat page; problems collects
-// what went wrong on the page. Console errors for HTTP 400 responses are
-// expected (a context-full answer is one) and not counted.
-export async function openChat() {
+// openChat launches Chromium and opens the chat page, waiting until it
+// names model; problems collects what went wrong on the page. Console
+// errors for HTTP 400 responses are expected (a context-full answer is one)
+// and not counted.
+export async function openChat(model = "fake-smollm3") {
   const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     headless: true,
@@ -30,7 +31,7 @@ export async function openChat() {
   page.on("dialog", (d) => { problems.push("a dialog opened: " + d.message()); d.dismiss(); });
   page.setDefaultTimeout(15000);
   await page.goto(url + "/");
-  await page.waitForFunction(() => document.getElementById("model-name").textContent === "fake-smollm3");
+  await page.waitForFunction((m) => document.getElementById("model-name").textContent === m, model);
   return { context, page, problems };
 }
 

@@ -11,12 +11,17 @@
 // conversation; the page always sends the conversation's full message list,
 // so the server session (which keeps the KV cache of the longest common
 // prefix) stays consistent with whatever the list now is.
+//
+// A server with several models (server.Router) lists them in /api/info: each
+// conversation then talks to the chat model picked in its header (new ones
+// take the last model picked), its server session belongs to that model, and
+// the footer shows that model's state (it loads on its first message).
 "use strict";
 
 (function () {
   const $ = (id) => document.getElementById(id);
   const STORE = "smolgo.chat.v1";
-  const state = { conversations: [], current: null, running: null, info: null };
+  const state = { conversations: [], current: null, running: null, info: null, lastModel: null };
 
   // ---------- persistence ----------
   function load() {
@@ -24,6 +29,7 @@
       const saved = JSON.parse(localStorage.getItem(STORE) || "{}");
       if (Array.isArray(saved.conversations)) state.conversations = saved.conversations.filter(valid);
       state.current = saved.current || null;
+      if (typeof saved.lastModel === "string") state.lastModel = saved.lastModel;
     } catch (e) { /* start fresh */ }
     for (const c of state.conversations) {
       for (const m of c.messages) if (m.pending) { m.pending = false; m.stopped = true; }
@@ -40,7 +46,7 @@
 
   function save() {
     try {
-      localStorage.setItem(STORE, JSON.stringify({ conversations: state.conversations, current: state.current }));
+      localStorage.setItem(STORE, JSON.stringify({ conversations: state.conversations, current: state.current, lastModel: state.lastModel }));
     } catch (e) { /* storage full or disabled: the chat still works */ }
   }
 
@@ -52,6 +58,44 @@
     return c;
   }
   const current = () => state.conversations.find((c) => c.id === state.current);
+
+  // ---------- models ----------
+  // chatModels lists the chat models of a server with several; a server
+  // with one model lists none, and the page then never names a model.
+  function chatModels() {
+    const ms = state.info && Array.isArray(state.info.models) ? state.info.models : [];
+    return ms.filter((m) => m && m.kind === "chat" && typeof m.id === "string").map((m) => m.id);
+  }
+  const several = () => chatModels().length > 0;
+
+  // modelOf is the model a conversation talks to: its own while the server
+  // still has it, else the last one picked, else the server's default.
+  function modelOf(conv) {
+    const ms = chatModels();
+    if (conv && ms.includes(conv.model)) return conv.model;
+    if (ms.includes(state.lastModel)) return state.lastModel;
+    return state.info ? state.info.model : "";
+  }
+
+  function renderPicker() {
+    const pick = $("model-picker");
+    const ms = chatModels();
+    pick.hidden = ms.length < 2;
+    if (state.info) {
+      $("model-name").textContent = modelOf(current());
+      document.title = modelOf(current()) + " · smolgo chat";
+    }
+    if (pick.hidden) return;
+    if (pick.options.length !== ms.length || [...pick.options].some((o, i) => o.value !== ms[i])) {
+      pick.replaceChildren(...ms.map((id) => {
+        const o = document.createElement("option");
+        o.value = o.textContent = id;
+        return o;
+      }));
+    }
+    pick.value = modelOf(current());
+    pick.disabled = generating(current());
+  }
 
   // ---------- server ----------
   async function apiError(res) {
@@ -70,11 +114,19 @@
     return "Error " + e.status + ": " + e.message;
   }
 
+  // ensureSession returns the conversation's server session, making one
+  // when it has none, when asked (the old one was evicted) or, with several
+  // models, when the conversation moved to another model (a session holds
+  // one model's KV cache; the old one is deleted).
   async function ensureSession(conv, fresh) {
-    if (conv.sessionId && !fresh) return conv.sessionId;
-    const res = await fetch("api/sessions", { method: "POST" });
+    const model = modelOf(conv);
+    const moved = several() && conv.sessionModel !== model;
+    if (conv.sessionId && !fresh && !moved) return conv.sessionId;
+    if (conv.sessionId && moved) fetch("api/sessions/" + encodeURIComponent(conv.sessionId), { method: "DELETE" }).catch(() => {});
+    const res = await fetch(several() ? "api/sessions?model=" + encodeURIComponent(model) : "api/sessions", { method: "POST" });
     if (!res.ok) throw await apiError(res);
     conv.sessionId = (await res.json()).id;
+    conv.sessionModel = model;
     save();
     return conv.sessionId;
   }
@@ -84,6 +136,8 @@
   // slots.
   function statusLine(h) {
     if (h.status !== "ok") return "server: " + h.status;
+    if (h.state === "unloaded") return `${h.model} · loads on its first message`;
+    if (h.state && h.state !== "loaded") return `${h.model} · ${h.state}…`;
     const load = typeof h.sequences_max === "number" && h.sequences_max > 0
       ? `${h.sequences_active || 0}/${h.sequences_max} generating`
       : `${h.slots_processing} busy`;
@@ -92,7 +146,7 @@
 
   async function refreshStatus() {
     try {
-      const res = await fetch("health");
+      const res = await fetch(several() ? "health?model=" + encodeURIComponent(modelOf(current())) : "health");
       const h = await res.json();
       $("server-status").textContent = statusLine(h);
       $("demo-banner").hidden = h.demo !== true;
@@ -129,7 +183,13 @@
       title.className = "conv-title";
       title.textContent = c.title;
       title.title = c.title;
-      title.addEventListener("click", () => { state.current = c.id; save(); closeMenu(); renderAll(); });
+      title.addEventListener("click", () => {
+        state.current = c.id;
+        save();
+        closeMenu();
+        renderAll();
+        if (several()) refreshStatus();
+      });
       const del = document.createElement("button");
       del.type = "button";
       del.className = "conv-delete";
@@ -263,6 +323,7 @@
   // when they arrived, else (a stopped answer) what the page counted itself.
   function statsLine(m) {
     const parts = [];
+    if (several() && m.model) parts.push(m.model);
     if (m.usage) {
       parts.push(`${m.usage.completion_tokens} tokens`);
       if (m.timings && m.timings.predicted_per_second) parts.push(`${fmt(m.timings.predicted_per_second, 1)} tok/s`);
@@ -409,6 +470,7 @@
     $("send").hidden = busy;
     $("stop").hidden = !busy;
     $("thinking").disabled = false;
+    renderPicker();
   }
 
   // ---------- chatting ----------
@@ -429,8 +491,10 @@
     }
     const controller = new AbortController();
     state.running = { conv, reply, controller };
+    conv.model = modelOf(conv);
     updateComposer();
     renderSidebar();
+    if (several()) setTimeout(() => { if (state.running && state.running.reply === reply) refreshStatus(); }, 300); // "loading…"
     try {
       for (let attempt = 0; ; attempt++) {
         const session = await ensureSession(conv, attempt > 0);
@@ -439,7 +503,7 @@
           headers: { "Content-Type": "application/json" },
           signal: controller.signal,
           body: JSON.stringify({
-            model: state.info ? state.info.model : "",
+            model: modelOf(conv),
             messages: msgs,
             stream: true,
             stream_options: { include_usage: true },
@@ -505,6 +569,7 @@
             if (token) count(reply);
             if (choice.finish_reason) reply.finish = choice.finish_reason;
           }
+          if (typeof chunk.model === "string") reply.model = chunk.model;
           if (chunk.timings) reply.timings = chunk.timings;
           if (chunk.usage) reply.usage = chunk.usage;
           scheduleUpdate(conv, reply);
@@ -641,6 +706,14 @@
       renderAll();
       $("input").focus();
     });
+    $("model-picker").addEventListener("change", () => {
+      let c = current();
+      if (!c) c = newConversation();
+      c.model = state.lastModel = $("model-picker").value;
+      save();
+      renderAll();
+      refreshStatus();
+    });
     $("thinking").addEventListener("change", () => {
       let c = current();
       if (!c) c = newConversation();
@@ -652,8 +725,7 @@
     try {
       const res = await fetch("api/info");
       state.info = await res.json();
-      $("model-name").textContent = state.info.model;
-      document.title = state.info.model + " · smolgo chat";
+      renderPicker();
     } catch (e) { /* shown by the status line */ }
     refreshStatus();
     setInterval(refreshStatus, 10000);
