@@ -55,6 +55,11 @@ func New(b Backend, f Format, cfg Config) (*Model, error) {
 	m.idle = sync.NewCond(&m.life)
 	if cfg.PromptCacheBytes > 0 {
 		m.pc = newPromptCache(cfg.PromptCacheBytes)
+		if cfg.PromptCacheDir != "" {
+			if err := m.pc.openDisk(&cfg, b); err != nil {
+				return nil, err
+			}
+		}
 	}
 	m.sched = newScheduler(b, cfg, cfg.Logger)
 	return m, nil
@@ -185,6 +190,9 @@ func (m *Model) Close() error {
 			m.idle.Wait()
 		}
 		m.life.Unlock()
+		if m.pc != nil {
+			m.pc.close() // the snapshots queued for disk are written first
+		}
 		if m.release != nil {
 			m.closeErr = m.release()
 		}
