@@ -130,6 +130,15 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 			p.metric("smolgo_prompt_cache_entries", "gauge", "Snapshots in the prompt cache.", "", float64(st.Entries))
 			p.metric("smolgo_prompt_cache_bytes", "gauge", "Memory held by the prompt cache.", "", float64(st.Bytes))
 			p.metric("smolgo_prompt_cache_max_bytes", "gauge", "The prompt cache's memory bound.", "", float64(st.MaxBytes))
+			if st.DiskMaxBytes > 0 {
+				p.metric("smolgo_prompt_cache_disk_hits_total", "counter", "Snapshots read from the prompt cache's directory.", "", float64(st.DiskHits))
+				p.metric("smolgo_prompt_cache_disk_hit_tokens_total", "counter", "Prompt tokens reused from snapshots read from disk.", "", float64(st.DiskHitTokens))
+				p.metric("smolgo_prompt_cache_disk_writes_total", "counter", "Snapshots written to the prompt cache's directory.", "", float64(st.DiskWrites))
+				p.metric("smolgo_prompt_cache_disk_ignored_total", "counter", "Prompt-cache files refused: another model or layout, damaged, or gone.", "", float64(st.DiskIgnored))
+				p.metric("smolgo_prompt_cache_disk_entries", "gauge", "Snapshot files in the prompt cache's directory.", "", float64(st.DiskEntries))
+				p.metric("smolgo_prompt_cache_disk_bytes", "gauge", "Bytes of the prompt cache's files.", "", float64(st.DiskBytes))
+				p.metric("smolgo_prompt_cache_disk_max_bytes", "gauge", "The bound on the prompt cache's files.", "", float64(st.DiskMaxBytes))
+			}
 		}
 	}
 	io.WriteString(w, b.String())

@@ -82,6 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
 	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
 	promptCache := fs.Int64("prompt-cache", 512<<20, "memory in `bytes` for prompts shared between requests and conversations (0: off)")
+	promptCacheDir := fs.String("prompt-cache-dir", "", "`directory` where the prompt cache's snapshots are also written, so that a restarted server reuses them (needs -prompt-cache)")
+	promptCacheDisk := fs.Int64("prompt-cache-disk", engine.DefaultPromptCacheDiskBytes, "disk `bytes` the -prompt-cache-dir files may take per model, least recently used out first")
 	device := fs.String("device", "cpu", "where the model runs: cpu, or cuda:N in a build with -tags cuda")
 	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
@@ -138,7 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads,
 			engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
-			engine.WithDevice(*device), engine.WithSpeculation(*speculate))
+			engine.WithDevice(*device), engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk))
 		if err != nil {
 			fmt.Fprintf(stderr, "webchat: %v\n", err)
 			return 1
