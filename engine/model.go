@@ -161,6 +161,14 @@ type Load struct {
 	// time in which generations ran, the rest went to sampling, streaming
 	// and waiting for members between steps.
 	StepTime time.Duration
+	// CachedPositions is the positions held by the caches of the
+	// sequences in the last forward step (0 once none is running), and
+	// PositionCapacity what MaxSequences caches of the full context hold:
+	// CachedPositions/PositionCapacity is the KV cache in use by running
+	// generations, 0 to 1, the utilization a gateway routes by (vLLM's
+	// kv_cache_usage_perc counts its blocks the same way). An encoder
+	// model has neither.
+	CachedPositions, PositionCapacity int
 }
 
 // Load returns the scheduler's occupancy and counters.
