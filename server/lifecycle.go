@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -95,8 +96,8 @@ func Loading(w http.ResponseWriter, r *http.Request) {
 // ServeLoading answers on ln with Loading until stop is called, so that a
 // process that listens before it loads its model (as a Kubernetes pod
 // should, for its probes) tells clients to wait instead of refusing them.
-// stop returns once no request is served any more and leaves ln open and
-// its address bound, for Serve: connections that arrive in between wait in
+// stop (which may be called more than once) returns once no request is
+// served any more and leaves ln open and its address bound, for Serve: connections that arrive in between wait in
 // the listen queue. ln must be a *net.TCPListener or *net.UnixListener (a
 // deadline ends the accept); for other listeners ServeLoading serves
 // nothing and stop does nothing.
@@ -115,6 +116,13 @@ func ServeLoading(ln net.Listener, log *slog.Logger) (stop func()) {
 		defer close(done)
 		hs.Serve(keepOpen{ln})
 	}()
+	end := stopLoading(hs, dl, done)
+	var once sync.Once
+	return func() { once.Do(end) }
+}
+
+// stopLoading ends ServeLoading's server, leaving ln open.
+func stopLoading(hs *http.Server, dl interface{ SetDeadline(time.Time) error }, done chan struct{}) func() {
 	return func() {
 		// The deadline wakes Serve's Accept (Serve retries it until it
 		// sees the shutdown); Shutdown closes idle connections and waits

@@ -14,7 +14,8 @@
 // -fake serves a deterministic echo engine instead of a model, for trying
 // the page and for load tests.
 //
-// Ctrl-C shuts down gracefully: running answers get a few seconds to finish.
+// Ctrl-C or SIGTERM drains: new requests get 503, running answers get
+// -drain-timeout to finish. While the model loads, /health answers 503.
 package main
 
 import (
@@ -92,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	corsOrigins := fs.String("cors-origin", "", "comma-separated web `origins` (https://app.example, or \"*\") whose pages may call the API from a browser; others are refused")
 	readTimeout := fs.Duration("read-timeout", 60*time.Second, "time a client has to send a whole request, body included")
 	storedResponses := fs.Int("stored-responses", 256, "responses kept for previous_response_id on /v1/responses (-1: none)")
+	replica := fs.String("replica-id", "", "this replica's `name` in the X-Smolgo-Replica header of every response (default: the host name; \"-\": none)")
+	drain := fs.Duration("drain-timeout", 10*time.Second, "on SIGTERM or Ctrl-C, how long running answers may take to finish while new requests get 503")
 	verbose := fs.Bool("v", false, "debug logging")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: webchat [-model FILE] [-addr HOST:PORT] [flags]")
@@ -111,6 +114,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	// Listen first: while the model loads, /health answers 503 "Loading
+	// model" and /livez 200, as orchestrators and clients expect.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "webchat: %v\n", err)
+		return 1
+	}
+	defer ln.Close()
+	stopLoading := server.ServeLoading(ln, log)
+	defer stopLoading()
 
 	var eng server.Engine
 	demo := false
@@ -149,17 +163,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		eng = e
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "webchat: %v\n", err)
-		return 1
-	}
+	stopLoading()
 	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
 		eng.ModelName(), ln.Addr(), ln.Addr())
 	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
 		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 		ParseSpecialTokens: *trustSpecial, ModelAliases: splitList(*aliases), Demo: demo,
-		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses})
+		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses,
+		ReplicaID: *replica, ShutdownGrace: *drain})
 	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "webchat: %v\n", err)
 		return 1
