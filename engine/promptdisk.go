@@ -50,6 +50,11 @@ import (
 //     recently used out first; use is remembered in the files' modification
 //     times, so the order survives restarts. A file whose tokens are a
 //     prefix of a newer one's is removed, as in memory.
+//   - A prompt is not written when a file holds 7/8 of it already (a
+//     sibling: another question after the same long system prompt), so
+//     that a stream of such requests does not write the shared part again
+//     and again; a prompt that extends a file (a conversation's next turn)
+//     is written and replaces it.
 //   - A file is read only when the prefix it gives is at least 1/32 of its
 //     length: reading a position costs far less than computing it (about
 //     0.1 ms against several on a CPU), but not nothing.
@@ -379,10 +384,19 @@ func (d *diskStore) readPositions(c Cache, br *bufio.Reader, r io.Reader, crc ha
 func (d *diskStore) write(e *promptEntry) error {
 	name := diskName(e.tokens)
 	d.mu.Lock()
-	if old, ok := d.entries[name]; ok && slices.Equal(old.tokens, e.tokens) {
-		old.used = time.Now()
-		d.mu.Unlock()
-		return nil
+	for _, old := range d.entries {
+		// A file that holds most of this prompt already (a sibling: the
+		// same long system prompt or document, another question) gives a
+		// restarted server nearly as much: writing the whole prompt again
+		// would cost its full size for a few tokens. A longer prompt that
+		// extends a file is written, and replaces it.
+		if n := commonPrefix(old.tokens, e.tokens); n < len(old.tokens) || n == len(e.tokens) {
+			if 8*n >= 7*len(e.tokens) {
+				old.used = time.Now()
+				d.mu.Unlock()
+				return nil
+			}
+		}
 	}
 	d.mu.Unlock()
 	p, ok := e.kv.(Persister)

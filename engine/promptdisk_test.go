@@ -212,6 +212,16 @@ func TestPromptCacheDiskBound(t *testing.T) {
 		t.Fatalf("bound %d: %+v, %d files", st.DiskMaxBytes, st, len(kvcFiles(t, dir)))
 	}
 
+	// Siblings (the same system prompt, another question) share one file.
+	dir3 := t.TempDir()
+	m = diskModel(t, dir3, "w", f, nil)
+	ask(t, m, "one")
+	ask(t, m, "two")
+	m.Close()
+	if files := kvcFiles(t, dir3); len(files) != 1 {
+		t.Errorf("%d files for two prompts that differ in their last tokens, want one", len(files))
+	}
+
 	// A conversation's next turn extends its prompt: one file remains.
 	dir2 := t.TempDir()
 	m = diskModel(t, dir2, "w", f, nil)
