@@ -15,6 +15,7 @@
 //	POST /apply-template                          llama-server's: the prompt the template makes (template.go)
 //	GET  /v1/models, /v1/models/{id}              the served model
 //	GET  /health, /metrics                        status, and Prometheus metrics (metrics.go)
+//	GET  /livez, /readyz                          liveness and readiness (lifecycle.go)
 //	GET  /api/info; POST /api/sessions;
 //	     DELETE /api/sessions/{id}                the web chat's (sessions.go, ui.go)
 //	GET  /, /app.js, /markdown.js, /style.css,
@@ -50,9 +51,14 @@
 //     own KV cache (POST /api/sessions, then "session_id" in the chat request);
 //     idle sessions are evicted least recently used first, bounded by count,
 //     by memory and by idle time.
-//   - Serve shuts down gracefully when its context ends: it stops accepting,
-//     lets running streams finish for Config.ShutdownGrace, then cancels them
-//     (each gets an error event and [DONE]) and returns.
+//   - Serve drains when its context ends (SIGTERM): new requests get 503
+//     with Retry-After while the listener stays open, running streams get
+//     Config.ShutdownGrace to finish, then are cancelled (each gets an
+//     error event and [DONE]), and Serve returns. ServeLoading answers
+//     503 "Loading model" before the server exists (lifecycle.go).
+//   - Requests with the same prompt_cache_key (or user) get the slot that
+//     holds their conversation's KV cache when it is free, and every
+//     response names the replica (X-Smolgo-Replica) for a balancer.
 //   - Browsers may not send state-changing requests from other sites: a POST
 //     or DELETE whose Origin header names another host gets 403, so a web page
 //     cannot make a visitor's browser use the model. (API clients and curl
