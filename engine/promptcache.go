@@ -73,7 +73,6 @@ type promptEntry struct {
 	// done.
 	refs    int
 	evicted bool
-	onDisk  bool // read from disk: not written again
 }
 
 func newPromptCache(maxBytes int64) *PromptCache {
@@ -251,7 +250,7 @@ func (pc *PromptCache) fromDisk(prompt []int32, atLeast int) (*promptEntry, int)
 	if err != nil {
 		return nil, 0
 	}
-	e := &promptEntry{tokens: slices.Clone(de.tokens), kv: kv, logits: logits, refs: 1, onDisk: true}
+	e := &promptEntry{tokens: slices.Clone(de.tokens), kv: kv, logits: logits, refs: 1}
 	e.bytes = kv.Bytes() + int64(4*len(logits)) + int64(4*len(e.tokens))
 	pc.mu.Lock()
 	if e.bytes > pc.maxBytes || !pc.insertLocked(e) {
