@@ -14,6 +14,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // A Backend runs a model's forward pass: it owns the weights (in a file's
@@ -69,8 +70,9 @@ type Seq struct {
 // positions it has seen. A Cache is used by one goroutine at a time.
 //
 // Caches may also implement Snapshotter (needed by the prompt cache),
-// Shifter (needed by context shifting) and Rewinder (caches that cannot go
-// back to every earlier position); the engine checks.
+// Persister (needed by the prompt cache on disk), Shifter (needed by
+// context shifting) and Rewinder (caches that cannot go back to every
+// earlier position); the engine checks.
 type Cache interface {
 	// Len is the number of positions held: where the next tokens go.
 	Len() int
@@ -95,6 +97,37 @@ type Snapshotter interface {
 	// backend and kind, and makes the cache hold to positions. Its first
 	// from positions are kept, so they must already hold the same tokens.
 	CopyFrom(src Cache, from, to int) error
+}
+
+// Persister is implemented by caches whose positions can be written to a
+// file and read back by another process that runs the same model: the
+// prompt cache on disk (engine.Config.PromptCacheDir) keeps snapshots of
+// computed prompts across restarts this way. A cache in device memory need
+// not implement it (the engine then keeps its prompt cache in memory only).
+//
+// The bytes are the backend's own business. Layout names what they mean;
+// the engine stores it beside them and gives a saved snapshot only to a
+// cache whose Layout is the same, together with the model's identity (a
+// cache does not know which weights computed its keys and values) and a
+// checksum of the whole file. LoadFrom must still never panic, nor allocate
+// more than a cache of n positions holds, whatever r gives it: a file can
+// be damaged in ways a checksum does not catch, or written by an attacker.
+type Persister interface {
+	// Layout describes everything a cache reading the saved bytes must
+	// share with the cache that wrote them, in a form the backend chooses:
+	// its format version, element type, layers and their widths, and the
+	// rings of sliding-window layers. Two caches of one backend made with
+	// the same options have the same Layout.
+	Layout() string
+	// SaveTo writes the positions the cache holds (all Len of them, as a
+	// sliding-window layer still holds them) to w.
+	SaveTo(w io.Writer) error
+	// LoadFrom makes the cache hold n positions read from r, as SaveTo
+	// wrote them from a cache of the same Layout that held n. It reads
+	// exactly what SaveTo wrote. On error (a short read, values that no
+	// cache of this layout could hold, n beyond MaxLen) the cache is left
+	// empty.
+	LoadFrom(r io.Reader, n int) error
 }
 
 // Shifter is implemented by caches that can drop a range of positions and

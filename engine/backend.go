@@ -14,6 +14,9 @@ type (
 	Cache = backend.Cache
 	// Snapshotter is implemented by caches whose prefixes can be copied.
 	Snapshotter = backend.Snapshotter
+	// Persister is implemented by caches that can be written to disk and
+	// read back (the prompt cache on disk).
+	Persister = backend.Persister
 	// Shifter is implemented by caches that can drop a range of positions.
 	Shifter = backend.Shifter
 	// Rewinder is implemented by caches that cannot go back to every

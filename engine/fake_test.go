@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -78,6 +80,7 @@ type fakeBackend struct {
 	delay  time.Duration // per step
 	nan    bool          // produce all-NaN logits
 	hidden int           // width of the hidden states written to Seq.Hidden (fakeHidden)
+	layout string        // the caches' Persister layout ("fake/1" if empty)
 
 	mu    sync.Mutex
 	calls int         // steps
@@ -239,6 +242,37 @@ func (c *fakeCache) CopyFrom(src Cache, from, to int) error {
 		return fmt.Errorf("fake: copy [%d, %d) of %d into %d", from, to, len(s.stored), len(c.stored))
 	}
 	c.stored = append(c.stored[:from], s.stored[from:to]...)
+	return nil
+}
+
+// Layout, SaveTo and LoadFrom implement Persister: the tokens are the
+// cache's contents.
+func (c *fakeCache) Layout() string {
+	if c.f.layout != "" {
+		return c.f.layout
+	}
+	return "fake/1"
+}
+
+func (c *fakeCache) SaveTo(w io.Writer) error {
+	return binary.Write(w, binary.LittleEndian, c.stored)
+}
+
+func (c *fakeCache) LoadFrom(r io.Reader, n int) error {
+	c.stored = c.stored[:0]
+	if n < 0 || n > c.f.ctxLen {
+		return fmt.Errorf("fake: %d positions", n)
+	}
+	got := make([]int32, n)
+	if err := binary.Read(r, binary.LittleEndian, got); err != nil {
+		return err
+	}
+	for _, t := range got {
+		if t < 0 || t >= fakeVocab {
+			return fmt.Errorf("fake: token %d", t)
+		}
+	}
+	c.stored = got
 	return nil
 }
 

@@ -55,6 +55,11 @@ func New(b Backend, f Format, cfg Config) (*Model, error) {
 	m.idle = sync.NewCond(&m.life)
 	if cfg.PromptCacheBytes > 0 {
 		m.pc = newPromptCache(cfg.PromptCacheBytes)
+		if cfg.PromptCacheDir != "" {
+			if err := m.pc.openDisk(&cfg, b); err != nil {
+				return nil, err
+			}
+		}
 	}
 	m.sched = newScheduler(b, cfg, cfg.Logger)
 	return m, nil
@@ -156,6 +161,14 @@ type Load struct {
 	// time in which generations ran, the rest went to sampling, streaming
 	// and waiting for members between steps.
 	StepTime time.Duration
+	// CachedPositions is the positions held by the caches of the
+	// sequences in the last forward step (0 once none is running), and
+	// PositionCapacity what MaxSequences caches of the full context hold:
+	// CachedPositions/PositionCapacity is the KV cache in use by running
+	// generations, 0 to 1, the utilization a gateway routes by (vLLM's
+	// kv_cache_usage_perc counts its blocks the same way). An encoder
+	// model has neither.
+	CachedPositions, PositionCapacity int
 }
 
 // Load returns the scheduler's occupancy and counters.
@@ -185,6 +198,9 @@ func (m *Model) Close() error {
 			m.idle.Wait()
 		}
 		m.life.Unlock()
+		if m.pc != nil {
+			m.pc.close() // the snapshots queued for disk are written first
+		}
 		if m.release != nil {
 			m.closeErr = m.release()
 		}

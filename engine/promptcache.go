@@ -3,6 +3,7 @@ package engine
 import (
 	"container/list"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -21,6 +22,11 @@ import (
 // until the total is under the bound given to WithPromptCache. A snapshot
 // whose tokens are a prefix of a newer one's is replaced by it.
 //
+// With Config.PromptCacheDir the snapshots are written to disk as well and
+// survive a restart: see promptdisk.go for the files, their checks and
+// their bound. Snapshots read back from disk show in Stats.CachedTokens
+// like any other.
+//
 // Reused prefixes show in Stats.CachedTokens (and SharedCachedTokens). The
 // logits are those of a session that kept the prefix itself, which equal a
 // fresh prefill's except where the backend's numbers depend on how a
@@ -29,10 +35,13 @@ import (
 type PromptCache struct {
 	maxBytes int64
 
-	mu    sync.Mutex
-	lru   *list.List // of *promptEntry, most recently used in front
-	bytes int64
-	stats PromptCacheStats
+	mu     sync.Mutex
+	lru    *list.List // of *promptEntry, most recently used in front
+	bytes  int64
+	stats  PromptCacheStats
+	closed bool
+
+	disk *diskStore // nil without Config.PromptCacheDir
 }
 
 // PromptCacheStats describes a prompt cache's use.
@@ -43,6 +52,15 @@ type PromptCacheStats struct {
 	// none longer than their session's own cache; HitTokens is the tokens
 	// reused.
 	Hits, Misses, HitTokens int
+
+	// With Config.PromptCacheDir: the files and their bound; DiskHits
+	// counts the snapshots read from disk (they count as Hits too) and
+	// DiskHitTokens the tokens they gave, DiskWrites the files written,
+	// DiskIgnored the files refused (foreign, damaged or gone).
+	DiskEntries                         int
+	DiskBytes, DiskMaxBytes             int64
+	DiskHits, DiskHitTokens, DiskWrites int
+	DiskIgnored                         int
 }
 
 type promptEntry struct {
@@ -50,8 +68,9 @@ type promptEntry struct {
 	kv     Cache     // exactly len(tokens) positions
 	logits []float32 // the prediction after tokens
 	bytes  int64
-	// refs counts sessions copying from kv right now; an evicted entry's
-	// kv is closed when the last of them is done.
+	// refs counts sessions copying from kv right now (and the disk writer
+	// saving it); an evicted entry's kv is closed when the last of them is
+	// done.
 	refs    int
 	evicted bool
 }
@@ -63,10 +82,63 @@ func newPromptCache(maxBytes int64) *PromptCache {
 // Stats returns counters and sizes.
 func (pc *PromptCache) Stats() PromptCacheStats {
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
 	st := pc.stats
 	st.Entries, st.Bytes, st.MaxBytes = pc.lru.Len(), pc.bytes, pc.maxBytes
+	pc.mu.Unlock()
+	if pc.disk != nil {
+		pc.disk.addStats(&st)
+	}
 	return st
+}
+
+// openDisk gives the cache a directory (Config.PromptCacheDir) for the
+// caches of b, if they can be saved.
+func (pc *PromptCache) openDisk(cfg *Config, b Backend) error {
+	if cfg.ModelID == "" {
+		return fmt.Errorf("engine: a prompt cache on disk (%s) needs Config.ModelID, the identity of the weights", cfg.PromptCacheDir)
+	}
+	probe, err := b.NewCache()
+	if err != nil {
+		return err
+	}
+	p, ok := probe.(Persister)
+	layout, maxLen := "", probe.MaxLen()
+	if ok {
+		layout = p.Layout()
+	}
+	probe.Close()
+	if !ok {
+		cfg.Logger.Warn("prompt cache: the backend's caches cannot be saved; the prompt cache stays in memory", "dir", cfg.PromptCacheDir)
+		return nil
+	}
+	pc.disk, err = openDisk(cfg, layout, b.Vocab(), maxLen, b.NewCache, pc.writeQueued)
+	return err
+}
+
+// writeQueued is the disk writer: it writes the snapshots save queues,
+// until close.
+func (pc *PromptCache) writeQueued(d *diskStore) {
+	for e := range d.queue {
+		if err := d.write(e); err != nil {
+			d.log.Warn("prompt cache: writing a snapshot", "dir", d.dir, "tokens", len(e.tokens), "error", err)
+		}
+		pc.done(e)
+	}
+}
+
+// close stops the disk writer once the snapshots queued are written.
+func (pc *PromptCache) close() {
+	pc.mu.Lock()
+	if pc.closed {
+		pc.mu.Unlock()
+		return
+	}
+	pc.closed = true
+	pc.mu.Unlock()
+	if pc.disk != nil {
+		close(pc.disk.queue)
+		<-pc.disk.written
+	}
 }
 
 // restore makes c hold the longest prefix of prompt that a snapshot shares
@@ -79,6 +151,16 @@ func (pc *PromptCache) restore(c Cache, prompt []int32, have int) (int, []float3
 		return have, nil, nil
 	}
 	e, n := pc.lookup(prompt, have)
+	fromDisk := false
+	if pc.disk != nil {
+		if d, dn := pc.fromDisk(prompt, max(n, have)); d != nil {
+			if e != nil {
+				pc.done(e)
+			}
+			e, n, fromDisk = d, dn, true
+		}
+	}
+	pc.count(e != nil, n-have, fromDisk)
 	if e == nil {
 		return have, nil, nil
 	}
@@ -122,15 +204,60 @@ func (pc *PromptCache) lookup(prompt []int32, have int) (*promptEntry, int) {
 		}
 	}
 	if best == nil {
-		pc.stats.Misses++
 		return nil, 0
 	}
 	pc.lru.MoveToFront(best)
-	pc.stats.Hits++
-	pc.stats.HitTokens += bestN - have
 	e := best.Value.(*promptEntry)
 	e.refs++
 	return e, bestN
+}
+
+// count counts a lookup: a hit that gained tokens, or a miss.
+func (pc *PromptCache) count(hit bool, gained int, fromDisk bool) {
+	pc.mu.Lock()
+	if hit {
+		pc.stats.Hits++
+		pc.stats.HitTokens += gained
+	} else {
+		pc.stats.Misses++
+	}
+	pc.mu.Unlock()
+	if fromDisk {
+		pc.disk.mu.Lock()
+		pc.disk.stats.hitTokens += gained
+		pc.disk.mu.Unlock()
+	}
+}
+
+// fromDisk reads the file sharing the longest prefix with prompt, if that
+// is longer than atLeast, into a snapshot kept in memory, and returns it
+// marked used (done ends the use) with the prefix's length.
+func (pc *PromptCache) fromDisk(prompt []int32, atLeast int) (*promptEntry, int) {
+	de, n := pc.disk.best(prompt, atLeast)
+	if de == nil {
+		return nil, 0
+	}
+	pc.disk.loadMu.Lock()
+	defer pc.disk.loadMu.Unlock()
+	// Another session may have read it while this one waited.
+	if e, m := pc.lookup(prompt, atLeast); e != nil {
+		if m >= n {
+			return e, m
+		}
+		pc.done(e)
+	}
+	kv, logits, err := pc.disk.load(de)
+	if err != nil {
+		return nil, 0
+	}
+	e := &promptEntry{tokens: slices.Clone(de.tokens), kv: kv, logits: logits, refs: 1}
+	e.bytes = kv.Bytes() + int64(4*len(logits)) + int64(4*len(e.tokens))
+	pc.mu.Lock()
+	if e.bytes > pc.maxBytes || !pc.insertLocked(e) {
+		e.evicted = true // used once, then closed
+	}
+	pc.mu.Unlock()
+	return e, n
 }
 
 // done ends a copy from e that lookup started.
@@ -174,13 +301,31 @@ func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
 
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
+	if !pc.insertLocked(e) {
+		kv.Close()
+		return nil // another session saved it meanwhile
+	}
+	if pc.disk != nil && !pc.closed && !e.evicted {
+		e.refs++ // the writer's; it calls done
+		select {
+		case pc.disk.queue <- e:
+		default:
+			e.refs-- // the writer is behind: this one stays in memory only
+		}
+	}
+	return nil
+}
+
+// insertLocked adds e unless a snapshot covers its tokens already (then it
+// returns false), replacing the snapshots it covers, and evicts down to the
+// bound.
+func (pc *PromptCache) insertLocked(e *promptEntry) bool {
 	for el := pc.lru.Front(); el != nil; {
 		next := el.Next()
 		old := el.Value.(*promptEntry)
-		switch n := commonPrefix(old.tokens, prompt); {
-		case n == len(prompt):
-			kv.Close()
-			return nil // another session saved it meanwhile
+		switch n := commonPrefix(old.tokens, e.tokens); {
+		case n == len(e.tokens):
+			return false
 		case n == len(old.tokens):
 			pc.remove(el) // superseded: the new snapshot covers it
 		}
@@ -191,7 +336,7 @@ func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
 	for pc.bytes > pc.maxBytes {
 		pc.remove(pc.lru.Back())
 	}
-	return nil
+	return true
 }
 
 func (pc *PromptCache) remove(el *list.Element) {

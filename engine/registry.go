@@ -124,6 +124,9 @@ func Open(path string, opts ...Option) (*Model, error) {
 	if cfg.Matryoshka == nil {
 		cfg.Matryoshka = l.Matryoshka
 	}
+	if cfg.PromptCacheDir != "" && cfg.ModelID == "" {
+		cfg.ModelID = f.Fingerprint() // prompt-cache files are for these weights only
+	}
 	var m *Model
 	if l.Encoder != nil {
 		m, err = NewEncoder(l.Encoder, l.Format, cfg)

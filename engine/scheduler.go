@@ -89,6 +89,7 @@ func newScheduler(b Backend, cfg Config, log *slog.Logger) *scheduler {
 		wake: make(chan struct{}, 1), stop: cancel, stopCtx: ctx, loopDone: make(chan struct{}),
 	}
 	s.counters.MaxSequences = cfg.MaxSequences
+	s.counters.PositionCapacity = cfg.MaxSequences * s.maxLen()
 	go s.loop()
 	return s
 }
@@ -159,6 +160,9 @@ func (s *scheduler) leaveLocked() {
 		return
 	}
 	s.members--
+	if s.members == 0 {
+		s.counters.CachedPositions = 0
+	}
 	s.notify() // the loop may be waiting for this member's request
 }
 
@@ -456,6 +460,10 @@ func (s *scheduler) run(reqs []*request) {
 		err = ErrClosed // the model closed during the step
 	}
 	d := time.Since(start)
+	positions := 0 // the members' caches are ours until done is sent
+	for _, q := range batch {
+		positions += q.Cache.Len()
+	}
 	for _, stop := range stops {
 		stop()
 	}
@@ -468,6 +476,7 @@ func (s *scheduler) run(reqs []*request) {
 	s.counters.StepTokens += int64(tokens)
 	s.counters.StepSequences += int64(len(batch))
 	s.counters.StepTime += d
+	s.counters.CachedPositions = positions
 	s.mu.Unlock()
 	for _, r := range ok {
 		r.done <- err

@@ -86,6 +86,9 @@ func newModel(f *gguf.File, cfg engine.Config) (*Model, error) {
 	if cfg.Matryoshka == nil {
 		cfg.Matryoshka = p.matryoshka
 	}
+	if cfg.PromptCacheDir != "" && cfg.ModelID == "" {
+		cfg.ModelID = f.Fingerprint() // prompt-cache files are for these weights only
+	}
 	em, err := engine.New(p.backend, p.format, cfg)
 	if err != nil {
 		p.closeBackend()

@@ -3,6 +3,7 @@ package llama
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/smolgo/smolgo/backend"
 )
@@ -32,7 +33,7 @@ type BackendOptions struct {
 // quant.MatMulFunc); and a chunk of 24 or more tokens has its logits
 // computed as Forward's only when it asks for one row or all of them.
 //
-// Its caches implement backend.Snapshotter and, unless the architecture has
+// Its caches implement backend.Snapshotter, backend.Persister and, unless the architecture has
 // sliding-window layers, backend.Shifter; with them, backend.Rewinder.
 // Steady-state steps allocate nothing: the work buffers belong to the
 // backend and are reused (Step is called from one goroutine at a time, as
@@ -179,6 +180,9 @@ func (w *windowCache) Clone(n int) (backend.Cache, error) {
 func (w *windowCache) CopyFrom(src backend.Cache, from, to int) error {
 	return w.c.CopyFrom(src, from, to)
 }
+func (w *windowCache) Layout() string                      { return w.c.Layout() }
+func (w *windowCache) SaveTo(dst io.Writer) error          { return w.c.SaveTo(dst) }
+func (w *windowCache) LoadFrom(src io.Reader, n int) error { return w.c.LoadFrom(src, n) }
 
 // asSeqCache returns the seqCache a backend.Cache of this package wraps.
 func asSeqCache(c backend.Cache) (*seqCache, bool) {
@@ -223,6 +227,22 @@ func (c *seqCache) CopyFrom(src backend.Cache, from, to int) error {
 		return fmt.Errorf("llama: copying with a closed cache")
 	}
 	return c.Cache.CopyFrom(s.Cache, from, to)
+}
+
+// SaveTo implements backend.Persister (see Cache.SaveTo).
+func (c *seqCache) SaveTo(w io.Writer) error {
+	if c.closed {
+		return fmt.Errorf("llama: saving a closed cache")
+	}
+	return c.Cache.SaveTo(w)
+}
+
+// LoadFrom implements backend.Persister (see Cache.LoadFrom).
+func (c *seqCache) LoadFrom(r io.Reader, n int) error {
+	if c.closed {
+		return fmt.Errorf("llama: loading into a closed cache")
+	}
+	return c.Cache.LoadFrom(r, n)
 }
 
 // Shift implements backend.Shifter (see Cache.Shift).

@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"io"
 	"slices"
 
 	"github.com/smolgo/smolgo/tensor"
@@ -36,6 +37,11 @@ type kvStore interface {
 	copyFrom(src kvStore, lo, hi int)
 	// clone returns a copy of slots [0, n) with memory for those only.
 	clone(n int) kvStore
+	// save writes the keys of slots [0, slots), then their values, as
+	// little-endian rows (cache_save.go), converting through buf; load
+	// reads them back into slots the store has room for.
+	save(w io.Writer, buf []byte, slots int) error
+	load(r io.Reader, buf []byte, slots int) error
 	// key widens the keys of the position at slot to f32; setKey rounds
 	// f32 keys into it as a forward pass would.
 	key(slot int, dst []float32)

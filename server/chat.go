@@ -31,7 +31,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	s.runJob(w, r, jobRun{endpoint: "chat", idPrefix: "chatcmpl-", sessionID: req.SessionID, stream: req.Stream, job: job},
+	s.runJob(w, r, jobRun{endpoint: "chat", idPrefix: "chatcmpl-", sessionID: req.SessionID, affinity: req.affinityKey(), stream: req.Stream, job: job},
 		func(ctx context.Context, g *generation) {
 			if req.Stream {
 				g.stream(ctx, includeUsage)
@@ -61,8 +61,9 @@ func (s *Server) checkLogitBias(bias map[int32]float32) *apiError {
 // OpenAI's) and returns false when there is one.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, v any, errBody func(*apiError) any) bool {
 	if s.draining.Load() {
+		w.Header().Set("Connection", "close")
 		writeErrorAs(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error",
-			Code: "shutting_down", Message: "server is shutting down"}, errBody)
+			Code: "shutting_down", Message: "server is shutting down; retry on another replica"}, errBody)
 		return false
 	}
 	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, v); err != nil {
@@ -77,6 +78,7 @@ type jobRun struct {
 	endpoint  string // the API, for logs: "chat", "completions", "responses", "messages"
 	idPrefix  string // of the response id
 	sessionID string // a server-side session (POST /api/sessions), or "" for the slot's
+	affinity  string // prompt_cache_key or user: a hint for the slot (see scheduler.acquireFor)
 	stream    bool
 	job       *chatJob
 	// errBody writes an error in the API's shape; nil means OpenAI's.
@@ -132,7 +134,7 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, jr jobRun, produ
 		sess = named
 	}
 
-	slot, err := s.sched.acquire(ctx)
+	slot, err := s.sched.acquireFor(ctx, jr.affinity)
 	if err != nil {
 		if errors.Is(err, errQueueFull) {
 			busy, waiting := s.sched.load(s.cfg.Slots)

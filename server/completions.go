@@ -32,6 +32,7 @@ type completionRequest struct {
 	ResponseFormat json.RawMessage    `json:"response_format"` // llama.cpp extension
 	Grammar        string             `json:"grammar"`         // llama.cpp extension
 	LogitBias      map[string]float64 `json:"logit_bias"`
+	affinityFields
 }
 
 // tokenizing returns the engine's vocabulary, or the error for an engine
@@ -170,7 +171,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	s.runJob(w, r, jobRun{endpoint: "completions", idPrefix: "cmpl-", stream: req.Stream, job: job},
+	s.runJob(w, r, jobRun{endpoint: "completions", idPrefix: "cmpl-", affinity: req.affinityKey(), stream: req.Stream, job: job},
 		func(ctx context.Context, g *generation) {
 			if req.Stream {
 				g.streamText(ctx, includeUsage)

@@ -38,6 +38,11 @@ type messagesRequest struct {
 		Type string `json:"type"` // enabled, disabled, adaptive
 	} `json:"thinking"`
 	SessionID string `json:"session_id"` // smolgo extension, as on the chat endpoint
+	// Metadata.UserID is a hint of prefix affinity, as user is on OpenAI's
+	// endpoints.
+	Metadata struct {
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
 }
 
 type anthropicMessage struct {
@@ -312,7 +317,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		fail(ae)
 		return
 	}
-	s.runJob(w, r, jobRun{endpoint: "messages", idPrefix: "msg_", sessionID: req.SessionID, stream: req.Stream, job: job, errBody: anthropicErrorBody},
+	s.runJob(w, r, jobRun{endpoint: "messages", idPrefix: "msg_", sessionID: req.SessionID, affinity: req.Metadata.UserID, stream: req.Stream, job: job, errBody: anthropicErrorBody},
 		func(ctx context.Context, g *generation) {
 			ms := &messageStream{g: g}
 			if req.Stream {

@@ -110,6 +110,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	p.metric("smolgo_slots", "gauge", "Generation slots.", "", float64(s.cfg.Slots))
 	p.metric("smolgo_slots_busy", "gauge", "Generation slots in use.", "", float64(busy))
 	p.metric("smolgo_queue_length", "gauge", "Requests waiting for a slot.", "", float64(queued))
+	s.gatewayMetrics(p, busy, queued)
 	n, bytes := s.sessions.stats()
 	p.metric("smolgo_sessions", "gauge", "Web-chat sessions kept on the server.", "", float64(n))
 	p.metric("smolgo_session_memory_bytes", "gauge", "Memory held by the kept sessions' KV caches.", "", float64(bytes))
@@ -130,6 +131,15 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 			p.metric("smolgo_prompt_cache_entries", "gauge", "Snapshots in the prompt cache.", "", float64(st.Entries))
 			p.metric("smolgo_prompt_cache_bytes", "gauge", "Memory held by the prompt cache.", "", float64(st.Bytes))
 			p.metric("smolgo_prompt_cache_max_bytes", "gauge", "The prompt cache's memory bound.", "", float64(st.MaxBytes))
+			if st.DiskMaxBytes > 0 {
+				p.metric("smolgo_prompt_cache_disk_hits_total", "counter", "Snapshots read from the prompt cache's directory.", "", float64(st.DiskHits))
+				p.metric("smolgo_prompt_cache_disk_hit_tokens_total", "counter", "Prompt tokens reused from snapshots read from disk.", "", float64(st.DiskHitTokens))
+				p.metric("smolgo_prompt_cache_disk_writes_total", "counter", "Snapshots written to the prompt cache's directory.", "", float64(st.DiskWrites))
+				p.metric("smolgo_prompt_cache_disk_ignored_total", "counter", "Prompt-cache files refused: another model or layout, damaged, or gone.", "", float64(st.DiskIgnored))
+				p.metric("smolgo_prompt_cache_disk_entries", "gauge", "Snapshot files in the prompt cache's directory.", "", float64(st.DiskEntries))
+				p.metric("smolgo_prompt_cache_disk_bytes", "gauge", "Bytes of the prompt cache's files.", "", float64(st.DiskBytes))
+				p.metric("smolgo_prompt_cache_disk_max_bytes", "gauge", "The bound on the prompt cache's files.", "", float64(st.DiskMaxBytes))
+			}
 		}
 	}
 	io.WriteString(w, b.String())
@@ -204,4 +214,51 @@ func labels(kv ...string) string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// GatewayBlockSize is the block size /metrics reports in
+// smolgo_cache_config_info, in tokens: the granularity at which a gateway's
+// prefix-aware scorer (GIE's prefix plugin) hashes prompts. The prompt cache
+// itself reuses any prefix, to the token; 64 is the engine's prefill chunk
+// (engine.DefaultPrefillChunk), so a prefix the gateway counts in blocks is
+// also whole steps of prefill saved.
+const GatewayBlockSize = 64
+
+// gatewayMetrics writes the gauges a Kubernetes inference gateway (the
+// Gateway API Inference Extension's endpoint picker, llm-d) routes by,
+// with the semantics of vLLM's (num_requests_waiting, num_requests_running,
+// kv_cache_usage_perc, cache_config_info):
+//
+//	smolgo_requests_waiting     requests admitted but not computing: waiting
+//	                            for a slot, or holding one while waiting for
+//	                            a place in the engine's batch
+//	smolgo_requests_running     requests computing (prefill or decode)
+//	smolgo_kv_cache_usage_ratio positions in the running sequences' KV
+//	                            caches over what the batch's caches hold at
+//	                            full context (engine.Load), 0 to 1
+//	smolgo_cache_config_info    1, with labels block_size (GatewayBlockSize)
+//	                            and num_gpu_blocks (the capacity in such
+//	                            blocks: the prefix plugin's per-server LRU)
+//
+// docs/serving.md gives the endpoint picker's flags and engineConfigs that
+// map onto them.
+func (s *Server) gatewayMetrics(p promWriter, busy, queued int) {
+	waiting, running := queued, busy
+	var usage float64
+	blocks := 0
+	if o, ok := s.engine.(Occupancy); ok {
+		l := o.Load()
+		// Requests holding a slot but not yet a place in the batch wait.
+		waiting += l.Waiting
+		running = max(0, busy-l.Waiting)
+		if l.PositionCapacity > 0 {
+			usage = min(1, float64(l.CachedPositions)/float64(l.PositionCapacity))
+			blocks = l.PositionCapacity / GatewayBlockSize
+		}
+	}
+	p.metric("smolgo_requests_waiting", "gauge", "Requests waiting to be computed: for a slot or a place in the batch (GIE's queued requests).", "", float64(waiting))
+	p.metric("smolgo_requests_running", "gauge", "Requests being computed (GIE's running requests).", "", float64(running))
+	p.metric("smolgo_kv_cache_usage_ratio", "gauge", "KV cache in use by running requests, 0 to 1 (GIE's KV-cache utilization).", "", usage)
+	p.metric("smolgo_cache_config_info", "gauge", "The KV cache's configuration, in labels (GIE's cache info).",
+		labels("block_size", strconv.Itoa(GatewayBlockSize), "num_gpu_blocks", strconv.Itoa(blocks)), 1)
 }

@@ -19,7 +19,7 @@ import (
 // shapes.
 
 // chatRequest is the body of POST /v1/chat/completions. Fields not listed
-// (user, metadata, ...) are accepted and ignored.
+// (metadata, ...) are accepted and ignored.
 type chatRequest struct {
 	Model         string         `json:"model"`
 	Messages      []chatMessage  `json:"messages"`
@@ -44,6 +44,27 @@ type chatRequest struct {
 	// made with POST /api/sessions, so its KV cache is kept for this
 	// conversation alone.
 	SessionID string `json:"session_id"`
+	affinityFields
+}
+
+// affinityFields are the fields OpenAI's APIs take as hints of prefix
+// affinity: requests with the same prompt_cache_key (or, without one, the
+// same user) share a prefix, a conversation or an agent's instructions.
+// The server gives such a request the slot that last served the key when
+// it is free, so the slot's KV cache already holds the prefix; a balancer
+// in front pins the key to a replica (X-Smolgo-Replica names the one that
+// answered).
+type affinityFields struct {
+	PromptCacheKey string `json:"prompt_cache_key"`
+	User           string `json:"user"`
+}
+
+// affinityKey is the request's hint, "" for none.
+func (a affinityFields) affinityKey() string {
+	if a.PromptCacheKey != "" {
+		return a.PromptCacheKey
+	}
+	return a.User
 }
 
 // sampling holds the sampling fields that the OpenAI endpoints

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -41,5 +43,52 @@ func TestPromptCacheAcrossSessions(t *testing.T) {
 	t.Logf("new session, same system prompt: %d of %d prompt tokens cached", u.PromptTokensDetails.CachedTokens, u.PromptTokens)
 	if u.PromptTokensDetails.CachedTokens < 80 || u.PromptTokensDetails.CachedTokens >= u.PromptTokens {
 		t.Errorf("new session with a shared system prompt: usage %+v, want the system prompt cached", u)
+	}
+}
+
+// With the prompt cache on disk (engine.WithPromptCacheDir) a restarted
+// server's first request reuses what the last one computed, and
+// cached_tokens says so.
+func TestPromptCacheDiskRestart(t *testing.T) {
+	dir := t.TempDir()
+	system := strings.Repeat("You answer briefly and kindly. ", 6)
+	ask := func(ts string, question string) completion {
+		t.Helper()
+		body := `{"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"` + question +
+			`"}],"max_tokens":2,"chat_template_kwargs":{"enable_thinking":false}}`
+		resp := post(t, ts+"/v1/chat/completions", body)
+		var c completion
+		decode(t, resp.Body, &c)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %+v", resp.StatusCode, c)
+		}
+		return c
+	}
+	opts := []engine.Option{engine.WithContext(1024), engine.WithPromptCache(32 << 20), engine.WithPromptCacheDir(dir, 64<<20)}
+	m := tinyModel(t, opts...)
+	e, _ := server.FromModel(m.Model, server.ModelOptions{Name: "tiny"})
+	ts := start(t, e, server.Config{})
+	if c := ask(ts.URL, "What is the capital of France?"); c.Usage.PromptTokensDetails.CachedTokens != 0 {
+		t.Fatalf("cold: %+v", c.Usage)
+	}
+	ts.Close()
+	m.Close() // the snapshot is on disk once the model is closed
+
+	m2 := tinyModel(t, opts...)
+	e2, _ := server.FromModel(m2.Model, server.ModelOptions{Name: "tiny"})
+	ts2 := start(t, e2, server.Config{})
+	u := ask(ts2.URL, "Name a prime number.").Usage
+	t.Logf("after a restart: %d of %d prompt tokens read from disk", u.PromptTokensDetails.CachedTokens, u.PromptTokens)
+	if u.PromptTokensDetails.CachedTokens < 60 || u.PromptTokensDetails.CachedTokens >= u.PromptTokens {
+		t.Errorf("after a restart: usage %+v, want the system prompt from disk", u)
+	}
+	resp, err := http.Get(ts2.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "smolgo_prompt_cache_disk_hits_total 1") {
+		t.Errorf("metrics do not count the disk hit:\n%s", body)
 	}
 }

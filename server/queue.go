@@ -21,7 +21,18 @@ type scheduler struct {
 	free     []int      // free slot numbers (a stack)
 	waiting  *list.List // of *waiter, oldest first
 	maxQueue int
+	// affinity remembers the slot that last served each affinity key
+	// (prompt_cache_key, user), most recent last, so that a
+	// conversation's next turn finds its own KV cache when that slot is
+	// free.
+	affinity map[string]int
+	order    []string
+	used     []int64 // per slot: when a keyed request last took it
+	clock    int64
 }
+
+// maxAffinity bounds the affinity keys remembered.
+const maxAffinity = 1024
 
 type waiter struct {
 	slot  int
@@ -29,7 +40,7 @@ type waiter struct {
 }
 
 func newScheduler(slots, maxQueue int) *scheduler {
-	s := &scheduler{waiting: list.New(), maxQueue: maxQueue}
+	s := &scheduler{waiting: list.New(), maxQueue: maxQueue, affinity: make(map[string]int), used: make([]int64, slots)}
 	for i := slots - 1; i >= 0; i-- {
 		s.free = append(s.free, i)
 	}
@@ -40,10 +51,36 @@ func newScheduler(slots, maxQueue int) *scheduler {
 // errQueueFull at once when the line is full, or with ctx's error when ctx
 // ends first. The caller must call release(slot) exactly once.
 func (s *scheduler) acquire(ctx context.Context) (int, error) {
+	return s.acquireFor(ctx, "")
+}
+
+// acquireFor is acquire with an affinity key (prompt_cache_key or user; ""
+// for none): when the slot that last served the key is free, the request
+// gets that one, whose session holds the conversation's KV cache; a key
+// seen for the first time gets the free slot that keyed requests used
+// least recently, so that it displaces the oldest conversation. It is a
+// hint: a request that has to wait takes the first slot freed, first come,
+// first served. A request without a key takes the slot freed last (a
+// single client's turns then stay on one slot).
+func (s *scheduler) acquireFor(ctx context.Context, key string) (int, error) {
 	s.mu.Lock()
 	if n := len(s.free); n > 0 && s.waiting.Len() == 0 {
-		slot := s.free[n-1]
-		s.free = s.free[:n-1]
+		i := n - 1
+		if key != "" {
+			want, known := s.affinity[key]
+			for j, f := range s.free {
+				if known && f == want {
+					i = j
+					break
+				}
+				if !known && s.used[f] < s.used[s.free[i]] {
+					i = j
+				}
+			}
+		}
+		slot := s.free[i]
+		s.free = append(s.free[:i], s.free[i+1:]...)
+		s.rememberLocked(key, slot)
 		s.mu.Unlock()
 		return slot, nil
 	}
@@ -57,6 +94,9 @@ func (s *scheduler) acquire(ctx context.Context) (int, error) {
 
 	select {
 	case <-w.ready:
+		s.mu.Lock()
+		s.rememberLocked(key, w.slot)
+		s.mu.Unlock()
 		return w.slot, nil
 	case <-ctx.Done():
 		s.mu.Lock()
@@ -71,6 +111,23 @@ func (s *scheduler) acquire(ctx context.Context) (int, error) {
 		}
 		return 0, ctx.Err()
 	}
+}
+
+// rememberLocked records that slot serves key.
+func (s *scheduler) rememberLocked(key string, slot int) {
+	if key == "" {
+		return
+	}
+	s.clock++
+	s.used[slot] = s.clock
+	if _, ok := s.affinity[key]; !ok {
+		s.order = append(s.order, key)
+		if len(s.order) > maxAffinity {
+			delete(s.affinity, s.order[0])
+			s.order = s.order[1:]
+		}
+	}
+	s.affinity[key] = slot
 }
 
 // release returns slot, handing it straight to the oldest waiter if any.

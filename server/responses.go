@@ -21,8 +21,7 @@ import (
 // previous_response_id, in a store bounded by count and bytes.
 
 // responsesRequest is the body of POST /v1/responses. Fields not listed
-// (user, truncation, include, prompt_cache_key, ...) are accepted and
-// ignored.
+// (truncation, include, ...) are accepted and ignored.
 type responsesRequest struct {
 	Model              string          `json:"model"`
 	Input              json.RawMessage `json:"input"`
@@ -45,6 +44,7 @@ type responsesRequest struct {
 		Summary string `json:"summary"`
 	} `json:"reasoning"`
 	SessionID string `json:"session_id"` // smolgo extension, as on the chat endpoint
+	affinityFields
 }
 
 // textOptions is the request's "text": the answer's format.
@@ -408,7 +408,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	summary := req.Reasoning != nil && req.Reasoning.Summary != ""
-	s.runJob(w, r, jobRun{endpoint: "responses", idPrefix: "resp_", sessionID: req.SessionID, stream: req.Stream, job: job},
+	s.runJob(w, r, jobRun{endpoint: "responses", idPrefix: "resp_", sessionID: req.SessionID, affinity: req.affinityKey(), stream: req.Stream, job: job},
 		func(ctx context.Context, g *generation) {
 			rs := &responseStream{g: g, req: &req, summary: summary}
 			if req.Stream {

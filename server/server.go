@@ -15,6 +15,7 @@
 //	POST /apply-template                          llama-server's: the prompt the template makes (template.go)
 //	GET  /v1/models, /v1/models/{id}              the served model
 //	GET  /health, /metrics                        status, and Prometheus metrics (metrics.go)
+//	GET  /livez, /readyz                          liveness and readiness (lifecycle.go)
 //	GET  /api/info; POST /api/sessions;
 //	     DELETE /api/sessions/{id}                the web chat's (sessions.go, ui.go)
 //	GET  /, /app.js, /markdown.js, /style.css,
@@ -50,9 +51,14 @@
 //     own KV cache (POST /api/sessions, then "session_id" in the chat request);
 //     idle sessions are evicted least recently used first, bounded by count,
 //     by memory and by idle time.
-//   - Serve shuts down gracefully when its context ends: it stops accepting,
-//     lets running streams finish for Config.ShutdownGrace, then cancels them
-//     (each gets an error event and [DONE]) and returns.
+//   - Serve drains when its context ends (SIGTERM): new requests get 503
+//     with Retry-After while the listener stays open, running streams get
+//     Config.ShutdownGrace to finish, then are cancelled (each gets an
+//     error event and [DONE]), and Serve returns. ServeLoading answers
+//     503 "Loading model" before the server exists (lifecycle.go).
+//   - Requests with the same prompt_cache_key (or user) get the slot that
+//     holds their conversation's KV cache when it is free, and every
+//     response names the replica (X-Smolgo-Replica) for a balancer.
 //   - Browsers may not send state-changing requests from other sites: a POST
 //     or DELETE whose Origin header names another host gets 403, so a web page
 //     cannot make a visitor's browser use the model. (API clients and curl
@@ -91,6 +97,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -150,6 +157,11 @@ type Config struct {
 	Now func() time.Time
 	// Embed bounds POST /v1/embeddings and /v1/rerank requests.
 	Embed EmbedLimits
+	// ReplicaID names this server in the X-Smolgo-Replica header of every
+	// response, so that a balancer (or a client) can pin a conversation
+	// to the replica that holds its KV cache [the host name; in
+	// Kubernetes, the pod's]. "-" sends no header.
+	ReplicaID string
 }
 
 func (c *Config) defaults() {
@@ -196,6 +208,9 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.ReplicaID == "" {
+		c.ReplicaID, _ = os.Hostname()
+	}
 }
 
 // Server is an http.Handler serving one Engine. Make it with New.
@@ -215,7 +230,8 @@ type Server struct {
 	slotSessions []Session // one engine session per slot, made on first use
 
 	draining     atomic.Bool
-	loopbackOnly atomic.Bool // Serve listens on a loopback address only
+	active       atomic.Int64 // generation requests between admission and their answer's end
+	loopbackOnly atomic.Bool  // Serve listens on a loopback address only
 	// stopGen is cancelled when running generations must stop (shutdown
 	// grace expired); every generation's context is tied to it.
 	stopGen    context.Context
@@ -269,6 +285,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/v1/models", s.only("GET", s.handleModels))
 	s.mux.HandleFunc("/v1/models/{id}", s.only("GET", s.handleModel))
 	s.mux.HandleFunc("/health", s.only("GET", s.handleHealth))
+	s.mux.HandleFunc("/livez", s.only("GET", handleLive))
+	s.mux.HandleFunc("/readyz", s.only("GET", s.handleReady))
 	s.mux.HandleFunc("/api/info", s.only("GET", s.handleInfo))
 	s.mux.HandleFunc("/api/sessions", s.only("POST", s.handleNewSession))
 	s.mux.HandleFunc("/api/sessions/{id}", s.only("DELETE", s.handleDeleteSession))
@@ -332,6 +350,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = newID("req-")
 	}
 	w.Header().Set("X-Request-Id", id)
+	if s.cfg.ReplicaID != "-" && s.cfg.ReplicaID != "" {
+		w.Header().Set(ReplicaHeader, s.cfg.ReplicaID)
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	if s.loopbackOnly.Load() && !loopbackHost(r.Host) {
 		// Served on loopback, the server answers only to loopback names,
@@ -379,6 +400,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method,
 			"path", r.URL.Path, "status", status, "bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 	}()
+	if !probes[r.URL.Path] {
+		if s.draining.Load() {
+			refuseDraining(sw, r)
+			return
+		}
+		s.active.Add(1) // drain waits for it
+		defer s.active.Add(-1)
+	}
 	s.mux.ServeHTTP(sw, r)
 }
 
@@ -522,10 +551,12 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve serves on ln until ctx ends, then shuts down gracefully: new
-// requests are refused, running streams get Config.ShutdownGrace to finish,
-// then are cancelled, and Serve returns once every handler has returned. It
-// also evicts idle sessions once a minute while serving.
+// Serve serves on ln until ctx ends, then drains (see lifecycle.go): new
+// requests get 503 with Retry-After while the listener stays open and the
+// requests already admitted, streams included, get Config.ShutdownGrace to
+// finish; then the listener closes, what still runs is cancelled, and
+// Serve returns once every handler has returned. It also evicts idle
+// sessions once a minute while serving.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
@@ -565,8 +596,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) shutdown(hs *http.Server, errc chan error) error {
 	s.draining.Store(true)
 	busy, queued := s.sched.load(s.cfg.Slots)
-	s.log.Info("shutting down", "running", busy, "queued", queued, "grace", s.cfg.ShutdownGrace)
-	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	s.log.Info("draining", "running", busy, "queued", queued, "requests", s.active.Load(), "grace", s.cfg.ShutdownGrace)
+	deadline := time.Now().Add(s.cfg.ShutdownGrace)
+	s.drain(deadline)
+	s.log.Info("shutting down", "requests_left", s.active.Load())
+	graceCtx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	err := hs.Shutdown(graceCtx)
 	if err != nil {

@@ -22,7 +22,8 @@
 //
 //	go run ./examples/webchat -models-dir ~/models -models-mem 8000000000 -pin bge-small-en-v1.5-f16
 //
-// Ctrl-C shuts down gracefully: running answers get a few seconds to finish.
+// Ctrl-C or SIGTERM drains: new requests get 503, running answers get
+// -drain-timeout to finish. While the model loads, /health answers 503.
 package main
 
 import (
@@ -95,6 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
 	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
 	promptCache := fs.Int64("prompt-cache", 512<<20, "memory in `bytes` for prompts shared between requests and conversations (0: off)")
+	promptCacheDir := fs.String("prompt-cache-dir", "", "`directory` where the prompt cache's snapshots are also written, so that a restarted server reuses them (needs -prompt-cache)")
+	promptCacheDisk := fs.Int64("prompt-cache-disk", engine.DefaultPromptCacheDiskBytes, "disk `bytes` the -prompt-cache-dir files may take per model, least recently used out first")
 	device := fs.String("device", "cpu", "where the model runs: cpu, or cuda:N in a build with -tags cuda")
 	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
@@ -103,6 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	corsOrigins := fs.String("cors-origin", "", "comma-separated web `origins` (https://app.example, or \"*\") whose pages may call the API from a browser; others are refused")
 	readTimeout := fs.Duration("read-timeout", 60*time.Second, "time a client has to send a whole request, body included")
 	storedResponses := fs.Int("stored-responses", 256, "responses kept for previous_response_id on /v1/responses (-1: none)")
+	replica := fs.String("replica-id", "", "this replica's `name` in the X-Smolgo-Replica header of every response (default: the host name; \"-\": none)")
+	drain := fs.Duration("drain-timeout", 10*time.Second, "on SIGTERM or Ctrl-C, how long running answers may take to finish while new requests get 503")
 	verbose := fs.Bool("v", false, "debug logging")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: webchat [-model FILE | -models-dir DIR | -model NAME=FILE ...] [-addr HOST:PORT] [flags]")
@@ -142,6 +147,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				engine.WithSpeculation(*speculate)}})
 	}
 
+	// Listen first: while the model loads, /health answers 503 "Loading
+	// model" and /livez 200, as orchestrators and clients expect.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "webchat: %v\n", err)
+		return 1
+	}
+	defer ln.Close()
+	stopLoading := server.ServeLoading(ln, log)
+	defer stopLoading()
+
 	var eng server.Engine
 	demo := false
 	switch {
@@ -173,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads,
 			engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
-			engine.WithDevice(*device), engine.WithSpeculation(*speculate))
+			engine.WithDevice(*device), engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk))
 		if err != nil {
 			fmt.Fprintf(stderr, "webchat: %v\n", err)
 			return 1
@@ -182,17 +198,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		eng = e
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "webchat: %v\n", err)
-		return 1
-	}
+	stopLoading()
 	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
 		eng.ModelName(), ln.Addr(), ln.Addr())
 	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
 		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 		ParseSpecialTokens: *trustSpecial, ModelAliases: splitList(*aliases), Demo: demo,
-		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses})
+		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses,
+		ReplicaID: *replica, ShutdownGrace: *drain})
 	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "webchat: %v\n", err)
 		return 1
