@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
 			MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 			ParseSpecialTokens: *trustSpecial, CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout,
-			MaxStoredResponses: *storedResponses}
+			MaxStoredResponses: *storedResponses, ReplicaID: *replica, ShutdownGrace: *drain}
 		if *fake {
 			fmt.Fprintln(stderr, "webchat: -fake serves one echo engine; it does not combine with -models-dir or several -model")
 			return 2
@@ -144,7 +144,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			server.RouterConfig{Server: scfg, IdleTTL: *modelsTTL, MaxBytes: *modelsMem},
 			loadSettings{ctxLen: *ctxLen, threads: *threads, opts: []engine.Option{engine.WithKVType(*kv),
 				engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots), engine.WithDevice(*device),
-				engine.WithSpeculation(*speculate)}})
+				engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk)}})
 	}
 
 	// Listen first: while the model loads, /health answers 503 "Loading
