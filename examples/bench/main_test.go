@@ -142,12 +142,13 @@ func TestPassCost(t *testing.T) {
 	}
 }
 
-// TestArrival has a 300-token prompt arrive while two streams decode: the
+// TestArrival has a 300-token prompt arrive while two streams decode (512
+// tokens each: the tiny model must not finish before it arrives): the
 // streams' waits before and during it are reported, and the newcomer got
 // its first token.
 func TestArrival(t *testing.T) {
 	p := tinyParams()
-	p.pp, p.tg, p.parallel, p.arrive = 0, 64, 2, 300
+	p.pp, p.tg, p.parallel, p.arrive = 0, 512, 2, 300
 	r := runTiny(t, p)
 	if r.Arrive != 300 || r.ArriveFirstS <= 0 || r.ArriveMaxGapMs <= 0 || r.DecodeGapMs <= 0 {
 		t.Errorf("arrival not measured: %+v", r)
