@@ -22,11 +22,12 @@ import (
 //	    q, k, v = h·Wq (+bq), h·Wk (+bk), h·Wv (+bv)
 //	    q, k = RMSNorm per head (QKNorm), then RoPE (unless NoPE)
 //	    a = attention(q·QueryScale, k, v) over the window, ·Wo
-//	    x = x + RMSNorm(a, post_attention_norm) (PostNorms) or x + a
+//	        (scores scaled by AttentionScale or 1/√HeadDim)
+//	    x = x + RMSNorm(a, post_attention_norm)·ResidualScale (PostNorms) or x + a·ResidualScale
 //	    h = RMSNorm(x, ffn_norm)
 //	    f = (act(h·Wgate) ⊙ h·Wup)·Wdown
-//	    x = x + RMSNorm(f, post_ffw_norm) (PostNorms) or x + f
-//	logits = RMSNorm(x, output_norm)·Wout, soft-capped if LogitSoftcap > 0
+//	    x = x + RMSNorm(f, post_ffw_norm)·ResidualScale (PostNorms) or x + f·ResidualScale
+//	logits = RMSNorm(x, output_norm)·Wout / LogitScale, soft-capped if LogitSoftcap > 0
 //
 // The zero value of each field is the plain llama block's choice.
 type Arch struct {
@@ -45,8 +46,18 @@ type Arch struct {
 	// query_pre_attn_scalar). 0 means the usual 1/√HeadDim inside the
 	// softmax. The two differ by rounding only, which is why both exist.
 	QueryScale float32
+	// AttentionScale, when not 0, scales the attention scores inside the
+	// softmax instead of 1/√HeadDim (Granite's attention_multiplier). At
+	// most one of QueryScale and AttentionScale is set.
+	AttentionScale float32
+	// ResidualScale multiplies the attention and feed-forward outputs
+	// before each is added to the residual stream (Granite's
+	// residual_multiplier); 0 means 1.
+	ResidualScale float32
+	// LogitScale divides the logits (Granite's logits_scaling); 0 means 1.
+	LogitScale float32
 	// LogitSoftcap, when positive, maps each logit z to c·tanh(z/c)
-	// (final_logit_softcapping).
+	// (final_logit_softcapping), after LogitScale.
 	LogitSoftcap float32
 	// RankSoftmax ends a reranker's classification head (cls.output, see
 	// Weights.ClsOut) in a softmax over its labels, as llama.cpp does for
@@ -133,10 +144,14 @@ func (a *Arch) Validate(cfg Config) error {
 	for _, c := range []struct {
 		what string
 		v    float32
-	}{{"embedding scale", a.EmbedScale}, {"query scale", a.QueryScale}, {"logit soft-cap", a.LogitSoftcap}} {
+	}{{"embedding scale", a.EmbedScale}, {"query scale", a.QueryScale}, {"attention scale", a.AttentionScale},
+		{"residual scale", a.ResidualScale}, {"logit scale", a.LogitScale}, {"logit soft-cap", a.LogitSoftcap}} {
 		if err := finite(c.what, c.v); err != nil {
 			return err
 		}
+	}
+	if a.QueryScale != 0 && a.AttentionScale != 0 {
+		return fmt.Errorf("llama: %s: a query scale (%v) and an attention scale (%v) both scale the scores; set one", a.Name, a.QueryScale, a.AttentionScale)
 	}
 	if a.Activation != SiLU && a.Activation != GELUTanh {
 		return fmt.Errorf("llama: %s: unknown activation %v", a.Name, a.Activation)
@@ -174,7 +189,7 @@ func (a *Arch) Windowed() bool {
 // Features lists what a uses beyond the plain llama block, by name: "rope
 // neox", "rope factors", "rope scaling", "nope", "qk norm", "qkv bias",
 // "post norms", "sliding window", "gelu", "embedding scale", "query scale",
-// "logit soft-cap". A backend compares it with what it implements
+// "attention scale", "residual scale", "logit scale", "logit soft-cap". A backend compares it with what it implements
 // (Unsupported).
 func (a *Arch) Features() []string {
 	var fs []string
@@ -204,6 +219,9 @@ func (a *Arch) Features() []string {
 	add(a.Activation == GELUTanh, "gelu")
 	add(a.EmbedScale != 0 && a.EmbedScale != 1, "embedding scale")
 	add(a.QueryScale != 0, "query scale")
+	add(a.AttentionScale != 0, "attention scale")
+	add(a.ResidualScale != 0 && a.ResidualScale != 1, "residual scale")
+	add(a.LogitScale != 0 && a.LogitScale != 1, "logit scale")
 	add(a.LogitSoftcap > 0, "logit soft-cap")
 	return fs
 }

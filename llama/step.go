@@ -249,6 +249,12 @@ func (m *CPU) logits(b *buffers, ps []piece) error {
 			copy(p.out, b.logits[b.rows[i]*V:(b.rows[i]+k)*V])
 		}
 	}
+	if c := m.Arch.LogitScale; c != 0 && c != 1 {
+		inv := 1 / c // as llama.cpp scales them
+		for _, p := range ps {
+			tensor.Scale(p.out, inv)
+		}
+	}
 	if c := m.Arch.LogitSoftcap; c > 0 {
 		for _, p := range ps {
 			softcap(p.out, c)
@@ -317,6 +323,9 @@ func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 		}
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if as := m.Arch.AttentionScale; as != 0 {
+		scale = as
+	}
 	if qs := m.Arch.QueryScale; qs != 0 {
 		for i := range b.q[:n*Q] {
 			b.q[i] *= qs
@@ -371,7 +380,7 @@ func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 			tensor.RMSNorm(proj[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.PostAttnNorm, cfg.RMSEps)
 		}
 	}
-	tensor.Add(x, proj)
+	m.residual(x, proj)
 
 	// Feed-forward.
 	for t := range n {
@@ -396,8 +405,17 @@ func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 			tensor.RMSNorm(proj[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.PostFFNNorm, cfg.RMSEps)
 		}
 	}
-	tensor.Add(x, proj)
+	m.residual(x, proj)
 	return nil
+}
+
+// residual adds a block's output to the residual stream x, scaled by
+// Arch.ResidualScale where it is set.
+func (m *CPU) residual(x, out []float32) {
+	if s := m.Arch.ResidualScale; s != 0 && s != 1 {
+		tensor.Scale(out, s)
+	}
+	tensor.Add(x, out)
 }
 
 // attnBatch is the attention of every piece of a pass as one job for the

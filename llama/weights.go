@@ -102,6 +102,9 @@ func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
 		} else {
 			ld.unused(arch.Name, n("post_attention_norm.weight"), n("post_ffw_norm.weight"))
 		}
+		// Biases the block has no place for (llama.cpp's llama and granite
+		// graphs take them where a file has them).
+		ld.unused(arch.Name, n("attn_output.bias"), n("ffn_gate.bias"), n("ffn_up.bias"), n("ffn_down.bias"))
 		w.Layers[i] = lw
 	}
 	if t, ok := f.Tensor("cls.output.weight"); ok && ld.err == nil {

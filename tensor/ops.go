@@ -34,6 +34,13 @@ func Add(dst, x []float32) {
 	}
 }
 
+// Scale sets x[i] *= s.
+func Scale(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
+
 // SwiGLU sets dst[i] = silu(gate[i]) * up[i] with silu(x) = x / (1 + e^-x),
 // using Expf (ggml's vectorized exp) like llama.cpp's fused swiglu. dst may
 // alias gate or up. On CPUs with AVX2 and FMA eight lanes run at once with
