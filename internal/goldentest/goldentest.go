@@ -6,9 +6,12 @@
 package goldentest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sync"
@@ -40,6 +43,7 @@ type Prompt struct {
 type File struct {
 	Schema  string   `json:"schema"`
 	Model   string   `json:"model"`
+	SHA256  string   `json:"model_sha256"` // of the model file llama.cpp ran
 	NVocab  int      `json:"n_vocab"`
 	Prompts []Prompt `json:"prompts"`
 }
@@ -85,12 +89,36 @@ func SelfcheckTolerance(t testing.TB, model string) Tolerance {
 // Load reads the gzip'ed reference at rel (under ../shared).
 func Load(t testing.TB, rel string) File {
 	t.Helper()
+	return parse(t, rel, sharedtest.ReadGzip(t, rel))
+}
+
+// LoadFile reads a gzip'ed reference kept in the repository (a package's
+// testdata), in the same schema.
+func LoadFile(t testing.TB, path string) File {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return parse(t, path, b)
+}
+
+func parse(t testing.TB, name string, b []byte) File {
+	t.Helper()
 	var g File
-	if err := json.Unmarshal(sharedtest.ReadGzip(t, rel), &g); err != nil {
-		t.Fatalf("%s: %v", rel, err)
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	if g.Schema != "smolgo-golden-logits/1" || len(g.Prompts) == 0 {
-		t.Fatalf("%s: schema %q, %d prompts", rel, g.Schema, len(g.Prompts))
+		t.Fatalf("%s: schema %q, %d prompts", name, g.Schema, len(g.Prompts))
 	}
 	return g
 }

@@ -82,6 +82,12 @@ var presets = map[string]preset{
 			s.SlidingWindow, s.SlidingWindowPattern, s.RopeBaseSWA, s.Softcap = 32, 2, 1e4, 15
 			return s
 		}()}},
+	"granite-tiny": {"golden (ours, testdata of package granite): Granite's four multipliers, attention scale 1/HeadDim", Model{Name: "granite-tiny-F32", Seed: 17,
+		Shape: func() Shape {
+			s := tinyFamily(ArchGranite, 1e7, 1e-5)
+			s.Granite = GraniteScales{Embedding: 12, Attention: 1.0 / 32, Residual: 0.22, Logit: 8}
+			return s
+		}()}},
 	"bert-tiny":      {"golden-families: encoder, mean pooling", Model{Name: "bert-tiny-F32", Seed: 15, Shape: tinyBERT("mean")}},
 	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
 
@@ -108,6 +114,9 @@ var presets = map[string]preset{
 		Shape: gemma3Shape(18, 640, 2048)}},
 	"gemma3-1b": {"google/gemma-3-1b-it (1.00 B parameters)", Model{Name: "gemma3-1b-synth", Seed: 28, RoundBF16: true,
 		Shape: gemma3Shape(26, 1152, 6912)}},
+	"granite-3.3-2b": {"ibm-granite/granite-3.3-2b-instruct (2.53 B parameters)", Model{Name: "granite-3.3-2b-synth", Seed: 30, RoundBF16: true, Shape: Shape{
+		Arch: ArchGranite, Layers: 40, Embd: 2048, FFN: 8192, Heads: 32, KVHeads: 8, Context: 131072,
+		Vocab: 49159, RopeBase: 1e7, RMSEps: 1e-5, Granite: GraniteScales{Embedding: 12, Attention: 0.015625, Residual: 0.22, Logit: 8}}}},
 	"bge-small": {"BAAI/bge-small-en-v1.5 (33 M parameters), CLS pooling", Model{Name: "bge-small-synth", Seed: 29, Shape: Shape{
 		Arch: ArchBERT, Layers: 12, Embd: 384, FFN: 1536, Heads: 12, KVHeads: 12, Context: 512,
 		Vocab: 30522, RMSEps: 1e-12, Pooling: "cls"}}},

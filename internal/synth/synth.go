@@ -47,6 +47,7 @@ const (
 	ArchQwen3   = "qwen3"   // llama plus per-head Q/K RMSNorm, NEOX RoPE
 	ArchGemma3  = "gemma3"  // Q/K norms, post-norms, GELU FFN, sliding-window layers
 	ArchBERT    = "bert"    // encoder: learned positions, LayerNorm with bias, pooling
+	ArchGranite = "granite" // llama plus four multipliers (GraniteScales)
 )
 
 // Shape is a model's architecture and size.
@@ -93,10 +94,22 @@ type Shape struct {
 	RopeBaseSWA          float32 // gemma3: rope.freq_base_swa, the local layers' base
 	Softcap              float32 // gemma3: final_logit_softcapping, written when > 0
 
+	// Granite (granite) is Granite's four multipliers; zero fields are
+	// not written, except the logit scale, which llama.cpp requires (0
+	// writes 1).
+	Granite GraniteScales
+
 	// Pooling (bert) is the pooling_type: "mean" (or ""), "cls", or
 	// "rank", a reranker, which adds the classifier head (cls.weight,
 	// cls.bias, cls.output.weight, cls.output.bias) and one output label.
 	Pooling string
+}
+
+// GraniteScales are the multipliers of a Granite config.json, written as
+// granite.embedding_scale, granite.attention.scale, granite.residual_scale
+// and granite.logit_scale.
+type GraniteScales struct {
+	Embedding, Attention, Residual, Logit float32
 }
 
 // Llama3Rope holds Llama 3.1/3.2's rope_scaling ("rope_type": "llama3"):
@@ -145,6 +158,9 @@ func (s Shape) String() string {
 	if s.Arch == ArchBERT {
 		fmt.Fprintf(&b, ", %s pooling", cmp.Or(s.Pooling, "mean"))
 	}
+	if g := s.Granite; g != (GraniteScales{}) {
+		fmt.Fprintf(&b, ", scales: embedding %g, attention %g, residual %g, logit %g", g.Embedding, g.Attention, g.Residual, g.Logit)
+	}
 	return b.String()
 }
 
@@ -154,9 +170,9 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "rank": 4}
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
 	switch s.Arch {
-	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT:
+	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3 or bert", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite or bert", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -203,6 +219,7 @@ func (s Shape) Validate() error {
 		only(ArchGemma3, "a sliding window", s.SlidingWindow != 0 || s.SlidingWindowPattern != 0 || s.RopeBaseSWA != 0),
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
 		only(ArchBERT, "pooling", s.Pooling != ""),
+		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{}),
 	); err != nil {
 		return err
 	}
@@ -456,6 +473,21 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	}
 	if s.Softcap > 0 {
 		kv = append(kv, f("final_logit_softcapping", s.Softcap))
+	}
+	if s.Arch == ArchGranite {
+		g := s.Granite
+		if g.Logit == 0 {
+			g.Logit = 1
+		}
+		kv = append(kv, f("logit_scale", g.Logit))
+		for _, x := range []struct {
+			key string
+			v   float32
+		}{{"embedding_scale", g.Embedding}, {"attention.scale", g.Attention}, {"residual_scale", g.Residual}} {
+			if x.v != 0 {
+				kv = append(kv, f(x.key, x.v))
+			}
+		}
 	}
 	if s.RopeScaling != "" {
 		kv = append(kv,
