@@ -15,13 +15,13 @@ import (
 )
 
 // The special tokens of the test vocabulary, after its 256 byte tokens.
-var specials = []string{chat.EndOfText, chat.StartOfRole, chat.EndOfRole, chat.ToolCallTag}
+var vocabSpecials = []string{chat.EndOfText, chat.StartOfRole, chat.EndOfRole, chat.ToolCallTag}
 
-// testFile is a GGUF file holding a byte-level vocabulary (GPT-2's byte
+// templateFile is a GGUF file holding a byte-level vocabulary (GPT-2's byte
 // order, no merges) with Granite's special tokens, and the chat template
 // of testdata file tmpl ("" for none, or the template text itself when it
 // does not end in .jinja).
-func testFile(t *testing.T, tmpl string) *gguf.File {
+func templateFile(t *testing.T, tmpl string) *gguf.File {
 	t.Helper()
 	var tokens []string
 	var types []int32
@@ -29,7 +29,7 @@ func testFile(t *testing.T, tmpl string) *gguf.File {
 		tokens = append(tokens, string(gpt2Byte(byte(b))))
 		types = append(types, 1)
 	}
-	for _, s := range specials {
+	for _, s := range vocabSpecials {
 		tokens = append(tokens, s)
 		types = append(types, 3)
 	}
@@ -80,8 +80,8 @@ func gpt2Byte(b byte) rune {
 	return rune(256 + n)
 }
 
-func id(s string) int32 {
-	for i, x := range specials {
+func specialID(s string) int32 {
+	for i, x := range vocabSpecials {
 		if x == s {
 			return int32(256 + i)
 		}
@@ -98,7 +98,7 @@ func TestFormatPrompt(t *testing.T) {
 		"ibm-granite-granite-4.0.jinja":             chat.Granite40,
 		"ibm-granite-granite-4.1.jinja":             chat.Granite41,
 	} {
-		format, err := Format(testFile(t, file))
+		format, err := Format(templateFile(t, file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestFormatPrompt(t *testing.T) {
 		}
 		n := 0
 		for _, x := range ids {
-			if x == id(chat.StartOfRole) {
+			if x == specialID(chat.StartOfRole) {
 				n++
 			}
 		}
@@ -136,7 +136,7 @@ func TestFormatPrompt(t *testing.T) {
 
 // Thinking reaches Granite 3.3's template.
 func TestFormatThinking(t *testing.T) {
-	format, _ := Format(testFile(t, "ibm-granite-granite-3.3-2B-Instruct.jinja"))
+	format, _ := Format(templateFile(t, "ibm-granite-granite-3.3-2B-Instruct.jinja"))
 	on := true
 	ids, err := format.Prompt([]engine.Message{{Role: "user", Content: "hi"}}, engine.PromptOptions{Thinking: &on})
 	if err != nil {
@@ -153,7 +153,7 @@ func TestFormatUnknownTemplate(t *testing.T) {
 		"":                        "has no chat template",
 		"{% for m in messages %}": `"{% for m in messages %}"`,
 	} {
-		format, err := Format(testFile(t, tmpl))
+		format, err := Format(templateFile(t, tmpl))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,12 +163,12 @@ func TestFormatUnknownTemplate(t *testing.T) {
 	}
 }
 
-type tok struct {
+type genToken struct {
 	id   int32
 	text string
 }
 
-func events(p engine.Parser, toks []tok) string {
+func parseEvents(p engine.Parser, toks []genToken) string {
 	var evs []engine.Event
 	for _, t := range toks {
 		evs = append(evs, p.Push(t.id, t.text)...)
@@ -196,20 +196,20 @@ func events(p engine.Parser, toks []tok) string {
 	return strings.Join(out, " | ")
 }
 
-// split cuts text into one-byte tokens.
-func split(s string) []tok {
-	var out []tok
+// byteTokens cuts text into one-byte tokens.
+func byteTokens(s string) []genToken {
+	var out []genToken
 	for i := range len(s) {
-		out = append(out, tok{-1, s[i : i+1]})
+		out = append(out, genToken{-1, s[i : i+1]})
 	}
 	return out
 }
 
-func text(toks []tok) string {
+func tokensText(toks []genToken) string {
 	var b strings.Builder
 	for _, t := range toks {
 		if t.id >= 0 {
-			b.WriteString("[" + specials[t.id-256] + "]")
+			b.WriteString("[" + vocabSpecials[t.id-256] + "]")
 		}
 		b.WriteString(t.text)
 	}
@@ -219,35 +219,35 @@ func text(toks []tok) string {
 // Granite 3.3's answers: reasoning, <response> tags, and calls after the
 // <|tool_call|> token, whose text decoding leaves out.
 func TestFormat33Parser(t *testing.T) {
-	format, _ := Format(testFile(t, "ibm-granite-granite-3.3-2B-Instruct.jinja"))
-	call := append([]tok{{id(chat.ToolCallTag), ""}}, split(`[{"name": "f", "arguments": {"a": 1}}]`)...)
+	format, _ := Format(templateFile(t, "ibm-granite-granite-3.3-2B-Instruct.jinja"))
+	call := append([]genToken{{specialID(chat.ToolCallTag), ""}}, byteTokens(`[{"name": "f", "arguments": {"a": 1}}]`)...)
 	tests := []struct {
 		tools bool
-		toks  []tok
+		toks  []genToken
 		want  string
 	}{
-		{false, split("Hello <b>world</b>"), "content:Hello <b>world</b>"},
-		{false, split("<think>\nhmm\n</think><response>Paris.</response>"), "reasoning:hmm | content:Paris."},
-		{true, split("<think>hmm</think>\n<response>Let me check.</response>"), "reasoning:hmm | content:Let me check."},
+		{false, byteTokens("Hello <b>world</b>"), "content:Hello <b>world</b>"},
+		{false, byteTokens("<think>\nhmm\n</think><response>Paris.</response>"), "reasoning:hmm | content:Paris."},
+		{true, byteTokens("<think>hmm</think>\n<response>Let me check.</response>"), "reasoning:hmm | content:Let me check."},
 		{true, call, `call:f{"a":1}`},
-		{true, append(split("<think>hmm</think>Sure."), call...), `reasoning:hmm | content:Sure. | call:f{"a":1}`},
-		{true, split(`[{"name": "f", "arguments": {}}]`), `call:f{}`},
+		{true, append(byteTokens("<think>hmm</think>Sure."), call...), `reasoning:hmm | content:Sure. | call:f{"a":1}`},
+		{true, byteTokens(`[{"name": "f", "arguments": {}}]`), `call:f{}`},
 		{false, call, `content:<|tool_call|>[{"name": "f", "arguments": {"a": 1}}]`},
-		{false, split("a <respo"), "content:a <respo"},
+		{false, byteTokens("a <respo"), "content:a <respo"},
 	}
 	for _, tt := range tests {
-		got := events(format.NewParser(engine.ParserOptions{Tools: tt.tools}), tt.toks)
+		got := parseEvents(format.NewParser(engine.ParserOptions{Tools: tt.tools}), tt.toks)
 		if got != tt.want {
-			t.Errorf("tools %v, %q:\n got %s\nwant %s", tt.tools, text(tt.toks), got, tt.want)
+			t.Errorf("tools %v, %q:\n got %s\nwant %s", tt.tools, tokensText(tt.toks), got, tt.want)
 		}
 	}
 }
 
 // Granite 4 answers with Hermes blocks.
 func TestFormat4Parser(t *testing.T) {
-	format, _ := Format(testFile(t, "ibm-granite-granite-4.0.jinja"))
-	got := events(format.NewParser(engine.ParserOptions{Tools: true}),
-		split("Checking.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>"))
+	format, _ := Format(templateFile(t, "ibm-granite-granite-4.0.jinja"))
+	got := parseEvents(format.NewParser(engine.ParserOptions{Tools: true}),
+		byteTokens("Checking.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>"))
 	if want := `content:Checking.
  | call:f{"a":1}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
@@ -269,7 +269,7 @@ func TestToolCallGrammar(t *testing.T) {
 		{"ibm-granite-granite-4.0.jinja", "<tool_call>\n" + `{"name": "f", "arguments": {"a": 1}}` + "\n</tool_call>", false, true},
 	}
 	for _, tt := range tests {
-		format, _ := Format(testFile(t, tt.file))
+		format, _ := Format(templateFile(t, tt.file))
 		g, err := format.(engine.ToolCaller).ToolCallGrammar(context.Background(), funcs, grammar.ToolCallOptions{Parallel: tt.parallel})
 		if err != nil {
 			t.Fatal(err)
