@@ -83,3 +83,42 @@ func TestLeadParserOverrun(t *testing.T) {
 		t.Fatalf("events: %d, first %v (raw %d bytes), last %+v", len(ev), ev[0].Kind, len(ev[0].Raw), ev[len(ev)-1])
 	}
 }
+
+// With AcceptArrays a "[" starts a value too (strings and nesting
+// respected); without it an answer opening with "[" is text.
+func TestLeadParserArrays(t *testing.T) {
+	var got []string
+	decide := func(raw string, complete bool) []toolcall.Event {
+		got = append(got, raw)
+		return []toolcall.Event{{Kind: toolcall.KindCall, Call: toolcall.Call{Name: "f"}}}
+	}
+	in := ` [{"a": "]["}, [1]] , [2] tail`
+	for _, arrays := range []bool{false, true} {
+		got = nil
+		p := NewLeadParser(decide, -1, "", true)
+		if arrays {
+			p.AcceptArrays()
+		}
+		var ev []toolcall.Event
+		for i := range len(in) {
+			ev = append(ev, p.Push(-1, in[i:i+1])...)
+		}
+		ev = append(ev, p.Flush()...)
+		calls, text := 0, ""
+		for _, e := range ev {
+			if e.Kind == toolcall.KindCall {
+				calls++
+			}
+			text += e.Text
+		}
+		if !arrays {
+			if len(got) != 0 || calls != 0 || text != in {
+				t.Errorf("without arrays: decided %q, %d calls, text %q", got, calls, text)
+			}
+			continue
+		}
+		if len(got) != 2 || got[0] != `[{"a": "]["}, [1]]` || got[1] != `[2]` || calls != 2 || text != "tail" {
+			t.Errorf("with arrays: decided %q, %d calls, text %q", got, calls, text)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type LeadParser struct {
 	markerID int32
 	marker   string
 	repeat   bool
+	arrays   bool
 
 	state   int
 	lead    string // white space held before a decision
@@ -87,6 +88,14 @@ func (p *LeadParser) Flush() []toolcall.Event {
 	return p.out
 }
 
+// AcceptArrays makes a "[" start a JSON value as a "{" does, for models
+// that write their calls as a JSON list (Granite 3's
+// <|tool_call|>[{…}, …]). It returns p.
+func (p *LeadParser) AcceptArrays() *LeadParser {
+	p.arrays = true
+	return p
+}
+
 // InCall reports whether the parser is inside a JSON value.
 func (p *LeadParser) InCall() bool { return p.state == stJSON }
 
@@ -115,7 +124,7 @@ func (p *LeadParser) feed(s string) {
 			if s == "" {
 				return
 			}
-			if s[0] == '{' && (p.state == stStart || p.repeat) {
+			if (s[0] == '{' || p.arrays && s[0] == '[') && (p.state == stStart || p.repeat) {
 				p.state = stJSON
 				p.body.Reset()
 				p.scan = scanner{}

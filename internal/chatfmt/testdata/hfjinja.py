@@ -9,7 +9,7 @@ template in an ImmutableSandboxedEnvironment with trim_blocks and
 lstrip_blocks, the loopcontrols extension, its own tojson filter
 (json.dumps with ensure_ascii=False, so no HTML escaping), and the globals
 raise_exception and strftime_now; it renders with messages, tools,
-add_generation_prompt, the special tokens (bos_token, eos_token) and any
+documents, add_generation_prompt, the special tokens (bos_token, eos_token) and any
 extra keyword arguments. So does render() here, with strftime_now reading a
 fixed date instead of the clock.
 
@@ -48,14 +48,14 @@ def _env(now):
 
 
 def render(template_path, messages, tools=None, add_generation_prompt=False,
-           date="2025-07-08", special_tokens=None, **kwargs):
+           date="2025-07-08", special_tokens=None, documents=None, **kwargs):
     """Returns the render, or raises TemplateError with the template's message."""
     now = datetime.datetime.strptime(date, "%Y-%m-%d")
     with open(template_path, encoding="utf-8") as f:
         src = f.read()
     tmpl = _env(now).from_string(src)
     try:
-        return tmpl.render(messages=messages, tools=tools, documents=None,
+        return tmpl.render(messages=messages, tools=tools, documents=documents,
                            add_generation_prompt=add_generation_prompt,
                            **(special_tokens or {}), **kwargs)
     except jinja2.exceptions.TemplateError as e:
