@@ -16,14 +16,16 @@ import (
 
 // Format returns the format the file's chat template asks for (chat.Detect
 // tells which): Granite 3.3's (FormatSpec), Granite 4.0's (FormatSpec40)
-// or Granite 4.1's (FormatSpec41). A file without a template, or with one
-// this package does not render (Granite 3.0 to 3.2's among them), gets a
-// format whose prompts fail with an error naming the template's start
-// (Forward still runs).
+// or Granite 4.1's (FormatSpec41). A file without a template gets 4.1's. A
+// file with one this package does not render (Granite 3.0 to 3.2's among
+// them) gets a format whose prompts fail with an error naming the
+// template's start (Forward still runs).
 func Format(f *gguf.File) (engine.Format, error) {
 	src, _ := f.String("tokenizer.chat_template")
 	t, ok := chat.Detect(src)
 	switch {
+	case src == "":
+		return family.NewFormat(f, FormatSpec41), nil // the newest, as llama3 takes Llama 3's
 	case !ok:
 		return family.NewFormat(f, unknown(src)), nil
 	case t == chat.Granite33:
@@ -37,10 +39,7 @@ func Format(f *gguf.File) (engine.Format, error) {
 
 // unknown is the format of a file whose template is none of the three.
 func unknown(src string) family.FormatSpec {
-	err := fmt.Errorf("granite: the file has no chat template (tokenizer.chat_template); this package renders Granite 3.3's, 4.0's and 4.1's")
-	if src != "" {
-		err = fmt.Errorf("granite: the file's chat template (%q...) is not one this package renders (Granite 3.3's, 4.0's or 4.1's)", src[:min(len(src), 60)])
-	}
+	err := fmt.Errorf("granite: the file's chat template (%q...) is not one this package renders (Granite 3.3's, 4.0's or 4.1's)", src[:min(len(src), 60)])
 	return family.FormatSpec{
 		Render: func(*gguf.File, []engine.Message, engine.PromptOptions) (string, [][2]int, error) {
 			return "", nil, err

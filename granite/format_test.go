@@ -148,9 +148,24 @@ func TestFormatThinking(t *testing.T) {
 	}
 }
 
+// A file without a template gets Granite 4.1's format.
+func TestFormatNoTemplate(t *testing.T) {
+	format, err := Format(templateFile(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := format.Prompt([]engine.Message{{Role: "user", Content: "hi"}}, engine.PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := format.Tokenizer()
+	if text, _ := tok.Decode(ids, false); !strings.Contains(text, "<|start_of_role|>user<|end_of_role|>hi<|end_of_text|>") {
+		t.Errorf("prompt %q is not Granite's", text)
+	}
+}
+
 func TestFormatUnknownTemplate(t *testing.T) {
 	for tmpl, want := range map[string]string{
-		"":                        "has no chat template",
 		"{% for m in messages %}": `"{% for m in messages %}"`,
 	} {
 		format, err := Format(templateFile(t, tmpl))

@@ -9,7 +9,6 @@ import (
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/grammar"
-	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
@@ -34,6 +33,8 @@ func TestFamilyFormatsParse(t *testing.T) {
 		{"llama32-tiny-F32", "Sunny, 20 degrees.", "", "Sunny, 20 degrees.", false},
 		{"gemma3-tiny-F32", `{"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}`, "", "", true},
 		{"gemma3-tiny-F32", `{"response": "It is sunny."}`, "", "It is sunny.", false},
+		{"granite-tiny-F32", hermes, "", "", true}, // no template: Granite 4.1's format
+		{"granite-tiny-F32", "It is sunny.", "", "It is sunny.", false},
 	} {
 		t.Run(c.model, func(t *testing.T) {
 			m := scriptedFamily(t, c.model, c.answer)
@@ -118,7 +119,7 @@ func TestFamilyForcedToolCall(t *testing.T) {
 // the turn.
 func scriptedFamily(t *testing.T, model, answer string) *engine.Model {
 	t.Helper()
-	f, err := gguf.Open(sharedtest.Path(t, "golden-families/models/"+model+".gguf"))
+	f, err := gguf.Open(tinyModel(t, model))
 	if err != nil {
 		t.Fatal(err)
 	}
