@@ -1,6 +1,6 @@
 // Package smolgo is the root of a pure-Go inference library for the small
-// language models people run, stored as GGUF files: SmolLM3, Qwen3,
-// Qwen2.5, Llama 3.2 and Gemma 3.
+// language models people run, stored as GGUF files: SmolLM3, SmolLM2,
+// Qwen3, Qwen2.5, Llama 3.2 and Gemma 3.
 //
 // A Go program imports it to run a quantized model (SmolLM3-3B in Q4_K_M is
 // 1.9 GB) on a laptop CPU, stream its text, and separate its reasoning

@@ -6,8 +6,19 @@ import (
 	"fmt"
 
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/chatfmt"
 	"github.com/smolgo/smolgo/tokenizer"
 )
+
+// GenericJSON is llama.cpp's generic tool format, which it used for
+// templates that show no tools (Gemma 3's, SmolLM2's): the tools are
+// described in the system text, and the answer is one JSON object,
+// {"tool_call": {"name": …, "arguments": …}} or {"response": "…"}. Its
+// grammar forces a call (one per answer).
+var GenericJSON ToolSyntax = SchemaSyntax{
+	Parser: func(*tokenizer.Tokenizer) ToolParser { return chatfmt.NewGenericParser() },
+	Schema: func(tools []json.RawMessage) (json.RawMessage, error) { return chatfmt.GenericSchema(tools, true) },
+}
 
 // SchemaSyntax is a ToolSyntax whose calls are a JSON value a schema
 // describes: Llama 3's bare call object, or llama.cpp's generic format.

@@ -29,7 +29,6 @@
 package gemma3
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -39,7 +38,6 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/rope"
-	"github.com/smolgo/smolgo/tokenizer"
 )
 
 // Arch is the architecture name of Gemma 3 files.
@@ -129,8 +127,5 @@ var FormatSpec = family.FormatSpec{
 		return chat.RenderSpans(msgs, chat.Options{Tools: opts.Tools, AddGenerationPrompt: true})
 	},
 	EndOfTurn: []string{"<end_of_turn>"},
-	Tools: family.SchemaSyntax{
-		Parser: func(*tokenizer.Tokenizer) family.ToolParser { return chat.NewToolParser() },
-		Schema: func(tools []json.RawMessage) (json.RawMessage, error) { return chat.ResponseSchema(tools, true) },
-	},
+	Tools:     family.GenericJSON,
 }

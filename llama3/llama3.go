@@ -9,10 +9,22 @@
 // linear scaling where the rope.scaling keys ask for it, and q/k/v biases
 // where the file has them.
 //
-// The format follows from the file: a Llama-3 header template
-// (<|start_header_id|>) gets Llama 3's format; a file whose template this
-// package does not know gets a format that fails with a clear error when
-// asked for a prompt (Forward still runs).
+// SmolLM2 (HuggingFaceTB/SmolLM2-135M, -360M and -1.7B, and their
+// Instruct versions) is such a model: the plain llama block with tied
+// embeddings, a GPT-2 style vocabulary of 49,152 tokens (pre-tokenizer
+// "smollm") and a ChatML chat template.
+//
+// The format follows from the file's tokenizer.chat_template:
+//
+//   - a Llama-3 header template (<|start_header_id|>), or none, gets Llama
+//     3's format (package chat);
+//   - SmolLM2-Instruct's template, or a fine-tune's copy of it with another
+//     default system text, gets SmolLM2's ChatML format (package chatml):
+//     <|im_end|> ends a turn, and tools use llama.cpp's generic JSON format
+//     (family.GenericJSON), since the template has none;
+//   - a file whose template this package does not know gets a format that
+//     fails with a clear error when asked for a prompt (Forward still
+//     runs).
 package llama3
 
 import (
@@ -24,6 +36,7 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/llama3/chat"
+	"github.com/smolgo/smolgo/llama3/chatml"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
@@ -51,19 +64,37 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 }
 
 // Format returns the format the file's chat template asks for: Llama 3's
-// for a Llama-3 header template (or a file without a template), else one
-// whose prompts fail with an error naming the template's start.
+// for a Llama-3 header template (or a file without a template), SmolLM2's
+// ChatML for SmolLM2's template (ChatMLSpec), else one whose prompts fail
+// with an error naming the template's start.
 func Format(f *gguf.File) (engine.Format, error) {
 	tmpl, _ := f.String("tokenizer.chat_template")
 	if tmpl == "" || strings.Contains(tmpl, "<|start_header_id|>") {
 		return family.NewFormat(f, FormatSpec), nil
 	}
+	if system, ok := chatml.Recognize(tmpl); ok {
+		return family.NewFormat(f, ChatMLSpec(system)), nil
+	}
 	head := tmpl[:min(len(tmpl), 60)]
 	return family.NewFormat(f, family.FormatSpec{
 		Render: func(*gguf.File, []engine.Message, engine.PromptOptions) (string, [][2]int, error) {
-			return "", nil, fmt.Errorf("llama3: the file's chat template (%q...) is not one this package renders (Llama 3's)", head)
+			return "", nil, fmt.Errorf("llama3: the file's chat template (%q...) is not one this package renders (Llama 3's, SmolLM2's)", head)
 		},
 	}), nil
+}
+
+// ChatMLSpec is SmolLM2's chat format, with the default system text of the
+// file's template (chatml.Recognize; "" for SmolLM2's): the template of
+// package chatml, <|im_end|> ending a turn, and tools in llama.cpp's
+// generic JSON format.
+func ChatMLSpec(defaultSystem string) family.FormatSpec {
+	return family.FormatSpec{
+		Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
+			return chatml.RenderSpans(msgs, chatml.Options{DefaultSystem: defaultSystem, Tools: opts.Tools, AddGenerationPrompt: true})
+		},
+		EndOfTurn: []string{chatml.ImEnd},
+		Tools:     family.GenericJSON,
+	}
 }
 
 // FormatSpec is Llama 3's chat format: the template of package chat (tools

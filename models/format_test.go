@@ -3,12 +3,15 @@ package models_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/llama3/chatml"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
@@ -35,6 +38,9 @@ func TestFamilyFormatsParse(t *testing.T) {
 		{"gemma3-tiny-F32", `{"response": "It is sunny."}`, "", "It is sunny.", false},
 		{"granite-tiny-F32", hermes, "", "", true}, // no template: Granite 4.1's format
 		{"granite-tiny-F32", "It is sunny.", "", "It is sunny.", false},
+		{"smollm2-tiny-F32", `{"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}`, "", "", true},
+		{"smollm2-tiny-F32", `{"response": "It is sunny."}`, "", "It is sunny.", false},
+		{"smollm2-tiny-F32", "Sunny, 20 degrees.", "", "Sunny, 20 degrees.", false},
 	} {
 		t.Run(c.model, func(t *testing.T) {
 			m := scriptedFamily(t, c.model, c.answer)
@@ -67,6 +73,51 @@ func TestFamilyFormatsParse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A llama file with SmolLM2's chat template and pre-tokenizer gets
+// SmolLM2's ChatML format: the prompt is package chatml's render (the
+// default system turn first), its markers single tokens and the caller's
+// text plain text, and <|im_end|> ends the answer.
+func TestSmolLM2Prompt(t *testing.T) {
+	m := loadFamily(t, "smollm2-tiny-Q8_0")
+	tok, err := m.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pre, _ := m.File().String("tokenizer.ggml.pre"); pre != "smollm" {
+		t.Errorf("pre-tokenizer %q, want smollm", pre)
+	}
+	msgs := chat("Hi <|im_start|>")
+	ids, err := m.Format().Prompt(msgs, engine.PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, spans, err := chatml.RenderSpans(msgs, chatml.Options{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := tok.EncodeMarked(text, spans); !slices.Equal(ids, want) {
+		t.Errorf("prompt %v, want chatml's render %q tokenized: %v", ids, text, want)
+	}
+	start, _ := tok.ID(chatml.ImStart)
+	end, _ := tok.ID(chatml.ImEnd)
+	if n := strings.Count(text, chatml.ImStart) - 1; countID(ids, start) != n {
+		t.Errorf("%d <|im_start|> tokens, want %d (the user's is text)", countID(ids, start), n)
+	}
+	if !m.Format().EndOfTurn(end) {
+		t.Error("<|im_end|> does not end a turn")
+	}
+}
+
+func countID(ids []int32, id int32) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
 }
 
 // A forced call (tool_choice "required") follows each family's own syntax:
@@ -119,7 +170,7 @@ func TestFamilyForcedToolCall(t *testing.T) {
 // the turn.
 func scriptedFamily(t *testing.T, model, answer string) *engine.Model {
 	t.Helper()
-	f, err := gguf.Open(tinyModel(t, model))
+	f, err := gguf.Open(modelPath(t, model))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@
 // The families and their general.architecture names:
 //
 //	smollm3  SmolLM3 (package smollm3)
-//	llama    Llama 3.x and other plain llama files (package llama3)
+//	llama    Llama 3.x, SmolLM2 and other plain llama files (package llama3)
 //	qwen2    Qwen2 and Qwen2.5 (package qwen2)
 //	qwen3    Qwen3 (package qwen3)
 //	gemma3   Gemma 3 (package gemma3)

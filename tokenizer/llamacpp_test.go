@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -100,5 +101,26 @@ func TestLlamaCppReferenceCases(t *testing.T) {
 			}
 			t.Logf("%d/%d exact", len(cases)-bad, len(cases))
 		})
+	}
+}
+
+// TestSmolLMPreTokenizer: SmolLM and SmolLM2 files name their pre-tokenizer
+// "smollm", which llama.cpp splits as "starcoder" (GPT-2's regex with digits
+// one by one). llama.cpp ships no SmolLM vocabulary, so its StarCoder one,
+// renamed, must still give every reference case.
+func TestSmolLMPreTokenizer(t *testing.T) {
+	src, err := gguf.Open(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-starcoder.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	tok, err := FromGGUF(withKV(t, src.KV, gguf.KV{Key: "tokenizer.ggml.pre", Value: "smollm"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range readInpOut(t, "starcoder") {
+		if got := tok.Encode(c.text, false); !slices.Equal(got, c.ids) {
+			t.Errorf("Encode(%q)\n got %v\nwant %v", c.text, got, c.ids)
+		}
 	}
 }

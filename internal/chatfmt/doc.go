@@ -1,12 +1,14 @@
 // Package chatfmt holds what the chat subpackages of the model families
-// (qwen3/chat, qwen2/chat, llama3/chat, gemma3/chat, granite/chat) share:
+// (qwen3/chat, qwen2/chat, llama3/chat, llama3/chatml, gemma3/chat,
+// granite/chat) share:
 // a text builder that records the byte ranges that came from the caller,
 // Python's notion of white space (Jinja's trim filter is str.strip), JSON
 // printed the way the reference implementations print it (Python's
 // json.dumps, which is what Hugging Face's tojson filter calls, and
 // nlohmann::json's dump, which is what llama.cpp's template polyfills
-// call), and a streaming parser for answers that call tools by writing a
-// bare JSON object (or list).
+// call), a streaming parser for answers that call tools by writing a bare
+// JSON object (or list), and llama.cpp's generic tool format for templates that show
+// no tools (GenericTurns, GenericParser, GenericSchema).
 //
 // It is internal: the packages above are its API.
 package chatfmt

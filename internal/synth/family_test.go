@@ -91,6 +91,9 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 	if s.Arch == synth.ArchGranite {
 		return nil, errNoArch
 	}
+	if m.Pre != "" || m.ChatTemplate != "" {
+		return nil, fmt.Errorf("%s: llamaref writes pre-tokenizer smaug-bpe, and a chat template only from a file (--chat-template)", m.Name)
+	}
 	f32 := func(x float32) string { return strconv.FormatFloat(float64(x), 'g', -1, 32) }
 	itoa := strconv.Itoa
 	hd := s.HeadDim
@@ -431,6 +434,11 @@ func TestRealShapeParameters(t *testing.T) {
 		"gemma3-270m":  268_098_176,
 		"gemma3-1b":    999_885_952,
 		"bge-small":    33_360_000 - (384*384 + 384),
+		// SmolLM2's config.json shapes, counted: 134.5 M, 361.8 M and
+		// 1.71 B, the sizes Hugging Face lists.
+		"smollm2-135m": 134_515_008,
+		"smollm2-360m": 361_821_120,
+		"smollm2-1.7b": 1_711_376_384,
 	} {
 		m, err := synth.Preset(name)
 		if err != nil {
@@ -453,6 +461,49 @@ func TestRealShapeParameters(t *testing.T) {
 		}
 		if n != want {
 			t.Errorf("%s: %d parameters, want %d (%+d)", name, n, want, int64(n)-int64(want))
+		}
+	}
+}
+
+// TestSmolLM2Presets checks what makes the SmolLM2 presets SmolLM2's files
+// besides their shape: the "smollm" pre-tokenizer, and SmolLM2-Instruct's
+// chat template, the same text as package chatml's reference copy, after
+// the tokenizer keys (where llama.cpp's converter and llamaref
+// --chat-template put it). The other presets keep llamaref's smaug-bpe and
+// no template.
+func TestSmolLM2Presets(t *testing.T) {
+	want, err := os.ReadFile("../../llama3/chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range synth.PresetNames() {
+		m, _ := synth.Preset(name)
+		kv, err := m.Metadata(synth.MixQ8_0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[string]any{}
+		lastTokenizer, template := -1, -1
+		for i, x := range kv {
+			keys[x.Key] = x.Value
+			switch {
+			case x.Key == "tokenizer.chat_template":
+				template = i
+			case strings.HasPrefix(x.Key, "tokenizer."):
+				lastTokenizer = i
+			}
+		}
+		if !strings.HasPrefix(name, "smollm2-") {
+			if keys["tokenizer.ggml.pre"] != "smaug-bpe" || template >= 0 {
+				t.Errorf("%s: pre %v, template at %d; want smaug-bpe and none", name, keys["tokenizer.ggml.pre"], template)
+			}
+			continue
+		}
+		if keys["tokenizer.ggml.pre"] != "smollm" || keys["general.architecture"] != synth.ArchLlama {
+			t.Errorf("%s: pre %v, arch %v; want smollm, llama", name, keys["tokenizer.ggml.pre"], keys["general.architecture"])
+		}
+		if keys["tokenizer.chat_template"] != string(want) || template != lastTokenizer+1 {
+			t.Errorf("%s: chat template at %d (tokenizer keys end at %d) differs from chatml's copy:\n%v", name, template, lastTokenizer, keys["tokenizer.chat_template"])
 		}
 	}
 }

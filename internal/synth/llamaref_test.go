@@ -80,13 +80,26 @@ func TestLlamarefSynthAgrees(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, _ := synth.Preset(name)
 			m = small(m)
-			args, err := llamarefArgs(m)
+			// llamaref has no pre-tokenizer flag (SmolLM2's "smollm" is
+			// no part of the weights) and reads a chat template from a
+			// file.
+			m.Pre = ""
+			bare, extra := m, []string(nil)
+			if m.ChatTemplate != "" {
+				path := filepath.Join(dir, name+".jinja")
+				if err := os.WriteFile(path, []byte(m.ChatTemplate), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				bare.ChatTemplate, extra = "", []string{"--chat-template", path}
+			}
+			args, err := llamarefArgs(bare)
 			if errors.Is(err, errNoArch) {
 				t.Skipf("%s: %v", m.Shape.Arch, err)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
+			args = append(args, extra...)
 			theirs := filepath.Join(dir, name+"-llamaref.gguf")
 			runLlamaref(t, bin, append([]string{"synth", "--out", theirs}, args...)...)
 			want, err := os.ReadFile(theirs)

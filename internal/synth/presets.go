@@ -45,6 +45,21 @@ func gemma3Shape(layers, embd, ffn int) Shape {
 		SlidingWindow: 512, SlidingWindowPattern: 6, RopeBaseSWA: 1e4}
 }
 
+// smollm2Template is SmolLM2-Instruct's chat template, as its GGUF files
+// carry it (llama3/chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja,
+// which says where it comes from; a test checks the two agree).
+const smollm2Template = "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+
+// smollm2 is a SmolLM2-Instruct model: the plain llama block with tied
+// embeddings, 8192 positions, RMSNorm epsilon 1e-5, the "smollm"
+// pre-tokenizer and the ChatML template; vocab 0 keeps the built-in 337
+// tokens (whose EOS is <|im_end|>, as in SmolLM2-Instruct's files).
+func smollm2(name string, seed uint64, layers, embd, ffn, heads, kvHeads, vocab int, ropeBase float32) Model {
+	return Model{Name: name, Seed: seed, RoundBF16: vocab != 0, Pre: "smollm", ChatTemplate: smollm2Template, Shape: Shape{
+		Arch: ArchLlama, Layers: layers, Embd: embd, FFN: ffn, Heads: heads, KVHeads: kvHeads, Context: 8192,
+		Vocab: vocab, RopeBase: ropeBase, RMSEps: 1e-5}}
+}
+
 // presets. The golden ones carry the name llamaref gave them: it names a
 // model after its output file (qwen3-tiny-F32.gguf), and llama.cpp's
 // quantizer keeps the name, so the golden Q8_0 and Q4_K_M files are also
@@ -91,6 +106,10 @@ var presets = map[string]preset{
 	"bert-tiny":      {"golden-families: encoder, mean pooling", Model{Name: "bert-tiny-F32", Seed: 15, Shape: tinyBERT("mean")}},
 	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
 
+	// Tiny models of a family's file format, for tests (no golden logits).
+	"smollm2-tiny": {"SmolLM2-Instruct's file format on the tiny shape: llama, pre-tokenizer smollm, ChatML template",
+		smollm2("smollm2-tiny", 18, 2, 256, 256, 8, 2, 0, 1e5)},
+
 	// Real shapes, for benchmarks.
 	"qwen3-0.6b": {"Qwen/Qwen3-0.6B (596 M parameters)", Model{Name: "qwen3-0.6b-synth", Seed: 21, RoundBF16: true, Shape: Shape{
 		Arch: ArchQwen3, Layers: 28, Embd: 1024, FFN: 3072, Heads: 16, KVHeads: 8, HeadDim: 128, Context: 40960,
@@ -114,9 +133,15 @@ var presets = map[string]preset{
 		Shape: gemma3Shape(18, 640, 2048)}},
 	"gemma3-1b": {"google/gemma-3-1b-it (1.00 B parameters)", Model{Name: "gemma3-1b-synth", Seed: 28, RoundBF16: true,
 		Shape: gemma3Shape(26, 1152, 6912)}},
-	"granite-3.3-2b": {"ibm-granite/granite-3.3-2b-instruct (2.53 B parameters)", Model{Name: "granite-3.3-2b-synth", Seed: 30, RoundBF16: true, Shape: Shape{
+	"granite-3.3-2b": {"ibm-granite/granite-3.3-2b-instruct (2.53 B parameters)", Model{Name: "granite-3.3-2b-synth", Seed: 33, RoundBF16: true, Shape: Shape{
 		Arch: ArchGranite, Layers: 40, Embd: 2048, FFN: 8192, Heads: 32, KVHeads: 8, Context: 131072,
 		Vocab: 49159, RopeBase: 1e7, RMSEps: 1e-5, Granite: GraniteScales{Embedding: 12, Attention: 0.015625, Residual: 0.22, Logit: 8}}}},
+	"smollm2-135m": {"HuggingFaceTB/SmolLM2-135M-Instruct (135 M parameters, 21 % of them the embedding)",
+		smollm2("smollm2-135m-synth", 30, 30, 576, 1536, 9, 3, 49152, 1e5)},
+	"smollm2-360m": {"HuggingFaceTB/SmolLM2-360M-Instruct (362 M parameters)",
+		smollm2("smollm2-360m-synth", 31, 32, 960, 2560, 15, 5, 49152, 1e5)},
+	"smollm2-1.7b": {"HuggingFaceTB/SmolLM2-1.7B-Instruct (1.71 B parameters, no grouped-query attention)",
+		smollm2("smollm2-1.7b-synth", 32, 24, 2048, 8192, 32, 32, 49152, 1.3e5)},
 	"bge-small": {"BAAI/bge-small-en-v1.5 (33 M parameters), CLS pooling", Model{Name: "bge-small-synth", Seed: 29, Shape: Shape{
 		Arch: ArchBERT, Layers: 12, Embd: 384, FFN: 1536, Heads: 12, KVHeads: 12, Context: 512,
 		Vocab: 30522, RMSEps: 1e-12, Pooling: "cls"}}},

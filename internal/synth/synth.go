@@ -24,7 +24,9 @@
 // A model is described by a [Model] (name, [Shape], seed), usually one of
 // the presets ([Preset], [PresetNames]): tiny ones for tests and the real
 // shapes of small published models (Qwen3-0.6B, Llama-3.2-1B, gemma-3-1b,
-// bge-small-en-v1.5, ...) for benchmarks. [Write] streams it to a file with
+// SmolLM2-135M, bge-small-en-v1.5, ...) for benchmarks. SmolLM2 is a plain
+// llama file; its presets also carry its pre-tokenizer name and chat
+// template ([Model.Pre], [Model.ChatTemplate]). [Write] streams it to a file with
 // gguf.Write, generating and quantizing one tensor (in chunks of rows) at a
 // time, so a 3B shape needs little memory.
 package synth
@@ -264,6 +266,15 @@ type Model struct {
 	// keys of another model (see TokenizerFrom). The vocabulary size is
 	// then its number of tokens, and Shape.Vocab must be 0 or equal to it.
 	Tokenizer []gguf.KV
+
+	// Pre is the built-in vocabulary's tokenizer.ggml.pre, the
+	// pre-tokenizer llama.cpp splits text with: "" means "smaug-bpe", what
+	// llama.cpp's converter writes for SmolLM3; SmolLM2's files say
+	// "smollm" (GPT-2's split with digits one by one).
+	Pre string
+	// ChatTemplate, if set, is written as tokenizer.chat_template, after
+	// the other tokenizer keys (replacing Tokenizer's own, if it has one).
+	ChatTemplate string
 }
 
 // TokenizerFrom returns the tokenizer.* metadata of f (for example
@@ -417,8 +428,12 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	var kv []gguf.KV
 	if m.Tokenizer != nil {
 		kv = append(kv, m.Tokenizer...)
-	} else if kv, err = builtinTokenizerKV(s.Vocab); err != nil {
+	} else if kv, err = builtinTokenizerKV(s.Vocab, m.Pre); err != nil {
 		return nil, err
+	}
+	if m.ChatTemplate != "" {
+		kv = slices.DeleteFunc(kv, func(x gguf.KV) bool { return x.Key == "tokenizer.chat_template" })
+		kv = append(kv, gguf.KV{Key: "tokenizer.chat_template", Value: m.ChatTemplate})
 	}
 	a := s.Arch + "."
 	kv = append(kv,
@@ -505,17 +520,19 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 }
 
 // builtinTokenizerKV is the metadata of BuiltinVocab(n), with the keys
-// llama.cpp's converter writes.
-func builtinTokenizerKV(n int) ([]gguf.KV, error) {
+// llama.cpp's converter writes, and pre as tokenizer.ggml.pre ("" for
+// "smaug-bpe").
+func builtinTokenizerKV(n int, pre string) ([]gguf.KV, error) {
 	v, err := BuiltinVocab(n)
 	if err != nil {
 		return nil, err
 	}
 	return []gguf.KV{
 		{Key: "tokenizer.ggml.model", Value: "gpt2"},
-		// What llama.cpp's converter writes for SmolLM3: Llama 3's
-		// pre-tokenizer regex without llama-bpe's ignore_merges shortcut.
-		{Key: "tokenizer.ggml.pre", Value: "smaug-bpe"},
+		// By default what llama.cpp's converter writes for SmolLM3: Llama
+		// 3's pre-tokenizer regex without llama-bpe's ignore_merges
+		// shortcut.
+		{Key: "tokenizer.ggml.pre", Value: cmp.Or(pre, "smaug-bpe")},
 		{Key: "tokenizer.ggml.tokens", Value: v.Tokens},
 		{Key: "tokenizer.ggml.token_type", Value: v.Types},
 		{Key: "tokenizer.ggml.merges", Value: v.Merges},

@@ -9,13 +9,15 @@
 // and seeds (tinyq, llama-tiny, tinyyarn from ../shared/golden; qwen3-tiny,
 // qwen2-tiny, llama32-tiny, gemma3-tiny, bert-tiny, bert-rank-tiny from
 // ../shared/golden-families, which their F32, Q8_0 and Q4_K_M files
-// reproduce byte for byte), and the real shapes of small published models
-// for benchmarks: 3b (SmolLM3-3B), qwen3-0.6b, qwen3-1.7b, qwen2.5-0.5b,
-// qwen2.5-1.5b, llama3.2-1b, llama3.2-3b, gemma3-270m, gemma3-1b and
-// bge-small, each with its real vocabulary size (the built-in vocabulary
-// padded with reserved tokens; -vocab copies a real tokenizer instead, such
-// as ../shared/tokenizer/smollm3-vocab.gguf or llama.cpp's
-// models/ggml-vocab-{qwen2,llama-bpe,bert-bge}.gguf). Types: F32, F16, BF16,
+// reproduce byte for byte), smollm2-tiny (SmolLM2-Instruct's file format:
+// pre-tokenizer smollm and its ChatML template, on the tiny shape), and the
+// real shapes of small published models for benchmarks: 3b (SmolLM3-3B),
+// qwen3-0.6b, qwen3-1.7b, qwen2.5-0.5b, qwen2.5-1.5b, llama3.2-1b,
+// llama3.2-3b, gemma3-270m, gemma3-1b, smollm2-135m, smollm2-360m,
+// smollm2-1.7b and bge-small, each with its real vocabulary size (the
+// built-in vocabulary padded with reserved tokens; -vocab copies a real
+// tokenizer instead, such as ../shared/tokenizer/smollm3-vocab.gguf or
+// llama.cpp's models/ggml-vocab-{qwen2,llama-bpe,starcoder,bert-bge}.gguf). Types: F32, F16, BF16,
 // Q8_0, Q4_0, Q6_K and Q4_K_M (llama.cpp's mixes). The file is written to
 // OUT.tmp and renamed when complete; Ctrl-C stops cleanly and removes it.
 package main
