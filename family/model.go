@@ -1,6 +1,7 @@
 package family
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -110,6 +111,9 @@ func build(fam Family, f *gguf.File, cfg engine.Config) (*parts, error) {
 	if arch.Name == "" {
 		arch.Name = fam.Arch
 	}
+	// The caches' length picks a LongRoPE model's rotation, as llama.cpp's
+	// context length does (0: the training context).
+	arch = arch.ForContext(cmp.Or(cfg.Context, lcfg.Context))
 	w, err := llama.LoadWeights(f, lcfg, arch)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,12 @@ type Arch struct {
 	// LogitSoftcap, when positive, maps each logit z to c·tanh(z/c)
 	// (final_logit_softcapping), after LogitScale.
 	LogitSoftcap float32
+	// LongContext, when positive, is the context length above which the
+	// layers' LongRope replaces their Rope (LongRoPE, as in Phi-3 and
+	// Phi-4-mini: rope.scaling.original_context_length). ForContext
+	// resolves the choice for a model's cache length before a backend
+	// sees the description.
+	LongContext int
 	// RankSoftmax ends a reranker's classification head (cls.output, see
 	// Weights.ClsOut) in a softmax over its labels, as llama.cpp does for
 	// Qwen3-Reranker (scores are then probabilities: "yes", "no").
@@ -72,6 +78,11 @@ type Layer struct {
 	// one pointer: the runner computes the angles once per distinct
 	// pointer.
 	Rope *rope.Config
+	// LongRope is the rotation that replaces Rope when the model's caches
+	// hold more than Arch.LongContext positions (LongRoPE's long frequency
+	// factors, Rope holding the short ones), as llama.cpp chooses by the
+	// context length. nil: Rope at every length.
+	LongRope *rope.Config
 	// QKNorm applies an RMSNorm to every query and key head before RoPE
 	// (tensors attn_q_norm and attn_k_norm, HeadDim weights each).
 	QKNorm bool
@@ -160,20 +171,43 @@ func (a *Arch) Validate(cfg Config) error {
 		if l.Window < 0 {
 			return fmt.Errorf("llama: %s: layer %d has a negative attention window %d", a.Name, i, l.Window)
 		}
-		if l.Rope == nil {
-			continue
+		if l.LongRope != nil && (l.Rope == nil || a.LongContext <= 0) {
+			return fmt.Errorf("llama: %s: layer %d has a long-context rotation without a rotation and a context length to switch at", a.Name, i)
 		}
-		if err := l.Rope.Validate(); err != nil {
-			return fmt.Errorf("llama: %s: layer %d: %w", a.Name, i, err)
-		}
-		if l.Rope.Dims > cfg.HeadDim {
-			return fmt.Errorf("llama: %s: layer %d rotates %d dimensions of a head of %d", a.Name, i, l.Rope.Dims, cfg.HeadDim)
-		}
-		if n := len(l.Rope.Factors); n != 0 && n != l.Rope.Dims/2 {
-			return fmt.Errorf("llama: %s: layer %d has %d RoPE frequency factors for %d rotated pairs", a.Name, i, n, l.Rope.Dims/2)
+		for _, r := range []*rope.Config{l.Rope, l.LongRope} {
+			if r == nil {
+				continue
+			}
+			if err := r.Validate(); err != nil {
+				return fmt.Errorf("llama: %s: layer %d: %w", a.Name, i, err)
+			}
+			if r.Dims > cfg.HeadDim {
+				return fmt.Errorf("llama: %s: layer %d rotates %d dimensions of a head of %d", a.Name, i, r.Dims, cfg.HeadDim)
+			}
+			if n := len(r.Factors); n != 0 && n != r.Dims/2 {
+				return fmt.Errorf("llama: %s: layer %d has %d RoPE frequency factors for %d rotated pairs", a.Name, i, n, r.Dims/2)
+			}
 		}
 	}
 	return nil
+}
+
+// ForContext returns the description for caches of n positions: where
+// LongContext is set and n exceeds it, each layer's LongRope replaces its
+// Rope. The result has no LongRope left, so a backend reads one rotation
+// per layer.
+func (a Arch) ForContext(n int) Arch {
+	layers := make([]Layer, len(a.Layers))
+	copy(layers, a.Layers)
+	for i := range layers {
+		if a.LongContext > 0 && n > a.LongContext && layers[i].LongRope != nil {
+			layers[i].Rope = layers[i].LongRope
+		}
+		layers[i].LongRope = nil
+	}
+	a.Layers = layers
+	a.LongContext = 0
+	return a
 }
 
 // Windowed reports whether some layer uses sliding-window attention.

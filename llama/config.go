@@ -10,9 +10,11 @@ import (
 	"github.com/smolgo/smolgo/rope"
 )
 
-// tensorsPerLayer is how many tensors New reads for each block: two norms,
-// four attention projections and three feed-forward matrices.
-const tensorsPerLayer = 9
+// tensorsPerLayer is the fewest tensors a block can be stored in: two
+// norms, the attention projections fused into attn_qkv plus attn_output,
+// and the feed-forward's gate and up fused into ffn_up plus ffn_down (Phi-3;
+// most files have 9).
+const tensorsPerLayer = 6
 
 // Config holds a model's hyper-parameters, read from the `<arch>.*` keys of
 // a GGUF file by ConfigFromGGUF.
@@ -90,8 +92,14 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if err == nil {
 		// Fewer blocks than the file holds would load and run a truncated
 		// model silently: refuse it.
-		if last := lastBlock(f); last >= c.Layers {
+		// More blocks than it holds fail here too, naming the key, rather
+		// than later at the first missing tensor.
+		switch last := lastBlock(f); {
+		case last >= c.Layers:
 			err = fmt.Errorf("%s = %d, but the file has the tensors of block %d (blk.%d.*): the header does not describe the weights",
+				k("block_count"), c.Layers, last, last)
+		case last < c.Layers-1:
+			err = fmt.Errorf("%s = %d, but the file's last block is %d (blk.%d.*): the header does not describe the weights",
 				k("block_count"), c.Layers, last, last)
 		}
 	}

@@ -72,17 +72,30 @@ func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
 	for i := 0; i < len(w.Layers) && ld.err == nil; i++ {
 		n := func(s string) string { return fmt.Sprintf("blk.%d.%s", i, s) }
 		l := arch.Layers[i]
-		lw := LayerWeights{
-			AttnNorm: ld.vector(n("attn_norm.weight"), cfg.Embd),
-			Q:        ld.matrix(n("attn_q.weight"), cfg.Embd, cfg.QDim()),
-			K:        ld.matrix(n("attn_k.weight"), cfg.Embd, cfg.KVDim()),
-			V:        ld.matrix(n("attn_v.weight"), cfg.Embd, cfg.KVDim()),
-			O:        ld.matrix(n("attn_output.weight"), cfg.QDim(), cfg.Embd),
-			FFNNorm:  ld.vector(n("ffn_norm.weight"), cfg.Embd),
-			Gate:     ld.matrix(n("ffn_gate.weight"), cfg.Embd, cfg.FFN),
-			Up:       ld.matrix(n("ffn_up.weight"), cfg.Embd, cfg.FFN),
-			Down:     ld.matrix(n("ffn_down.weight"), cfg.FFN, cfg.Embd),
+		// q, k and v, and gate and up, are separate tensors or one fused
+		// tensor each (attn_qkv: the q rows, then k, then v; Phi-3's
+		// ffn_up: the gate rows, then up), which the block reads as row
+		// ranges of the one tensor, without a copy.
+		lw := LayerWeights{AttnNorm: ld.vector(n("attn_norm.weight"), cfg.Embd)}
+		if _, fused := f.Tensor(n("attn_qkv.weight")); fused {
+			ld.unused(arch.Name+" (attn_qkv.weight fuses them)", n("attn_q.weight"), n("attn_k.weight"), n("attn_v.weight"))
+			if qkv := ld.split(n("attn_qkv.weight"), cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.KVDim()); qkv != nil {
+				lw.Q, lw.K, lw.V = qkv[0], qkv[1], qkv[2]
+			}
+		} else {
+			lw.Q = ld.matrix(n("attn_q.weight"), cfg.Embd, cfg.QDim())
+			lw.K = ld.matrix(n("attn_k.weight"), cfg.Embd, cfg.KVDim())
+			lw.V = ld.matrix(n("attn_v.weight"), cfg.Embd, cfg.KVDim())
 		}
+		lw.O = ld.matrix(n("attn_output.weight"), cfg.QDim(), cfg.Embd)
+		lw.FFNNorm = ld.vector(n("ffn_norm.weight"), cfg.Embd)
+		if _, gated := f.Tensor(n("ffn_gate.weight")); gated || !fusedUp(f, n("ffn_up.weight"), cfg) {
+			lw.Gate = ld.matrix(n("ffn_gate.weight"), cfg.Embd, cfg.FFN)
+			lw.Up = ld.matrix(n("ffn_up.weight"), cfg.Embd, cfg.FFN)
+		} else if up := ld.split(n("ffn_up.weight"), cfg.Embd, cfg.FFN, cfg.FFN); up != nil {
+			lw.Gate, lw.Up = up[0], up[1]
+		}
+		lw.Down = ld.matrix(n("ffn_down.weight"), cfg.FFN, cfg.Embd)
 		if l.QKVBias {
 			lw.QBias = ld.vector(n("attn_q.bias"), cfg.QDim())
 			lw.KBias = ld.vector(n("attn_k.bias"), cfg.KVDim())
@@ -134,14 +147,21 @@ func RopeFactors(f *gguf.File, cfg Config) ([]float32, error) {
 	if _, ok := f.Tensor("rope_freqs.weight"); !ok {
 		return nil, nil
 	}
+	return RopeFactorsNamed(f, cfg, "rope_freqs.weight")
+}
+
+// RopeFactorsNamed reads the per-frequency RoPE factors of tensor name (one
+// f32 per rotated pair of cfg.Rope, each above 0): rope_freqs.weight, or
+// LongRoPE's rope_factors_short.weight and rope_factors_long.weight.
+func RopeFactorsNamed(f *gguf.File, cfg Config, name string) ([]float32, error) {
 	ld := loader{f: f}
-	v := ld.vector("rope_freqs.weight", cfg.Rope.Dims/2)
+	v := ld.vector(name, cfg.Rope.Dims/2)
 	if ld.err != nil {
 		return nil, fmt.Errorf("llama: %w", ld.err)
 	}
 	for i, x := range v {
 		if !(x > 0) {
-			return nil, fmt.Errorf("llama: tensor rope_freqs.weight: factor %d is %v, want a number above 0", i, x)
+			return nil, fmt.Errorf("llama: tensor %s: factor %d is %v, want a number above 0", name, i, x)
 		}
 	}
 	return v, nil
@@ -211,6 +231,44 @@ func (l *loader) matrix(name string, cols, rows int) *tensor.Matrix {
 		l.err = err
 	}
 	return m
+}
+
+// fusedUp reports whether the tensor named up holds the gate's rows and
+// then up's (2·FFN rows), as Phi-3 stores them.
+func fusedUp(f *gguf.File, up string, cfg Config) bool {
+	t, ok := f.Tensor(up)
+	return ok && len(t.Dims) == 2 && t.Dims[1] == 2*uint64(cfg.FFN)
+}
+
+// split reads a 2-D tensor of cols columns whose rows are the given parts,
+// one after another, as one matrix per part: views of the tensor's rows, no
+// copy. The tensor must have exactly the parts' rows.
+func (l *loader) split(name string, cols int, parts ...int) []*tensor.Matrix {
+	rows := 0
+	for _, p := range parts {
+		rows += p
+	}
+	t := l.info(name, cols, rows)
+	if t == nil {
+		return nil
+	}
+	d := l.data(t)
+	if d == nil {
+		return nil
+	}
+	rowBytes := len(d) / rows
+	ms := make([]*tensor.Matrix, len(parts))
+	first := 0
+	for i, p := range parts {
+		m, err := tensor.NewMatrix(fmt.Sprintf("%s[rows %d:%d]", name, first, first+p), t.Type, p, cols, d[first*rowBytes:(first+p)*rowBytes])
+		if err != nil {
+			l.err = err
+			return nil
+		}
+		ms[i] = m
+		first += p
+	}
+	return ms
 }
 
 // vector reads a 1-D f32 tensor (a norm weight or a bias) into a new slice.
