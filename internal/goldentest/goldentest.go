@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/internal/synth"
 )
 
 // Row is one position's reference: the token fed, llama.cpp's argmax and
@@ -254,4 +257,27 @@ func CheckModel(t testing.TB, name string, m *family.Model, g File, tol Toleranc
 		t.Errorf("%s: max abs %.4g / RMS %.3g exceed the tolerance %g / %g (worst at %s)", name, all.MaxAbs, all.RMS(), tol.MaxAbs, tol.RMS, all.Worst)
 	}
 	return all
+}
+
+// WriteSynth writes synth's preset in type typ (F32, Q8_0, Q4_K_M, ...) to
+// path, and fails unless it is the file a reference was computed on (its
+// SHA-256 is wantSHA): the references of the families that llamaref synth
+// cannot write (testdata/synth_golden.py) are llama.cpp's logits on synth's
+// files, which the tests write again.
+func WriteSynth(t testing.TB, preset, typ, path, wantSHA string) {
+	t.Helper()
+	m, err := synth.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := synth.Write(context.Background(), &buf, m, synth.Options{Mix: synth.Mix(typ)}); err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(buf.Bytes()); hex.EncodeToString(sum[:]) != wantSHA {
+		t.Fatalf("synth's %s %s is not the file of the reference (SHA-256 %x, want %s): regenerate the reference with internal/goldentest/testdata/synth_golden.py", preset, typ, sum, wantSHA)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

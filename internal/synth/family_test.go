@@ -88,7 +88,7 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 	if m.Tokenizer != nil {
 		return nil, fmt.Errorf("%s: a copied tokenizer needs --vocab FILE", m.Name)
 	}
-	if s.Arch == synth.ArchGranite {
+	if s.Arch == synth.ArchGranite || s.Arch == synth.ArchPhi3 {
 		return nil, errNoArch
 	}
 	if m.Pre != "" || m.ChatTemplate != "" {
@@ -143,7 +143,7 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 }
 
 // errNoArch is llamarefArgs' answer for an architecture llamaref synth
-// does not write (granite): llama.cpp still loads and runs synth's file
+// does not write (granite, phi3): llama.cpp still loads and runs synth's file
 // (TestLlamarefLoads).
 var errNoArch = errors.New("llamaref synth does not write this architecture")
 
@@ -240,15 +240,28 @@ func llamaCppTensors(s synth.Shape, nVocab int) []loaderTensor {
 	if s.RopeFreqs != "" {
 		add("rope_freqs.weight", hd/2) // blk.0's, shared by every layer
 	}
+	if s.LongRope {
+		rd := uint64(s.RopeDims)
+		if rd == 0 {
+			rd = hd
+		}
+		add("rope_factors_long.weight", rd/2) // blk.0's, shared by every layer
+		add("rope_factors_short.weight", rd/2)
+	}
 	for i := range s.Layers {
 		add(blk(i, "attn_norm.weight"), e)
-		add(blk(i, "attn_q.weight"), e, nq)
-		add(blk(i, "attn_k.weight"), e, nkv)
-		add(blk(i, "attn_v.weight"), e, nkv)
+		if s.Arch == synth.ArchPhi3 { // llama.cpp's phi3 reads fused q, k, v and gate+up
+			add(blk(i, "attn_qkv.weight"), e, nq+2*nkv)
+			add(blk(i, "ffn_up.weight"), e, 2*f)
+		} else {
+			add(blk(i, "attn_q.weight"), e, nq)
+			add(blk(i, "attn_k.weight"), e, nkv)
+			add(blk(i, "attn_v.weight"), e, nkv)
+			add(blk(i, "ffn_gate.weight"), e, f)
+			add(blk(i, "ffn_up.weight"), e, f)
+		}
 		add(blk(i, "attn_output.weight"), nq, e)
 		add(blk(i, "ffn_norm.weight"), e)
-		add(blk(i, "ffn_gate.weight"), e, f)
-		add(blk(i, "ffn_up.weight"), e, f)
 		add(blk(i, "ffn_down.weight"), f, e)
 		switch s.Arch {
 		case synth.ArchQwen2:
@@ -305,6 +318,12 @@ func llamaCppKeys(s synth.Shape, nVocab int) map[string]any {
 	k[a+"attention.layer_norm_rms_epsilon"] = s.RMSEps
 	k[a+"rope.freq_base"] = s.RopeBase
 	k[a+"rope.dimension_count"] = uint32(hd)
+	if s.RopeDims != 0 {
+		k[a+"rope.dimension_count"] = uint32(s.RopeDims)
+	}
+	if s.LongRope {
+		k[a+"rope.scaling.original_context_length"] = uint32(s.RopeOrigContext)
+	}
 	if s.SlidingWindow > 0 {
 		k[a+"attention.sliding_window"] = uint32(s.SlidingWindow)
 		k[a+"attention.sliding_window_pattern"] = uint32(s.SlidingWindowPattern)

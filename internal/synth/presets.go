@@ -103,6 +103,13 @@ var presets = map[string]preset{
 			s.Granite = GraniteScales{Embedding: 12, Attention: 1.0 / 32, Residual: 0.22, Logit: 8}
 			return s
 		}()}},
+	"phi3-tiny": {"golden (ours, testdata of package phi3): fused qkv and gate+up, 24 of 32 dims rotated, LongRoPE above 1024", Model{Name: "phi-mini-tiny-F32", Seed: 19,
+		// Not "phi3" in the name: llama.cpp then looks up Phi-3's special tokens.
+		Shape: func() Shape {
+			s := tinyFamily(ArchPhi3, 1e4, 1e-5)
+			s.RopeDims, s.LongRope, s.RopeOrigContext, s.RopeAttnFactor = 24, true, 1024, 1.1902381
+			return s
+		}()}},
 	"bert-tiny":      {"golden-families: encoder, mean pooling", Model{Name: "bert-tiny-F32", Seed: 15, Shape: tinyBERT("mean")}},
 	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
 
@@ -142,6 +149,9 @@ var presets = map[string]preset{
 		smollm2("smollm2-360m-synth", 31, 32, 960, 2560, 15, 5, 49152, 1e5)},
 	"smollm2-1.7b": {"HuggingFaceTB/SmolLM2-1.7B-Instruct (1.71 B parameters, no grouped-query attention)",
 		smollm2("smollm2-1.7b-synth", 32, 24, 2048, 8192, 32, 32, 49152, 1.3e5)},
+	"phi-4-mini": {"microsoft/Phi-4-mini-instruct (3.84 B parameters), random LongRoPE factors", Model{Name: "phi-4-mini-synth", Seed: 34, RoundBF16: true, Shape: Shape{
+		Arch: ArchPhi3, Layers: 32, Embd: 3072, FFN: 8192, Heads: 24, KVHeads: 8, Context: 131072,
+		Vocab: 200064, RopeBase: 1e4, RMSEps: 1e-5, RopeDims: 96, LongRope: true, RopeOrigContext: 4096, RopeAttnFactor: 1.1902381}}},
 	"bge-small": {"BAAI/bge-small-en-v1.5 (33 M parameters), CLS pooling", Model{Name: "bge-small-synth", Seed: 29, Shape: Shape{
 		Arch: ArchBERT, Layers: 12, Embd: 384, FFN: 1536, Heads: 12, KVHeads: 12, Context: 512,
 		Vocab: 30522, RMSEps: 1e-12, Pooling: "cls"}}},

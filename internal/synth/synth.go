@@ -49,6 +49,7 @@ const (
 	ArchQwen3   = "qwen3"   // llama plus per-head Q/K RMSNorm, NEOX RoPE
 	ArchGemma3  = "gemma3"  // Q/K norms, post-norms, GELU FFN, sliding-window layers
 	ArchBERT    = "bert"    // encoder: learned positions, LayerNorm with bias, pooling
+	ArchPhi3    = "phi3"    // fused qkv and gate+up, NEOX over part of a head, LongRoPE
 	ArchGranite = "granite" // llama plus four multipliers (GraniteScales)
 )
 
@@ -100,6 +101,16 @@ type Shape struct {
 	// not written, except the logit scale, which llama.cpp requires (0
 	// writes 1).
 	Granite GraniteScales
+
+	// Phi-3's rotation (phi3): RopeDims of each head rotate (0: all), and
+	// LongRope writes LongRoPE's random short and long frequency factors
+	// (rope_factors_short.weight, rope_factors_long.weight), with
+	// rope.scaling.attn_factor RopeAttnFactor (0: not written) and
+	// rope.scaling.original_context_length RopeOrigContext, the context
+	// above which llama.cpp takes the long ones.
+	RopeDims       int
+	LongRope       bool
+	RopeAttnFactor float32
 
 	// Pooling (bert) is the pooling_type: "mean" (or ""), "cls", or
 	// "rank", a reranker, which adds the classifier head (cls.weight,
@@ -172,9 +183,9 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "rank": 4}
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
 	switch s.Arch {
-	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite:
+	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite or bert", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3 or bert", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -240,6 +251,12 @@ func (s Shape) Validate() error {
 	}
 	if s.SlidingWindow > 0 && (s.SlidingWindowPattern < 1 || s.RopeBaseSWA <= 0) {
 		return fmt.Errorf("synth: a sliding window needs a pattern ≥ 1 and a positive local rope base (have %d, %g)", s.SlidingWindowPattern, s.RopeBaseSWA)
+	}
+	if s.RopeDims < 0 || s.RopeDims%2 != 0 || s.RopeDims > s.headDim() {
+		return fmt.Errorf("synth: %d rotated dimensions: want an even number up to the head size %d", s.RopeDims, s.headDim())
+	}
+	if s.LongRope && (s.RopeOrigContext < 1 || s.RopeScaling != "") {
+		return fmt.Errorf("synth: LongRoPE needs the original context length (RopeOrigContext) and no other rope scaling")
 	}
 	if s.Arch == ArchBERT {
 		if _, ok := poolingTypes[s.Pooling]; !ok {
@@ -390,8 +407,10 @@ func (m Mix) TensorType(name string, layer, nLayers, rowLen int, oneDim, tied bo
 		}
 	case MixQ4_K_M:
 		t = gguf.TypeQ4_K
+		// llama.cpp counts a fused attn_qkv as an attn_v.
 		more := layer >= 0 && useMoreBits(layer, nLayers) &&
-			(strings.HasSuffix(name, ".attn_v.weight") || strings.HasSuffix(name, ".ffn_down.weight"))
+			(strings.HasSuffix(name, ".attn_v.weight") || strings.HasSuffix(name, ".attn_qkv.weight") ||
+				strings.HasSuffix(name, ".ffn_down.weight"))
 		if isOutput || more {
 			t = gguf.TypeQ6_K
 		}
@@ -474,7 +493,7 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		kv = append(kv,
 			f("rope.freq_base", s.RopeBase),
 			f("attention.layer_norm_rms_epsilon", s.RMSEps),
-			u("rope.dimension_count", hd))
+			u("rope.dimension_count", cmp.Or(s.RopeDims, hd)))
 	}
 	kv = append(kv, u("vocab_size", nVocab))
 	if hd*s.Heads != s.Embd {
@@ -488,6 +507,12 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	}
 	if s.Softcap > 0 {
 		kv = append(kv, f("final_logit_softcapping", s.Softcap))
+	}
+	if s.LongRope {
+		kv = append(kv, u("rope.scaling.original_context_length", s.RopeOrigContext))
+	}
+	if s.RopeAttnFactor != 0 {
+		kv = append(kv, f("rope.scaling.attn_factor", s.RopeAttnFactor))
 	}
 	if s.Arch == ArchGranite {
 		g := s.Granite

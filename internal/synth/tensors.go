@@ -78,6 +78,12 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 		r.values = llama3RopeFactors(s.Llama3Rope, float64(s.RopeBase), int(hd))
 		out = append(out, r)
 	}
+	if s.LongRope {
+		rd := uint64(cmp.Or(s.RopeDims, int(hd)))
+		out = append(out,
+			vec("rope_factors_long.weight", -1, rd/2, kindRopeFactor, 0),
+			vec("rope_factors_short.weight", -1, rd/2, kindRopeFactor, 0))
+	}
 	qk := qkNormScale(int(hd))
 	for i := range s.Layers {
 		b := "blk." + strconv.Itoa(i) + "."
@@ -85,12 +91,16 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 		if i == 0 {
 			down = ffnGainFirst
 		}
-		out = append(out,
-			norm(b+"attn_norm.weight", i),
-			w(b+"attn_q.weight", i, e, nq, gain(qGain, e)),
-			w(b+"attn_k.weight", i, e, nkv, gain(qGain, e)),
-			w(b+"attn_v.weight", i, e, nkv, gain(1, e)),
-		)
+		out = append(out, norm(b+"attn_norm.weight", i))
+		if s.Arch == ArchPhi3 {
+			// One tensor: the q rows, then k, then v.
+			out = append(out, w(b+"attn_qkv.weight", i, e, nq+2*nkv, gain(qGain, e)))
+		} else {
+			out = append(out,
+				w(b+"attn_q.weight", i, e, nq, gain(qGain, e)),
+				w(b+"attn_k.weight", i, e, nkv, gain(qGain, e)),
+				w(b+"attn_v.weight", i, e, nkv, gain(1, e)))
+		}
 		if s.Arch == ArchQwen2 {
 			out = append(out,
 				vec(b+"attn_q.bias", i, nq, kindGauss, biasStd),
@@ -112,12 +122,16 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 			// them. synth writes them as GGUF stores them.
 			out = append(out, norm(b+"post_attention_norm.weight", i))
 		}
-		out = append(out,
-			norm(b+"ffn_norm.weight", i),
-			w(b+"ffn_gate.weight", i, e, f, gain(1, e)),
-			w(b+"ffn_up.weight", i, e, f, gain(1, e)),
-			w(b+"ffn_down.weight", i, f, e, gain(down, f)),
-		)
+		out = append(out, norm(b+"ffn_norm.weight", i))
+		if s.Arch == ArchPhi3 {
+			// One tensor: the gate rows, then up.
+			out = append(out, w(b+"ffn_up.weight", i, e, 2*f, gain(1, e)))
+		} else {
+			out = append(out,
+				w(b+"ffn_gate.weight", i, e, f, gain(1, e)),
+				w(b+"ffn_up.weight", i, e, f, gain(1, e)))
+		}
+		out = append(out, w(b+"ffn_down.weight", i, f, e, gain(down, f)))
 		if s.Arch == ArchGemma3 {
 			out = append(out, norm(b+"post_ffw_norm.weight", i))
 		}

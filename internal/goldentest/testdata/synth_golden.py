@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Regenerates the golden logits of package granite: llama.cpp's logits on
-the synth preset granite-tiny (written by internal/synth, which the tests
-write again, byte for byte) in F32, Q8_0 and Q4_K_M.
+"""Writes the golden logits of a family that llamaref synth cannot write
+(granite, phi3): llama.cpp's logits on a synth preset (written by
+internal/synth, which the family's test writes again, byte for byte) in
+F32, Q8_0 and Q4_K_M, into the family's testdata. Run from the repository
+root:
 
-llamaref synth (../shared/golden-families' writer) has no granite, so the
-model comes from our synth; llama.cpp then loads and runs it, and its
-quantizer must give the same Q8_0 and Q4_K_M bytes as ours (checked here).
-With --selfcheck it also measures llama.cpp's own spread on these files
-(its AVX2 backend, and the prompt in batches of 7) against the stored
-logits. Run from the repository root:
+    python3 internal/goldentest/testdata/synth_golden.py --preset granite-tiny --out granite/testdata [--selfcheck]
+    python3 internal/goldentest/testdata/synth_golden.py --preset phi3-tiny --out phi3/testdata
+    python3 internal/goldentest/testdata/synth_golden.py --preset phi3-tiny --out phi3/testdata --ctx 4096 --types F32 --suffix=-ctx4096
 
-    python3 granite/testdata/golden.py [--selfcheck]
+llama.cpp loads and runs our synth's file, and its quantizer must give the
+same Q8_0 and Q4_K_M bytes as ours (checked here). --ctx sets llama.cpp's
+context length (default: the prompt's, rounded up to 256), which picks a
+LongRoPE model's factors. With --selfcheck it also measures llama.cpp's own
+spread on these files (its AVX2 backend, and the prompt in batches of 7)
+against the stored logits.
 
 It needs ../shared/tools/llamaref (build.sh prints the binary) or
 SMOLGO_LLAMAREF. Only the standard library is used.
@@ -28,9 +32,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PRESET = "granite-tiny"
-TYPES = ["F32", "Q8_0", "Q4_K_M"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 DECODE_STEPS = 8
 DIGITS = 7  # F32 tolerance is 0.09: seven significant digits are plenty
 
@@ -64,7 +66,9 @@ def prompts(n_vocab):
             "single": [r.randrange(n_vocab)]}
 
 
-def logits(bin_, path, toks, *extra):
+def logits(bin_, path, toks, ctx, *extra):
+    if ctx:
+        extra = ("--ctx", ctx) + extra
     return json.loads(run([bin_, "logits", "--model", path, "--tokens", ",".join(map(str, toks)),
                            "--decode", DECODE_STEPS, "--threads", "1", "--digits", DIGITS, *extra]))
 
@@ -80,11 +84,19 @@ def spread(a, b):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--preset", required=True, help="internal/synth preset (granite-tiny, phi3-tiny)")
+    ap.add_argument("--out", required=True, help="directory for PRESET-TYPE[SUFFIX].json.gz")
+    ap.add_argument("--types", default="F32,Q8_0,Q4_K_M")
+    ap.add_argument("--ctx", type=int, default=0, help="llama.cpp's context length (0: its default)")
+    ap.add_argument("--suffix", default="", help="added to the reference's name")
     ap.add_argument("--selfcheck", action="store_true", help="measure llama.cpp's own spread on the files")
     a = ap.parse_args()
+    PRESET, TYPES = a.preset, a.types.split(",")
     bin_ = llamaref()
-    work = tempfile.mkdtemp(prefix="granite-golden-")
+    work = tempfile.mkdtemp(prefix="synth-golden-")
     f32 = os.path.join(work, PRESET + "-F32.gguf")
+    if "F32" not in TYPES:
+        run(["go", "run", "./internal/synth/cmd/synth", "-preset", PRESET, "-type", "F32", "-o", f32], cwd=ROOT)
     for t in TYPES:
         path = os.path.join(work, f"{PRESET}-{t}.gguf")
         log("synth", t)
@@ -97,19 +109,20 @@ def main():
         doc = None
         for name, toks in prompts(337).items():
             log("logits", t, name)
-            r = logits(bin_, path, toks)
+            r = logits(bin_, path, toks, a.ctx)
             if a.selfcheck:
                 for extra in (["--cpu-variant", "haswell"], ["--batch", "7"]):
-                    worst, rms = spread(r, logits(bin_, path, toks, *extra))
+                    worst, rms = spread(r, logits(bin_, path, toks, a.ctx, *extra))
                     print(f"{t} {name} {' '.join(extra)}: max {worst:.3g} rms {rms:.3g}")
             if doc is None:
                 doc = {"schema": "smolgo-golden-logits/1", "model": f"{PRESET}-{t}.gguf", "model_sha256": sha256(path),
                        "engine": r["engine"], "version": r["version"], "cpu_backend": r["cpu_backend"],
                        "settings": {"threads": 1, "batch": "whole prompt in one llama_decode", "kv_type": r["kv_type"],
+                                    "n_ctx": r.get("n_ctx"),
                                     "digits": DIGITS, "decode": "greedy (argmax of the previous row)"},
                        "n_vocab": r["n_vocab"], "prompts": []}
             doc["prompts"].append({"name": name, "tokens": r["tokens"], "prefill": r["prefill"], "decode": r["decode"]})
-        out = os.path.join(HERE, f"{PRESET}-{t}.json.gz")
+        out = os.path.join(ROOT, a.out, f"{PRESET}-{t}{a.suffix}.json.gz")
         with open(out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as f:
             f.write(json.dumps(doc, separators=(",", ":")).encode())
         log("wrote", os.path.relpath(out, ROOT))
