@@ -13,13 +13,20 @@
 // A new family is one package with two files:
 //
 //   - the description (see llama.Arch for what the block offers: RoPE layout,
-//     base and frequency factors per layer, NoPE layers, per-head QK norm,
-//     QKV biases, post-attention and post-FFN norms, SiLU or GELU gating,
-//     sliding-window layers, embedding and query scales, logit soft-cap);
+//     base, rotated dimensions and frequency factors per layer, LongRoPE's
+//     short and long factors, NoPE layers, per-head QK norm, QKV biases,
+//     post-attention and post-FFN norms, SiLU or GELU gating, sliding-window
+//     layers, embedding, query, attention-score, residual and logit scales,
+//     logit soft-cap; llama.LoadWeights reads q, k, v and gate, up as
+//     separate or fused tensors);
 //   - the format (FormatSpec: a template renderer, the end-of-turn markers,
 //     the reasoning tags and a ToolSyntax).
 //
-// and an init function calling Register. Only a feature the block lacks
+// and an init function calling Register. Granite (package granite) is an
+// example of a family that is only data: its four multipliers are Arch
+// fields. Adding it touched granite/ plus the block's switches: llama/arch.go
+// (three scale fields), llama/step.go (where they apply) and a synth preset
+// for its golden test. Only a feature the block lacks
 // (a new kind of layer) touches package llama: its Arch and Layer fields,
 // the CPU block in llama/step.go, and the devices' lists of what they
 // implement. Package models imports every family, so a program that opens
