@@ -9,7 +9,6 @@ import (
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/grammar"
-	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
@@ -118,7 +117,7 @@ func TestFamilyForcedToolCall(t *testing.T) {
 // the turn.
 func scriptedFamily(t *testing.T, model, answer string) *engine.Model {
 	t.Helper()
-	f, err := gguf.Open(sharedtest.Path(t, "golden-families/models/"+model+".gguf"))
+	f, err := gguf.Open(tinyModel(t, model))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@
 //	qwen2    Qwen2 and Qwen2.5 (package qwen2)
 //	qwen3    Qwen3 (package qwen3)
 //	gemma3   Gemma 3 (package gemma3)
+//	granite  Granite 3.x and dense Granite 4.0 (package granite)
 //	bert     BERT encoders for embeddings and reranking: bge, all-MiniLM (package bert; engine.Open only, family.Load is for the decoders)
 //
 // A file of any other architecture is refused with an error that names it
@@ -21,6 +22,7 @@ package models
 import (
 	_ "github.com/smolgo/smolgo/bert"
 	_ "github.com/smolgo/smolgo/gemma3"
+	_ "github.com/smolgo/smolgo/granite"
 	_ "github.com/smolgo/smolgo/llama3"
 	_ "github.com/smolgo/smolgo/qwen2"
 	_ "github.com/smolgo/smolgo/qwen3"

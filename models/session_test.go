@@ -11,18 +11,17 @@ import (
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/grammar"
-	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
 // The engine's features on every family, through real forward passes of
 // the tiny golden-families models (their 337-token vocabulary spells the
 // templates' markers as text, which is enough to run every path).
-var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M"}
+var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "granite-tiny-Q4_K_M"}
 
 func loadFamily(t *testing.T, name string, opts ...engine.Option) *family.Model {
 	t.Helper()
 	opts = append([]engine.Option{engine.WithThreads(2)}, opts...)
-	m, err := family.Load(sharedtest.Path(t, "golden-families/models/"+name+".gguf"), opts...)
+	m, err := family.Load(tinyModel(t, name), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

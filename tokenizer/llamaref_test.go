@@ -19,8 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/tokenizer/internal/refvocab"
 	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/tokenizer/internal/refvocab"
 )
 
 // llamaRef is testdata/llamaref.json.gz, written by gen_llamaref.go:

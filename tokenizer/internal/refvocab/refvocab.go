@@ -74,4 +74,3 @@ func Gemma3FromGemma4(gemma4 string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-
