@@ -7,21 +7,10 @@ by jinja2 the way Hugging Face transformers renders it. Run from anywhere:
 
 Gemma 3's template knows nothing of tools. For conversations with tools,
 tool calls or tool results, the messages are first rewritten the way
-llama.cpp did for such templates (its "generic" tool format, up to the
-release that replaced minja): common_chat_params_init_generic adds a system
-instruction to answer in JSON, then minja's chat_template::apply polyfills
-the tools (a system text listing them, with an example call), the
-assistants' tool calls ({"tool_calls": [...]} as the content) and the tool
-results ({"tool_response": {...}} as a user turn). polyfill() below does
-that, printing JSON as nlohmann::json's dump(2) and minja's Value::dump(2)
-print it; the rewritten messages are then rendered by jinja2 like any
-other. So for those cases the template part is checked against jinja2 and
-the polyfill against this transcription of minja (minja/chat-template.hpp,
-vendored in llama.cpp as common/minja/chat-template.hpp), not against
-llama.cpp itself.
+llama.cpp did for such templates: hfjinja.generic_polyfill (see its
+comment) with the example call as Gemma 3 renders an assistant turn.
 """
 
-import json
 import os
 import sys
 
@@ -32,71 +21,7 @@ import hfjinja as hf  # noqa: E402
 TEMPLATE = os.path.join(here, "google-gemma-3-1b-it.jinja")
 SPECIAL = {"bos_token": "<bos>", "eos_token": "<eos>"}
 
-RESPOND = "Respond in JSON format, either with `tool_call` (a request to call tools) or with `response` reply to the user's request"
-EXAMPLE = json.dumps({"tool_calls": [{"name": "tool_name", "arguments": {"arg1": "some_value"}, "id": "call_1___"}]},
-                     indent=2, ensure_ascii=False) + "<end_of_turn>\n"
-
-
-def minja_dump(v, indent=2, level=0):
-    """minja::Value::dump(indent, to_json=true): json.dumps(indent), except
-    that empty arrays and objects get their line breaks too."""
-    pad = lambda lv: "\n" + " " * (lv * indent)  # noqa: E731
-    if isinstance(v, dict):
-        items = [json.dumps(k, ensure_ascii=False) + ": " + minja_dump(x, indent, level + 1) for k, x in v.items()]
-        return "{" + pad(level + 1) + ("," + pad(level + 1)).join(items) + pad(level) + "}"
-    if isinstance(v, list):
-        items = [minja_dump(x, indent, level + 1) for x in v]
-        return "[" + pad(level + 1) + ("," + pad(level + 1)).join(items) + pad(level) + "]"
-    return json.dumps(v, ensure_ascii=False)
-
-
-def add_system(msgs, text):
-    if msgs and msgs[0]["role"] == "system":
-        return [{"role": "system", "content": msgs[0]["content"] + "\n\n" + text}] + msgs[1:]
-    return [{"role": "system", "content": text}] + msgs
-
-
-def polyfill(msgs, tools):
-    """msgs are in engine.Message's JSON form."""
-    if tools:
-        # llama.cpp rebuilds each tool from its name, description and parameters.
-        norm = [{"type": "function", "function": {"name": t["function"]["name"],
-                                                  "description": t["function"].get("description", ""),
-                                                  "parameters": t["function"].get("parameters", {})}} for t in tools]
-        msgs = add_system(msgs, RESPOND)
-        msgs = add_system(msgs, "You can call any of the following tools to satisfy the user's requests: " +
-                          minja_dump(norm) + "\n\nExample tool call syntax:\n\n" + EXAMPLE + "\n\n")
-    out = []
-    for m in msgs:
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                args = c.get("arguments") or {}
-                if isinstance(args, str):  # minja parses string arguments back
-                    try:
-                        args = json.loads(args)
-                    except ValueError:
-                        pass
-                tc = {"name": c["name"], "arguments": args}
-                if c.get("id"):
-                    tc["id"] = c["id"]
-                calls.append(tc)
-            obj = {"tool_calls": calls}
-            if m.get("content"):
-                obj["content"] = m["content"]
-            m = {"role": "assistant", "content": json.dumps(obj, indent=2, ensure_ascii=False)}
-        elif m["role"] == "tool":
-            r = {}
-            if m.get("name"):
-                r["tool"] = m["name"]
-            r["content"] = m["content"]
-            if m.get("tool_call_id"):
-                r["tool_call_id"] = m["tool_call_id"]
-            m = {"role": "user", "content": json.dumps({"tool_response": r}, indent=2, ensure_ascii=False)}
-        else:
-            m = {"role": m["role"], "content": m["content"]}
-        out.append(m)
-    return out
+EXAMPLE = hf.generic_example("<end_of_turn>\n")
 
 
 from hfjinja import S, U1, A1, U2, W, CALL1, CALL2, T1, T2  # noqa: E402
@@ -139,7 +64,7 @@ out = []
 for name, msgs, opts in cases:
     c = {"name": name, "messages": msgs, "options": opts}
     try:
-        c["rendered"] = hf.render(TEMPLATE, polyfill(msgs, opts.get("tools")),
+        c["rendered"] = hf.render(TEMPLATE, hf.generic_polyfill(msgs, opts.get("tools"), EXAMPLE),
                                   add_generation_prompt=opts.get("add_generation_prompt", False),
                                   special_tokens=SPECIAL)
     except hf.TemplateError as e:
