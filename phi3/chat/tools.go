@@ -57,7 +57,9 @@ func NewGenericToolParser() *ToolParser { return &ToolParser{p: chatfmt.NewGener
 
 // Push takes one generated token, its id (-1 when the text is not one whole
 // token) and its text, and returns the events it completes.
-func (t *ToolParser) Push(id int32, text string) []toolcall.Event { return t.withTags(t.p.Push(id, text)) }
+func (t *ToolParser) Push(id int32, text string) []toolcall.Event {
+	return t.withTags(t.p.Push(id, text))
+}
 
 // Flush ends the answer and returns what was held back.
 func (t *ToolParser) Flush() []toolcall.Event { return t.withTags(t.p.Flush()) }
