@@ -56,6 +56,8 @@ var preTokenizers = map[string]preSpec{
 	"qwen35":           {split: splitQwen35, llama: true},
 	// OpenAI's o200k pattern (Phi-4-mini, Llama 4, MiniMax-M2, Kanana 2),
 	// which llama.cpp runs with std::regex (pretokenize_gpt4o.go).
+	// llama.cpp ships no such vocabulary: checked on Qwen2's tokens under
+	// pre "gpt-4o", and piece by piece against llama.cpp's own split.
 	"gpt-4o":     {split: splitGPT4o, llama: true},
 	"llama4":     {split: splitGPT4o, llama: true},
 	"minimax-m2": {split: splitGPT4o, llama: true},
