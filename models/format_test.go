@@ -38,6 +38,8 @@ func TestFamilyFormatsParse(t *testing.T) {
 		{"gemma3-tiny-F32", `{"response": "It is sunny."}`, "", "It is sunny.", false},
 		{"granite-tiny-F32", hermes, "", "", true}, // no template: Granite 4.1's format
 		{"granite-tiny-F32", "It is sunny.", "", "It is sunny.", false},
+		{"phi3-tiny-F32", `<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|/tool_call|>`, "", "", true}, // no template: Phi-4-mini's
+		{"phi3-tiny-F32", "It is sunny.", "", "It is sunny.", false},
 		{"smollm2-tiny-F32", `{"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}`, "", "", true},
 		{"smollm2-tiny-F32", `{"response": "It is sunny."}`, "", "It is sunny.", false},
 		{"smollm2-tiny-F32", "Sunny, 20 degrees.", "", "Sunny, 20 degrees.", false},

@@ -13,6 +13,7 @@
 //	qwen3    Qwen3 (package qwen3)
 //	gemma3   Gemma 3 (package gemma3)
 //	granite  Granite 3.x and dense Granite 4.0 (package granite)
+//	phi3     Phi-4-mini and Phi-3.5-mini (package phi3)
 //	bert     BERT encoders for embeddings and reranking: bge, all-MiniLM (package bert; engine.Open only, family.Load is for the decoders)
 //
 // A file of any other architecture is refused with an error that names it
@@ -24,6 +25,7 @@ import (
 	_ "github.com/smolgo/smolgo/gemma3"
 	_ "github.com/smolgo/smolgo/granite"
 	_ "github.com/smolgo/smolgo/llama3"
+	_ "github.com/smolgo/smolgo/phi3"
 	_ "github.com/smolgo/smolgo/qwen2"
 	_ "github.com/smolgo/smolgo/qwen3"
 	_ "github.com/smolgo/smolgo/smollm3"

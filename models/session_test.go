@@ -1,12 +1,9 @@
 package models_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,47 +11,19 @@ import (
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/grammar"
-	"github.com/smolgo/smolgo/internal/sharedtest"
-	"github.com/smolgo/smolgo/internal/synth"
+	"github.com/smolgo/smolgo/internal/goldentest"
 )
 
 // The engine's features on every family, through real forward passes of
 // the tiny golden-families models (their 337-token vocabulary spells the
 // templates' markers as text, which is enough to run every path), and of
-// the tiny models of file formats that have no golden files (synthModels).
-var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M"}
-
-// synthModels are the synth presets of the tiny models written here rather
-// than read from ../shared/golden-families: SmolLM2's is a llama file like
-// llama32-tiny, but with SmolLM2's pre-tokenizer and ChatML template, so
-// package llama3 gives it another format; llama.cpp's writer has no
-// granite (its golden logits are granite/testdata's).
-var synthModels = map[string]bool{"smollm2-tiny": true, "granite-tiny": true}
+// the tiny models that have no golden files there (goldentest.TinyModel).
+var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M"}
 
 // modelPath returns the file of a tiny model named stem-MIX
-// ("gemma3-tiny-Q4_K_M"): a golden-families file, or one synth writes into
-// the test's temporary folder.
-func modelPath(t *testing.T, name string) string {
-	t.Helper()
-	cut := strings.LastIndexByte(name, '-')
-	stem, mix := name[:cut], synth.Mix(name[cut+1:])
-	if !synthModels[stem] {
-		return sharedtest.Path(t, "golden-families/models/"+name+".gguf")
-	}
-	m, err := synth.Preset(stem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := synth.Write(context.Background(), &buf, m, synth.Options{Mix: mix, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name+".gguf")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// ("gemma3-tiny-Q4_K_M"): a golden-families file, or one synth writes
+// (goldentest.TinyModel).
+func modelPath(t *testing.T, name string) string { return goldentest.TinyModel(t, name) }
 
 func loadFamily(t *testing.T, name string, opts ...engine.Option) *family.Model {
 	t.Helper()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
-	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	_ "github.com/smolgo/smolgo/models"
 	"github.com/smolgo/smolgo/server"
 )
@@ -15,13 +15,15 @@ import (
 // Every family serves the chat, Responses and Messages APIs, streaming
 // included, and a forced tool call comes back as a call in each API's
 // shape: the server takes the call's grammar from the model's own format
-// (Llama 3 writes a bare JSON object, Gemma 3 llama.cpp's generic JSON,
-// Qwen Hermes blocks).
+// (Llama 3 writes a bare JSON object, Gemma 3 and SmolLM2 llama.cpp's
+// generic JSON, Qwen and Granite 4 Hermes blocks, Phi-4-mini a
+// <|tool_call|> list).
 func TestFamiliesServe(t *testing.T) {
 	tools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":10}},"required":["city"]}}}]`
-	for _, name := range []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M"} {
+	for _, name := range []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M",
+		"smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M"} {
 		t.Run(name, func(t *testing.T) {
-			m, err := family.Load(sharedtest.Path(t, "golden-families/models/"+name+".gguf"), engine.WithThreads(2), engine.WithContext(1024))
+			m, err := family.Load(goldentest.TinyModel(t, name), engine.WithThreads(2), engine.WithContext(1024))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,13 +6,21 @@
 // texts under several vocabularies, with and without special tokens, and
 // the SHA-256 of the ids of ../../shared/tokenizer/bench_en_1mb.txt.
 //
-// The vocabularies are llama.cpp's models/ggml-vocab-*.gguf and
-// "gemma3-synth": Gemma 4's 262,144 tokens written as a SentencePiece
-// vocabulary the way convert_hf_to_gguf.py writes Gemma 3 (model "llama",
-// add_space_prefix false), with each merge result scored by its merge's
-// rank (no Gemma 3 vocabulary ships with llama.cpp). refvocab.Gemma3FromGemma4
-// builds the file; the SHA-256 of its bytes is stored
-// so that the test can tell.
+// For the pre-tokenizers in splitPres it also records llama.cpp's pieces
+// themselves, which ids show only where the vocabulary has a token across
+// a boundary: it compiles a small C++ driver (splitDriver) against the
+// shipped libllama, whose unicode_regex_split is exported, and runs it with
+// the regex list that llama-vocab.cpp gives the pre-tokenizer (read from
+// the cloned source) on the fuzz set and the bench text.
+//
+// The vocabularies are llama.cpp's models/ggml-vocab-*.gguf and two that
+// llama.cpp does not ship, built by refvocab.Synth: "gemma3-synth", Gemma
+// 4's 262,144 tokens written as a SentencePiece vocabulary the way
+// convert_hf_to_gguf.py writes Gemma 3 (model "llama", add_space_prefix
+// false), with each merge result scored by its merge's rank; and
+// "gpt-4o-synth", Qwen2's byte-level BPE vocabulary with tokenizer.ggml.pre
+// "gpt-4o" (Phi-4-mini's split pattern on another model's tokens). The
+// SHA-256 of each built file is stored so that the test can tell.
 //
 // Usage (from this folder; about a minute): go run gen_llamaref.go
 package main
@@ -30,6 +38,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/smolgo/smolgo/tokenizer/internal/refvocab"
@@ -44,15 +54,33 @@ var vocabs = []struct {
 	{"qwen2", true}, {"qwen35", false}, {"gpt-2", false}, {"mpt", false}, {"starcoder", false}, {"refact", false},
 	{"command-r", false}, {"falcon", false}, {"deepseek-coder", false}, {"deepseek-llm", false},
 	{"llama-spm", true}, {"phi-3", false}, {"baichuan", false}, {"gemma3-synth", true}, {"gemma-4", true}, {"bert-bge", true},
+	{"gpt-4o-synth", true},
 }
 
 // Reference is the file's content.
 type Reference struct {
-	Note   string          `json:"note"`
-	Gemma3 string          `json:"gemma3_synth_sha256"`
-	Texts  [][]byte        `json:"texts"` // base64
-	Vocabs []VocabRef      `json:"vocabs"`
-	Bench  map[string]Hash `json:"bench"` // vocabulary → ids of bench_en_1mb.txt
+	Note   string            `json:"note"`
+	Synth  map[string]string `json:"synth_sha256"` // built vocabulary → SHA-256 of its bytes
+	Texts  [][]byte          `json:"texts"`        // base64
+	Vocabs []VocabRef        `json:"vocabs"`
+	Bench  map[string]Hash   `json:"bench"` // vocabulary → ids of bench_en_1mb.txt
+	Splits []SplitRef        `json:"splits"`
+}
+
+// SplitRef holds llama.cpp's pre-tokenizer pieces for one tokenizer.ggml.pre:
+// the byte length of each piece of every text (after llama.cpp's reading of
+// invalid UTF-8), and the hash of the piece lengths of the bench text.
+type SplitRef struct {
+	Pre     string   `json:"pre"`
+	Regexes []string `json:"regexes"` // as llama-vocab.cpp lists them
+	Pieces  [][]int  `json:"pieces"`
+	Bench   Hash     `json:"bench"`
+}
+
+// splitPres are the pre-tokenizers whose pieces are recorded, each with the
+// llama-vocab.cpp case label its regex list is under.
+var splitPres = []struct{ pre, label string }{
+	{"gpt-4o", "LLAMA_VOCAB_PRE_TYPE_GPT4O"},
 }
 
 // VocabRef holds llama.cpp's ids for every text, without special tokens
@@ -64,8 +92,8 @@ type VocabRef struct {
 	Special [][]int32 `json:"special"`
 }
 
-// Hash identifies a list of ids: their count and the SHA-256 of them as
-// little-endian int32s.
+// Hash identifies a list of ids (or piece lengths): their count and the
+// SHA-256 of them as little-endian int32s.
 type Hash struct {
 	N      int    `json:"n"`
 	SHA256 string `json:"sha256"`
@@ -84,21 +112,11 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 
-	gemma3, err := refvocab.Gemma3FromGemma4(filepath.Join(models, "ggml-vocab-gemma-4.gguf"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	gemma3Path := filepath.Join(tmp, "gemma3-synth.gguf")
-	if err := os.WriteFile(gemma3Path, gemma3, 0o644); err != nil {
-		log.Fatal(err)
-	}
-	sum := sha256.Sum256(gemma3)
-
 	ref := Reference{
-		Note:   "made by gen_llamaref.go with llama.cpp " + version(bin) + "; do not edit",
-		Gemma3: hex.EncodeToString(sum[:]),
-		Texts:  fuzzTexts(),
-		Bench:  map[string]Hash{},
+		Note:  "made by gen_llamaref.go with llama.cpp " + version(bin) + "; do not edit",
+		Synth: map[string]string{},
+		Texts: fuzzTexts(),
+		Bench: map[string]Hash{},
 	}
 	records := filepath.Join(tmp, "texts.bin")
 	var rec bytes.Buffer
@@ -111,8 +129,15 @@ func main() {
 	}
 	for _, v := range vocabs {
 		path := filepath.Join(models, "ggml-vocab-"+v.name+".gguf")
-		if v.name == "gemma3-synth" {
-			path = gemma3Path
+		if b, ok, err := refvocab.Synth(models, v.name); err != nil {
+			log.Fatal(err)
+		} else if ok {
+			path = filepath.Join(tmp, v.name+".gguf")
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				log.Fatal(err)
+			}
+			sum := sha256.Sum256(b)
+			ref.Synth[v.name] = hex.EncodeToString(sum[:])
 		}
 		vr := VocabRef{Name: v.name}
 		vr.Plain = tokenizeMany(bin, path, records, len(ref.Texts))
@@ -123,6 +148,21 @@ func main() {
 			ref.Bench[v.name] = hashIDs(ids)
 		}
 		log.Printf("%s done", v.name)
+	}
+	driver := buildSplitDriver(bin, tmp)
+	bench, err := os.ReadFile("../../shared/tokenizer/bench_en_1mb.txt")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, sp := range splitPres {
+		res := regexList(filepath.Join(filepath.Dir(models), "src", "llama-vocab.cpp"), sp.label)
+		all := runSplit(driver, res, append(slices.Clone(ref.Texts), bench))
+		var lens []int32
+		for _, n := range all[len(all)-1] {
+			lens = append(lens, int32(n))
+		}
+		ref.Splits = append(ref.Splits, SplitRef{Pre: sp.pre, Regexes: res, Pieces: all[:len(all)-1], Bench: hashIDs(lens)})
+		log.Printf("%s pieces done", sp.pre)
 	}
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
@@ -137,6 +177,122 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("wrote testdata/llamaref.json.gz: %d texts, %d vocabularies, %d bytes", len(ref.Texts), len(ref.Vocabs), buf.Len())
+}
+
+// splitDriver is a C++ program that prints the pieces llama.cpp's
+// unicode_regex_split makes of each text record on stdin (4-byte
+// little-endian length, bytes), given the regexes as arguments: one line
+// of space-separated byte lengths per record.
+const splitDriver = `#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+std::vector<std::string> unicode_regex_split(const std::string & text, const std::vector<std::string> & regex_exprs, bool byte_encode);
+int main(int argc, char ** argv) {
+    std::vector<std::string> exprs(argv + 1, argv + argc);
+    uint32_t n;
+    while (fread(&n, 4, 1, stdin) == 1) {
+        std::string s(n, ' ');
+        if (n > 0 && fread(&s[0], 1, n, stdin) != n) return 1;
+        std::vector<std::string> pieces = unicode_regex_split(s, exprs, false);
+        for (size_t i = 0; i < pieces.size(); i++) printf(i ? " %zu" : "%zu", pieces[i].size());
+        putchar('\n');
+    }
+    return 0;
+}
+`
+
+// buildSplitDriver compiles splitDriver with g++ against the libllama that
+// llamaref links (the npm package's shipped library) and returns its path.
+func buildSplitDriver(bin, dir string) string {
+	libDir := filepath.Join(filepath.Dir(filepath.Dir(bin)), "npm", "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
+	libs, _ := filepath.Glob(filepath.Join(libDir, "libllama.v*.so"))
+	if len(libs) != 1 {
+		log.Fatalf("want one libllama.v*.so in %s, found %v", libDir, libs)
+	}
+	src := filepath.Join(dir, "split.cc")
+	if err := os.WriteFile(src, []byte(splitDriver), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	out := filepath.Join(dir, "split")
+	cmd := exec.Command("g++", "-O1", "-o", out, src, "-L"+libDir, "-l:"+filepath.Base(libs[0]), "-Wl,-rpath,"+libDir)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("compiling the split driver: %v", err)
+	}
+	return out
+}
+
+// regexList reads the regex list that llama-vocab.cpp assigns under a case
+// label: the string literals of the regex_exprs = { ... } that follows it,
+// comment lines skipped.
+func regexList(vocabCpp, label string) []string {
+	src, err := os.ReadFile(vocabCpp)
+	if err != nil {
+		log.Fatal(err)
+	}
+	k := bytes.Index(src, []byte("case "+label+":"))
+	if k < 0 {
+		log.Fatalf("%s: no case %s", vocabCpp, label)
+	}
+	var res []string
+	in := false
+	for _, line := range strings.Split(string(src[k:]), "\n")[1:] {
+		l := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(l, "regex_exprs = {"):
+			in = true
+		case !in || strings.HasPrefix(l, "//"):
+		case strings.HasPrefix(l, "};"):
+			if len(res) == 0 {
+				log.Fatalf("%s: no regexes under %s", vocabCpp, label)
+			}
+			return res
+		case strings.HasPrefix(l, `"`):
+			re, err := strconv.Unquote(strings.TrimSuffix(l, ","))
+			if err != nil {
+				log.Fatalf("%s: %s: %v", vocabCpp, l, err)
+			}
+			res = append(res, re)
+		default:
+			log.Fatalf("%s: unexpected line under %s: %s", vocabCpp, label, l)
+		}
+	}
+	log.Fatalf("%s: regex list under %s does not end", vocabCpp, label)
+	return nil
+}
+
+// runSplit runs the split driver on texts and returns each one's piece
+// lengths.
+func runSplit(driver string, regexes []string, texts [][]byte) [][]int {
+	var rec bytes.Buffer
+	for _, t := range texts {
+		binary.Write(&rec, binary.LittleEndian, uint32(len(t)))
+		rec.Write(t)
+	}
+	cmd := exec.Command(driver, regexes...)
+	cmd.Stdin = &rec
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		log.Fatalf("split driver: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(texts) {
+		log.Fatalf("split driver: %d results for %d texts", len(lines), len(texts))
+	}
+	all := make([][]int, len(lines))
+	for i, line := range lines {
+		all[i] = []int{}
+		for _, f := range strings.Fields(line) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				log.Fatalf("split driver: %q", line)
+			}
+			all[i] = append(all[i], n)
+		}
+	}
+	return all
 }
 
 func version(bin string) string {
@@ -344,5 +500,21 @@ func fuzzTexts() [][]byte {
 	add(strings.Repeat("ab", 150))
 	add(strings.Repeat("😀", 80))
 	add(strings.Repeat("東京", 100))
+
+	// The o200k (gpt-4o) pattern's corners: words by case (A-Z, a-z and
+	// letters outside ASCII, which count as both), contractions after
+	// words, marks, runs of three digits, slashes after punctuation and
+	// newlines, and Phi-4-mini's chat markers.
+	for _, s := range []string{
+		"HelloWorld XMLHttpRequest iPhone McDonald's", "ÀBC ÉCOLE École éCOLE ÀbC aÀB", "HELLOé'S CAFÉ's ΑΒΓ δ ΣΑΣ σας",
+		"ǅemal ǈ ǋ ᾈ Ⅻx xⅫ", "ʰʲ ʰA Aʰ aʰB", "I'M I'm YOU'LL you'Ll WE'VE they'RE it'S 'tis 's' ''", "x'ſ X'ſ é's É'S 東京's",
+		"e\u0301 E\u0301X a\u0308\u0304b \u0301x ́", "1234567 12 3 ١٢٣٤ ²³⁴⁵ 1.5e-10", "a/b //c \n/x !\n/\n/y :/\r\n/ ///\n",
+		"http://example.com/a/b?q=1 /usr/bin/ ~/.config/", "  /x\t/y\n\n/z", "<|system|>Hi<|end|><|user|>Q<|end|><|assistant|>",
+		"<|tool|>[]<|/tool|> <|tool_call|>[{\"name\": \"f\"}]<|/tool_call|> <|tool_response|>",
+		"ΆΈ άέ Ωmega ωMEGA Ωω ωΩ", "ÄÖÜäöüß ẞ İı", "ひらがなカタカナ 漢字ABC abc漢字 한국어Text",
+		"\u00a0word \u3000word \u2028x \u0085y \v\fz", "a\u200bb \u200dc d\ufeffe", "'\n'", "A'", "É'", "A'B", "AB'LL",
+	} {
+		add(s)
+	}
 	return texts
 }

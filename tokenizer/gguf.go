@@ -54,6 +54,15 @@ var preTokenizers = map[string]preSpec{
 	"qwen2":            {split: splitQwen2, llama: true},
 	"deepseek-r1-qwen": {split: splitQwen2, llama: true},
 	"qwen35":           {split: splitQwen35, llama: true},
+	// OpenAI's o200k pattern (Phi-4-mini, Llama 4, MiniMax-M2, Kanana 2),
+	// which llama.cpp runs with std::regex (pretokenize_gpt4o.go).
+	// llama.cpp ships no such vocabulary: checked on Qwen2's tokens under
+	// pre "gpt-4o", and piece by piece against llama.cpp's own split.
+	"gpt-4o":     {split: splitGPT4o, llama: true},
+	"llama4":     {split: splitGPT4o, llama: true},
+	"minimax-m2": {split: splitGPT4o, llama: true},
+	"kanana2":    {split: splitGPT4o, llama: true},
+	"talkie":     {split: splitGPT4o, llama: true},
 	// GPT-2's pattern.
 	"gpt-2": {split: splitGPT2, llama: true},
 	"phi-2": {split: splitGPT2, llama: true},

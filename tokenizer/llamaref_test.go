@@ -24,20 +24,30 @@ import (
 )
 
 // llamaRef is testdata/llamaref.json.gz, written by gen_llamaref.go:
-// llama.cpp's ids for a fuzz set of texts under 16 vocabularies, and the
+// llama.cpp's ids for a fuzz set of texts under 17 vocabularies, and the
 // SHA-256 of its ids for the 1 MB bench text.
 type llamaRef struct {
-	Gemma3 string   `json:"gemma3_synth_sha256"`
-	Texts  [][]byte `json:"texts"`
+	Synth  map[string]string `json:"synth_sha256"`
+	Texts  [][]byte          `json:"texts"`
 	Vocabs []struct {
 		Name    string    `json:"name"`
 		Plain   [][]int32 `json:"plain"`
 		Special [][]int32 `json:"special"`
 	} `json:"vocabs"`
-	Bench map[string]struct {
-		N      int    `json:"n"`
-		SHA256 string `json:"sha256"`
-	} `json:"bench"`
+	Bench  map[string]refHash `json:"bench"`
+	Splits []struct {
+		Pre     string   `json:"pre"`
+		Regexes []string `json:"regexes"`
+		Pieces  [][]int  `json:"pieces"`
+		Bench   refHash  `json:"bench"`
+	} `json:"splits"`
+}
+
+// refHash is a count of ids (or piece lengths) and the SHA-256 of them as
+// little-endian int32s.
+type refHash struct {
+	N      int    `json:"n"`
+	SHA256 string `json:"sha256"`
 }
 
 var (
@@ -66,21 +76,22 @@ func readLlamaRef(t testing.TB) *llamaRef {
 }
 
 // refVocab loads a vocabulary of the reference file: one of llama.cpp's, or
-// "gemma3-synth", built in memory exactly as gen_llamaref.go wrote it.
+// one that refvocab.Synth builds ("gemma3-synth", "gpt-4o-synth"), built in
+// memory exactly as gen_llamaref.go wrote it.
 func refVocab(t testing.TB, name string) *Tokenizer {
 	t.Helper()
-	if name != "gemma3-synth" {
-		return llamaVocab(t, name)
-	}
 	if tok, ok := vocabCache.Load(name); ok {
 		return tok.(*Tokenizer)
 	}
-	b, err := refvocab.Gemma3FromGemma4(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
+	b, ok, err := refvocab.Synth(filepath.Join(llamaCppDir(t), "models"), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != readLlamaRef(t).Gemma3 {
-		t.Fatalf("refvocab.Gemma3FromGemma4 builds other bytes than gen_llamaref.go did (SHA-256 %x)", sum)
+	if !ok {
+		return llamaVocab(t, name)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != readLlamaRef(t).Synth[name] {
+		t.Fatalf("refvocab.Synth builds other bytes for %s than gen_llamaref.go did (SHA-256 %x)", name, sum)
 	}
 	f, err := gguf.Parse(b)
 	if err != nil {
@@ -182,6 +193,55 @@ func TestLlamaRefBench(t *testing.T) {
 	}
 }
 
+// TestLlamaRefSplits: for the pre-tokenizers whose pieces the reference
+// records (llama.cpp's own unicode_regex_split, run by gen_llamaref.go), the
+// pre-tokenizer cuts every text of the fuzz set and the 1 MB bench text into
+// the same pieces. Ids cannot show every boundary: two splits give the same
+// ids wherever the vocabulary has no token across the boundary.
+func TestLlamaRefSplits(t *testing.T) {
+	ref := readLlamaRef(t)
+	if len(ref.Splits) == 0 {
+		t.Fatal("the reference records no pieces")
+	}
+	text, err := os.ReadFile(sharedtest.Path(t, "tokenizer/bench_en_1mb.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lengths := func(stages []pattern, s string) []int {
+		n := []int{}
+		splitWith(stages, llamaSanitize(s), func(p string) { n = append(n, len(p)) })
+		return n
+	}
+	for _, sp := range ref.Splits {
+		t.Run(sp.Pre, func(t *testing.T) {
+			stages := preTokenizers[sp.Pre].split
+			if stages == nil {
+				t.Fatalf("%s has no split patterns", sp.Pre)
+			}
+			bad := 0
+			for i, want := range sp.Pieces {
+				if got := lengths(stages, string(ref.Texts[i])); !slices.Equal(got, want) {
+					if bad++; bad <= 5 {
+						t.Errorf("text %d %q:\n got %v\nwant %v", i, ref.Texts[i], got, want)
+					}
+				}
+			}
+			if len(sp.Pieces) != len(ref.Texts) || bad > 0 {
+				t.Errorf("%d of %d texts differ (%d recorded)", bad, len(ref.Texts), len(sp.Pieces))
+			}
+			var lens []int32
+			for _, n := range lengths(stages, string(text)) {
+				lens = append(lens, int32(n))
+			}
+			h := sha256.New()
+			binary.Write(h, binary.LittleEndian, lens)
+			if got := hex.EncodeToString(h.Sum(nil)); len(lens) != sp.Bench.N || got != sp.Bench.SHA256 {
+				t.Errorf("bench text: %d pieces with SHA-256 %s; llama.cpp gives %d with %s", len(lens), got, sp.Bench.N, sp.Bench.SHA256)
+			}
+		})
+	}
+}
+
 func BenchmarkEncodeKinds(b *testing.B) {
 	text, err := os.ReadFile(sharedtest.Path(b, "tokenizer/bench_en_1mb.txt"))
 	if err != nil {
@@ -202,7 +262,7 @@ func BenchmarkEncodeKinds(b *testing.B) {
 }
 
 // TestLlamaRefLive (SMOLGO_HEAVY=1) runs llama.cpp itself, through
-// llamaref, on 2,000 fresh random texts under 16 vocabularies, with and without
+// llamaref, on 2,000 fresh random texts under 17 vocabularies, with and without
 // special tokens. SMOLGO_SEED picks another set.
 func TestLlamaRefLive(t *testing.T) {
 	if os.Getenv("SMOLGO_HEAVY") != "1" {
@@ -231,20 +291,18 @@ func TestLlamaRefLive(t *testing.T) {
 	if err := os.WriteFile(records, rec.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gemma3 := filepath.Join(dir, "gemma3-synth.gguf")
-	b, err := refvocab.Gemma3FromGemma4(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-gemma-4.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(gemma3, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range []string{"qwen2", "qwen35", "gpt-2", "mpt", "starcoder", "refact", "command-r",
-		"falcon", "deepseek-coder", "deepseek-llm", "llama-spm", "phi-3", "baichuan", "gemma3-synth", "gemma-4", "bert-bge"} {
+		"falcon", "deepseek-coder", "deepseek-llm", "llama-spm", "phi-3", "baichuan", "gemma3-synth", "gemma-4", "bert-bge",
+		"gpt-4o-synth"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(llamaCppDir(t), "models", "ggml-vocab-"+name+".gguf")
-			if name == "gemma3-synth" {
-				path = gemma3
+			if b, ok, err := refvocab.Synth(filepath.Dir(path), name); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				path = filepath.Join(dir, name+".gguf")
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			tok := refVocab(t, name)
 			for _, special := range []bool{false, true} {

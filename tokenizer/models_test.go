@@ -273,6 +273,16 @@ func TestLlamaCppPatterns(t *testing.T) {
 		{"gpt2", splitGPT2, " \n x", []string{" \n", " x"}},
 		{"starcoder", splitStarCoder, "a 123 b", []string{"a", " ", "1", "2", "3", " b"}},
 		{"starcoder", splitStarCoder, "x²y", []string{"x", "²", "y"}},
+		// gpt-4o: words by case, where a letter outside ASCII is both cases.
+		{"gpt-4o", splitGPT4o, "HelloWorld XMLHttpRequest", []string{"Hello", "World", " XMLHttp", "Request"}},
+		{"gpt-4o", splitGPT4o, "ÀBC def", []string{"À", "BC", " def"}}, // Hugging Face: ÀBC
+		{"gpt-4o", splitGPT4o, "aÀB ǅemal", []string{"aÀ", "B", " ǅemal"}},
+		{"gpt-4o", splitGPT4o, "I'M don't 's", []string{"I'M", " don't", " '", "s"}},
+		{"gpt-4o", splitGPT4o, "'s x'ſ", []string{"'s", " x", "'ſ"}},
+		{"gpt-4o", splitGPT4o, "e\u0301", []string{"e", "\u0301"}}, // no \p{M} as llama.cpp runs it
+		{"gpt-4o", splitGPT4o, "12345 x", []string{"123", "45", " x"}},
+		{"gpt-4o", splitGPT4o, "x/\n/y !?\r\n", []string{"x", "/\n/", "y", " !?\r\n"}},
+		{"gpt-4o", splitGPT4o, "  hi\n\n x ", []string{" ", " hi", "\n\n", " x", " "}},
 	}
 	for _, tt := range tests {
 		if got := split(tt.stages, llamaSanitize(tt.in)); !slices.Equal(got, tt.want) {
@@ -288,7 +298,7 @@ func FuzzLlamaCppPatterns(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		s = llamaSanitize(s)
-		for _, stages := range [][]pattern{splitQwen2, splitQwen35, splitGPT2, splitStarCoder} {
+		for _, stages := range [][]pattern{splitQwen2, splitQwen35, splitGPT2, splitStarCoder, splitGPT4o} {
 			var sb strings.Builder
 			splitWith(stages, s, func(p string) {
 				if p == "" {

@@ -54,21 +54,8 @@ func matchQwen35(s string, i int) int { return matchLlamaCpp(s, i, 1, true) }
 func matchLlamaCpp(s string, i, digits int, marks bool) int {
 	c, w := classL(s, i, marks)
 	// 1. contractions, ASCII case only.
-	if s[i] == '\'' && i+1 < len(s) {
-		switch s[i+1] | 0x20 {
-		case 's', 't', 'm', 'd':
-			return 2
-		case 'r', 'v', 'l':
-			if i+2 < len(s) {
-				want := byte('e')
-				if s[i+1]|0x20 == 'l' {
-					want = 'l'
-				}
-				if s[i+2]|0x20 == want {
-					return 3
-				}
-			}
-		}
+	if n := contractionASCII(s, i); n > 0 {
+		return n
 	}
 	// 2. [^\r\n\p{L}\p{N}]?\p{L}+
 	if c != clsNewline && c != clsNumber {
@@ -129,6 +116,31 @@ numbers:
 		return j - start
 	}
 	return whitespaceRun(s, i, j, func(s string, j int) (uint8, int) { return classL(s, j, marks) })
+}
+
+// contractionASCII returns the length of a match of
+// '[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD] at s[i:], or 0:
+// (?i:'s|'t|'re|'ve|'m|'ll|'d) as llama.cpp rewrites it, with the case
+// folded in ASCII only.
+func contractionASCII(s string, i int) int {
+	if i+1 >= len(s) || s[i] != '\'' {
+		return 0
+	}
+	switch s[i+1] | 0x20 { // only 'X' and 'x' fold to 'x'
+	case 's', 't', 'm', 'd':
+		return 2
+	case 'r', 'v', 'l':
+		if i+2 < len(s) {
+			want := byte('e')
+			if s[i+1]|0x20 == 'l' {
+				want = 'l'
+			}
+			if s[i+2]|0x20 == want {
+				return 3
+			}
+		}
+	}
+	return 0
 }
 
 // whitespaceRun ends a Llama-3-shaped pattern at a run of white space that

@@ -98,6 +98,7 @@ type Event struct {
 // Parser splits a stream of generated tokens into text and calls. It is
 // for one generated turn and not safe for concurrent use.
 type Parser struct {
+	open, close     string // the tags
 	openID, closeID int32
 	inCall          bool
 	held            string // text that may be the start of a tag
@@ -109,7 +110,19 @@ type Parser struct {
 // (SmolLM3: 128015 and 128016); pass -1 for a tag that is not one token.
 // Tags written as text are recognized either way.
 func NewParser(openID, closeID int32) *Parser {
-	return &Parser{openID: openID, closeID: closeID}
+	return NewTagParser(OpenTag, CloseTag, openID, closeID)
+}
+
+// NewTagParser returns a parser for calls between other tags than
+// <tool_call> and </tool_call>, with the same rules: Phi-4-mini writes
+// <|tool_call|>[{"name": …, "arguments": …}]<|/tool_call|>, for example.
+// openID and closeID are the tags' ids as single tokens, or -1. The tags
+// must be non-empty and neither may contain the other.
+func NewTagParser(open, close string, openID, closeID int32) *Parser {
+	if open == "" || close == "" || strings.Contains(open, close) || strings.Contains(close, open) {
+		panic("toolcall: NewTagParser: the tags must be non-empty and neither may contain the other")
+	}
+	return &Parser{open: open, close: close, openID: openID, closeID: closeID}
 }
 
 // Push takes one generated token, its id and its text, and returns the
@@ -171,19 +184,19 @@ func (p *Parser) text(s string, out []Event) []Event {
 	s = p.held + s
 	p.held = ""
 	for s != "" {
-		i, tag := firstTag(s)
+		i, tag := p.firstTag(s)
 		if i < 0 {
-			keep := partialTag(s)
+			keep := p.partialTag(s)
 			out = p.emit(out, s[:len(s)-keep])
 			p.held = s[len(s)-keep:]
 			break
 		}
 		out = p.emit(out, s[:i])
 		switch {
-		case tag == OpenTag && p.inCall:
+		case tag == p.open && p.inCall:
 			out = p.endCall(out, false)
 			p.inCall = true
-		case tag == OpenTag:
+		case tag == p.open:
 			p.inCall = true
 		case p.inCall:
 			out = p.endCall(out, true)
@@ -203,23 +216,23 @@ func (p *Parser) emit(out []Event, s string) []Event {
 }
 
 // firstTag finds the first tag in s.
-func firstTag(s string) (int, string) {
-	i, j := strings.Index(s, OpenTag), strings.Index(s, CloseTag)
+func (p *Parser) firstTag(s string) (int, string) {
+	i, j := strings.Index(s, p.open), strings.Index(s, p.close)
 	switch {
 	case i >= 0 && (j < 0 || i < j):
-		return i, OpenTag
+		return i, p.open
 	case j >= 0:
-		return j, CloseTag
+		return j, p.close
 	}
 	return -1, ""
 }
 
 // partialTag returns the length of the longest suffix of s that starts a
 // tag (and must be held back).
-func partialTag(s string) int {
-	for n := min(len(CloseTag)-1, len(s)); n > 0; n-- {
+func (p *Parser) partialTag(s string) int {
+	for n := min(max(len(p.open), len(p.close))-1, len(s)); n > 0; n-- {
 		suffix := s[len(s)-n:]
-		if strings.HasPrefix(OpenTag, suffix) || strings.HasPrefix(CloseTag, suffix) {
+		if strings.HasPrefix(p.open, suffix) || strings.HasPrefix(p.close, suffix) {
 			return n
 		}
 	}
@@ -263,7 +276,7 @@ func (p *Parser) endCall(out []Event, closed bool) []Event {
 		if closed {
 			err = fmt.Errorf("%w: %v", ErrMalformed, err)
 		} else {
-			err = fmt.Errorf("%w: %s never came and the text is not a complete call (%v)", ErrMalformed, CloseTag, err)
+			err = fmt.Errorf("%w: %s never came and the text is not a complete call (%v)", ErrMalformed, p.close, err)
 		}
 		return append(out, Event{Kind: KindError, Raw: raw, Err: err})
 	}

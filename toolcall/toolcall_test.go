@@ -181,3 +181,40 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+// Other tags (Phi-4-mini's) follow the same rules, split at every byte or
+// pushed as single tokens.
+func TestTagParser(t *testing.T) {
+	const open, close = "<|tool_call|>", "<|/tool_call|>"
+	in := "Sure. <|tool|> <|tool_call|>[{\"name\": \"f\", \"arguments\": {\"a\": \"<|/tool\"}}, {\"name\": \"g\", \"parameters\": {}}]<|/tool_call|> done"
+	want := []string{"text:Sure. <|tool|> ", `call:f{"a":"<|/tool"}`, "call:g{}", "text: done"}
+	for n := 1; n <= len(in); n++ {
+		p := NewTagParser(open, close, 7, 8)
+		var evs []Event
+		for i := 0; i < len(in); i += n {
+			evs = append(evs, p.Push(-1, in[i:min(len(in), i+n)])...)
+		}
+		if got := norm(append(evs, p.Flush()...)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("pieces of %d: %q, want %q", n, got, want)
+		}
+	}
+	p := NewTagParser(open, close, 7, 8)
+	evs := append(p.Push(5, "x"), p.Push(7, open)...)
+	evs = append(evs, p.Push(5, `{"name": "f"}`)...)
+	evs = append(evs, p.Push(8, close)...)
+	evs = append(evs, p.Push(5, "<tool_call>")...)
+	if got := norm(append(evs, p.Flush()...)); fmt.Sprint(got) != fmt.Sprint([]string{"text:x", "call:f{}", "text:<tool_call>"}) {
+		t.Errorf("tokens: %q", got)
+	}
+	p = NewTagParser(open, close, -1, -1)
+	evs = append(p.Push(-1, open+"[{\"name\": 1}]"), p.Flush()...)
+	if len(evs) != 1 || evs[0].Kind != KindError || !strings.Contains(evs[0].Err.Error(), "<|/tool_call|> never came") {
+		t.Errorf("unclosed malformed call: %+v", evs)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewTagParser with an empty tag did not panic")
+		}
+	}()
+	NewTagParser("", close, -1, -1)
+}

@@ -16,6 +16,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -280,4 +282,40 @@ func WriteSynth(t testing.TB, preset, typ, path, wantSHA string) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// synthOnly are the tiny family models that ../shared/golden-families does
+// not hold: SmolLM2's file format (a llama file with SmolLM2's
+// pre-tokenizer and ChatML template), and the architectures llama.cpp's
+// writer has no synth for (granite, phi3; their golden logits are in their
+// packages' testdata).
+var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true}
+
+// TinyModel returns the file of a tiny family model named STEM-TYPE
+// ("gemma3-tiny-Q4_K_M"): ../shared/golden-families' file, or, for the
+// stems it lacks, the synth preset of that name written in that type into
+// the test's temporary folder.
+func TinyModel(t testing.TB, name string) string {
+	t.Helper()
+	cut := strings.LastIndexByte(name, '-')
+	if cut < 0 {
+		t.Fatalf("tiny model %q: want STEM-TYPE", name)
+	}
+	stem, typ := name[:cut], name[cut+1:]
+	if !synthOnly[stem] {
+		return sharedtest.Path(t, "golden-families/models/"+name+".gguf")
+	}
+	m, err := synth.Preset(stem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := synth.Write(context.Background(), &buf, m, synth.Options{Mix: synth.Mix(typ), Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

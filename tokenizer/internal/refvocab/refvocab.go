@@ -4,6 +4,8 @@ package refvocab
 
 import (
 	"bytes"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -73,4 +75,63 @@ func Gemma3FromGemma4(gemma4 string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// WithPre copies a vocabulary-only GGUF file (such as llama.cpp's
+// models/ggml-vocab-qwen2.gguf) with tokenizer.ggml.pre set to pre and
+// general.name to name: the same tokens and merges under another
+// pre-tokenizer. It checks a pre-tokenizer whose vocabulary llama.cpp does
+// not ship (gpt-4o: Phi-4-mini's o200k vocabulary) on a real byte-level BPE
+// vocabulary of another family. The bytes are deterministic.
+func WithPre(path, pre, name string) ([]byte, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if len(f.Tensors) > 0 {
+		return nil, fmt.Errorf("refvocab: %s has tensors; only vocabulary-only files are copied", path)
+	}
+	kv := make([]gguf.KV, 0, len(f.KV))
+	seen := map[string]bool{}
+	for _, e := range f.KV {
+		switch e.Key {
+		case "tokenizer.ggml.pre":
+			e.Value = pre
+		case "general.name":
+			e.Value = name
+		}
+		seen[e.Key] = true
+		kv = append(kv, e)
+	}
+	if !seen["tokenizer.ggml.pre"] {
+		kv = append(kv, gguf.KV{Key: "tokenizer.ggml.pre", Value: pre})
+	}
+	if !seen["general.name"] {
+		kv = append(kv, gguf.KV{Key: "general.name", Value: name})
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, kv, nil); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Synth builds the synthetic reference vocabulary called name from
+// llama.cpp's models folder: "gemma3-synth" (Gemma3FromGemma4 of
+// ggml-vocab-gemma-4.gguf) or "gpt-4o-synth" (WithPre of
+// ggml-vocab-qwen2.gguf with pre "gpt-4o": Qwen2's 151,665 byte-level BPE
+// tokens and merges under the o200k split, since llama.cpp ships no
+// gpt-4o vocabulary). ok is false for any other name: a vocabulary
+// llama.cpp ships as models/ggml-vocab-NAME.gguf.
+func Synth(models, name string) (b []byte, ok bool, err error) {
+	switch name {
+	case "gemma3-synth":
+		b, err = Gemma3FromGemma4(filepath.Join(models, "ggml-vocab-gemma-4.gguf"))
+	case "gpt-4o-synth":
+		b, err = WithPre(filepath.Join(models, "ggml-vocab-qwen2.gguf"), "gpt-4o", name)
+	default:
+		return nil, false, nil
+	}
+	return b, true, err
 }
