@@ -175,38 +175,9 @@ func CallSchema(tools []json.RawMessage, parallel bool) (json.RawMessage, error)
 	if len(tools) == 0 {
 		return nil, errors.New("chat: CallSchema needs at least one tool")
 	}
-	type property struct {
-		Const string `json:"const"`
+	names, params, err := chatfmt.ToolFunctions(tools)
+	if err != nil {
+		return nil, err
 	}
-	type call struct {
-		Type       string `json:"type"`
-		Properties struct {
-			Name      property        `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"properties"`
-		Required             []string `json:"required"`
-		AdditionalProperties bool     `json:"additionalProperties"`
-	}
-	var alts []call
-	for i, t := range tools {
-		name, params, err := chatfmt.ToolFunction(t)
-		if err != nil {
-			return nil, fmt.Errorf("chat: tools[%d]: %w", i, err)
-		}
-		c := call{Type: "object", Required: []string{"name", "arguments"}}
-		c.Properties.Name.Const = name
-		c.Properties.Arguments = params
-		alts = append(alts, c)
-	}
-	var items any = alts[0]
-	if len(alts) > 1 {
-		items = struct {
-			AnyOf []call `json:"anyOf"`
-		}{alts}
-	}
-	list := map[string]any{"type": "array", "items": items, "minItems": 1}
-	if !parallel {
-		list["maxItems"] = 1
-	}
-	return json.Marshal(list)
+	return chatfmt.CallSchema(names, params, "arguments", true, parallel)
 }

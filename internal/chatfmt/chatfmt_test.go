@@ -1,6 +1,7 @@
 package chatfmt
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -119,6 +120,39 @@ func TestLeadParserArrays(t *testing.T) {
 		}
 		if len(got) != 2 || got[0] != `[{"a": "]["}, [1]]` || got[1] != `[2]` || calls != 2 || text != "tail" {
 			t.Errorf("with arrays: decided %q, %d calls, text %q", got, calls, text)
+		}
+	}
+}
+
+func TestCallSchema(t *testing.T) {
+	params := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)
+	tests := []struct {
+		names          []string
+		params         []json.RawMessage
+		key            string
+		list, parallel bool
+		want           string // a prefix of the schema, or the error
+	}{
+		{[]string{"f"}, []json.RawMessage{params}, "parameters", false, false,
+			`{"type":"object","properties":{"name":{"const":"f"},"parameters":{"type":"object","properties"`},
+		{[]string{"f"}, []json.RawMessage{nil}, "arguments", true, false,
+			`{"type":"array","items":{"type":"object","properties":{"name":{"const":"f"},"arguments":{"type":"object"}},"required":["name","arguments"],"additionalProperties":false},"minItems":1,"maxItems":1}`},
+		{[]string{"f", "g"}, []json.RawMessage{params, params}, "arguments", true, true,
+			`{"type":"array","items":{"anyOf":[`},
+		{nil, nil, "arguments", true, true, "at least one function"},
+		{[]string{""}, []json.RawMessage{params}, "arguments", true, true, "function 0 has no name"},
+	}
+	for _, tt := range tests {
+		got, err := CallSchema(tt.names, tt.params, tt.key, tt.list, tt.parallel)
+		text := string(got)
+		if err != nil {
+			text = err.Error()
+		}
+		if !strings.Contains(text, tt.want) {
+			t.Errorf("CallSchema(%q, list %v, parallel %v) = %s, want %s", tt.names, tt.list, tt.parallel, text, tt.want)
+		}
+		if tt.parallel && err == nil && strings.Contains(text, "maxItems") {
+			t.Errorf("parallel schema has maxItems: %s", text)
 		}
 	}
 }

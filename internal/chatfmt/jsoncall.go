@@ -341,3 +341,77 @@ func ToolFunction(tool json.RawMessage) (string, json.RawMessage, error) {
 	}
 	return t.Name, t.Parameters, nil
 }
+
+// CallSchema returns the JSON schema that only a call of one of the
+// functions matches: an object {"name": N, argsKey: A}, N one function's name
+// and A valid under its parameters schema (any object when it has none),
+// anyOf the functions when there are several. With list it is an array of
+// such calls instead: exactly one, or with parallel one or more. Each
+// family's syntax spells the call its way: Llama 3's one object with
+// "parameters", Granite 3's and Phi-4-mini's lists with "arguments".
+// names and params are parallel; a name must not be empty.
+func CallSchema(names []string, params []json.RawMessage, argsKey string, list, parallel bool) (json.RawMessage, error) {
+	if len(names) == 0 || len(names) != len(params) {
+		return nil, errors.New("chat: a call schema needs at least one function")
+	}
+	// Structs and hand-built properties keep the keys in this order: a
+	// grammar built from the schema writes "name" first.
+	type object struct {
+		Type                 string          `json:"type"`
+		Properties           json.RawMessage `json:"properties"`
+		Required             []string        `json:"required"`
+		AdditionalProperties bool            `json:"additionalProperties"`
+	}
+	key, err := json.Marshal(argsKey)
+	if err != nil {
+		return nil, err
+	}
+	alts := make([]object, len(names))
+	for i, name := range names {
+		if name == "" {
+			return nil, fmt.Errorf("chat: function %d has no name", i)
+		}
+		p := bytes.TrimSpace(params[i])
+		if len(p) == 0 || string(p) == "null" {
+			p = []byte(`{"type":"object"}`)
+		}
+		n, err := json.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		props := `{"name":{"const":` + string(n) + `},` + string(key) + `:` + string(p) + `}`
+		alts[i] = object{Type: "object", Properties: json.RawMessage(props), Required: []string{"name", argsKey}}
+	}
+	var call any = alts[0]
+	if len(alts) > 1 {
+		call = struct {
+			AnyOf []object `json:"anyOf"`
+		}{alts}
+	}
+	if !list {
+		return json.Marshal(call)
+	}
+	schema := struct {
+		Type     string `json:"type"`
+		Items    any    `json:"items"`
+		MinItems int    `json:"minItems"`
+		MaxItems int    `json:"maxItems,omitempty"`
+	}{"array", call, 1, 0}
+	if !parallel {
+		schema.MaxItems = 1
+	}
+	return json.Marshal(schema)
+}
+
+// ToolFunctions returns the names and parameters schemas of tools
+// (ToolFunction of each); an error names the tool.
+func ToolFunctions(tools []json.RawMessage) ([]string, []json.RawMessage, error) {
+	names, params := make([]string, len(tools)), make([]json.RawMessage, len(tools))
+	for i, t := range tools {
+		var err error
+		if names[i], params[i], err = ToolFunction(t); err != nil {
+			return nil, nil, fmt.Errorf("chat: tools[%d]: %w", i, err)
+		}
+	}
+	return names, params, nil
+}

@@ -105,33 +105,9 @@ func CallSchema(tools []json.RawMessage) (json.RawMessage, error) {
 	if len(tools) == 0 {
 		return nil, errors.New("chat: CallSchema needs at least one tool")
 	}
-	type property struct {
-		Const string `json:"const"`
+	names, params, err := chatfmt.ToolFunctions(tools)
+	if err != nil {
+		return nil, err
 	}
-	type call struct {
-		Type       string `json:"type"`
-		Properties struct {
-			Name       property        `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		} `json:"properties"`
-		Required             []string `json:"required"`
-		AdditionalProperties bool     `json:"additionalProperties"`
-	}
-	var alts []call
-	for i, t := range tools {
-		name, params, err := chatfmt.ToolFunction(t)
-		if err != nil {
-			return nil, fmt.Errorf("chat: tools[%d]: %w", i, err)
-		}
-		c := call{Type: "object", Required: []string{"name", "parameters"}}
-		c.Properties.Name.Const = name
-		c.Properties.Parameters = params
-		alts = append(alts, c)
-	}
-	if len(alts) == 1 {
-		return json.Marshal(alts[0])
-	}
-	return json.Marshal(struct {
-		AnyOf []call `json:"anyOf"`
-	}{alts})
+	return chatfmt.CallSchema(names, params, "parameters", false, false)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/chatfmt"
 	"github.com/smolgo/smolgo/toolcall"
 )
 
@@ -83,42 +84,11 @@ func CallSchema(funcs []grammar.Function, parallel bool) (json.RawMessage, error
 	if len(funcs) == 0 {
 		return nil, errors.New("chat: CallSchema needs at least one function")
 	}
-	type property struct {
-		Const string `json:"const"`
+	names, params := make([]string, len(funcs)), make([]json.RawMessage, len(funcs))
+	for i, f := range funcs {
+		names[i], params[i] = f.Name, f.Parameters
 	}
-	type call struct {
-		Type       string `json:"type"`
-		Properties struct {
-			Name      property        `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"properties"`
-		Required             []string `json:"required"`
-		AdditionalProperties bool     `json:"additionalProperties"`
-	}
-	var alts []call
-	for _, f := range funcs {
-		if f.Name == "" {
-			return nil, errors.New("chat: CallSchema: a function has no name")
-		}
-		c := call{Type: "object", Required: []string{"name", "arguments"}}
-		c.Properties.Name.Const = f.Name
-		c.Properties.Arguments = f.Parameters
-		if p := strings.TrimSpace(string(f.Parameters)); p == "" || p == "null" {
-			c.Properties.Arguments = json.RawMessage(`{"type":"object"}`)
-		}
-		alts = append(alts, c)
-	}
-	var item any = alts[0]
-	if len(alts) > 1 {
-		item = struct {
-			AnyOf []call `json:"anyOf"`
-		}{alts}
-	}
-	list := map[string]any{"type": "array", "items": item, "minItems": 1}
-	if !parallel {
-		list["maxItems"] = 1
-	}
-	return json.Marshal(list)
+	return chatfmt.CallSchema(names, params, "arguments", true, parallel)
 }
 
 // CallGrammar returns a grammar that only Phi-4-mini calls of funcs match:
