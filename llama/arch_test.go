@@ -89,3 +89,33 @@ func TestNewBackendDevices(t *testing.T) {
 		t.Errorf("Devices() = %v lacks cpu", Devices())
 	}
 }
+
+// ForContext takes each layer's LongRope above LongContext positions and
+// its Rope up to it, and leaves no LongRope for a backend to read.
+func TestArchForContext(t *testing.T) {
+	short := &rope.Config{Dims: 8, Base: 1e4, Factors: []float32{1, 1, 1, 1}}
+	long := &rope.Config{Dims: 8, Base: 1e4, Factors: []float32{2, 2, 2, 2}}
+	a := Uniform("phi3", 2, Layer{Rope: short, LongRope: long})
+	a.LongContext = 1024
+	for _, tt := range []struct {
+		n    int
+		want *rope.Config
+	}{{256, short}, {1024, short}, {1025, long}, {131072, long}} {
+		got := a.ForContext(tt.n)
+		for i, l := range got.Layers {
+			if l.Rope != tt.want || l.LongRope != nil {
+				t.Errorf("ForContext(%d): layer %d has rope %v, long %v", tt.n, i, l.Rope.Factors, l.LongRope)
+			}
+		}
+		if got.LongContext != 0 {
+			t.Errorf("ForContext(%d) kept LongContext %d", tt.n, got.LongContext)
+		}
+	}
+	if a.Layers[0].Rope != short || a.Layers[0].LongRope != long {
+		t.Error("ForContext changed the description it was called on")
+	}
+	bad := Uniform("phi3", 2, Layer{Rope: short, LongRope: long}) // no LongContext
+	if err := bad.Validate(Config{Layers: 2, HeadDim: 8}); err == nil || !strings.Contains(err.Error(), "long-context rotation") {
+		t.Errorf("Validate without LongContext: %v", err)
+	}
+}
