@@ -27,6 +27,10 @@ func TestArchValidate(t *testing.T) {
 		{"NaN embedding scale", func(a *Arch) { a.EmbedScale = float32(math.NaN()) }, "embedding scale"},
 		{"negative soft-cap", func(a *Arch) { a.LogitSoftcap = -30 }, "logit soft-cap"},
 		{"unknown activation", func(a *Arch) { a.Activation = 7 }, "unknown activation"},
+		{"granite scales", func(a *Arch) { a.AttentionScale, a.ResidualScale, a.LogitScale = 0.015625, 0.22, 8 }, ""},
+		{"infinite residual scale", func(a *Arch) { a.ResidualScale = float32(math.Inf(1)) }, "residual scale"},
+		{"negative logit scale", func(a *Arch) { a.LogitScale = -8 }, "logit scale"},
+		{"query and attention scale", func(a *Arch) { a.QueryScale, a.AttentionScale = 0.125, 0.125 }, "set one"},
 	} {
 		a := Plain("test", cfg)
 		c.edit(&a)
@@ -61,6 +65,11 @@ func TestArchFeatures(t *testing.T) {
 	}
 	if err := g.Unsupported("dev", want...); err != nil {
 		t.Errorf("everything implemented: %v", err)
+	}
+	gr := Plain("granite", cfg)
+	gr.EmbedScale, gr.AttentionScale, gr.ResidualScale, gr.LogitScale = 12, 0.015625, 0.22, 8
+	if fs, want := gr.Features(), []string{"embedding scale", "attention scale", "residual scale", "logit scale"}; !slices.Equal(fs, want) {
+		t.Errorf("granite features %v, want %v", fs, want)
 	}
 }
 
