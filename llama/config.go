@@ -58,7 +58,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			return
 		}
 		var v uint32
-		v, err = f.Uint32(k(name))
+		v, err = uint32OrUniform(f, k(name))
 		if err == nil && (v == 0 || v > 1<<24) {
 			err = fmt.Errorf("%s = %d is out of range", k(name), v)
 		}
@@ -195,6 +195,39 @@ func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
 // lastBlock returns the highest block index among the file's blk.N.*
 // tensors, or -1.
+// uint32OrUniform reads an integer key that a file may also store as one
+// value per layer (llama.cpp reads head counts that way, and Granite 4.0's
+// converter writes attention.head_count_kv as an array): an array whose
+// entries are all equal is that value; one that varies by layer is refused,
+// since the block has one shape for every layer.
+func uint32OrUniform(f *gguf.File, key string) (uint32, error) {
+	v, ok := f.Get(key)
+	if !ok {
+		return f.Uint32(key) // the missing-key error
+	}
+	switch v.(type) {
+	case []int32, []uint32, []int64, []uint64, []int16, []uint16, []int8, []uint8:
+	default:
+		return f.Uint32(key)
+	}
+	vals, err := f.Int32s(key)
+	if err != nil {
+		return 0, err
+	}
+	if len(vals) == 0 {
+		return 0, fmt.Errorf("%s is an empty array", key)
+	}
+	for i, x := range vals {
+		if x != vals[0] {
+			return 0, fmt.Errorf("%s varies by layer (%d in layer 0, %d in layer %d): not supported", key, vals[0], x, i)
+		}
+	}
+	if vals[0] < 0 {
+		return 0, fmt.Errorf("%s = %d is out of range", key, vals[0])
+	}
+	return uint32(vals[0]), nil
+}
+
 func lastBlock(f *gguf.File) int {
 	last := -1
 	for _, t := range f.Tensors {

@@ -184,6 +184,9 @@ func TestBadModels(t *testing.T) {
 				}
 			}
 		}, "blk.2.ffn_down.weight is missing"},
+		{"kv heads varying by layer", setKV("llama.attention.head_count_kv", []uint32{2, 4, 2}), nil, "varies by layer"},
+		{"empty kv heads array", setKV("llama.attention.head_count_kv", []uint32{}), nil, "empty array"},
+		{"kv heads as strings", setKV("llama.attention.head_count_kv", []string{"2"}), nil, "head_count_kv"},
 	}
 	for _, c := range cases {
 		f := rewrite(t, "llama-tiny-F32", c.kv, c.ts)
@@ -191,6 +194,11 @@ func TestBadModels(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.errHas) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.errHas)
 		}
+	}
+	// One value per layer, all equal (as Granite 4.0's converter writes
+	// them), is that value.
+	if _, err := New(rewrite(t, "llama-tiny-F32", setKV("llama.attention.head_count_kv", []uint32{2, 2, 2}), nil), Options{Threads: 1}); err != nil {
+		t.Errorf("per-layer KV head counts, all 2: %v", err)
 	}
 	f := rewrite(t, "llama-tiny-F32", nil, nil)
 	if _, err := New(f, Options{}, rope.EveryNth(2, 4)); err == nil {
