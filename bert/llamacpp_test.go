@@ -19,9 +19,9 @@ import (
 // to F16, Q8_0 and Q4_K_M and compares our embeddings and rank scores on
 // each file with llama.cpp's on the same file, for the golden sequences and
 // for 64 tokens (llama.cpp's one-chunk attention path) in one pass. It runs
-// only where SMOLGO_LLAMAREF names the binary:
+// where llamaref is built (sharedtest.Llamaref: CI builds it):
 //
-//	SMOLGO_LLAMAREF=$HOME/.cache/smolgo/llamaref/nlc-3.22.1/bin/llamaref go test -run LlamaCpp -v ./bert/
+//	go test -run LlamaCpp -v ./bert/
 //
 // F32 is held to the golden tolerance (cosine 0.99999, max 1e-4 on
 // unnormalized vectors whose elements are about 1). The others round the
@@ -32,10 +32,7 @@ import (
 // Q4_K_M cosine 0.9999 and max 0.01 (measured at most 0.0051; cosine above
 // 0.9999996). docs/embeddings.md has the table.
 func TestQuantizedMatchesLlamaCpp(t *testing.T) {
-	bin := os.Getenv("SMOLGO_LLAMAREF")
-	if bin == "" {
-		t.Skip("set SMOLGO_LLAMAREF to a llamaref binary (../shared/tools/llamaref/build.sh)")
-	}
+	bin := sharedtest.Llamaref(t)
 	tol := map[string][2]float64{"F32": {0.99999, 1e-4}, "F16": {0.99999, 1e-3}, "Q8_0": {0.9999, 1e-2}, "Q4_K_M": {0.9999, 1e-2}}
 	for _, model := range []string{"bert-tiny-F32", "bert-rank-tiny-F32"} {
 		g := loadGolden(t, model)

@@ -16,20 +16,16 @@ import (
 // TestQ8CacheMatchesLlamaCpp runs llama.cpp itself (the llamaref tool of
 // ../shared/tools/llamaref, built by its build.sh) with a q8_0 KV cache on
 // the golden prompts and compares our q8_0-cache logits with its, against
-// the golden tolerances of each model (F32: 0.09 / 0.009). llama.cpp is not
-// part of the test suite's dependencies, so this runs only where
-// SMOLGO_LLAMAREF names the binary:
+// the golden tolerances of each model (F32: 0.09 / 0.009). It runs where
+// llamaref is built (sharedtest.Llamaref: CI builds it):
 //
-//	SMOLGO_LLAMAREF=$HOME/.cache/smolgo/llamaref/nlc-3.22.1/bin/llamaref go test -run LlamaCpp -v ./llama/
+//	go test -run LlamaCpp -v ./llama/
 //
 // Measured: tinyq-F32 max 0.013 / RMS 0.0017 (12 tokens) and 0.013 / 0.0014
 // (600), as close as our f16 cache is to llama.cpp's f16 one (0.002);
 // tinyq-Q4_K_M 0.16 / 0.036 and 0.31 / 0.033.
 func TestQ8CacheMatchesLlamaCpp(t *testing.T) {
-	bin := os.Getenv("SMOLGO_LLAMAREF")
-	if bin == "" {
-		t.Skip("set SMOLGO_LLAMAREF to a llamaref binary (../shared/tools/llamaref/build.sh)")
-	}
+	bin := sharedtest.Llamaref(t)
 	cases := []struct {
 		model          string
 		tolMax, tolRMS float64

@@ -79,15 +79,12 @@ func agree(a, b []float32) (cos, maxAbs float64) {
 
 // TestDecoderEmbeddingsMatchLlamaCpp compares the decoder embeddings with
 // llama.cpp's (`llamaref embed --pooling last|mean`) on the golden qwen3
-// file, F32 and Q8_0. It runs only where SMOLGO_LLAMAREF names the binary
-// (../shared/tools/llamaref/build.sh):
+// file, F32 and Q8_0. It runs where llamaref is built (sharedtest.Llamaref:
+// CI builds it):
 //
-//	SMOLGO_LLAMAREF=$HOME/.cache/smolgo/llamaref/nlc-3.22.1/bin/llamaref go test -run LlamaCpp -v ./models/
+//	go test -run LlamaCpp -v ./models/
 func TestDecoderEmbeddingsMatchLlamaCpp(t *testing.T) {
-	bin := os.Getenv("SMOLGO_LLAMAREF")
-	if bin == "" {
-		t.Skip("set SMOLGO_LLAMAREF to a llamaref binary (../shared/tools/llamaref/build.sh)")
-	}
+	bin := sharedtest.Llamaref(t)
 	ctx := context.Background()
 	var inputs [][]int32
 	var spec []string
@@ -180,8 +177,8 @@ func rerankerFile(t *testing.T) string {
 
 // TestDecoderReranker: a Qwen3-Reranker file reranks through the engine:
 // its inputs follow the file's template, and a score is the softmax of the
-// head over the last token's hidden state ("yes" against "no"); with
-// SMOLGO_LLAMAREF set, the scores are compared with llama.cpp's.
+// head over the last token's hidden state ("yes" against "no"), and the
+// scores are compared with llama.cpp's (sharedtest.Llamaref).
 func TestDecoderReranker(t *testing.T) {
 	path := rerankerFile(t)
 	m, err := family.Load(path, engine.WithThreads(2))
@@ -222,10 +219,7 @@ func TestDecoderReranker(t *testing.T) {
 			t.Errorf("document %d: score %v, softmax of the head %v", i, r.Scores[i], want)
 		}
 	}
-	bin := os.Getenv("SMOLGO_LLAMAREF")
-	if bin == "" {
-		return
-	}
+	bin := sharedtest.Llamaref(t)
 	var spec []string
 	for _, in := range inputs {
 		ids := make([]string, len(in))

@@ -217,3 +217,28 @@ func LlamaCpp(t testing.TB) string {
 	}
 	return dir
 }
+
+// Llamaref returns the llamaref binary that ../shared/tools/llamaref/build.sh
+// builds: $SMOLGO_LLAMAREF, or the build's place under
+// ${SMOLGO_CACHE:-$HOME/.cache/smolgo}. Tests that run llama.cpp itself
+// through it skip when it is absent, and fail under CI=true, where .ci/run
+// builds it.
+func Llamaref(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("SMOLGO_LLAMAREF"); bin != "" {
+		return bin
+	}
+	cache := os.Getenv("SMOLGO_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "smolgo")
+	}
+	bin := filepath.Join(cache, "llamaref", "nlc-3.22.1", "bin", "llamaref")
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("llamaref is missing under CI (%v): .ci/run must run ../shared/tools/llamaref/build.sh first", err)
+		}
+		t.Skipf("llamaref not found (%v); run bash ../shared/tools/llamaref/build.sh or set SMOLGO_LLAMAREF", err)
+	}
+	return bin
+}
