@@ -14,6 +14,7 @@ import (
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -129,6 +130,44 @@ func TestDecoderEmbeddingsMatchLlamaCpp(t *testing.T) {
 				if cos < 0.9999 || d > 0.05 {
 					t.Errorf("%s %s: %d tokens: cosine %.7f, max |Δ| %.3g", model, pool, len(inputs[i]), cos, d)
 				}
+			}
+		}
+		m.Close()
+	}
+
+	// A Qwen3-Embedding file (synth's qwen3-embed-tiny: pooling_type last)
+	// pools as the file says, here and in llama.cpp.
+	for _, model := range []string{"qwen3-embed-tiny-F32", "qwen3-embed-tiny-Q8_0"} {
+		path := goldentest.TinyModel(t, model)
+		m, err := family.Load(path, engine.WithThreads(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info := m.EmbedInfo(); info.Pooling != engine.PoolLast {
+			t.Errorf("%s: pooling %v, want last from the file", model, info.Pooling)
+		}
+		out := filepath.Join(t.TempDir(), "ref.json")
+		if b, err := exec.Command(bin, "embed", "--model", path, "--tokens", strings.Join(spec, ";"), "--out", out).CombinedOutput(); err != nil {
+			t.Fatalf("llamaref embed: %v\n%s", err, b)
+		}
+		var ref struct {
+			Sequences []struct {
+				Embedding []float32 `json:"embedding"`
+			} `json:"sequences"`
+		}
+		b, _ := os.ReadFile(out)
+		if err := json.Unmarshal(b, &ref); err != nil || len(ref.Sequences) != len(inputs) {
+			t.Fatalf("llamaref embed output: %v, %d sequences", err, len(ref.Sequences))
+		}
+		res, err := m.EmbedTokens(ctx, inputs, engine.EmbedOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range ref.Sequences {
+			cos, d := agree(res.Vectors[i], s.Embedding)
+			t.Logf("%s: %d tokens: cosine %.7f, max |Δ| %.3g", model, len(inputs[i]), cos, d)
+			if cos < 0.9999 || d > 0.05 {
+				t.Errorf("%s: %d tokens: cosine %.7f, max |Δ| %.3g", model, len(inputs[i]), cos, d)
 			}
 		}
 		m.Close()

@@ -288,8 +288,9 @@ func WriteSynth(t testing.TB, preset, typ, path, wantSHA string) {
 // not hold: SmolLM2's file format (a llama file with SmolLM2's
 // pre-tokenizer and ChatML template), and the architectures llama.cpp's
 // writer has no synth for (granite, phi3; their golden logits are in their
-// packages' testdata).
-var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true}
+// packages' testdata), and a Qwen3-Embedding file (qwen3 with pooling_type
+// last).
+var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true, "qwen3-embed-tiny": true}
 
 // TinyModel returns the file of a tiny family model named STEM-TYPE
 // ("gemma3-tiny-Q4_K_M"): ../shared/golden-families' file, or, for the

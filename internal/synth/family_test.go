@@ -88,7 +88,7 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 	if m.Tokenizer != nil {
 		return nil, fmt.Errorf("%s: a copied tokenizer needs --vocab FILE", m.Name)
 	}
-	if s.Arch == synth.ArchGranite || s.Arch == synth.ArchPhi3 {
+	if s.Arch == synth.ArchGranite || s.Arch == synth.ArchPhi3 || s.Arch != synth.ArchBERT && s.Pooling != "" {
 		return nil, errNoArch
 	}
 	if m.Pre != "" || m.ChatTemplate != "" {
@@ -143,7 +143,7 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 }
 
 // errNoArch is llamarefArgs' answer for an architecture llamaref synth
-// does not write (granite, phi3): llama.cpp still loads and runs synth's file
+// does not write (granite, phi3, a decoder with a pooling type): llama.cpp still loads and runs synth's file
 // (TestLlamarefLoads).
 var errNoArch = errors.New("llamaref synth does not write this architecture")
 
@@ -331,6 +331,9 @@ func llamaCppKeys(s synth.Shape, nVocab int) map[string]any {
 	}
 	if s.Softcap > 0 {
 		k[a+"final_logit_softcapping"] = s.Softcap
+	}
+	if s.Pooling != "" {
+		k[a+"pooling_type"] = map[string]uint32{"last": 3}[s.Pooling]
 	}
 	return k
 }
@@ -599,6 +602,7 @@ func TestValidateFamilies(t *testing.T) {
 		{"llama32-tiny", func(s *synth.Shape) { s.RopeFreqs = "yarn" }, "want random or llama3"},
 		{"gemma3-tiny", func(s *synth.Shape) { s.SlidingWindowPattern = 0 }, "pattern ≥ 1"},
 		{"bert-tiny", func(s *synth.Shape) { s.Pooling = "last" }, "want mean, cls or rank"},
+		{"qwen3-tiny", func(s *synth.Shape) { s.Pooling = "cls" }, "pooling is for arch bert"},
 		{"bert-tiny", func(s *synth.Shape) { s.KVHeads = 2 }, "no grouped-query attention"},
 		{"bert-tiny", func(s *synth.Shape) { s.Untied = true }, "no output matrix"},
 		{"qwen2-tiny", func(s *synth.Shape) { s.HeadDim = 64 }, "heads × head dim = hidden size"},

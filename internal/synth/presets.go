@@ -110,6 +110,8 @@ var presets = map[string]preset{
 			s.RopeDims, s.LongRope, s.RopeOrigContext, s.RopeAttnFactor = 24, true, 1024, 1.1902381
 			return s
 		}()}},
+	"qwen3-embed-tiny": {"Qwen3-Embedding's file format on the tiny shape: qwen3 with pooling_type last", Model{Name: "qwen3-embed-tiny-F32", Seed: 20,
+		Shape: func() Shape { s := tinyFamily(ArchQwen3, 1e6, 1e-6); s.Pooling = "last"; return s }()}},
 	"bert-tiny":      {"golden-families: encoder, mean pooling", Model{Name: "bert-tiny-F32", Seed: 15, Shape: tinyBERT("mean")}},
 	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
 

@@ -112,7 +112,8 @@ type Shape struct {
 	LongRope       bool
 	RopeAttnFactor float32
 
-	// Pooling (bert) is the pooling_type: "mean" (or ""), "cls", or
+	// Pooling (bert; qwen3: "last" only, a Qwen3-Embedding file) is the
+	// pooling_type: "mean" (or ""), "cls", "last", or
 	// "rank", a reranker, which adds the classifier head (cls.weight,
 	// cls.bias, cls.output.weight, cls.output.bias) and one output label.
 	Pooling string
@@ -178,7 +179,7 @@ func (s Shape) String() string {
 }
 
 // poolingTypes are llama.cpp's LLAMA_POOLING_TYPE_* numbers.
-var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "rank": 4}
+var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "last": 3, "rank": 4}
 
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
@@ -231,7 +232,7 @@ func (s Shape) Validate() error {
 		only(ArchLlama, "rope_freqs", s.RopeFreqs != ""),
 		only(ArchGemma3, "a sliding window", s.SlidingWindow != 0 || s.SlidingWindowPattern != 0 || s.RopeBaseSWA != 0),
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
-		only(ArchBERT, "pooling", s.Pooling != ""),
+		only(ArchBERT, "pooling", s.Pooling != "" && !(s.Arch == ArchQwen3 && s.Pooling == "last")),
 		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{}),
 	); err != nil {
 		return err
@@ -259,7 +260,7 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("synth: LongRoPE needs the original context length (RopeOrigContext) and no other rope scaling")
 	}
 	if s.Arch == ArchBERT {
-		if _, ok := poolingTypes[s.Pooling]; !ok {
+		if _, ok := poolingTypes[s.Pooling]; !ok || s.Pooling == "last" {
 			return fmt.Errorf("synth: pooling %q: want mean, cls or rank", s.Pooling)
 		}
 		if s.KVHeads != s.Heads {
@@ -498,6 +499,9 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	kv = append(kv, u("vocab_size", nVocab))
 	if hd*s.Heads != s.Embd {
 		kv = append(kv, u("attention.key_length", hd), u("attention.value_length", hd))
+	}
+	if s.Arch != ArchBERT && s.Pooling != "" {
+		kv = append(kv, u("pooling_type", int(poolingTypes[s.Pooling])))
 	}
 	if s.SlidingWindow > 0 {
 		kv = append(kv,
