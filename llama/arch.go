@@ -220,8 +220,9 @@ func (a *Arch) Windowed() bool {
 	return false
 }
 
-// Features lists what a uses beyond the plain llama block, by name: "rope
-// neox", "rope factors", "rope scaling", "nope", "qk norm", "qkv bias",
+// Features lists what a uses beyond the plain llama block, by name: "long
+// rope" (gone after ForContext, so no backend sees it), "rope neox", "rope
+// factors", "rope scaling", "nope", "qk norm", "qkv bias",
 // "post norms", "sliding window", "gelu", "embedding scale", "query scale",
 // "attention scale", "residual scale", "logit scale", "logit soft-cap". A backend compares it with what it implements
 // (Unsupported).
@@ -240,6 +241,7 @@ func (a *Arch) Features() []string {
 	}
 	for _, l := range a.Layers {
 		add(l.Rope == nil, "nope")
+		add(l.LongRope != nil, "long rope")
 		if l.Rope != nil {
 			add(l.Rope.Layout == rope.NeoX, "rope neox")
 			add(len(l.Rope.Factors) > 0, "rope factors")

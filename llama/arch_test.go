@@ -123,6 +123,10 @@ func TestArchForContext(t *testing.T) {
 	if a.Layers[0].Rope != short || a.Layers[0].LongRope != long {
 		t.Error("ForContext changed the description it was called on")
 	}
+	resolved := a.ForContext(4096)
+	if fs := a.Features(); !slices.Contains(fs, "long rope") || slices.Contains(resolved.Features(), "long rope") {
+		t.Errorf("features %v before ForContext, %v after", fs, resolved.Features())
+	}
 	bad := Uniform("phi3", 2, Layer{Rope: short, LongRope: long}) // no LongContext
 	if err := bad.Validate(Config{Layers: 2, HeadDim: 8}); err == nil || !strings.Contains(err.Error(), "long-context rotation") {
 		t.Errorf("Validate without LongContext: %v", err)

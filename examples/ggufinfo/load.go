@@ -43,7 +43,10 @@ func checkLoad(f *gguf.File) *loadCheck {
 	} else {
 		c.Chat = true
 	}
-	if err := arch.Unsupported("cuda", cuda.Features()...); err != nil {
+	// A backend gets the description for the cache length Load uses by
+	// default (the training context): LongRoPE resolved.
+	resolved := arch.ForContext(cfg.Context)
+	if err := resolved.Unsupported("cuda", cuda.Features()...); err != nil {
 		c.CUDAError = err.Error()
 	}
 	return c
