@@ -12,22 +12,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/internal/synth"
 )
 
 // These tests run llama.cpp itself through the project's llamaref tool
-// (../shared/tools/llamaref/build.sh prints its path). They are skipped
-// unless SMOLGO_LLAMAREF names the binary:
+// (../shared/tools/llamaref/build.sh builds it; sharedtest.Llamaref finds
+// it, and CI has it). On the tiny presets they are part of go test ./...;
+// the real shapes (shrunk to two blocks, still minutes in all) join with
+// SMOLGO_HEAVY=1:
 //
-//	SMOLGO_LLAMAREF=$(../shared/tools/llamaref/build.sh) go test -run Llamaref -v ./internal/synth/
+//	SMOLGO_HEAVY=1 go test -run Llamaref -v ./internal/synth/
 
 func llamaref(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("SMOLGO_LLAMAREF")
-	if bin == "" {
-		t.Skip("set SMOLGO_LLAMAREF to a llamaref binary (../shared/tools/llamaref/build.sh)")
+	return sharedtest.Llamaref(t)
+}
+
+// heavyPreset reports whether a preset is a real shape, which the llamaref
+// tests write only with SMOLGO_HEAVY=1.
+func heavyPreset(m synth.Model) bool { return m.Shape.Vocab != 0 || m.Shape.Layers > 8 }
+
+// skipHeavy skips a real-shape preset unless SMOLGO_HEAVY=1.
+func skipHeavy(t *testing.T, m synth.Model) {
+	t.Helper()
+	if heavyPreset(m) && os.Getenv("SMOLGO_HEAVY") != "1" {
+		t.Skip("a real shape: set SMOLGO_HEAVY=1")
 	}
-	return bin
 }
 
 func runLlamaref(t *testing.T, bin string, args ...string) []byte {
@@ -79,6 +90,7 @@ func TestLlamarefSynthAgrees(t *testing.T) {
 	for _, name := range synth.PresetNames() {
 		t.Run(name, func(t *testing.T) {
 			m, _ := synth.Preset(name)
+			skipHeavy(t, m)
 			m = small(m)
 			// llamaref has no pre-tokenizer flag (SmolLM2's "smollm" is
 			// no part of the weights) and reads a chat template from a
@@ -129,6 +141,9 @@ func TestLlamarefLoads(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range synth.PresetNames() {
 		m, _ := synth.Preset(name)
+		if heavyPreset(m) && os.Getenv("SMOLGO_HEAVY") != "1" {
+			continue // a real shape: SMOLGO_HEAVY=1
+		}
 		m = small(m)
 		f32 := filepath.Join(dir, name+"-F32.gguf")
 		for _, mix := range []synth.Mix{synth.MixF32, synth.MixF16, synth.MixBF16, synth.MixQ8_0, synth.MixQ4_K_M} {
