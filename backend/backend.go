@@ -134,9 +134,15 @@ type Persister interface {
 // move the later ones down (llama.cpp's context shift).
 type Shifter interface {
 	// Shift drops positions [keep, keep+drop) and moves the positions after
-	// them down by drop.
+	// them down by drop. An error wrapping ErrCannotShift leaves the cache
+	// as it was: this shift needs positions the cache no longer holds (a
+	// sliding window's ring), and the caller recomputes instead.
 	Shift(keep, drop int) error
 }
+
+// ErrCannotShift is wrapped by a Shifter's error when the cache cannot make
+// this shift but is unchanged and usable.
+var ErrCannotShift = errors.New("the cache cannot make this shift")
 
 // Rewinder is implemented by caches that keep only the most recent
 // positions of some layers (sliding-window attention keeps a ring of the

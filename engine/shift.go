@@ -1,6 +1,11 @@
 package engine
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/smolgo/smolgo/backend"
+)
 
 // shift makes room for a prompt from which old messages were dropped by
 // shifting the cache rather than recomputing: the cache holds the old
@@ -8,8 +13,9 @@ import "fmt"
 // stretch (the dropped messages) and goes on like it again (the kept
 // messages). shift finds that stretch as the one whose removal lets the
 // most cached tokens be reused, and removes it from the cache. Where no
-// such reuse exists (or the cache cannot shift), it does nothing and the
-// prompt is computed from the common prefix as usual.
+// such reuse exists (or the cache cannot shift, or cannot make this shift:
+// backend.ErrCannotShift), it does nothing and the prompt is computed from
+// the common prefix as usual.
 func (g *generation) shift(prompt []int32) error {
 	s := g.s
 	sh, ok := s.cache.(Shifter)
@@ -44,7 +50,9 @@ func (g *generation) shift(prompt []int32) error {
 			return fmt.Errorf("engine: rewinding the KV cache to %d tokens: %w", len(old), err)
 		}
 	}
-	if err := sh.Shift(keep, drop); err != nil {
+	if err := sh.Shift(keep, drop); errors.Is(err, backend.ErrCannotShift) {
+		return nil // the cache is unchanged: the prompt is computed from the common prefix
+	} else if err != nil {
 		return fmt.Errorf("engine: shifting the KV cache by %d positions: %w", drop, err)
 	}
 	s.tokens = append(old[:keep], old[bestSkip:]...)

@@ -160,9 +160,12 @@ type seqCache struct {
 }
 
 // windowCache is the seqCache of an architecture with sliding-window
-// layers: no Shift (the engine recomputes instead), and a MinRewind the
-// engine heeds.
+// layers: a MinRewind the engine heeds, and a Shift that refuses
+// (backend.ErrCannotShift) where the rings no longer hold what the shifted
+// sequence's window needs, so that the engine recomputes instead.
 type windowCache struct{ c *seqCache }
+
+func (w *windowCache) Shift(keep, drop int) error { return w.c.Shift(keep, drop) }
 
 func (w *windowCache) Len() int             { return w.c.Len() }
 func (w *windowCache) MaxLen() int          { return w.c.MaxLen() }

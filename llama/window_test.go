@@ -1,9 +1,11 @@
 package llama
 
 import (
+	"errors"
 	"math"
 	"testing"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/rope"
@@ -116,15 +118,59 @@ func TestWindowRing(t *testing.T) {
 	}
 }
 
-// Shift refuses a cache with sliding-window layers, and the backend's
-// caches then offer no Shift at all (the engine recomputes instead).
-func TestWindowNoShift(t *testing.T) {
-	m := openWindowed(t, 4)
-	c := newCache(t, m, CacheOptions{})
-	decodeAll(t, m, c, randTokens(10, m.Config.Vocab, 1))
-	if err := c.Shift(2, 3); err == nil {
-		t.Error("Shift of a windowed cache: no error")
+// A windowed cache shifts (llama.cpp's context shift) like one whose
+// sliding-window layer keeps every position: the ring is rebuilt around the
+// dropped stretch, and decoding on gives the logits of a cache without a
+// ring shifted the same way. A shift whose new window would need positions
+// the ring has overwritten is refused with backend.ErrCannotShift and
+// changes nothing. The backend's caches offer Shift and MinRewind.
+func TestWindowShift(t *testing.T) {
+	m := openWindowed(t, 4) // layer 0: a ring of 32 + 4 positions
+	prompt := randTokens(100, m.Config.Vocab, 1)
+	more := randTokens(12, m.Config.Vocab, 2)
+	for _, typ := range []KVType{KVF16, KVF32, KVQ8_0} {
+		// keep+drop ≤ 69: the window after the shift is still in the ring.
+		for _, sh := range []struct{ keep, drop int }{{5, 40}, {0, 30}, {20, 49}, {3, 1}} {
+			ring := newCache(t, m, CacheOptions{Type: typ})
+			full := newCache(t, m, CacheOptions{Type: typ, Batch: 4096}) // window + batch ≥ MaxLen: no ring
+			if ring.ring[0] == 0 || full.ring[0] != 0 {
+				t.Fatalf("rings %d and %d: want one and none", ring.ring[0], full.ring[0])
+			}
+			for _, c := range []*Cache{ring, full} {
+				for i := 0; i < len(prompt); i += 4 {
+					forward(t, m, c, prompt[i:i+4], false)
+				}
+				if err := c.Shift(sh.keep, sh.drop); err != nil {
+					t.Fatalf("%v: Shift(%d, %d): %v", typ, sh.keep, sh.drop, err)
+				}
+			}
+			if ring.Len() != len(prompt)-sh.drop {
+				t.Errorf("%v: %d positions after the shift, want %d", typ, ring.Len(), len(prompt)-sh.drop)
+			}
+			a, b := decodeAll(t, m, ring, more), decodeAll(t, m, full, more)
+			if d := maxDiff(a, b); d > 1e-4 {
+				t.Errorf("%v: Shift(%d, %d): the ring's logits differ from the full cache's by %g", typ, sh.keep, sh.drop, d)
+			}
+		}
+
+		// 100 positions in a ring of 36: positions from 64 on are held.
+		// Keeping 70 and dropping 20 leaves 80, whose window needs 49 on.
+		c := newCache(t, m, CacheOptions{Type: typ})
+		same := newCache(t, m, CacheOptions{Type: typ})
+		for _, x := range []*Cache{c, same} {
+			for i := 0; i < len(prompt); i += 4 {
+				forward(t, m, x, prompt[i:i+4], false)
+			}
+		}
+		err := c.Shift(70, 20)
+		if !errors.Is(err, backend.ErrCannotShift) {
+			t.Fatalf("%v: Shift into overwritten positions: %v, want backend.ErrCannotShift", typ, err)
+		}
+		if d := maxDiff(decodeAll(t, m, c, more), decodeAll(t, m, same, more)); c.Len() != same.Len() || d != 0 {
+			t.Errorf("%v: a refused Shift changed the cache (length %d, logits by %g)", typ, c.Len(), d)
+		}
 	}
+
 	b, err := m.NewBackend(BackendOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +179,8 @@ func TestWindowNoShift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := bc.(interface{ Shift(int, int) error }); ok {
-		t.Error("a windowed backend cache offers Shift")
+	if _, ok := bc.(interface{ Shift(int, int) error }); !ok {
+		t.Error("a windowed backend cache does not offer Shift")
 	}
 	if _, ok := bc.(interface{ MinRewind() int }); !ok {
 		t.Error("a windowed backend cache does not say how far it can rewind")

@@ -147,12 +147,14 @@ func TestFamilyBatchingPromptCacheSpeculation(t *testing.T) {
 }
 
 // A JSON-schema constraint holds on every family, and a conversation that
-// outgrows a small context drops its oldest turns (shifting the cache where
-// the family can, recomputing where its sliding windows cannot).
+// outgrows a small context drops its oldest turns and shifts the cache,
+// Gemma's sliding-window ring included (passes of 16 tokens make it a ring
+// of 48 positions in a context of 320).
 func TestFamilyConstraintAndContextShift(t *testing.T) {
 	for _, name := range sessionModels {
 		t.Run(name, func(t *testing.T) {
-			m := loadFamily(t, name, engine.WithContext(320))
+			// Passes of 16 tokens: Gemma's window layer is then a ring of 48.
+			m := loadFamily(t, name, engine.WithContext(320), engine.WithBatchSize(16))
 			g, err := grammar.FromJSONSchema([]byte(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`))
 			if err != nil {
 				t.Fatal(err)
@@ -169,15 +171,20 @@ func TestFamilyConstraintAndContextShift(t *testing.T) {
 			s := m.NewSession()
 			var msgs []engine.Message
 			opts := engine.GenerateOptions{MaxTokens: 4, Thinking: new(false), DropOldest: true, ShiftContext: true}
-			dropped := 0
+			dropped, shifted := 0, 0
 			for i := range 8 {
 				msgs = append(msgs, engine.Message{Role: "user", Content: fmt.Sprintf("turn %d: %s", i, strings.Repeat("words ", 12))})
 				out := generate(t, s, msgs, opts)
 				msgs = append(msgs, engine.Message{Role: "assistant", Content: out.text})
 				dropped = max(dropped, out.stats.DroppedMessages)
+				shifted = max(shifted, out.stats.ShiftedTokens)
 			}
 			if dropped == 0 {
 				t.Errorf("eight turns in a context of 320 dropped nothing")
+			}
+			t.Logf("dropped %d messages, shifted %d tokens", dropped, shifted)
+			if shifted == 0 {
+				t.Errorf("the cache never shifted: every drop was recomputed")
 			}
 		})
 	}
