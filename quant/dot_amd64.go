@@ -43,6 +43,9 @@ func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func matF16AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
 func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -173,6 +176,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 		x4[gguf.TypeQ4_0] = matQ4_0AVX512x4
 		x4[gguf.TypeQ5_K] = matQ5KAVX512x4
+		x4[gguf.TypeF16] = matF16AVX512x4
 		clear(x2) // the AVX2 pairs would not match the AVX-512 mv kernels' bits
 	}
 	for t, kern := range mv {

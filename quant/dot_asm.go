@@ -68,11 +68,15 @@ func asmMatVec(t gguf.Type, kernel mvKernel) MatVecFunc {
 // give each token mv's bits, so a token's result does not depend on how
 // many others share its pass.
 func matMulBy4(t gguf.Type, kernel, pair x4Kernel, mv MatVecFunc) MatMulFunc {
-	vt, _ := VecDotType(t)
-	bs, wb, ab := t.BlockSize(), t.BlockBytes(), vt.BlockBytes()
+	bs, wb, ab := kernelBlock(t)
+	byRows := matMulByRows(t, mv) // rows that are not whole kernel blocks (f16: n%32 != 0)
 	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 		nb := n / bs
 		if nrows <= 0 || ntok <= 0 {
+			return
+		}
+		if n%bs != 0 {
+			byRows(n, w, nrows, a, ntok, out, ldo)
 			return
 		}
 		if nb <= 0 {
