@@ -46,6 +46,12 @@ func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 func matF16AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
+func matF16F32AVX512x4(w []byte, a []float32, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func cvtF16F32AVX512(src []byte, dst []float32, n16 int)
+
+//go:noescape
 func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -193,6 +199,8 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		k.matMuls[gguf.TypeQ6_K] = matMulGEMM(gguf.TypeQ6_K, gemmPackQ6K, gemmQ6KAVX512x8, gemmQ6KAVX512x4, k.matMuls[gguf.TypeQ6_K])
 		// The AVX-512 q8_0 kernel takes two blocks at a time: rows of an
 		// odd number of blocks use the AVX2 one.
+		// f16 batches: the activations widened once (matf16_amd64.go).
+		k.matMuls[gguf.TypeF16] = matMulF16(k.matVecs[gguf.TypeF16], k.matMuls[gguf.TypeF16])
 		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, nil, k.matVecs[gguf.TypeQ8_0]), k.matMuls[gguf.TypeQ8_0]
 		k.matMuls[gguf.TypeQ8_0] = func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 			if n%64 != 0 {
