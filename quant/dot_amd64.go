@@ -52,6 +52,12 @@ func matF16F32AVX512x4(w []byte, a []float32, astride, nb int, out *float32, ost
 func cvtF16F32AVX512(src []byte, dst []float32, n16 int)
 
 //go:noescape
+func matBF16F32AVX512x4(w []byte, a []float32, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func cvtBF16F32AVX512(src []byte, dst []float32, n16 int)
+
+//go:noescape
 func mvBF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -197,10 +203,11 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		k.matMuls[gguf.TypeQ4_K] = matMulGEMM(gguf.TypeQ4_K, gemmPackQ4K, gemmQ4KAVX512x8, gemmQ4KAVX512x4, k.matMuls[gguf.TypeQ4_K])
 		k.matMuls[gguf.TypeQ5_K] = matMulGEMM(gguf.TypeQ5_K, gemmPackQ5K, gemmQ4KAVX512x8, gemmQ4KAVX512x4, k.matMuls[gguf.TypeQ5_K])
 		k.matMuls[gguf.TypeQ6_K] = matMulGEMM(gguf.TypeQ6_K, gemmPackQ6K, gemmQ6KAVX512x8, gemmQ6KAVX512x4, k.matMuls[gguf.TypeQ6_K])
+		// f16 and bf16 batches: the activations widened once (matf16_amd64.go).
+		k.matMuls[gguf.TypeF16] = matMulWide(k.matMuls[gguf.TypeF16], matF16F32AVX512x4, cvtF16F32AVX512)
+		k.matMuls[gguf.TypeBF16] = matMulWide(matMulByRows(gguf.TypeBF16, k.matVecs[gguf.TypeBF16]), matBF16F32AVX512x4, cvtBF16F32AVX512)
 		// The AVX-512 q8_0 kernel takes two blocks at a time: rows of an
 		// odd number of blocks use the AVX2 one.
-		// f16 batches: the activations widened once (matf16_amd64.go).
-		k.matMuls[gguf.TypeF16] = matMulF16(k.matVecs[gguf.TypeF16], k.matMuls[gguf.TypeF16])
 		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, nil, k.matVecs[gguf.TypeQ8_0]), k.matMuls[gguf.TypeQ8_0]
 		k.matMuls[gguf.TypeQ8_0] = func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 			if n%64 != 0 {

@@ -57,37 +57,39 @@ func TestAVX512GFNIVariants(t *testing.T) {
 	}
 }
 
-// TestF16x4MatchesMatVec checks the AVX-512 four-token f16 kernel bit for
-// bit against MatVec at lengths of an even and an odd number of 32-value
-// blocks (the odd one takes the kernel's tail) and one that is not whole
-// blocks (MatMul then goes row by row), for 1 to 9 tokens.
-func TestF16x4MatchesMatVec(t *testing.T) {
+// TestWideMatMulMatchesMatVec checks the AVX-512 four-token f16 and bf16
+// MatMul bit for bit against MatVec at lengths of an even and an odd number
+// of 32-value blocks (the odd one takes the kernels' tail) and one that is
+// not whole blocks (MatMul then goes row by row), for 1 to 9 tokens.
+func TestWideMatMulMatchesMatVec(t *testing.T) {
 	if detectLevel() < levelAVX512 {
 		t.Skip("no AVX-512 on this CPU")
 	}
 	ks := newKernelSet(levelAVX512)
-	mv, _ := ks.matVec(gguf.TypeF16)
-	mm, _ := ks.matMul(gguf.TypeF16)
-	rng := rand.New(rand.NewPCG(17, 4))
-	for _, n := range []int{32, 96, 1024, 1056, 1000} {
-		const nrows, maxTok = 7, 9
-		w := makeWeights(rng, gguf.TypeF16, n*nrows, fillRandom)
-		var a []byte
-		for range maxTok {
-			a = append(a, makeActs(t, rng, gguf.TypeF16, n, fillRandom)...)
-		}
-		ab := 2 * n
-		want := make([]float32, maxTok*nrows)
-		for tok := range maxTok {
-			mv(n, w, a[tok*ab:(tok+1)*ab], want[tok*nrows:(tok+1)*nrows])
-		}
-		for ntok := 1; ntok <= maxTok; ntok++ {
-			got := make([]float32, ntok*nrows)
-			mm(n, w, nrows, a, ntok, got, nrows)
-			for i, g := range got {
-				if math.Float32bits(g) != math.Float32bits(want[i]) {
-					t.Errorf("n=%d, %d tokens: token %d row %d: MatMul %g, MatVec %g", n, ntok, i/nrows, i%nrows, g, want[i])
-					break
+	for _, wt := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16} {
+		mv, _ := ks.matVec(wt)
+		mm, _ := ks.matMul(wt)
+		rng := rand.New(rand.NewPCG(17, uint64(wt)))
+		for _, n := range []int{32, 96, 1024, 1056, 1000} {
+			const nrows, maxTok = 7, 9
+			w := makeWeights(rng, wt, n*nrows, fillRandom)
+			var a []byte
+			for range maxTok {
+				a = append(a, makeActs(t, rng, wt, n, fillRandom)...)
+			}
+			ab := 2 * n
+			want := make([]float32, maxTok*nrows)
+			for tok := range maxTok {
+				mv(n, w, a[tok*ab:(tok+1)*ab], want[tok*nrows:(tok+1)*nrows])
+			}
+			for ntok := 1; ntok <= maxTok; ntok++ {
+				got := make([]float32, ntok*nrows)
+				mm(n, w, nrows, a, ntok, got, nrows)
+				for i, g := range got {
+					if math.Float32bits(g) != math.Float32bits(want[i]) {
+						t.Errorf("%v n=%d, %d tokens: token %d row %d: MatMul %g, MatVec %g", wt, n, ntok, i/nrows, i%nrows, g, want[i])
+						break
+					}
 				}
 			}
 		}

@@ -4,14 +4,18 @@ package quant
 
 import "sync"
 
-// matMulF16 is the AVX-512 f16 MatMul for four tokens or more: it widens
-// the activations to float32 once per call (they are f16, so exactly) into
-// a pooled buffer, and runs matF16F32AVX512x4, which then widens only the
-// weights, once per four tokens. Each token's result has MatVec's bits
-// (mvF16AVX512's accumulators and order). Fewer than four tokens, the
-// tokens past the last group of four, and rows that are not whole 32-value
-// blocks go through small (matMulBy4 over the f16 kernels).
-func matMulF16(mv MatVecFunc, small MatMulFunc) MatMulFunc {
+// wideKernel multiplies one row of 16-bit float weights (f16 or bf16) by
+// four rows of activations already widened to float32.
+type wideKernel func(w []byte, a []float32, astride, nb int, out *float32, ostride int)
+
+// matMulWide is the AVX-512 f16 or bf16 MatMul for four tokens or more: it
+// widens the activations (16-bit floats of the same kind, so exactly) to
+// float32 once per call with cvt, into a pooled buffer, and runs kernel,
+// which then widens only the weights, once per four tokens. Each token's
+// result has MatVec's bits (the mv kernel's accumulators and order). Fewer
+// than four tokens, the tokens past the last group of four, and rows that
+// are not whole 32-value blocks go through small.
+func matMulWide(small MatMulFunc, kernel wideKernel, cvt func(src []byte, dst []float32, n16 int)) MatMulFunc {
 	bufs := sync.Pool{New: func() any { return new([]float32) }}
 	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 		groups := ntok / 4
@@ -27,7 +31,7 @@ func matMulF16(mv MatVecFunc, small MatMulFunc) MatMulFunc {
 			*bp = make([]float32, 4*groups*n)
 		}
 		af := (*bp)[:4*groups*n]
-		cvtF16F32AVX512(a[:4*groups*arb], af, 4*groups*n/16)
+		cvt(a[:4*groups*arb], af, 4*groups*n/16)
 		panel := max(1, (128<<10)/rb)
 		for r0 := 0; r0 < nrows; r0 += panel {
 			r1 := min(r0+panel, nrows)
@@ -36,7 +40,7 @@ func matMulF16(mv MatVecFunc, small MatMulFunc) MatMulFunc {
 				tok := 4 * g
 				_ = out[(tok+3)*ldo+r1-1]
 				for r := r0; r < r1; r++ {
-					matF16F32AVX512x4(w[r*rb:(r+1)*rb], as, 4*n, nb, &out[tok*ldo+r], 4*ldo)
+					kernel(w[r*rb:(r+1)*rb], as, 4*n, nb, &out[tok*ldo+r], 4*ldo)
 				}
 			}
 		}
