@@ -43,9 +43,6 @@ func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func matF16AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
-
-//go:noescape
 func matF16F32AVX512x4(w []byte, a []float32, astride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -188,7 +185,6 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
 		x4[gguf.TypeQ4_0] = matQ4_0AVX512x4
 		x4[gguf.TypeQ5_K] = matQ5KAVX512x4
-		x4[gguf.TypeF16] = matF16AVX512x4
 		clear(x2) // the AVX2 pairs would not match the AVX-512 mv kernels' bits
 	}
 	for t, kern := range mv {
@@ -204,7 +200,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		k.matMuls[gguf.TypeQ5_K] = matMulGEMM(gguf.TypeQ5_K, gemmPackQ5K, gemmQ4KAVX512x8, gemmQ4KAVX512x4, k.matMuls[gguf.TypeQ5_K])
 		k.matMuls[gguf.TypeQ6_K] = matMulGEMM(gguf.TypeQ6_K, gemmPackQ6K, gemmQ6KAVX512x8, gemmQ6KAVX512x4, k.matMuls[gguf.TypeQ6_K])
 		// f16 and bf16 batches: the activations widened once (matf16_amd64.go).
-		k.matMuls[gguf.TypeF16] = matMulWide(k.matMuls[gguf.TypeF16], matF16F32AVX512x4, cvtF16F32AVX512)
+		k.matMuls[gguf.TypeF16] = matMulWide(matMulByRows(gguf.TypeF16, k.matVecs[gguf.TypeF16]), matF16F32AVX512x4, cvtF16F32AVX512)
 		k.matMuls[gguf.TypeBF16] = matMulWide(matMulByRows(gguf.TypeBF16, k.matVecs[gguf.TypeBF16]), matBF16F32AVX512x4, cvtBF16F32AVX512)
 		// The AVX-512 q8_0 kernel takes two blocks at a time: rows of an
 		// odd number of blocks use the AVX2 one.
