@@ -99,79 +99,71 @@ func TestDecoderEmbeddingsMatchLlamaCpp(t *testing.T) {
 		inputs = append(inputs, in)
 		spec = append(spec, strings.Join(ids, ","))
 	}
-	for _, model := range []string{"qwen3-tiny-F32", "qwen3-tiny-Q8_0"} {
-		path := sharedtest.Path(t, "golden-families/models/"+model+".gguf")
+	// The golden qwen3 files with each pooling chosen here, and a
+	// Qwen3-Embedding file (synth's qwen3-embed-tiny: pooling_type last)
+	// with the pooling its file gives, here and in llama.cpp ("").
+	for _, c := range []struct {
+		model string
+		pools []string
+	}{
+		{"qwen3-tiny-F32", []string{"last", "mean"}},
+		{"qwen3-tiny-Q8_0", []string{"last", "mean"}},
+		{"qwen3-embed-tiny-F32", []string{""}},
+		{"qwen3-embed-tiny-Q8_0", []string{""}},
+	} {
+		path := goldentest.TinyModel(t, c.model)
 		m, err := family.Load(path, engine.WithThreads(2))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pool := range []string{"last", "mean"} {
-			out := filepath.Join(t.TempDir(), "ref.json")
-			if b, err := exec.Command(bin, "embed", "--model", path, "--pooling", pool, "--tokens", strings.Join(spec, ";"), "--out", out).CombinedOutput(); err != nil {
-				t.Fatalf("llamaref embed: %v\n%s", err, b)
+		for _, pool := range c.pools {
+			if pool == "" && m.EmbedInfo().Pooling != engine.PoolLast {
+				t.Errorf("%s: pooling %v, want last from the file", c.model, m.EmbedInfo().Pooling)
 			}
-			var ref struct {
-				Sequences []struct {
-					Embedding []float32 `json:"embedding"`
-				} `json:"sequences"`
-			}
-			b, _ := os.ReadFile(out)
-			if err := json.Unmarshal(b, &ref); err != nil {
-				t.Fatal(err)
-			}
+			ref := llamaEmbed(t, bin, path, pool, spec)
 			p, _ := engine.ParsePooling(pool)
 			res, err := m.EmbedTokens(ctx, inputs, engine.EmbedOptions{Pooling: p})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, s := range ref.Sequences {
-				cos, d := agree(res.Vectors[i], s.Embedding)
-				t.Logf("%s %s: %d tokens: cosine %.7f, max |Δ| %.3g", model, pool, len(inputs[i]), cos, d)
+			for i, want := range ref {
+				cos, d := agree(res.Vectors[i], want)
+				t.Logf("%s %q: %d tokens: cosine %.7f, max |Δ| %.3g", c.model, pool, len(inputs[i]), cos, d)
 				if cos < 0.9999 || d > 0.05 {
-					t.Errorf("%s %s: %d tokens: cosine %.7f, max |Δ| %.3g", model, pool, len(inputs[i]), cos, d)
+					t.Errorf("%s %q: %d tokens: cosine %.7f, max |Δ| %.3g", c.model, pool, len(inputs[i]), cos, d)
 				}
 			}
 		}
 		m.Close()
 	}
+}
 
-	// A Qwen3-Embedding file (synth's qwen3-embed-tiny: pooling_type last)
-	// pools as the file says, here and in llama.cpp.
-	for _, model := range []string{"qwen3-embed-tiny-F32", "qwen3-embed-tiny-Q8_0"} {
-		path := goldentest.TinyModel(t, model)
-		m, err := family.Load(path, engine.WithThreads(2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info := m.EmbedInfo(); info.Pooling != engine.PoolLast {
-			t.Errorf("%s: pooling %v, want last from the file", model, info.Pooling)
-		}
-		out := filepath.Join(t.TempDir(), "ref.json")
-		if b, err := exec.Command(bin, "embed", "--model", path, "--tokens", strings.Join(spec, ";"), "--out", out).CombinedOutput(); err != nil {
-			t.Fatalf("llamaref embed: %v\n%s", err, b)
-		}
-		var ref struct {
-			Sequences []struct {
-				Embedding []float32 `json:"embedding"`
-			} `json:"sequences"`
-		}
-		b, _ := os.ReadFile(out)
-		if err := json.Unmarshal(b, &ref); err != nil || len(ref.Sequences) != len(inputs) {
-			t.Fatalf("llamaref embed output: %v, %d sequences", err, len(ref.Sequences))
-		}
-		res, err := m.EmbedTokens(ctx, inputs, engine.EmbedOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range ref.Sequences {
-			cos, d := agree(res.Vectors[i], s.Embedding)
-			t.Logf("%s: %d tokens: cosine %.7f, max |Δ| %.3g", model, len(inputs[i]), cos, d)
-			if cos < 0.9999 || d > 0.05 {
-				t.Errorf("%s: %d tokens: cosine %.7f, max |Δ| %.3g", model, len(inputs[i]), cos, d)
-			}
-		}
-		m.Close()
+// llamaEmbed returns llama.cpp's pooled embedding of each sequence of spec
+// ("1,2,3" per sequence), with pooling pool ("" for the file's).
+func llamaEmbed(t *testing.T, bin, path, pool string, spec []string) [][]float32 {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "ref.json")
+	args := []string{"embed", "--model", path, "--tokens", strings.Join(spec, ";"), "--out", out}
+	if pool != "" {
+		args = append(args, "--pooling", pool)
 	}
+	if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("llamaref embed: %v\n%s", err, b)
+	}
+	var ref struct {
+		Sequences []struct {
+			Embedding []float32 `json:"embedding"`
+		} `json:"sequences"`
+	}
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &ref); err != nil || len(ref.Sequences) != len(spec) {
+		t.Fatalf("llamaref embed output: %v, %d sequences for %d", err, len(ref.Sequences), len(spec))
+	}
+	vs := make([][]float32, len(ref.Sequences))
+	for i, s := range ref.Sequences {
+		vs[i] = s.Embedding
+	}
+	return vs
 }
 
 // rerankerFile writes a Qwen3-Reranker-shaped file from the golden qwen3
