@@ -214,5 +214,8 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		}
 	}
 	addLegacyKernels(k, level) // q4_1, q5_0, q5_1: dot_legacy_amd64.go
+	if level >= levelAVX2 {
+		addLegacyGEMMs(k, level) // q4_0, q8_0 prefill: gemm_legacy_amd64.go
+	}
 	addInterleavedKernels(k, level)
 }

@@ -83,7 +83,7 @@ func dotQ8_0(n int, w, a []byte) float32 {
 		for j := 0; j < 32; j++ {
 			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 		}
-		sum += f16(x) * f16(y) * float32(s)
+		sum += float32(f16(x) * f16(y) * float32(s))
 	}
 	return sum
 }
@@ -99,7 +99,7 @@ func dotQ4_0(n int, w, a []byte) float32 {
 			s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
 			s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
 		}
-		sum += f16(x) * f16(y) * float32(s)
+		sum += float32(f16(x) * f16(y) * float32(s))
 	}
 	return sum
 }

@@ -250,14 +250,15 @@ func benchLegacyGEMM(b *testing.B, level isaLevel, wt gguf.Type, n, rows int) {
 	}
 }
 
-// legPackGo is the Go reference of the legacy panel packers of rows rows:
-// quant e (0..31; q5_0's value plus 16) of row r at 4·rows·(e/4)+4r+e%4, d
-// and m of row r as float32 at 32·rows+4r and 36·rows+4r (q5_0 has no m:
-// zero).
+// legPackGo is the Go reference of the 32-quant panel packers of rows rows:
+// quant e of row r (unsigned: q4_0's nibble, q5_0's five bits, q8_0's byte
+// plus 128) at 4·rows·(e/4)+4r+e%4, d and m of row r as float32 at
+// 32·rows+4r and 36·rows+4r (the types with one scale have no m: zero).
 func legPackGo(wt gguf.Type, rows int, panel, w []byte, rb, nb int) {
 	wb, pl := wt.BlockBytes(), 40*rows
-	off := map[gguf.Type][2]int{gguf.TypeQ4_1: {4, -1}, gguf.TypeQ5_0: {6, 2}, gguf.TypeQ5_1: {8, 4}}[wt]
-	qs, qh := off[0], off[1] // the nibbles, the fifth bits
+	off := map[gguf.Type][2]int{gguf.TypeQ4_1: {4, -1}, gguf.TypeQ5_0: {6, 2}, gguf.TypeQ5_1: {8, 4},
+		gguf.TypeQ4_0: {2, -1}, gguf.TypeQ8_0: {2, -1}}[wt]
+	qs, qh := off[0], off[1] // the quants, the fifth bits
 	for b := 0; b < nb; b++ {
 		p := panel[b*pl : (b+1)*pl]
 		for r := 0; r < rows; r++ {
@@ -269,11 +270,14 @@ func legPackGo(wt gguf.Type, rows int, panel, w []byte, rb, nb int) {
 			for e := 0; e < 32; e++ {
 				v := x[qs+e%16] >> (4 * uint(e/16)) & 0xf
 				v |= byte(h>>uint(e)&1) << 4
+				if wt == gguf.TypeQ8_0 {
+					v = x[qs+e] ^ 0x80
+				}
 				p[4*rows*(e/4)+4*r+e%4] = v
 			}
 			binary.LittleEndian.PutUint32(p[32*rows+4*r:], math.Float32bits(f16(x)))
 			m := float32(0)
-			if wt != gguf.TypeQ5_0 {
+			if wt == gguf.TypeQ4_1 || wt == gguf.TypeQ5_1 {
 				m = f16(x[2:])
 			}
 			binary.LittleEndian.PutUint32(p[36*rows+4*r:], math.Float32bits(m))
@@ -281,12 +285,27 @@ func legPackGo(wt gguf.Type, rows int, panel, w []byte, rb, nb int) {
 	}
 }
 
+// legGemmOffset is the offset the panels of the types with one scale hold
+// their quants plus (0 for those with an m).
+var legGemmOffset = map[gguf.Type]int32{gguf.TypeQ4_0: 8, gguf.TypeQ5_0: 16, gguf.TypeQ8_0: 128}
+
+// legGemmTypes returns the types with a GEMM at level, in a fixed order.
+func legGemmTypes(level isaLevel) []gguf.Type {
+	var ts []gguf.Type
+	for _, t := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0} {
+		if _, ok := legGemmSet(level)[t]; ok {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
 // TestLegacyGEMMPack holds the AVX2 and AVX-512 panel packers to
 // legPackGo byte for byte, and the scale preparation to its definition.
 func TestLegacyGEMMPack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 36))
 	for _, level := range legacyLevels(t) {
-		for _, wt := range legacyTypes {
+		for _, wt := range legGemmTypes(level) {
 			gm := legGemmSet(level)[wt]
 			pl := 40 * gm.rows
 			for _, nb := range []int{1, 3, 36} {
@@ -299,8 +318,8 @@ func TestLegacyGEMMPack(t *testing.T) {
 				got, want := make([]byte, nb*pl), make([]byte, nb*pl)
 				gm.pack(got, w, rb, nb)
 				legPackGo(wt, gm.rows, want, w, rb, nb)
-				if wt == gguf.TypeQ5_0 {
-					for b := 0; b < nb; b++ { // q5_0's m is not written
+				if legGemmOffset[wt] != 0 {
+					for b := 0; b < nb; b++ { // the one-scale types' m is not written
 						copy(got[b*pl+36*gm.rows:(b+1)*pl], want[b*pl+36*gm.rows:])
 					}
 				}
@@ -340,8 +359,68 @@ func TestLegacyGEMMPack(t *testing.T) {
 						for _, q := range y[2:34] {
 							sum += int32(int8(q))
 						}
-						if int32(c) != -16*sum {
-							t.Errorf("%s: token %d block %d: %d, want -16·Σy = %d", name, tok, b, int32(c), -16*sum)
+						if off := legGemmOffset[wt]; int32(c) != -off*sum {
+							t.Errorf("%s: token %d block %d: %d, want -%d·Σy = %d", name, tok, b, int32(c), off, -off*sum)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestOffsetGEMMBitExact holds the GEMMs of q4_0 and q8_0 to their Go
+// twins bit for bit: each micro-kernel (the GEMM taken from one token on)
+// with leftover rows and tokens, and the dispatch from gemmMinTokens tokens
+// on, where MatMul hands batches to it.
+func TestOffsetGEMMBitExact(t *testing.T) {
+	for _, level := range legacyLevels(t) {
+		ks := newKernelSet(level)
+		for _, wt := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0} {
+			gm, ok := legGemmSet(level)[wt]
+			if !ok {
+				t.Logf("%v/%v: no GEMM at this level", level, wt)
+				continue
+			}
+			gm.minTok = 1
+			direct := matMulLegacyGEMM(wt, gm, func(int, []byte, int, []byte, int, []float32, int) {
+				t.Fatalf("%v/%v: the GEMM handed a batch to the small kernels", level, wt)
+			})
+			mm, _ := ks.matMul(wt)
+			vt, _ := VecDotType(wt)
+			twin := genericDots[wt]
+			rng := rand.New(rand.NewPCG(37, uint64(wt)))
+			for _, sh := range []struct{ n, nrows int }{{1152, 37}, {96, 16}, {64, 21}} {
+				rb, _ := wt.RowBytes(sh.n)
+				ab, _ := vt.RowBytes(sh.n)
+				const maxTok, ldo = 40, 41
+				for _, f := range []blockFill{fillRandom, fillNegScale, fillMax, fillZero} {
+					name := fmt.Sprintf("%v/%v/n=%d/%v", level, wt, sh.n, f)
+					w := makeWeights(rng, wt, sh.n*sh.nrows, f)
+					a := make([]byte, 0, maxTok*ab)
+					for range maxTok {
+						a = append(a, makeActs(t, rng, vt, sh.n, f)...)
+					}
+					for _, ntok := range []int{1, 2, 3, 5, 8, 15, 24, 29, maxTok} {
+						for _, v := range []struct {
+							name string
+							mm   MatMulFunc
+						}{{"GEMM", direct}, {"MatMul", mm}} {
+							if v.name == "MatMul" && (ntok < gemmMinTokens || sh.nrows < gm.rows) {
+								continue
+							}
+							out := make([]float32, (ntok-1)*ldo+sh.nrows)
+							v.mm(sh.n, w, sh.nrows, a, ntok, out, ldo)
+							bad := 0
+							for tok := range ntok {
+								for r := range sh.nrows {
+									want := twin(sh.n, w[r*rb:(r+1)*rb], a[tok*ab:(tok+1)*ab])
+									if g := out[tok*ldo+r]; !sameBits(g, want) && bad < 3 {
+										bad++
+										t.Errorf("%s: %s of %d tokens, token %d row %d: %g, Go twin %g", name, v.name, ntok, tok, r, g, want)
+									}
+								}
+							}
 						}
 					}
 				}

@@ -8,9 +8,9 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-// The prefill GEMM of the legacy types q4_1, q5_0 and q5_1 (AVX-512 and
-// AVX2: gemm_legacy_avx512_amd64.s, gemm_legacy_avx2_amd64.s, written by
-// gen_legacy.go).
+// The prefill GEMM of the 32-quant types q4_0, q4_1, q5_0, q5_1 and q8_0
+// (AVX-512 and AVX2, but q8_0 AVX-512 only: gemm_legacy_avx512_amd64.s,
+// gemm_legacy_avx2_amd64.s, written by gen_legacy.go).
 //
 // It is gemm_amd64.go's scheme for 32-quant blocks: legPack* unpacks 16
 // weight rows into a panel (per call, in a pooled buffer) where one 64-byte
@@ -19,14 +19,21 @@ import (
 // sum lands in one lane per row with no horizontal reduction. The float
 // steps then run per lane exactly as the Go twin's (d_w·d_a times the sum,
 // plus m·s_a, added to the row's sum, in block order), so the GEMM gives
-// the twin's bits, like the mv and x kernels: a token's result does not
-// depend on the batch it came in.
+// the twin's bits: a token's result does not depend on the batch it came
+// in (for q4_0 and q8_0, whose MatVec kernels sum in another order, only
+// from gemmMinTokens tokens on, as for the K-quants).
 //
 // The activation side is read from the q8_0/q8_1 rows, with the per-block
 // scales the micro-kernels broadcast prepared once per call (legPrep*):
-// d_a as float32 and, for q8_1, s_a as float32; for q5_0, whose quants
-// the panel holds plus 16 (0..31, unsigned for VPDPBUSD), -16·Σy as int32,
-// which starts each block's sum.
+// d_a as float32 and, for q8_1, s_a as float32. VPDPBUSD multiplies
+// unsigned bytes by signed ones, so the panels of the types with one scale
+// d hold their quants plus an offset, unsigned: q4_0's nibbles as they are
+// (the value plus 8), q5_0's five bits (plus 16), q8_0's bytes XOR 0x80
+// (plus 128); -offset·Σy, prepared as int32, starts each block's sum and
+// takes the offset back, exactly. These three types share one set of
+// micro-kernels (legGemmQ_0*). AVX2 has no VNNI: its kernels multiply with
+// VPMADDUBSW, whose 16-bit pair sums would saturate on q8_0's 0..255, so
+// q8_0 has no AVX2 GEMM.
 
 // Panel layout of one 32-quant block of rows rows (16 with AVX-512, 8 with
 // AVX2), and of the activation scales of one block of 8 tokens.
@@ -35,8 +42,9 @@ import (
 //	[rows]float32       d, at 32·rows
 //	[rows]float32       m, at 36·rows (q4_1, q5_1)
 const (
-	legScaleLen = 64 // [8] float32 d_a, then [8] float32 s_a or int32 -16·Σy
-	// legGemmMinTokens is the smallest batch the GEMM takes: two tokens
+	legScaleLen = 64 // [8] float32 d_a, then [8] float32 s_a or int32 -offset·Σy
+	// legGemmMinTokens is the smallest batch the GEMM takes where the
+	// small kernels give the twin's bits too (q4_1, q5_0, q5_1): two tokens
 	// already run about twice as fast as through the x2 kernel, four 2.3
 	// times the x4 kernel's speed (BenchmarkLegacyGEMM, Zen 5, weights in
 	// the L2 cache or memory alike), whose per-block reduction and scales a
@@ -55,16 +63,22 @@ func legPackQ5_0AVX512(panel, w []byte, rb, nb int)
 func legPackQ5_1AVX512(panel, w []byte, rb, nb int)
 
 //go:noescape
+func legPackQ4_0AVX512(panel, w []byte, rb, nb int)
+
+//go:noescape
+func legPackQ8_0AVX512(panel, w []byte, rb, nb int)
+
+//go:noescape
 func legGemmQ4_1AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
 func legGemmQ4_1AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legGemmQ5_0AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+func legGemmQ_0AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legGemmQ5_0AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+func legGemmQ_0AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
 func legGemmQ5_1AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
@@ -79,10 +93,10 @@ func legGemmQ4_1AVX512x2(panel []byte, nb int, a []byte, astride int, scales []b
 func legGemmQ4_1AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legGemmQ5_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+func legGemmQ_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legGemmQ5_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+func legGemmQ_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
 func legGemmQ5_1AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
@@ -100,6 +114,9 @@ func legPackQ5_0AVX2(panel, w []byte, rb, nb int)
 func legPackQ5_1AVX2(panel, w []byte, rb, nb int)
 
 //go:noescape
+func legPackQ4_0AVX2(panel, w []byte, rb, nb int)
+
+//go:noescape
 func legGemmQ4_1AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
@@ -109,13 +126,13 @@ func legGemmQ4_1AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byt
 func legGemmQ4_1AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legGemmQ5_0AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+func legGemmQ_0AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legGemmQ5_0AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+func legGemmQ_0AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legGemmQ5_0AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+func legGemmQ_0AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
 func legGemmQ5_1AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
@@ -127,7 +144,7 @@ func legGemmQ5_1AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byt
 func legGemmQ5_1AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 //go:noescape
-func legPrepQ8_0(a []byte, astride, nb, ntok int, scales []byte)
+func legPrepQ8_0(a []byte, astride, nb, ntok int, scales []byte, off int)
 
 //go:noescape
 func legPrepQ8_1(a []byte, astride, nb, ntok int, scales []byte)
@@ -135,31 +152,66 @@ func legPrepQ8_1(a []byte, astride, nb, ntok int, scales []byte)
 type legGemmKernel func(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 // legGemm is one type's GEMM at one level: its panel of rows rows, packer,
-// scale preparation and micro-kernels of toks[i] tokens (largest first,
-// then halving down to 1).
+// scale preparation, micro-kernels of toks[i] tokens (largest first, then
+// halving down to 1), and the smallest batch it takes.
 type legGemm struct {
-	rows int
-	pack func(panel, w []byte, rb, nb int)
-	prep func(a []byte, astride, nb, ntok int, scales []byte)
-	k    []legGemmKernel
-	toks []int
+	rows   int
+	pack   func(panel, w []byte, rb, nb int)
+	prep   func(a []byte, astride, nb, ntok int, scales []byte)
+	k      []legGemmKernel
+	toks   []int
+	minTok int
 }
 
-// legGemmSet returns level's GEMMs of the legacy types.
+// prepOffset prepares q8_0 activations' scales for panels that hold their
+// quants plus off.
+func prepOffset(off int) func(a []byte, astride, nb, ntok int, scales []byte) {
+	return func(a []byte, astride, nb, ntok int, scales []byte) {
+		legPrepQ8_0(a, astride, nb, ntok, scales, off)
+	}
+}
+
+// legGemmSet returns level's GEMMs of the 32-quant types.
 func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
 	if level >= levelAVX512 {
 		t := []int{8, 4, 2, 1}
+		q1 := []legGemmKernel{legGemmQ4_1AVX512x8, legGemmQ4_1AVX512x4, legGemmQ4_1AVX512x2, legGemmQ4_1AVX512x1}
+		q0 := []legGemmKernel{legGemmQ_0AVX512x8, legGemmQ_0AVX512x4, legGemmQ_0AVX512x2, legGemmQ_0AVX512x1}
+		q51 := []legGemmKernel{legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4, legGemmQ5_1AVX512x2, legGemmQ5_1AVX512x1}
 		return map[gguf.Type]legGemm{
-			gguf.TypeQ4_1: {16, legPackQ4_1AVX512, legPrepQ8_1, []legGemmKernel{legGemmQ4_1AVX512x8, legGemmQ4_1AVX512x4, legGemmQ4_1AVX512x2, legGemmQ4_1AVX512x1}, t},
-			gguf.TypeQ5_0: {16, legPackQ5_0AVX512, legPrepQ8_0, []legGemmKernel{legGemmQ5_0AVX512x8, legGemmQ5_0AVX512x4, legGemmQ5_0AVX512x2, legGemmQ5_0AVX512x1}, t},
-			gguf.TypeQ5_1: {16, legPackQ5_1AVX512, legPrepQ8_1, []legGemmKernel{legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4, legGemmQ5_1AVX512x2, legGemmQ5_1AVX512x1}, t},
+			gguf.TypeQ4_1: {16, legPackQ4_1AVX512, legPrepQ8_1, q1, t, legGemmMinTokens},
+			gguf.TypeQ5_0: {16, legPackQ5_0AVX512, prepOffset(16), q0, t, legGemmMinTokens},
+			gguf.TypeQ5_1: {16, legPackQ5_1AVX512, legPrepQ8_1, q51, t, legGemmMinTokens},
+			gguf.TypeQ4_0: {16, legPackQ4_0AVX512, prepOffset(8), q0, t, gemmMinTokens},
+			gguf.TypeQ8_0: {16, legPackQ8_0AVX512, prepOffset(128), q0, t, gemmMinTokens},
 		}
 	}
 	t := []int{4, 2, 1}
+	q1 := []legGemmKernel{legGemmQ4_1AVX2x4, legGemmQ4_1AVX2x2, legGemmQ4_1AVX2x1}
+	q0 := []legGemmKernel{legGemmQ_0AVX2x4, legGemmQ_0AVX2x2, legGemmQ_0AVX2x1}
+	q51 := []legGemmKernel{legGemmQ5_1AVX2x4, legGemmQ5_1AVX2x2, legGemmQ5_1AVX2x1}
 	return map[gguf.Type]legGemm{
-		gguf.TypeQ4_1: {8, legPackQ4_1AVX2, legPrepQ8_1, []legGemmKernel{legGemmQ4_1AVX2x4, legGemmQ4_1AVX2x2, legGemmQ4_1AVX2x1}, t},
-		gguf.TypeQ5_0: {8, legPackQ5_0AVX2, legPrepQ8_0, []legGemmKernel{legGemmQ5_0AVX2x4, legGemmQ5_0AVX2x2, legGemmQ5_0AVX2x1}, t},
-		gguf.TypeQ5_1: {8, legPackQ5_1AVX2, legPrepQ8_1, []legGemmKernel{legGemmQ5_1AVX2x4, legGemmQ5_1AVX2x2, legGemmQ5_1AVX2x1}, t},
+		gguf.TypeQ4_1: {8, legPackQ4_1AVX2, legPrepQ8_1, q1, t, legGemmMinTokens},
+		gguf.TypeQ5_0: {8, legPackQ5_0AVX2, prepOffset(16), q0, t, legGemmMinTokens},
+		gguf.TypeQ5_1: {8, legPackQ5_1AVX2, legPrepQ8_1, q51, t, legGemmMinTokens},
+		gguf.TypeQ4_0: {8, legPackQ4_0AVX2, prepOffset(8), q0, t, gemmMinTokens},
+	}
+}
+
+// addLegacyGEMMs puts the GEMMs of q4_0 and q8_0 in front of their MatMul
+// at level: the one of 16-row panels with AVX-512 (and, for q4_0, the
+// 8-row one under it for 8 to 15 rows), the 8-row one with AVX2.
+func addLegacyGEMMs(k *kernelSet, level isaLevel) {
+	for _, t := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0} {
+		if k.matMuls[t] == nil { // q4_0 with AVX2: MatVec row by row
+			k.matMuls[t] = matMulByRows(t, k.matVecs[t])
+		}
+		if gm, ok := legGemmSet(levelAVX2)[t]; ok {
+			k.matMuls[t] = matMulLegacyGEMM(t, gm, k.matMuls[t])
+		}
+		if level >= levelAVX512 {
+			k.matMuls[t] = matMulLegacyGEMM(t, legGemmSet(levelAVX512)[t], k.matMuls[t])
+		}
 	}
 }
 
@@ -168,8 +220,8 @@ type legBuffers struct{ panel, scales []byte }
 
 var legPool sync.Pool
 
-// matMulLegacyGEMM builds the MatMulFunc of legacy type t: the GEMM for
-// batches of legGemmMinTokens tokens or more and a panel's rows or more,
+// matMulLegacyGEMM builds the MatMulFunc of 32-quant type t: the GEMM for
+// batches of gm.minTok tokens or more and a panel's rows or more,
 // small (the x kernels) for the rest. All tokens go through the panel, in
 // groups of the largest micro-kernel and then of the smaller ones; a last
 // panel of fewer rows overlaps the one before (its rows get the same bits
@@ -180,7 +232,7 @@ func matMulLegacyGEMM(t gguf.Type, gm legGemm, small MatMulFunc) MatMulFunc {
 	rows, pl := gm.rows, 40*gm.rows
 	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 		nb := n / 32
-		if nb <= 0 || n%32 != 0 || ntok < legGemmMinTokens || nrows < rows {
+		if nb <= 0 || n%32 != 0 || ntok < gm.minTok || nrows < rows {
 			small(n, w, nrows, a, ntok, out, ldo)
 			return
 		}

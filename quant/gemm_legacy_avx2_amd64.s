@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// The AVX2 prefill GEMM of q4_1, q5_0 and q5_1: panel packers of 8 rows,
+// The AVX2 prefill GEMM of q4_0, q4_1, q5_0 and q5_1: panel packers of 8 rows,
 // their micro-kernels, and the activation scales both GEMMs read (see
 // gemm_legacy_amd64.go).
 
@@ -73,8 +73,8 @@ GLOBL legG2DM<>(SB), RODATA|NOPTR, $32
 // func legPackQ4_1AVX2(panel, w []byte, rb, nb int)
 //
 // Unpacks 8 q4_1 rows (rb bytes apart from w) into nb panel blocks of 320
-// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of
-// row r at 32k+4r, then d and m of the 8 rows as float32, as
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 32k+4r, then d and m of the 8 rows as float32, as
 // legPackQ4_1AVX512 does for 16 rows.
 TEXT ·legPackQ4_1AVX2(SB), NOSPLIT, $0-64
 	MOVQ panel_base+0(FP), DI
@@ -147,6 +147,336 @@ legpack2q4_1loop:
 	ADDQ $320, DI
 	DECQ CX
 	JNZ legpack2q4_1loop
+	VZEROUPPER
+	RET
+
+// func legPackQ5_0AVX2(panel, w []byte, rb, nb int)
+//
+// Unpacks 8 q5_0 rows (rb bytes apart from w) into nb panel blocks of 320
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 32k+4r, then d and m of the 8 rows as float32, as
+// legPackQ5_0AVX512 does for 16 rows.
+TEXT ·legPackQ5_0AVX2(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (SI)(R8*4), BX // row 4
+	LEAQ (BX)(R8*4), R12 // the next panel, prefetched
+	VMOVDQU legG2Nib<>(SB), Y15
+	VMOVDQU legG2Hi<>(SB), Y14
+	VMOVDQU legG2Bits0<>(SB), Y13
+	VMOVDQU legG2Bits1<>(SB), Y12
+legpack2q5_0loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	ADDQ $176, R12
+	VMOVDQU 6(SI), X0
+	VINSERTI128 $1, 6(BX), Y0, Y0
+	VMOVDQU 6(SI)(R8*1), X1
+	VINSERTI128 $1, 6(BX)(R8*1), Y1, Y1
+	VMOVDQU 6(SI)(R8*2), X2
+	VINSERTI128 $1, 6(BX)(R8*2), Y2, Y2
+	VMOVDQU 6(SI)(R9*1), X3
+	VINSERTI128 $1, 6(BX)(R9*1), Y3, Y3
+	VPUNPCKLDQ Y1, Y0, Y4
+	VPUNPCKHDQ Y1, Y0, Y5
+	VPUNPCKLDQ Y3, Y2, Y6
+	VPUNPCKHDQ Y3, Y2, Y7
+	VPUNPCKLQDQ Y6, Y4, Y0 // dword 0 of the 8 rows
+	VPUNPCKHQDQ Y6, Y4, Y1
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y3
+	VPSRLD $4, Y0, Y4
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y4, Y4
+	VPSRLD $4, Y1, Y5
+	VPAND Y15, Y1, Y1
+	VPAND Y15, Y5, Y5
+	VPSRLD $4, Y2, Y6
+	VPAND Y15, Y2, Y2
+	VPAND Y15, Y6, Y6
+	VPSRLD $4, Y3, Y7
+	VPAND Y15, Y3, Y3
+	VPAND Y15, Y7, Y7
+	VMOVD 2(SI), X8
+	VPINSRD $1, 2(SI)(R8*1), X8, X8
+	VPINSRD $2, 2(SI)(R8*2), X8, X8
+	VPINSRD $3, 2(SI)(R9*1), X8, X8
+	VMOVD 2(BX), X9
+	VPINSRD $1, 2(BX)(R8*1), X9, X9
+	VPINSRD $2, 2(BX)(R8*2), X9, X9
+	VPINSRD $3, 2(BX)(R9*1), X9, X9
+	VINSERTI128 $1, X9, Y8, Y8 // the fifth bits of the 8 rows
+	VPSHUFB legG2Byte0<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y0, Y0
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y1, Y1
+	VPSHUFB legG2Byte1<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y2, Y2
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y3, Y3
+	VPSHUFB legG2Byte2<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y4, Y4
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y5, Y5
+	VPSHUFB legG2Byte3<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y6, Y6
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y7, Y7
+	VMOVD (SI), X10
+	VPINSRD $1, (SI)(R8*1), X10, X10
+	VPINSRD $2, (SI)(R8*2), X10, X10
+	VPINSRD $3, (SI)(R9*1), X10, X10
+	VMOVD (BX), X11
+	VPINSRD $1, (BX)(R8*1), X11, X11
+	VPINSRD $2, (BX)(R8*2), X11, X11
+	VPINSRD $3, (BX)(R9*1), X11, X11
+	VINSERTI128 $1, X11, Y10, Y10
+	VPSHUFB legG2DM<>(SB), Y10, Y10
+	VPERMQ $0xd8, Y10, Y10 // d0..d7, m0..m7
+	VCVTPH2PS X10, Y11
+	VMOVUPS Y11, 256(DI)
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	VMOVDQU Y4, 128(DI)
+	VMOVDQU Y5, 160(DI)
+	VMOVDQU Y6, 192(DI)
+	VMOVDQU Y7, 224(DI)
+	ADDQ $22, SI
+	ADDQ $22, BX
+	ADDQ $320, DI
+	DECQ CX
+	JNZ legpack2q5_0loop
+	VZEROUPPER
+	RET
+
+// func legPackQ5_1AVX2(panel, w []byte, rb, nb int)
+//
+// Unpacks 8 q5_1 rows (rb bytes apart from w) into nb panel blocks of 320
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 32k+4r, then d and m of the 8 rows as float32, as
+// legPackQ5_1AVX512 does for 16 rows.
+TEXT ·legPackQ5_1AVX2(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (SI)(R8*4), BX // row 4
+	LEAQ (BX)(R8*4), R12 // the next panel, prefetched
+	VMOVDQU legG2Nib<>(SB), Y15
+	VMOVDQU legG2Hi<>(SB), Y14
+	VMOVDQU legG2Bits0<>(SB), Y13
+	VMOVDQU legG2Bits1<>(SB), Y12
+legpack2q5_1loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	ADDQ $192, R12
+	VMOVDQU 8(SI), X0
+	VINSERTI128 $1, 8(BX), Y0, Y0
+	VMOVDQU 8(SI)(R8*1), X1
+	VINSERTI128 $1, 8(BX)(R8*1), Y1, Y1
+	VMOVDQU 8(SI)(R8*2), X2
+	VINSERTI128 $1, 8(BX)(R8*2), Y2, Y2
+	VMOVDQU 8(SI)(R9*1), X3
+	VINSERTI128 $1, 8(BX)(R9*1), Y3, Y3
+	VPUNPCKLDQ Y1, Y0, Y4
+	VPUNPCKHDQ Y1, Y0, Y5
+	VPUNPCKLDQ Y3, Y2, Y6
+	VPUNPCKHDQ Y3, Y2, Y7
+	VPUNPCKLQDQ Y6, Y4, Y0 // dword 0 of the 8 rows
+	VPUNPCKHQDQ Y6, Y4, Y1
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y3
+	VPSRLD $4, Y0, Y4
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y4, Y4
+	VPSRLD $4, Y1, Y5
+	VPAND Y15, Y1, Y1
+	VPAND Y15, Y5, Y5
+	VPSRLD $4, Y2, Y6
+	VPAND Y15, Y2, Y2
+	VPAND Y15, Y6, Y6
+	VPSRLD $4, Y3, Y7
+	VPAND Y15, Y3, Y3
+	VPAND Y15, Y7, Y7
+	VMOVD 4(SI), X8
+	VPINSRD $1, 4(SI)(R8*1), X8, X8
+	VPINSRD $2, 4(SI)(R8*2), X8, X8
+	VPINSRD $3, 4(SI)(R9*1), X8, X8
+	VMOVD 4(BX), X9
+	VPINSRD $1, 4(BX)(R8*1), X9, X9
+	VPINSRD $2, 4(BX)(R8*2), X9, X9
+	VPINSRD $3, 4(BX)(R9*1), X9, X9
+	VINSERTI128 $1, X9, Y8, Y8 // the fifth bits of the 8 rows
+	VPSHUFB legG2Byte0<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y0, Y0
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y1, Y1
+	VPSHUFB legG2Byte1<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y2, Y2
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y3, Y3
+	VPSHUFB legG2Byte2<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y4, Y4
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y5, Y5
+	VPSHUFB legG2Byte3<>(SB), Y8, Y10
+	VPAND Y13, Y10, Y11
+	VPCMPEQB Y13, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y6, Y6
+	VPAND Y12, Y10, Y11
+	VPCMPEQB Y12, Y11, Y11
+	VPAND Y14, Y11, Y11
+	VPOR Y11, Y7, Y7
+	VMOVD (SI), X10
+	VPINSRD $1, (SI)(R8*1), X10, X10
+	VPINSRD $2, (SI)(R8*2), X10, X10
+	VPINSRD $3, (SI)(R9*1), X10, X10
+	VMOVD (BX), X11
+	VPINSRD $1, (BX)(R8*1), X11, X11
+	VPINSRD $2, (BX)(R8*2), X11, X11
+	VPINSRD $3, (BX)(R9*1), X11, X11
+	VINSERTI128 $1, X11, Y10, Y10
+	VPSHUFB legG2DM<>(SB), Y10, Y10
+	VPERMQ $0xd8, Y10, Y10 // d0..d7, m0..m7
+	VCVTPH2PS X10, Y11
+	VMOVUPS Y11, 256(DI)
+	VEXTRACTI128 $1, Y10, X10
+	VCVTPH2PS X10, Y10
+	VMOVUPS Y10, 288(DI)
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	VMOVDQU Y4, 128(DI)
+	VMOVDQU Y5, 160(DI)
+	VMOVDQU Y6, 192(DI)
+	VMOVDQU Y7, 224(DI)
+	ADDQ $24, SI
+	ADDQ $24, BX
+	ADDQ $320, DI
+	DECQ CX
+	JNZ legpack2q5_1loop
+	VZEROUPPER
+	RET
+
+// func legPackQ4_0AVX2(panel, w []byte, rb, nb int)
+//
+// Unpacks 8 q4_0 rows (rb bytes apart from w) into nb panel blocks of 320
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 32k+4r, then d and m of the 8 rows as float32, as
+// legPackQ4_0AVX512 does for 16 rows.
+TEXT ·legPackQ4_0AVX2(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (SI)(R8*4), BX // row 4
+	LEAQ (BX)(R8*4), R12 // the next panel, prefetched
+	VMOVDQU legG2Nib<>(SB), Y15
+legpack2q4_0loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	ADDQ $144, R12
+	VMOVDQU 2(SI), X0
+	VINSERTI128 $1, 2(BX), Y0, Y0
+	VMOVDQU 2(SI)(R8*1), X1
+	VINSERTI128 $1, 2(BX)(R8*1), Y1, Y1
+	VMOVDQU 2(SI)(R8*2), X2
+	VINSERTI128 $1, 2(BX)(R8*2), Y2, Y2
+	VMOVDQU 2(SI)(R9*1), X3
+	VINSERTI128 $1, 2(BX)(R9*1), Y3, Y3
+	VPUNPCKLDQ Y1, Y0, Y4
+	VPUNPCKHDQ Y1, Y0, Y5
+	VPUNPCKLDQ Y3, Y2, Y6
+	VPUNPCKHDQ Y3, Y2, Y7
+	VPUNPCKLQDQ Y6, Y4, Y0 // dword 0 of the 8 rows
+	VPUNPCKHQDQ Y6, Y4, Y1
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y3
+	VPSRLD $4, Y0, Y4
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y4, Y4
+	VPSRLD $4, Y1, Y5
+	VPAND Y15, Y1, Y1
+	VPAND Y15, Y5, Y5
+	VPSRLD $4, Y2, Y6
+	VPAND Y15, Y2, Y2
+	VPAND Y15, Y6, Y6
+	VPSRLD $4, Y3, Y7
+	VPAND Y15, Y3, Y3
+	VPAND Y15, Y7, Y7
+	VMOVD (SI), X10
+	VPINSRD $1, (SI)(R8*1), X10, X10
+	VPINSRD $2, (SI)(R8*2), X10, X10
+	VPINSRD $3, (SI)(R9*1), X10, X10
+	VMOVD (BX), X11
+	VPINSRD $1, (BX)(R8*1), X11, X11
+	VPINSRD $2, (BX)(R8*2), X11, X11
+	VPINSRD $3, (BX)(R9*1), X11, X11
+	VINSERTI128 $1, X11, Y10, Y10
+	VPSHUFB legG2DM<>(SB), Y10, Y10
+	VPERMQ $0xd8, Y10, Y10 // d0..d7, m0..m7
+	VCVTPH2PS X10, Y11
+	VMOVUPS Y11, 256(DI)
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	VMOVDQU Y4, 128(DI)
+	VMOVDQU Y5, 160(DI)
+	VMOVDQU Y6, 192(DI)
+	VMOVDQU Y7, 224(DI)
+	ADDQ $18, SI
+	ADDQ $18, BX
+	ADDQ $320, DI
+	DECQ CX
+	JNZ legpack2q4_0loop
 	VZEROUPPER
 	RET
 
@@ -515,140 +845,15 @@ legGemmQ4_1AVX2x1loop:
 	VZEROUPPER
 	RET
 
-// func legPackQ5_0AVX2(panel, w []byte, rb, nb int)
+// func legGemmQ_0AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
-// Unpacks 8 q5_0 rows (rb bytes apart from w) into nb panel blocks of 320
-// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of
-// row r at 32k+4r, then d and m of the 8 rows as float32, as
-// legPackQ5_0AVX512 does for 16 rows.
-TEXT ·legPackQ5_0AVX2(SB), NOSPLIT, $0-64
-	MOVQ panel_base+0(FP), DI
-	MOVQ w_base+24(FP), SI
-	MOVQ rb+48(FP), R8
-	MOVQ nb+56(FP), CX
-	LEAQ (R8)(R8*2), R9 // 3rb
-	LEAQ (SI)(R8*4), BX // row 4
-	LEAQ (BX)(R8*4), R12 // the next panel, prefetched
-	VMOVDQU legG2Nib<>(SB), Y15
-	VMOVDQU legG2Hi<>(SB), Y14
-	VMOVDQU legG2Bits0<>(SB), Y13
-	VMOVDQU legG2Bits1<>(SB), Y12
-legpack2q5_0loop:
-	PREFETCHT0 0(R12)
-	PREFETCHT0 64(R12)
-	PREFETCHT0 128(R12)
-	ADDQ $176, R12
-	VMOVDQU 6(SI), X0
-	VINSERTI128 $1, 6(BX), Y0, Y0
-	VMOVDQU 6(SI)(R8*1), X1
-	VINSERTI128 $1, 6(BX)(R8*1), Y1, Y1
-	VMOVDQU 6(SI)(R8*2), X2
-	VINSERTI128 $1, 6(BX)(R8*2), Y2, Y2
-	VMOVDQU 6(SI)(R9*1), X3
-	VINSERTI128 $1, 6(BX)(R9*1), Y3, Y3
-	VPUNPCKLDQ Y1, Y0, Y4
-	VPUNPCKHDQ Y1, Y0, Y5
-	VPUNPCKLDQ Y3, Y2, Y6
-	VPUNPCKHDQ Y3, Y2, Y7
-	VPUNPCKLQDQ Y6, Y4, Y0 // dword 0 of the 8 rows
-	VPUNPCKHQDQ Y6, Y4, Y1
-	VPUNPCKLQDQ Y7, Y5, Y2
-	VPUNPCKHQDQ Y7, Y5, Y3
-	VPSRLD $4, Y0, Y4
-	VPAND Y15, Y0, Y0
-	VPAND Y15, Y4, Y4
-	VPSRLD $4, Y1, Y5
-	VPAND Y15, Y1, Y1
-	VPAND Y15, Y5, Y5
-	VPSRLD $4, Y2, Y6
-	VPAND Y15, Y2, Y2
-	VPAND Y15, Y6, Y6
-	VPSRLD $4, Y3, Y7
-	VPAND Y15, Y3, Y3
-	VPAND Y15, Y7, Y7
-	VMOVD 2(SI), X8
-	VPINSRD $1, 2(SI)(R8*1), X8, X8
-	VPINSRD $2, 2(SI)(R8*2), X8, X8
-	VPINSRD $3, 2(SI)(R9*1), X8, X8
-	VMOVD 2(BX), X9
-	VPINSRD $1, 2(BX)(R8*1), X9, X9
-	VPINSRD $2, 2(BX)(R8*2), X9, X9
-	VPINSRD $3, 2(BX)(R9*1), X9, X9
-	VINSERTI128 $1, X9, Y8, Y8 // the fifth bits of the 8 rows
-	VPSHUFB legG2Byte0<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y0, Y0
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y1, Y1
-	VPSHUFB legG2Byte1<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y2, Y2
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y3, Y3
-	VPSHUFB legG2Byte2<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y4, Y4
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y5, Y5
-	VPSHUFB legG2Byte3<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y6, Y6
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y7, Y7
-	VMOVD (SI), X10
-	VPINSRD $1, (SI)(R8*1), X10, X10
-	VPINSRD $2, (SI)(R8*2), X10, X10
-	VPINSRD $3, (SI)(R9*1), X10, X10
-	VMOVD (BX), X11
-	VPINSRD $1, (BX)(R8*1), X11, X11
-	VPINSRD $2, (BX)(R8*2), X11, X11
-	VPINSRD $3, (BX)(R9*1), X11, X11
-	VINSERTI128 $1, X11, Y10, Y10
-	VPSHUFB legG2DM<>(SB), Y10, Y10
-	VPERMQ $0xd8, Y10, Y10 // d0..d7, m0..m7
-	VCVTPH2PS X10, Y11
-	VMOVUPS Y11, 256(DI)
-	VMOVDQU Y0, 0(DI)
-	VMOVDQU Y1, 32(DI)
-	VMOVDQU Y2, 64(DI)
-	VMOVDQU Y3, 96(DI)
-	VMOVDQU Y4, 128(DI)
-	VMOVDQU Y5, 160(DI)
-	VMOVDQU Y6, 192(DI)
-	VMOVDQU Y7, 224(DI)
-	ADDQ $22, SI
-	ADDQ $22, BX
-	ADDQ $320, DI
-	DECQ CX
-	JNZ legpack2q5_0loop
-	VZEROUPPER
-	RET
-
-// func legGemmQ5_0AVX2x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
-//
-// 8 packed q5_0 rows times 4 activation rows (astride bytes apart; their
+// 8 packed q_0 rows times 4 activation rows (astride bytes apart; their
 // scales from legPrep): the 8 results of token t go to out + t·ostride
 // bytes. VPMADDUBSW meets four quants of each row with four activation
 // bytes broadcast; four such products add up in 16-bit lanes (at most
 // 4·2·31·128) before VPMADDWD widens them, and each block's sum lands in
 // one lane per row, scaled and added there as the Go twin does.
-TEXT ·legGemmQ5_0AVX2x4(SB), NOSPLIT, $0-104
+TEXT ·legGemmQ_0AVX2x4(SB), NOSPLIT, $0-104
 	MOVQ panel_base+0(FP), SI
 	MOVQ nb+24(FP), CX
 	MOVQ a_base+32(FP), DI
@@ -662,7 +867,7 @@ TEXT ·legGemmQ5_0AVX2x4(SB), NOSPLIT, $0-104
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-legGemmQ5_0AVX2x4loop:
+legGemmQ_0AVX2x4loop:
 	VMOVDQU 0(SI), Y12
 	VPBROADCASTD 2(DI), Y13
 	VPMADDUBSW Y13, Y12, Y0
@@ -773,28 +978,28 @@ legGemmQ5_0AVX2x4loop:
 	VPADDD Y3, Y7, Y7
 	VMOVUPS 256(SI), Y12 // d
 	VPBROADCASTD 32(AX), Y13
-	VPADDD Y13, Y4, Y4 // -16·Σy
+	VPADDD Y13, Y4, Y4 // -offset·Σy
 	VCVTDQ2PS Y4, Y4
 	VBROADCASTSS 0(AX), Y13
 	VMULPS Y13, Y12, Y13
 	VMULPS Y13, Y4, Y4 // d_w·d_a·s
 	VADDPS Y4, Y8, Y8
 	VPBROADCASTD 36(AX), Y13
-	VPADDD Y13, Y5, Y5 // -16·Σy
+	VPADDD Y13, Y5, Y5 // -offset·Σy
 	VCVTDQ2PS Y5, Y5
 	VBROADCASTSS 4(AX), Y13
 	VMULPS Y13, Y12, Y13
 	VMULPS Y13, Y5, Y5 // d_w·d_a·s
 	VADDPS Y5, Y9, Y9
 	VPBROADCASTD 40(AX), Y13
-	VPADDD Y13, Y6, Y6 // -16·Σy
+	VPADDD Y13, Y6, Y6 // -offset·Σy
 	VCVTDQ2PS Y6, Y6
 	VBROADCASTSS 8(AX), Y13
 	VMULPS Y13, Y12, Y13
 	VMULPS Y13, Y6, Y6 // d_w·d_a·s
 	VADDPS Y6, Y10, Y10
 	VPBROADCASTD 44(AX), Y13
-	VPADDD Y13, Y7, Y7 // -16·Σy
+	VPADDD Y13, Y7, Y7 // -offset·Σy
 	VCVTDQ2PS Y7, Y7
 	VBROADCASTSS 12(AX), Y13
 	VMULPS Y13, Y12, Y13
@@ -807,7 +1012,7 @@ legGemmQ5_0AVX2x4loop:
 	ADDQ $34, R9
 	ADDQ $34, R10
 	DECQ CX
-	JNZ legGemmQ5_0AVX2x4loop
+	JNZ legGemmQ_0AVX2x4loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Y8, (AX)
@@ -820,15 +1025,15 @@ legGemmQ5_0AVX2x4loop:
 	VZEROUPPER
 	RET
 
-// func legGemmQ5_0AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+// func legGemmQ_0AVX2x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
-// 8 packed q5_0 rows times 2 activation rows (astride bytes apart; their
+// 8 packed q_0 rows times 2 activation rows (astride bytes apart; their
 // scales from legPrep): the 8 results of token t go to out + t·ostride
 // bytes. VPMADDUBSW meets four quants of each row with four activation
 // bytes broadcast; four such products add up in 16-bit lanes (at most
 // 4·2·31·128) before VPMADDWD widens them, and each block's sum lands in
 // one lane per row, scaled and added there as the Go twin does.
-TEXT ·legGemmQ5_0AVX2x2(SB), NOSPLIT, $0-104
+TEXT ·legGemmQ_0AVX2x2(SB), NOSPLIT, $0-104
 	MOVQ panel_base+0(FP), SI
 	MOVQ nb+24(FP), CX
 	MOVQ a_base+32(FP), DI
@@ -838,7 +1043,7 @@ TEXT ·legGemmQ5_0AVX2x2(SB), NOSPLIT, $0-104
 	VMOVDQU legG2Ones<>(SB), Y15
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-legGemmQ5_0AVX2x2loop:
+legGemmQ_0AVX2x2loop:
 	VMOVDQU 0(SI), Y12
 	VPBROADCASTD 2(DI), Y13
 	VPMADDUBSW Y13, Y12, Y0
@@ -899,14 +1104,14 @@ legGemmQ5_0AVX2x2loop:
 	VPADDD Y1, Y5, Y5
 	VMOVUPS 256(SI), Y12 // d
 	VPBROADCASTD 32(AX), Y13
-	VPADDD Y13, Y4, Y4 // -16·Σy
+	VPADDD Y13, Y4, Y4 // -offset·Σy
 	VCVTDQ2PS Y4, Y4
 	VBROADCASTSS 0(AX), Y13
 	VMULPS Y13, Y12, Y13
 	VMULPS Y13, Y4, Y4 // d_w·d_a·s
 	VADDPS Y4, Y8, Y8
 	VPBROADCASTD 36(AX), Y13
-	VPADDD Y13, Y5, Y5 // -16·Σy
+	VPADDD Y13, Y5, Y5 // -offset·Σy
 	VCVTDQ2PS Y5, Y5
 	VBROADCASTSS 4(AX), Y13
 	VMULPS Y13, Y12, Y13
@@ -917,7 +1122,7 @@ legGemmQ5_0AVX2x2loop:
 	ADDQ $34, DI
 	ADDQ $34, R8
 	DECQ CX
-	JNZ legGemmQ5_0AVX2x2loop
+	JNZ legGemmQ_0AVX2x2loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Y8, (AX)
@@ -926,15 +1131,15 @@ legGemmQ5_0AVX2x2loop:
 	VZEROUPPER
 	RET
 
-// func legGemmQ5_0AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+// func legGemmQ_0AVX2x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
-// 8 packed q5_0 rows times 1 activation rows (astride bytes apart; their
+// 8 packed q_0 rows times 1 activation rows (astride bytes apart; their
 // scales from legPrep): the 8 results of token t go to out + t·ostride
 // bytes. VPMADDUBSW meets four quants of each row with four activation
 // bytes broadcast; four such products add up in 16-bit lanes (at most
 // 4·2·31·128) before VPMADDWD widens them, and each block's sum lands in
 // one lane per row, scaled and added there as the Go twin does.
-TEXT ·legGemmQ5_0AVX2x1(SB), NOSPLIT, $0-104
+TEXT ·legGemmQ_0AVX2x1(SB), NOSPLIT, $0-104
 	MOVQ panel_base+0(FP), SI
 	MOVQ nb+24(FP), CX
 	MOVQ a_base+32(FP), DI
@@ -942,7 +1147,7 @@ TEXT ·legGemmQ5_0AVX2x1(SB), NOSPLIT, $0-104
 	MOVQ scales_base+64(FP), AX
 	VMOVDQU legG2Ones<>(SB), Y15
 	VXORPS Y8, Y8, Y8
-legGemmQ5_0AVX2x1loop:
+legGemmQ_0AVX2x1loop:
 	VMOVDQU 0(SI), Y12
 	VPBROADCASTD 2(DI), Y13
 	VPMADDUBSW Y13, Y12, Y0
@@ -978,7 +1183,7 @@ legGemmQ5_0AVX2x1loop:
 	VPADDD Y0, Y4, Y4
 	VMOVUPS 256(SI), Y12 // d
 	VPBROADCASTD 32(AX), Y13
-	VPADDD Y13, Y4, Y4 // -16·Σy
+	VPADDD Y13, Y4, Y4 // -offset·Σy
 	VCVTDQ2PS Y4, Y4
 	VBROADCASTSS 0(AX), Y13
 	VMULPS Y13, Y12, Y13
@@ -988,138 +1193,10 @@ legGemmQ5_0AVX2x1loop:
 	ADDQ $64, AX
 	ADDQ $34, DI
 	DECQ CX
-	JNZ legGemmQ5_0AVX2x1loop
+	JNZ legGemmQ_0AVX2x1loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Y8, (AX)
-	VZEROUPPER
-	RET
-
-// func legPackQ5_1AVX2(panel, w []byte, rb, nb int)
-//
-// Unpacks 8 q5_1 rows (rb bytes apart from w) into nb panel blocks of 320
-// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of
-// row r at 32k+4r, then d and m of the 8 rows as float32, as
-// legPackQ5_1AVX512 does for 16 rows.
-TEXT ·legPackQ5_1AVX2(SB), NOSPLIT, $0-64
-	MOVQ panel_base+0(FP), DI
-	MOVQ w_base+24(FP), SI
-	MOVQ rb+48(FP), R8
-	MOVQ nb+56(FP), CX
-	LEAQ (R8)(R8*2), R9 // 3rb
-	LEAQ (SI)(R8*4), BX // row 4
-	LEAQ (BX)(R8*4), R12 // the next panel, prefetched
-	VMOVDQU legG2Nib<>(SB), Y15
-	VMOVDQU legG2Hi<>(SB), Y14
-	VMOVDQU legG2Bits0<>(SB), Y13
-	VMOVDQU legG2Bits1<>(SB), Y12
-legpack2q5_1loop:
-	PREFETCHT0 0(R12)
-	PREFETCHT0 64(R12)
-	PREFETCHT0 128(R12)
-	ADDQ $192, R12
-	VMOVDQU 8(SI), X0
-	VINSERTI128 $1, 8(BX), Y0, Y0
-	VMOVDQU 8(SI)(R8*1), X1
-	VINSERTI128 $1, 8(BX)(R8*1), Y1, Y1
-	VMOVDQU 8(SI)(R8*2), X2
-	VINSERTI128 $1, 8(BX)(R8*2), Y2, Y2
-	VMOVDQU 8(SI)(R9*1), X3
-	VINSERTI128 $1, 8(BX)(R9*1), Y3, Y3
-	VPUNPCKLDQ Y1, Y0, Y4
-	VPUNPCKHDQ Y1, Y0, Y5
-	VPUNPCKLDQ Y3, Y2, Y6
-	VPUNPCKHDQ Y3, Y2, Y7
-	VPUNPCKLQDQ Y6, Y4, Y0 // dword 0 of the 8 rows
-	VPUNPCKHQDQ Y6, Y4, Y1
-	VPUNPCKLQDQ Y7, Y5, Y2
-	VPUNPCKHQDQ Y7, Y5, Y3
-	VPSRLD $4, Y0, Y4
-	VPAND Y15, Y0, Y0
-	VPAND Y15, Y4, Y4
-	VPSRLD $4, Y1, Y5
-	VPAND Y15, Y1, Y1
-	VPAND Y15, Y5, Y5
-	VPSRLD $4, Y2, Y6
-	VPAND Y15, Y2, Y2
-	VPAND Y15, Y6, Y6
-	VPSRLD $4, Y3, Y7
-	VPAND Y15, Y3, Y3
-	VPAND Y15, Y7, Y7
-	VMOVD 4(SI), X8
-	VPINSRD $1, 4(SI)(R8*1), X8, X8
-	VPINSRD $2, 4(SI)(R8*2), X8, X8
-	VPINSRD $3, 4(SI)(R9*1), X8, X8
-	VMOVD 4(BX), X9
-	VPINSRD $1, 4(BX)(R8*1), X9, X9
-	VPINSRD $2, 4(BX)(R8*2), X9, X9
-	VPINSRD $3, 4(BX)(R9*1), X9, X9
-	VINSERTI128 $1, X9, Y8, Y8 // the fifth bits of the 8 rows
-	VPSHUFB legG2Byte0<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y0, Y0
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y1, Y1
-	VPSHUFB legG2Byte1<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y2, Y2
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y3, Y3
-	VPSHUFB legG2Byte2<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y4, Y4
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y5, Y5
-	VPSHUFB legG2Byte3<>(SB), Y8, Y10
-	VPAND Y13, Y10, Y11
-	VPCMPEQB Y13, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y6, Y6
-	VPAND Y12, Y10, Y11
-	VPCMPEQB Y12, Y11, Y11
-	VPAND Y14, Y11, Y11
-	VPOR Y11, Y7, Y7
-	VMOVD (SI), X10
-	VPINSRD $1, (SI)(R8*1), X10, X10
-	VPINSRD $2, (SI)(R8*2), X10, X10
-	VPINSRD $3, (SI)(R9*1), X10, X10
-	VMOVD (BX), X11
-	VPINSRD $1, (BX)(R8*1), X11, X11
-	VPINSRD $2, (BX)(R8*2), X11, X11
-	VPINSRD $3, (BX)(R9*1), X11, X11
-	VINSERTI128 $1, X11, Y10, Y10
-	VPSHUFB legG2DM<>(SB), Y10, Y10
-	VPERMQ $0xd8, Y10, Y10 // d0..d7, m0..m7
-	VCVTPH2PS X10, Y11
-	VMOVUPS Y11, 256(DI)
-	VEXTRACTI128 $1, Y10, X10
-	VCVTPH2PS X10, Y10
-	VMOVUPS Y10, 288(DI)
-	VMOVDQU Y0, 0(DI)
-	VMOVDQU Y1, 32(DI)
-	VMOVDQU Y2, 64(DI)
-	VMOVDQU Y3, 96(DI)
-	VMOVDQU Y4, 128(DI)
-	VMOVDQU Y5, 160(DI)
-	VMOVDQU Y6, 192(DI)
-	VMOVDQU Y7, 224(DI)
-	ADDQ $24, SI
-	ADDQ $24, BX
-	ADDQ $320, DI
-	DECQ CX
-	JNZ legpack2q5_1loop
 	VZEROUPPER
 	RET
 
@@ -1488,13 +1565,13 @@ legGemmQ5_1AVX2x1loop:
 	VZEROUPPER
 	RET
 
-// func legPrepQ8_0(a []byte, astride, nb, ntok int, scales []byte)
+// func legPrepQ8_0(a []byte, astride, nb, ntok int, scales []byte, off int)
 //
 // For ntok activation rows astride bytes apart, writes the scales the
 // GEMM reads: for token t and block b, at 64·(nb·(t/8) + b) + 4·(t%8),
-// d as float32, and 32 bytes further -16·Σy as int32 (q5_0's quants are
-// packed plus 16).
-TEXT ·legPrepQ8_0(SB), NOSPLIT, $0-72
+// d as float32, and 32 bytes further -off·Σy as int32 (q4_0's, q5_0's
+// and q8_0's panels hold their quants plus off: 8, 16, 128).
+TEXT ·legPrepQ8_0(SB), NOSPLIT, $0-80
 	MOVQ a_base+0(FP), SI
 	MOVQ astride+24(FP), R8
 	MOVQ nb+32(FP), R9
@@ -1502,6 +1579,8 @@ TEXT ·legPrepQ8_0(SB), NOSPLIT, $0-72
 	MOVQ scales_base+48(FP), DI
 	MOVQ R9, R10
 	SHLQ $6, R10 // 64·nb
+	MOVQ off+72(FP), R14
+	NEGL R14
 	VMOVDQU legGX80<>(SB), Y15
 	VPXOR Y14, Y14, Y14
 	XORQ R11, R11 // token
@@ -1530,7 +1609,7 @@ legprepq80blk:
 	VPADDQ X2, X1, X1
 	VMOVD X1, AX
 	SUBL $4096, AX // Σy
-	IMULL $-16, AX
+	IMULL R14, AX
 	MOVL AX, 32(R12)
 	ADDQ $34, R13
 	ADDQ $64, R12

@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// The AVX-512 prefill GEMM of q4_1, q5_0 and q5_1: panel packers, 16-row
-// micro-kernels and the activation scales they read (see
-// gemm_legacy_amd64.go).
+// The AVX-512 prefill GEMM of q4_0, q4_1, q5_0, q5_1 and q8_0: panel
+// packers, 16-row micro-kernels and the activation scales they read
+// (see gemm_legacy_amd64.go).
 
 // legGIota: dwords 0..15, the rows of a panel.
 DATA legGIota<>+0x00(SB)/8, $0x0000000100000000
@@ -97,10 +97,10 @@ GLOBL legGByte3<>(SB), RODATA|NOPTR, $64
 // func legPackQ4_1AVX512(panel, w []byte, rb, nb int)
 //
 // Unpacks 16 q4_1 rows (rb bytes apart from w) into nb panel blocks of 640
-// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of
-// row r at 64k+4r, then d and m of the 16 rows as float32. The nibbles of
-// 16 rows are transposed as dwords (four rows per register, an in-lane
-// 4×4 transpose), split, and the fifth bits (gathered) added under masks.
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as
+// float32. The nibbles of 16 rows are transposed as dwords (four rows per
+// register, an in-lane 4×4 transpose) and split.
 TEXT ·legPackQ4_1AVX512(SB), NOSPLIT, $0-64
 	MOVQ panel_base+0(FP), DI
 	MOVQ w_base+24(FP), SI
@@ -179,6 +179,440 @@ legpackq4_1loop:
 	ADDQ $640, DI
 	DECQ CX
 	JNZ legpackq4_1loop
+	VZEROUPPER
+	RET
+
+// func legPackQ5_0AVX512(panel, w []byte, rb, nb int)
+//
+// Unpacks 16 q5_0 rows (rb bytes apart from w) into nb panel blocks of 640
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as
+// float32. The nibbles of 16 rows are transposed as dwords (four rows per
+// register, an in-lane 4×4 transpose), split, and the fifth bits
+// (gathered) added under masks.
+TEXT ·legPackQ5_0AVX512(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (R8)(R8*4), R10 // 5rb
+	LEAQ (R9)(R8*4), R11 // 7rb
+	LEAQ (SI)(R8*8), BX // row 8
+	VPBROADCASTD R8, Z31
+	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
+	VMOVDQU64 legGNib<>(SB), Z30
+	VMOVDQU64 legGHi<>(SB), Z29
+	VMOVDQU64 legGBits0<>(SB), Z23
+	VMOVDQU64 legGBits1<>(SB), Z24
+	VMOVDQU64 legGByte0<>(SB), Z25
+	VMOVDQU64 legGByte1<>(SB), Z26
+	VMOVDQU64 legGByte2<>(SB), Z27
+	VMOVDQU64 legGByte3<>(SB), Z28
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
+legpackq5_0loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	PREFETCHT0 320(R12)
+	ADDQ $352, R12
+	VMOVDQU 6(SI), X0
+	VINSERTI32X4 $1, 6(SI)(R8*4), Z0, Z0
+	VINSERTI32X4 $2, 6(BX), Z0, Z0
+	VINSERTI32X4 $3, 6(BX)(R8*4), Z0, Z0
+	VMOVDQU 6(SI)(R8*1), X1
+	VINSERTI32X4 $1, 6(SI)(R10*1), Z1, Z1
+	VINSERTI32X4 $2, 6(BX)(R8*1), Z1, Z1
+	VINSERTI32X4 $3, 6(BX)(R10*1), Z1, Z1
+	VMOVDQU 6(SI)(R8*2), X2
+	VINSERTI32X4 $1, 6(SI)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, 6(BX)(R8*2), Z2, Z2
+	VINSERTI32X4 $3, 6(BX)(R9*2), Z2, Z2
+	VMOVDQU 6(SI)(R9*1), X3
+	VINSERTI32X4 $1, 6(SI)(R11*1), Z3, Z3
+	VINSERTI32X4 $2, 6(BX)(R9*1), Z3, Z3
+	VINSERTI32X4 $3, 6(BX)(R11*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z4
+	VPUNPCKHDQ Z1, Z0, Z5
+	VPUNPCKLDQ Z3, Z2, Z6
+	VPUNPCKHDQ Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD $4, Z0, Z12
+	VPANDD Z30, Z0, Z8
+	VPANDD Z30, Z12, Z12
+	VPSRLD $4, Z1, Z13
+	VPANDD Z30, Z1, Z9
+	VPANDD Z30, Z13, Z13
+	VPSRLD $4, Z2, Z14
+	VPANDD Z30, Z2, Z10
+	VPANDD Z30, Z14, Z14
+	VPSRLD $4, Z3, Z15
+	VPANDD Z30, Z3, Z11
+	VPANDD Z30, Z15, Z15
+	KXNORW K1, K1, K1
+	VPGATHERDD 2(SI)(Z31*1), K1, Z16 // the fifth bits of the 16 rows
+	VPSHUFB Z25, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z8, K2, Z8
+	VPSHUFB Z25, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z9, K2, Z9
+	VPSHUFB Z26, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z10, K2, Z10
+	VPSHUFB Z26, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z11, K2, Z11
+	VPSHUFB Z27, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z12, K2, Z12
+	VPSHUFB Z27, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z13, K2, Z13
+	VPSHUFB Z28, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z14, K2, Z14
+	VPSHUFB Z28, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z15, K2, Z15
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
+	VPMOVDW Z18, Y19
+	VCVTPH2PS Y19, Z19
+	VMOVDQU64 Z8, 0(DI)
+	VMOVDQU64 Z9, 64(DI)
+	VMOVDQU64 Z10, 128(DI)
+	VMOVDQU64 Z11, 192(DI)
+	VMOVDQU64 Z12, 256(DI)
+	VMOVDQU64 Z13, 320(DI)
+	VMOVDQU64 Z14, 384(DI)
+	VMOVDQU64 Z15, 448(DI)
+	VMOVUPS Z19, 512(DI)
+	ADDQ $22, SI
+	ADDQ $22, BX
+	ADDQ $640, DI
+	DECQ CX
+	JNZ legpackq5_0loop
+	VZEROUPPER
+	RET
+
+// func legPackQ5_1AVX512(panel, w []byte, rb, nb int)
+//
+// Unpacks 16 q5_1 rows (rb bytes apart from w) into nb panel blocks of 640
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as
+// float32. The nibbles of 16 rows are transposed as dwords (four rows per
+// register, an in-lane 4×4 transpose), split, and the fifth bits
+// (gathered) added under masks.
+TEXT ·legPackQ5_1AVX512(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (R8)(R8*4), R10 // 5rb
+	LEAQ (R9)(R8*4), R11 // 7rb
+	LEAQ (SI)(R8*8), BX // row 8
+	VPBROADCASTD R8, Z31
+	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
+	VMOVDQU64 legGNib<>(SB), Z30
+	VMOVDQU64 legGHi<>(SB), Z29
+	VMOVDQU64 legGBits0<>(SB), Z23
+	VMOVDQU64 legGBits1<>(SB), Z24
+	VMOVDQU64 legGByte0<>(SB), Z25
+	VMOVDQU64 legGByte1<>(SB), Z26
+	VMOVDQU64 legGByte2<>(SB), Z27
+	VMOVDQU64 legGByte3<>(SB), Z28
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
+legpackq5_1loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	PREFETCHT0 320(R12)
+	ADDQ $384, R12
+	VMOVDQU 8(SI), X0
+	VINSERTI32X4 $1, 8(SI)(R8*4), Z0, Z0
+	VINSERTI32X4 $2, 8(BX), Z0, Z0
+	VINSERTI32X4 $3, 8(BX)(R8*4), Z0, Z0
+	VMOVDQU 8(SI)(R8*1), X1
+	VINSERTI32X4 $1, 8(SI)(R10*1), Z1, Z1
+	VINSERTI32X4 $2, 8(BX)(R8*1), Z1, Z1
+	VINSERTI32X4 $3, 8(BX)(R10*1), Z1, Z1
+	VMOVDQU 8(SI)(R8*2), X2
+	VINSERTI32X4 $1, 8(SI)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, 8(BX)(R8*2), Z2, Z2
+	VINSERTI32X4 $3, 8(BX)(R9*2), Z2, Z2
+	VMOVDQU 8(SI)(R9*1), X3
+	VINSERTI32X4 $1, 8(SI)(R11*1), Z3, Z3
+	VINSERTI32X4 $2, 8(BX)(R9*1), Z3, Z3
+	VINSERTI32X4 $3, 8(BX)(R11*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z4
+	VPUNPCKHDQ Z1, Z0, Z5
+	VPUNPCKLDQ Z3, Z2, Z6
+	VPUNPCKHDQ Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD $4, Z0, Z12
+	VPANDD Z30, Z0, Z8
+	VPANDD Z30, Z12, Z12
+	VPSRLD $4, Z1, Z13
+	VPANDD Z30, Z1, Z9
+	VPANDD Z30, Z13, Z13
+	VPSRLD $4, Z2, Z14
+	VPANDD Z30, Z2, Z10
+	VPANDD Z30, Z14, Z14
+	VPSRLD $4, Z3, Z15
+	VPANDD Z30, Z3, Z11
+	VPANDD Z30, Z15, Z15
+	KXNORW K1, K1, K1
+	VPGATHERDD 4(SI)(Z31*1), K1, Z16 // the fifth bits of the 16 rows
+	VPSHUFB Z25, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z8, K2, Z8
+	VPSHUFB Z25, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z9, K2, Z9
+	VPSHUFB Z26, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z10, K2, Z10
+	VPSHUFB Z26, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z11, K2, Z11
+	VPSHUFB Z27, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z12, K2, Z12
+	VPSHUFB Z27, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z13, K2, Z13
+	VPSHUFB Z28, Z16, Z17
+	VPTESTMB Z23, Z17, K2
+	VPADDB Z29, Z14, K2, Z14
+	VPSHUFB Z28, Z16, Z17
+	VPTESTMB Z24, Z17, K2
+	VPADDB Z29, Z15, K2, Z15
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
+	VPMOVDW Z18, Y19
+	VCVTPH2PS Y19, Z19
+	VPSRLD $16, Z18, Z18
+	VPMOVDW Z18, Y20
+	VCVTPH2PS Y20, Z20
+	VMOVDQU64 Z8, 0(DI)
+	VMOVDQU64 Z9, 64(DI)
+	VMOVDQU64 Z10, 128(DI)
+	VMOVDQU64 Z11, 192(DI)
+	VMOVDQU64 Z12, 256(DI)
+	VMOVDQU64 Z13, 320(DI)
+	VMOVDQU64 Z14, 384(DI)
+	VMOVDQU64 Z15, 448(DI)
+	VMOVUPS Z19, 512(DI)
+	VMOVUPS Z20, 576(DI)
+	ADDQ $24, SI
+	ADDQ $24, BX
+	ADDQ $640, DI
+	DECQ CX
+	JNZ legpackq5_1loop
+	VZEROUPPER
+	RET
+
+// func legPackQ4_0AVX512(panel, w []byte, rb, nb int)
+//
+// Unpacks 16 q4_0 rows (rb bytes apart from w) into nb panel blocks of 640
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as
+// float32. The nibbles of 16 rows are transposed as dwords (four rows per
+// register, an in-lane 4×4 transpose) and split.
+TEXT ·legPackQ4_0AVX512(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (R8)(R8*4), R10 // 5rb
+	LEAQ (R9)(R8*4), R11 // 7rb
+	LEAQ (SI)(R8*8), BX // row 8
+	VPBROADCASTD R8, Z31
+	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
+	VMOVDQU64 legGNib<>(SB), Z30
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
+legpackq4_0loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	ADDQ $288, R12
+	VMOVDQU 2(SI), X0
+	VINSERTI32X4 $1, 2(SI)(R8*4), Z0, Z0
+	VINSERTI32X4 $2, 2(BX), Z0, Z0
+	VINSERTI32X4 $3, 2(BX)(R8*4), Z0, Z0
+	VMOVDQU 2(SI)(R8*1), X1
+	VINSERTI32X4 $1, 2(SI)(R10*1), Z1, Z1
+	VINSERTI32X4 $2, 2(BX)(R8*1), Z1, Z1
+	VINSERTI32X4 $3, 2(BX)(R10*1), Z1, Z1
+	VMOVDQU 2(SI)(R8*2), X2
+	VINSERTI32X4 $1, 2(SI)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, 2(BX)(R8*2), Z2, Z2
+	VINSERTI32X4 $3, 2(BX)(R9*2), Z2, Z2
+	VMOVDQU 2(SI)(R9*1), X3
+	VINSERTI32X4 $1, 2(SI)(R11*1), Z3, Z3
+	VINSERTI32X4 $2, 2(BX)(R9*1), Z3, Z3
+	VINSERTI32X4 $3, 2(BX)(R11*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z4
+	VPUNPCKHDQ Z1, Z0, Z5
+	VPUNPCKLDQ Z3, Z2, Z6
+	VPUNPCKHDQ Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD $4, Z0, Z12
+	VPANDD Z30, Z0, Z8
+	VPANDD Z30, Z12, Z12
+	VPSRLD $4, Z1, Z13
+	VPANDD Z30, Z1, Z9
+	VPANDD Z30, Z13, Z13
+	VPSRLD $4, Z2, Z14
+	VPANDD Z30, Z2, Z10
+	VPANDD Z30, Z14, Z14
+	VPSRLD $4, Z3, Z15
+	VPANDD Z30, Z3, Z11
+	VPANDD Z30, Z15, Z15
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
+	VPMOVDW Z18, Y19
+	VCVTPH2PS Y19, Z19
+	VMOVDQU64 Z8, 0(DI)
+	VMOVDQU64 Z9, 64(DI)
+	VMOVDQU64 Z10, 128(DI)
+	VMOVDQU64 Z11, 192(DI)
+	VMOVDQU64 Z12, 256(DI)
+	VMOVDQU64 Z13, 320(DI)
+	VMOVDQU64 Z14, 384(DI)
+	VMOVDQU64 Z15, 448(DI)
+	VMOVUPS Z19, 512(DI)
+	ADDQ $18, SI
+	ADDQ $18, BX
+	ADDQ $640, DI
+	DECQ CX
+	JNZ legpackq4_0loop
+	VZEROUPPER
+	RET
+
+// func legPackQ8_0AVX512(panel, w []byte, rb, nb int)
+//
+// Unpacks 16 q8_0 rows (rb bytes apart from w) into nb panel blocks of 640
+// bytes: the quants plus 128 (unsigned) with dword k of row r at 64k+4r,
+// then d of the 16 rows as float32. Each half block of the 16 rows is
+// transposed as dwords (four rows per register, an in-lane 4×4 transpose).
+TEXT ·legPackQ8_0AVX512(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (R8)(R8*4), R10 // 5rb
+	LEAQ (R9)(R8*4), R11 // 7rb
+	LEAQ (SI)(R8*8), BX // row 8
+	VPBROADCASTD R8, Z31
+	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z30
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
+legpackq8_0loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	PREFETCHT0 320(R12)
+	PREFETCHT0 384(R12)
+	PREFETCHT0 448(R12)
+	PREFETCHT0 512(R12)
+	ADDQ $544, R12
+	VMOVDQU 2(SI), X0
+	VINSERTI32X4 $1, 2(SI)(R8*4), Z0, Z0
+	VINSERTI32X4 $2, 2(BX), Z0, Z0
+	VINSERTI32X4 $3, 2(BX)(R8*4), Z0, Z0
+	VMOVDQU 2(SI)(R8*1), X1
+	VINSERTI32X4 $1, 2(SI)(R10*1), Z1, Z1
+	VINSERTI32X4 $2, 2(BX)(R8*1), Z1, Z1
+	VINSERTI32X4 $3, 2(BX)(R10*1), Z1, Z1
+	VMOVDQU 2(SI)(R8*2), X2
+	VINSERTI32X4 $1, 2(SI)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, 2(BX)(R8*2), Z2, Z2
+	VINSERTI32X4 $3, 2(BX)(R9*2), Z2, Z2
+	VMOVDQU 2(SI)(R9*1), X3
+	VINSERTI32X4 $1, 2(SI)(R11*1), Z3, Z3
+	VINSERTI32X4 $2, 2(BX)(R9*1), Z3, Z3
+	VINSERTI32X4 $3, 2(BX)(R11*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z4
+	VPUNPCKHDQ Z1, Z0, Z5
+	VPUNPCKLDQ Z3, Z2, Z6
+	VPUNPCKHDQ Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPXORD Z30, Z0, Z0
+	VMOVDQU64 Z0, 0(DI)
+	VPXORD Z30, Z1, Z1
+	VMOVDQU64 Z1, 64(DI)
+	VPXORD Z30, Z2, Z2
+	VMOVDQU64 Z2, 128(DI)
+	VPXORD Z30, Z3, Z3
+	VMOVDQU64 Z3, 192(DI)
+	VMOVDQU 18(SI), X0
+	VINSERTI32X4 $1, 18(SI)(R8*4), Z0, Z0
+	VINSERTI32X4 $2, 18(BX), Z0, Z0
+	VINSERTI32X4 $3, 18(BX)(R8*4), Z0, Z0
+	VMOVDQU 18(SI)(R8*1), X1
+	VINSERTI32X4 $1, 18(SI)(R10*1), Z1, Z1
+	VINSERTI32X4 $2, 18(BX)(R8*1), Z1, Z1
+	VINSERTI32X4 $3, 18(BX)(R10*1), Z1, Z1
+	VMOVDQU 18(SI)(R8*2), X2
+	VINSERTI32X4 $1, 18(SI)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, 18(BX)(R8*2), Z2, Z2
+	VINSERTI32X4 $3, 18(BX)(R9*2), Z2, Z2
+	VMOVDQU 18(SI)(R9*1), X3
+	VINSERTI32X4 $1, 18(SI)(R11*1), Z3, Z3
+	VINSERTI32X4 $2, 18(BX)(R9*1), Z3, Z3
+	VINSERTI32X4 $3, 18(BX)(R11*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z4
+	VPUNPCKHDQ Z1, Z0, Z5
+	VPUNPCKLDQ Z3, Z2, Z6
+	VPUNPCKHDQ Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0 // dword 4 of the 16 rows
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPXORD Z30, Z0, Z0
+	VMOVDQU64 Z0, 256(DI)
+	VPXORD Z30, Z1, Z1
+	VMOVDQU64 Z1, 320(DI)
+	VPXORD Z30, Z2, Z2
+	VMOVDQU64 Z2, 384(DI)
+	VPXORD Z30, Z3, Z3
+	VMOVDQU64 Z3, 448(DI)
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z31*1), K1, Z18 // d of the 16 rows
+	VPMOVDW Z18, Y19
+	VCVTPH2PS Y19, Z19
+	VMOVUPS Z19, 512(DI)
+	ADDQ $34, SI
+	ADDQ $34, BX
+	ADDQ $640, DI
+	DECQ CX
+	JNZ legpackq8_0loop
 	VZEROUPPER
 	RET
 
@@ -630,141 +1064,19 @@ legGemmQ4_1AVX512x1loop:
 	VZEROUPPER
 	RET
 
-// func legPackQ5_0AVX512(panel, w []byte, rb, nb int)
+// func legGemmQ_0AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
-// Unpacks 16 q5_0 rows (rb bytes apart from w) into nb panel blocks of 640
-// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of
-// row r at 64k+4r, then d and m of the 16 rows as float32. The nibbles of
-// 16 rows are transposed as dwords (four rows per register, an in-lane
-// 4×4 transpose), split, and the fifth bits (gathered) added under masks.
-TEXT ·legPackQ5_0AVX512(SB), NOSPLIT, $0-64
-	MOVQ panel_base+0(FP), DI
-	MOVQ w_base+24(FP), SI
-	MOVQ rb+48(FP), R8
-	MOVQ nb+56(FP), CX
-	LEAQ (R8)(R8*2), R9 // 3rb
-	LEAQ (R8)(R8*4), R10 // 5rb
-	LEAQ (R9)(R8*4), R11 // 7rb
-	LEAQ (SI)(R8*8), BX // row 8
-	VPBROADCASTD R8, Z31
-	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
-	VMOVDQU64 legGNib<>(SB), Z30
-	VMOVDQU64 legGHi<>(SB), Z29
-	VMOVDQU64 legGBits0<>(SB), Z23
-	VMOVDQU64 legGBits1<>(SB), Z24
-	VMOVDQU64 legGByte0<>(SB), Z25
-	VMOVDQU64 legGByte1<>(SB), Z26
-	VMOVDQU64 legGByte2<>(SB), Z27
-	VMOVDQU64 legGByte3<>(SB), Z28
-	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
-legpackq5_0loop:
-	PREFETCHT0 0(R12)
-	PREFETCHT0 64(R12)
-	PREFETCHT0 128(R12)
-	PREFETCHT0 192(R12)
-	PREFETCHT0 256(R12)
-	PREFETCHT0 320(R12)
-	ADDQ $352, R12
-	VMOVDQU 6(SI), X0
-	VINSERTI32X4 $1, 6(SI)(R8*4), Z0, Z0
-	VINSERTI32X4 $2, 6(BX), Z0, Z0
-	VINSERTI32X4 $3, 6(BX)(R8*4), Z0, Z0
-	VMOVDQU 6(SI)(R8*1), X1
-	VINSERTI32X4 $1, 6(SI)(R10*1), Z1, Z1
-	VINSERTI32X4 $2, 6(BX)(R8*1), Z1, Z1
-	VINSERTI32X4 $3, 6(BX)(R10*1), Z1, Z1
-	VMOVDQU 6(SI)(R8*2), X2
-	VINSERTI32X4 $1, 6(SI)(R9*2), Z2, Z2
-	VINSERTI32X4 $2, 6(BX)(R8*2), Z2, Z2
-	VINSERTI32X4 $3, 6(BX)(R9*2), Z2, Z2
-	VMOVDQU 6(SI)(R9*1), X3
-	VINSERTI32X4 $1, 6(SI)(R11*1), Z3, Z3
-	VINSERTI32X4 $2, 6(BX)(R9*1), Z3, Z3
-	VINSERTI32X4 $3, 6(BX)(R11*1), Z3, Z3
-	VPUNPCKLDQ Z1, Z0, Z4
-	VPUNPCKHDQ Z1, Z0, Z5
-	VPUNPCKLDQ Z3, Z2, Z6
-	VPUNPCKHDQ Z3, Z2, Z7
-	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
-	VPUNPCKHQDQ Z6, Z4, Z1
-	VPUNPCKLQDQ Z7, Z5, Z2
-	VPUNPCKHQDQ Z7, Z5, Z3
-	VPSRLD $4, Z0, Z12
-	VPANDD Z30, Z0, Z8
-	VPANDD Z30, Z12, Z12
-	VPSRLD $4, Z1, Z13
-	VPANDD Z30, Z1, Z9
-	VPANDD Z30, Z13, Z13
-	VPSRLD $4, Z2, Z14
-	VPANDD Z30, Z2, Z10
-	VPANDD Z30, Z14, Z14
-	VPSRLD $4, Z3, Z15
-	VPANDD Z30, Z3, Z11
-	VPANDD Z30, Z15, Z15
-	KXNORW K1, K1, K1
-	VPGATHERDD 2(SI)(Z31*1), K1, Z16 // the fifth bits of the 16 rows
-	VPSHUFB Z25, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z8, K2, Z8
-	VPSHUFB Z25, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z9, K2, Z9
-	VPSHUFB Z26, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z10, K2, Z10
-	VPSHUFB Z26, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z11, K2, Z11
-	VPSHUFB Z27, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z12, K2, Z12
-	VPSHUFB Z27, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z13, K2, Z13
-	VPSHUFB Z28, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z14, K2, Z14
-	VPSHUFB Z28, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z15, K2, Z15
-	KXNORW K1, K1, K1
-	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
-	VPMOVDW Z18, Y19
-	VCVTPH2PS Y19, Z19
-	VMOVDQU64 Z8, 0(DI)
-	VMOVDQU64 Z9, 64(DI)
-	VMOVDQU64 Z10, 128(DI)
-	VMOVDQU64 Z11, 192(DI)
-	VMOVDQU64 Z12, 256(DI)
-	VMOVDQU64 Z13, 320(DI)
-	VMOVDQU64 Z14, 384(DI)
-	VMOVDQU64 Z15, 448(DI)
-	VMOVUPS Z19, 512(DI)
-	ADDQ $22, SI
-	ADDQ $22, BX
-	ADDQ $640, DI
-	DECQ CX
-	JNZ legpackq5_0loop
-	VZEROUPPER
-	RET
-
-// func legGemmQ5_0AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
-//
-// 16 packed q5_0 rows times 8 activation rows (astride bytes apart; their
+// 16 packed q_0 rows times 8 activation rows (astride bytes apart; their
 // scales from legPrep): the 16 results of token t go to out + t·ostride
 // bytes. VPDPBUSD meets four quants of each row with four activation
 // bytes broadcast from memory; each block's sum lands in one lane per row
 // and is scaled and added there as the Go twin does:
 //
-//	qh := binary.LittleEndian.Uint32(x[2:])
-//	for j := 0; j < 16; j++ {
-//		lo := int32(x[6+j]&0xf) | int32(qh>>j&1)<<4
-//		hi := int32(x[6+j]>>4) | int32(qh>>(j+16)&1)<<4
-//		s += (lo - 16) * int32(int8(y[2+j]))
-//		s += (hi - 16) * int32(int8(y[18+j]))
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
 //	}
 //	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ5_0AVX512x8(SB), NOSPLIT, $0-104
+TEXT ·legGemmQ_0AVX512x8(SB), NOSPLIT, $0-104
 	MOVQ panel_base+0(FP), SI
 	MOVQ nb+24(FP), CX
 	MOVQ a_base+32(FP), DI
@@ -785,15 +1097,15 @@ TEXT ·legGemmQ5_0AVX512x8(SB), NOSPLIT, $0-104
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-legGemmQ5_0AVX512x8loop:
-	VPBROADCASTD 32(AX), Z0 // -16·Σy
-	VPBROADCASTD 36(AX), Z1 // -16·Σy
-	VPBROADCASTD 40(AX), Z2 // -16·Σy
-	VPBROADCASTD 44(AX), Z3 // -16·Σy
-	VPBROADCASTD 48(AX), Z4 // -16·Σy
-	VPBROADCASTD 52(AX), Z5 // -16·Σy
-	VPBROADCASTD 56(AX), Z6 // -16·Σy
-	VPBROADCASTD 60(AX), Z7 // -16·Σy
+legGemmQ_0AVX512x8loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
+	VPBROADCASTD 36(AX), Z1 // -offset·Σy
+	VPBROADCASTD 40(AX), Z2 // -offset·Σy
+	VPBROADCASTD 44(AX), Z3 // -offset·Σy
+	VPBROADCASTD 48(AX), Z4 // -offset·Σy
+	VPBROADCASTD 52(AX), Z5 // -offset·Σy
+	VPBROADCASTD 56(AX), Z6 // -offset·Σy
+	VPBROADCASTD 60(AX), Z7 // -offset·Σy
 	VMOVDQU32 0(SI), Z24
 	VPDPBUSD.BCST 2(DI), Z24, Z0
 	VPDPBUSD.BCST 2(R8), Z24, Z1
@@ -910,7 +1222,7 @@ legGemmQ5_0AVX512x8loop:
 	ADDQ $34, BX
 	ADDQ $34, DX
 	DECQ CX
-	JNZ legGemmQ5_0AVX512x8loop
+	JNZ legGemmQ_0AVX512x8loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Z8, (AX)
@@ -931,23 +1243,19 @@ legGemmQ5_0AVX512x8loop:
 	VZEROUPPER
 	RET
 
-// func legGemmQ5_0AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+// func legGemmQ_0AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
-// 16 packed q5_0 rows times 4 activation rows (astride bytes apart; their
+// 16 packed q_0 rows times 4 activation rows (astride bytes apart; their
 // scales from legPrep): the 16 results of token t go to out + t·ostride
 // bytes. VPDPBUSD meets four quants of each row with four activation
 // bytes broadcast from memory; each block's sum lands in one lane per row
 // and is scaled and added there as the Go twin does:
 //
-//	qh := binary.LittleEndian.Uint32(x[2:])
-//	for j := 0; j < 16; j++ {
-//		lo := int32(x[6+j]&0xf) | int32(qh>>j&1)<<4
-//		hi := int32(x[6+j]>>4) | int32(qh>>(j+16)&1)<<4
-//		s += (lo - 16) * int32(int8(y[2+j]))
-//		s += (hi - 16) * int32(int8(y[18+j]))
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
 //	}
 //	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ5_0AVX512x4(SB), NOSPLIT, $0-104
+TEXT ·legGemmQ_0AVX512x4(SB), NOSPLIT, $0-104
 	MOVQ panel_base+0(FP), SI
 	MOVQ nb+24(FP), CX
 	MOVQ a_base+32(FP), DI
@@ -960,11 +1268,11 @@ TEXT ·legGemmQ5_0AVX512x4(SB), NOSPLIT, $0-104
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
-legGemmQ5_0AVX512x4loop:
-	VPBROADCASTD 32(AX), Z0 // -16·Σy
-	VPBROADCASTD 36(AX), Z1 // -16·Σy
-	VPBROADCASTD 40(AX), Z2 // -16·Σy
-	VPBROADCASTD 44(AX), Z3 // -16·Σy
+legGemmQ_0AVX512x4loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
+	VPBROADCASTD 36(AX), Z1 // -offset·Σy
+	VPBROADCASTD 40(AX), Z2 // -offset·Σy
+	VPBROADCASTD 44(AX), Z3 // -offset·Σy
 	VMOVDQU32 0(SI), Z24
 	VPDPBUSD.BCST 2(DI), Z24, Z0
 	VPDPBUSD.BCST 2(R8), Z24, Z1
@@ -1029,7 +1337,7 @@ legGemmQ5_0AVX512x4loop:
 	ADDQ $34, R9
 	ADDQ $34, R10
 	DECQ CX
-	JNZ legGemmQ5_0AVX512x4loop
+	JNZ legGemmQ_0AVX512x4loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Z8, (AX)
@@ -1042,23 +1350,19 @@ legGemmQ5_0AVX512x4loop:
 	VZEROUPPER
 	RET
 
-// func legGemmQ5_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+// func legGemmQ_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
-// 16 packed q5_0 rows times 2 activation rows (astride bytes apart; their
+// 16 packed q_0 rows times 2 activation rows (astride bytes apart; their
 // scales from legPrep): the 16 results of token t go to out + t·ostride
 // bytes. VPDPBUSD meets four quants of each row with four activation
 // bytes broadcast from memory; each block's sum lands in one lane per row
 // and is scaled and added there as the Go twin does:
 //
-//	qh := binary.LittleEndian.Uint32(x[2:])
-//	for j := 0; j < 16; j++ {
-//		lo := int32(x[6+j]&0xf) | int32(qh>>j&1)<<4
-//		hi := int32(x[6+j]>>4) | int32(qh>>(j+16)&1)<<4
-//		s += (lo - 16) * int32(int8(y[2+j]))
-//		s += (hi - 16) * int32(int8(y[18+j]))
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
 //	}
 //	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ5_0AVX512x2(SB), NOSPLIT, $0-104
+TEXT ·legGemmQ_0AVX512x2(SB), NOSPLIT, $0-104
 	MOVQ panel_base+0(FP), SI
 	MOVQ nb+24(FP), CX
 	MOVQ a_base+32(FP), DI
@@ -1067,9 +1371,9 @@ TEXT ·legGemmQ5_0AVX512x2(SB), NOSPLIT, $0-104
 	LEAQ (DI)(R13*1), R8
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-legGemmQ5_0AVX512x2loop:
-	VPBROADCASTD 32(AX), Z0 // -16·Σy
-	VPBROADCASTD 36(AX), Z1 // -16·Σy
+legGemmQ_0AVX512x2loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
+	VPBROADCASTD 36(AX), Z1 // -offset·Σy
 	VMOVDQU32 0(SI), Z24
 	VPDPBUSD.BCST 2(DI), Z24, Z0
 	VPDPBUSD.BCST 2(R8), Z24, Z1
@@ -1108,7 +1412,7 @@ legGemmQ5_0AVX512x2loop:
 	ADDQ $34, DI
 	ADDQ $34, R8
 	DECQ CX
-	JNZ legGemmQ5_0AVX512x2loop
+	JNZ legGemmQ_0AVX512x2loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Z8, (AX)
@@ -1117,31 +1421,27 @@ legGemmQ5_0AVX512x2loop:
 	VZEROUPPER
 	RET
 
-// func legGemmQ5_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+// func legGemmQ_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
-// 16 packed q5_0 rows times 1 activation rows (astride bytes apart; their
+// 16 packed q_0 rows times 1 activation rows (astride bytes apart; their
 // scales from legPrep): the 16 results of token t go to out + t·ostride
 // bytes. VPDPBUSD meets four quants of each row with four activation
 // bytes broadcast from memory; each block's sum lands in one lane per row
 // and is scaled and added there as the Go twin does:
 //
-//	qh := binary.LittleEndian.Uint32(x[2:])
-//	for j := 0; j < 16; j++ {
-//		lo := int32(x[6+j]&0xf) | int32(qh>>j&1)<<4
-//		hi := int32(x[6+j]>>4) | int32(qh>>(j+16)&1)<<4
-//		s += (lo - 16) * int32(int8(y[2+j]))
-//		s += (hi - 16) * int32(int8(y[18+j]))
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
 //	}
 //	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ5_0AVX512x1(SB), NOSPLIT, $0-104
+TEXT ·legGemmQ_0AVX512x1(SB), NOSPLIT, $0-104
 	MOVQ panel_base+0(FP), SI
 	MOVQ nb+24(FP), CX
 	MOVQ a_base+32(FP), DI
 	MOVQ astride+56(FP), R13
 	MOVQ scales_base+64(FP), AX
 	VPXORD Z8, Z8, Z8
-legGemmQ5_0AVX512x1loop:
-	VPBROADCASTD 32(AX), Z0 // -16·Σy
+legGemmQ_0AVX512x1loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
 	VMOVDQU32 0(SI), Z24
 	VPDPBUSD.BCST 2(DI), Z24, Z0
 	VMOVDQU32 64(SI), Z24
@@ -1167,132 +1467,10 @@ legGemmQ5_0AVX512x1loop:
 	ADDQ $64, AX
 	ADDQ $34, DI
 	DECQ CX
-	JNZ legGemmQ5_0AVX512x1loop
+	JNZ legGemmQ_0AVX512x1loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Z8, (AX)
-	VZEROUPPER
-	RET
-
-// func legPackQ5_1AVX512(panel, w []byte, rb, nb int)
-//
-// Unpacks 16 q5_1 rows (rb bytes apart from w) into nb panel blocks of 640
-// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of
-// row r at 64k+4r, then d and m of the 16 rows as float32. The nibbles of
-// 16 rows are transposed as dwords (four rows per register, an in-lane
-// 4×4 transpose), split, and the fifth bits (gathered) added under masks.
-TEXT ·legPackQ5_1AVX512(SB), NOSPLIT, $0-64
-	MOVQ panel_base+0(FP), DI
-	MOVQ w_base+24(FP), SI
-	MOVQ rb+48(FP), R8
-	MOVQ nb+56(FP), CX
-	LEAQ (R8)(R8*2), R9 // 3rb
-	LEAQ (R8)(R8*4), R10 // 5rb
-	LEAQ (R9)(R8*4), R11 // 7rb
-	LEAQ (SI)(R8*8), BX // row 8
-	VPBROADCASTD R8, Z31
-	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
-	VMOVDQU64 legGNib<>(SB), Z30
-	VMOVDQU64 legGHi<>(SB), Z29
-	VMOVDQU64 legGBits0<>(SB), Z23
-	VMOVDQU64 legGBits1<>(SB), Z24
-	VMOVDQU64 legGByte0<>(SB), Z25
-	VMOVDQU64 legGByte1<>(SB), Z26
-	VMOVDQU64 legGByte2<>(SB), Z27
-	VMOVDQU64 legGByte3<>(SB), Z28
-	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
-legpackq5_1loop:
-	PREFETCHT0 0(R12)
-	PREFETCHT0 64(R12)
-	PREFETCHT0 128(R12)
-	PREFETCHT0 192(R12)
-	PREFETCHT0 256(R12)
-	PREFETCHT0 320(R12)
-	ADDQ $384, R12
-	VMOVDQU 8(SI), X0
-	VINSERTI32X4 $1, 8(SI)(R8*4), Z0, Z0
-	VINSERTI32X4 $2, 8(BX), Z0, Z0
-	VINSERTI32X4 $3, 8(BX)(R8*4), Z0, Z0
-	VMOVDQU 8(SI)(R8*1), X1
-	VINSERTI32X4 $1, 8(SI)(R10*1), Z1, Z1
-	VINSERTI32X4 $2, 8(BX)(R8*1), Z1, Z1
-	VINSERTI32X4 $3, 8(BX)(R10*1), Z1, Z1
-	VMOVDQU 8(SI)(R8*2), X2
-	VINSERTI32X4 $1, 8(SI)(R9*2), Z2, Z2
-	VINSERTI32X4 $2, 8(BX)(R8*2), Z2, Z2
-	VINSERTI32X4 $3, 8(BX)(R9*2), Z2, Z2
-	VMOVDQU 8(SI)(R9*1), X3
-	VINSERTI32X4 $1, 8(SI)(R11*1), Z3, Z3
-	VINSERTI32X4 $2, 8(BX)(R9*1), Z3, Z3
-	VINSERTI32X4 $3, 8(BX)(R11*1), Z3, Z3
-	VPUNPCKLDQ Z1, Z0, Z4
-	VPUNPCKHDQ Z1, Z0, Z5
-	VPUNPCKLDQ Z3, Z2, Z6
-	VPUNPCKHDQ Z3, Z2, Z7
-	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
-	VPUNPCKHQDQ Z6, Z4, Z1
-	VPUNPCKLQDQ Z7, Z5, Z2
-	VPUNPCKHQDQ Z7, Z5, Z3
-	VPSRLD $4, Z0, Z12
-	VPANDD Z30, Z0, Z8
-	VPANDD Z30, Z12, Z12
-	VPSRLD $4, Z1, Z13
-	VPANDD Z30, Z1, Z9
-	VPANDD Z30, Z13, Z13
-	VPSRLD $4, Z2, Z14
-	VPANDD Z30, Z2, Z10
-	VPANDD Z30, Z14, Z14
-	VPSRLD $4, Z3, Z15
-	VPANDD Z30, Z3, Z11
-	VPANDD Z30, Z15, Z15
-	KXNORW K1, K1, K1
-	VPGATHERDD 4(SI)(Z31*1), K1, Z16 // the fifth bits of the 16 rows
-	VPSHUFB Z25, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z8, K2, Z8
-	VPSHUFB Z25, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z9, K2, Z9
-	VPSHUFB Z26, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z10, K2, Z10
-	VPSHUFB Z26, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z11, K2, Z11
-	VPSHUFB Z27, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z12, K2, Z12
-	VPSHUFB Z27, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z13, K2, Z13
-	VPSHUFB Z28, Z16, Z17
-	VPTESTMB Z23, Z17, K2
-	VPADDB Z29, Z14, K2, Z14
-	VPSHUFB Z28, Z16, Z17
-	VPTESTMB Z24, Z17, K2
-	VPADDB Z29, Z15, K2, Z15
-	KXNORW K1, K1, K1
-	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
-	VPMOVDW Z18, Y19
-	VCVTPH2PS Y19, Z19
-	VPSRLD $16, Z18, Z18
-	VPMOVDW Z18, Y20
-	VCVTPH2PS Y20, Z20
-	VMOVDQU64 Z8, 0(DI)
-	VMOVDQU64 Z9, 64(DI)
-	VMOVDQU64 Z10, 128(DI)
-	VMOVDQU64 Z11, 192(DI)
-	VMOVDQU64 Z12, 256(DI)
-	VMOVDQU64 Z13, 320(DI)
-	VMOVDQU64 Z14, 384(DI)
-	VMOVDQU64 Z15, 448(DI)
-	VMOVUPS Z19, 512(DI)
-	VMOVUPS Z20, 576(DI)
-	ADDQ $24, SI
-	ADDQ $24, BX
-	ADDQ $640, DI
-	DECQ CX
-	JNZ legpackq5_1loop
 	VZEROUPPER
 	RET
 

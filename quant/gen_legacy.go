@@ -52,6 +52,20 @@ var types = []qtype{
 //	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))`},
 }
 
+// q_0 stands for the types whose blocks have one scale d and whose GEMM
+// panels hold the quants plus an offset, q4_0 (8), q5_0 (16) and q8_0
+// (128): their micro-kernels are one, the offset taken back by the
+// -offset·Σy that legPrepQ8_0 prepares per token and block.
+var q_0 = qtype{name: "Q_0", signed: true, ab: 34, aq: 2, twin: `//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))`}
+
+// q4_0 has q5_0's nibbles without the fifth bits; its panels hold them
+// unsigned (0..15, the value plus 8). q8_0's panels (packQ8_0) hold its
+// bytes plus 128.
+var q4_0 = qtype{name: "Q4_0", wb: 18, qs: 2, qh: -1, signed: true, ab: 34, aq: 2}
+
 // gen writes one level's kernels.
 type gen struct {
 	b      bytes.Buffer
@@ -97,10 +111,15 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	// The GEMMs' micro-kernels: q4_1, q5_1 and the one of q_0.
+	kernels := []qtype{types[0], q_0, types[2]}
 	g := &gen{avx512: true}
 	g.gemmHeader()
-	for _, t := range types {
+	for _, t := range append(types, q4_0) {
 		g.gemmPack(t)
+	}
+	g.gemmPackQ8_0()
+	for _, t := range kernels {
 		for _, T := range []int{8, 4, 2, 1} {
 			g.gemmKernel(t, T)
 		}
@@ -110,8 +129,10 @@ func main() {
 	}
 	g = &gen{}
 	g.gemmHeader2()
-	for _, t := range types {
+	for _, t := range append(types, q4_0) {
 		g.gemmPack2(t)
+	}
+	for _, t := range kernels {
 		for _, T := range []int{4, 2, 1} {
 			g.gemmKernel2(t, T)
 		}
@@ -563,7 +584,7 @@ const (
 	panelLen = 640 // one block of 16 rows: [8][16][4] quants, [16] d, [16] m
 	panelD   = 512
 	panelM   = 576
-	scaleLen = 64 // one block of 8 tokens: [8] d_a, [8] s_a or -16·Σy
+	scaleLen = 64 // one block of 8 tokens: [8] d_a, [8] s_a or -offset·Σy
 )
 
 func (g *gen) gemmHeader() {
@@ -573,9 +594,9 @@ func (g *gen) gemmHeader() {
 	g.p("")
 	g.p(`#include "textflag.h"`)
 	g.p("")
-	g.p("// The AVX-512 prefill GEMM of q4_1, q5_0 and q5_1: panel packers, 16-row")
-	g.p("// micro-kernels and the activation scales they read (see")
-	g.p("// gemm_legacy_amd64.go).")
+	g.p("// The AVX-512 prefill GEMM of q4_0, q4_1, q5_0, q5_1 and q8_0: panel")
+	g.p("// packers, 16-row micro-kernels and the activation scales they read")
+	g.p("// (see gemm_legacy_amd64.go).")
 	g.p("")
 	data := func(name string, qwords ...uint64) {
 		for k, q := range qwords {
@@ -613,10 +634,15 @@ func (g *gen) gemmPack(t qtype) {
 	g.p("// func %s(panel, w []byte, rb, nb int)", name)
 	g.p("//")
 	g.p("// Unpacks 16 %s rows (rb bytes apart from w) into nb panel blocks of %d", strings.ToLower(t.name), panelLen)
-	g.p("// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of")
-	g.p("// row r at 64k+4r, then d and m of the 16 rows as float32. The nibbles of")
-	g.p("// 16 rows are transposed as dwords (four rows per register, an in-lane")
-	g.p("// 4×4 transpose), split, and the fifth bits (gathered) added under masks.")
+	g.p("// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or")
+	g.p("// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as")
+	g.p("// float32. The nibbles of 16 rows are transposed as dwords (four rows per")
+	if t.qh >= 0 {
+		g.p("// register, an in-lane 4×4 transpose), split, and the fifth bits")
+		g.p("// (gathered) added under masks.")
+	} else {
+		g.p("// register, an in-lane 4×4 transpose) and split.")
+	}
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	g.i("MOVQ panel_base+0(FP), DI")
 	g.i("MOVQ w_base+24(FP), SI")
@@ -722,6 +748,81 @@ func (g *gen) gemmPack(t qtype) {
 	g.i("RET")
 }
 
+// gemmPackQ8_0 emits legPackQ8_0AVX512(panel, w []byte, rb, nb int): 16
+// q8_0 rows of nb blocks, rb bytes apart, into nb panel blocks, the quants
+// plus 128 (XOR 0x80) so that VPDPBUSD takes them as unsigned bytes.
+func (g *gen) gemmPackQ8_0() {
+	const name, lname, wb = "legPackQ8_0AVX512", "legpackq8_0", 34
+	g.p("")
+	g.p("// func %s(panel, w []byte, rb, nb int)", name)
+	g.p("//")
+	g.p("// Unpacks 16 q8_0 rows (rb bytes apart from w) into nb panel blocks of %d", panelLen)
+	g.p("// bytes: the quants plus 128 (unsigned) with dword k of row r at 64k+4r,")
+	g.p("// then d of the 16 rows as float32. Each half block of the 16 rows is")
+	g.p("// transposed as dwords (four rows per register, an in-lane 4×4 transpose).")
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	g.i("MOVQ panel_base+0(FP), DI")
+	g.i("MOVQ w_base+24(FP), SI")
+	g.i("MOVQ rb+48(FP), R8")
+	g.i("MOVQ nb+56(FP), CX")
+	g.i("LEAQ (R8)(R8*2), R9 // 3rb")
+	g.i("LEAQ (R8)(R8*4), R10 // 5rb")
+	g.i("LEAQ (R9)(R8*4), R11 // 7rb")
+	g.i("LEAQ (SI)(R8*8), BX // row 8")
+	g.i("VPBROADCASTD R8, Z31")
+	g.i("VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets")
+	g.i("MOVL $0x80808080, AX")
+	g.i("VPBROADCASTD AX, Z30")
+	g.i("LEAQ (BX)(R8*8), R12 // the next panel, prefetched")
+	g.p("%sloop:", lname)
+	for off := 0; off < 16*wb; off += 64 {
+		g.i("PREFETCHT0 %d(R12)", off)
+	}
+	g.i("ADDQ $%d, R12", 16*wb)
+	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(SI)(R8*4)", "(SI)(R10*1)", "(SI)(R9*2)", "(SI)(R11*1)"}
+	rowAddr := func(off, r int) string {
+		a := rows[r%8]
+		if r >= 8 {
+			a = strings.Replace(a, "SI", "BX", 1)
+		}
+		return fmt.Sprint(off) + a
+	}
+	for h := 0; h < 2; h++ {
+		qs := 2 + 16*h
+		// Rows 4j+c go to lane j of register c.
+		for c := 0; c < 4; c++ {
+			g.i("VMOVDQU %s, X%d", rowAddr(qs, c), c)
+			for j := 1; j < 4; j++ {
+				g.i("VINSERTI32X4 $%d, %s, Z%d, Z%d", j, rowAddr(qs, 4*j+c), c, c)
+			}
+		}
+		g.i("VPUNPCKLDQ Z1, Z0, Z4")
+		g.i("VPUNPCKHDQ Z1, Z0, Z5")
+		g.i("VPUNPCKLDQ Z3, Z2, Z6")
+		g.i("VPUNPCKHDQ Z3, Z2, Z7")
+		g.i("VPUNPCKLQDQ Z6, Z4, Z0 // dword %d of the 16 rows", 4*h)
+		g.i("VPUNPCKHQDQ Z6, Z4, Z1")
+		g.i("VPUNPCKLQDQ Z7, Z5, Z2")
+		g.i("VPUNPCKHQDQ Z7, Z5, Z3")
+		for k := 0; k < 4; k++ {
+			g.i("VPXORD Z30, Z%d, Z%d", k, k)
+			g.i("VMOVDQU64 Z%d, %d(DI)", k, 64*(4*h+k))
+		}
+	}
+	g.i("KXNORW K1, K1, K1")
+	g.i("VPGATHERDD (SI)(Z31*1), K1, Z18 // d of the 16 rows")
+	g.i("VPMOVDW Z18, Y19")
+	g.i("VCVTPH2PS Y19, Z19")
+	g.i("VMOVUPS Z19, %d(DI)", panelD)
+	g.i("ADDQ $%d, SI", wb)
+	g.i("ADDQ $%d, BX", wb)
+	g.i("ADDQ $%d, DI", panelLen)
+	g.i("DECQ CX")
+	g.i("JNZ %sloop", lname)
+	g.i("VZEROUPPER")
+	g.i("RET")
+}
+
 // gemmKernel emits legGemm<T>AVX512x<T>(panel []byte, nb int, a []byte,
 // astride int, scales []byte, out *float32, ostride int).
 func (g *gen) gemmKernel(t qtype, T int) {
@@ -765,7 +866,7 @@ func (g *gen) gemmKernel(t qtype, T int) {
 	g.p("%s:", loop)
 	for k := 0; k < T; k++ {
 		if t.signed {
-			g.i("VPBROADCASTD %d(AX), Z%d // -16·Σy", 32+4*k, acc(k))
+			g.i("VPBROADCASTD %d(AX), Z%d // -offset·Σy", 32+4*k, acc(k))
 		} else {
 			g.i("VPXORD Z%d, Z%d, Z%d", acc(k), acc(k), acc(k))
 		}
@@ -809,25 +910,34 @@ func (g *gen) gemmKernel(t qtype, T int) {
 	g.i("RET")
 }
 
-// gemmPrep emits legPrepQ8_0 or legPrepQ8_1(a []byte, astride, nb, ntok
-// int, scales []byte), for both GEMMs (AVX2 and F16C).
+// gemmPrep emits legPrepQ8_0(a []byte, astride, nb, ntok int, scales
+// []byte, off int) or legPrepQ8_1(a []byte, astride, nb, ntok int, scales
+// []byte), for both GEMMs (AVX2 and F16C).
 func (g *gen) gemmPrep(q81 bool) {
 	name, ab, lname := "legPrepQ8_0", 34, "legprepq80"
 	if q81 {
 		name, ab, lname = "legPrepQ8_1", 36, "legprepq81"
 	}
 	g.p("")
-	g.p("// func %s(a []byte, astride, nb, ntok int, scales []byte)", name)
+	if q81 {
+		g.p("// func %s(a []byte, astride, nb, ntok int, scales []byte)", name)
+	} else {
+		g.p("// func %s(a []byte, astride, nb, ntok int, scales []byte, off int)", name)
+	}
 	g.p("//")
 	g.p("// For ntok activation rows astride bytes apart, writes the scales the")
 	g.p("// GEMM reads: for token t and block b, at 64·(nb·(t/8) + b) + 4·(t%%8),")
 	if q81 {
 		g.p("// d as float32, and 32 bytes further s as float32.")
 	} else {
-		g.p("// d as float32, and 32 bytes further -16·Σy as int32 (q5_0's quants are")
-		g.p("// packed plus 16).")
+		g.p("// d as float32, and 32 bytes further -off·Σy as int32 (q4_0's, q5_0's")
+		g.p("// and q8_0's panels hold their quants plus off: 8, 16, 128).")
 	}
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
+	frame := 72
+	if !q81 {
+		frame = 80
+	}
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
 	g.i("MOVQ a_base+0(FP), SI")
 	g.i("MOVQ astride+24(FP), R8")
 	g.i("MOVQ nb+32(FP), R9")
@@ -836,6 +946,8 @@ func (g *gen) gemmPrep(q81 bool) {
 	g.i("MOVQ R9, R10")
 	g.i("SHLQ $6, R10 // 64·nb")
 	if !q81 {
+		g.i("MOVQ off+72(FP), R14")
+		g.i("NEGL R14")
 		g.i("VMOVDQU legGX80<>(SB), Y15")
 		g.i("VPXOR Y14, Y14, Y14")
 	}
@@ -871,7 +983,7 @@ func (g *gen) gemmPrep(q81 bool) {
 		g.i("VPADDQ X2, X1, X1")
 		g.i("VMOVD X1, AX")
 		g.i("SUBL $4096, AX // Σy")
-		g.i("IMULL $-16, AX")
+		g.i("IMULL R14, AX")
 		g.i("MOVL AX, 32(R12)")
 	}
 	g.i("ADDQ $%d, R13", ab)
@@ -1053,7 +1165,7 @@ func (g *gen) gemmHeader2() {
 	g.p("")
 	g.p(`#include "textflag.h"`)
 	g.p("")
-	g.p("// The AVX2 prefill GEMM of q4_1, q5_0 and q5_1: panel packers of 8 rows,")
+	g.p("// The AVX2 prefill GEMM of q4_0, q4_1, q5_0 and q5_1: panel packers of 8 rows,")
 	g.p("// their micro-kernels, and the activation scales both GEMMs read (see")
 	g.p("// gemm_legacy_amd64.go).")
 	g.p("")
@@ -1097,8 +1209,8 @@ func (g *gen) gemmPack2(t qtype) {
 	g.p("// func %s(panel, w []byte, rb, nb int)", name)
 	g.p("//")
 	g.p("// Unpacks 8 %s rows (rb bytes apart from w) into nb panel blocks of %d", strings.ToLower(t.name), pl)
-	g.p("// bytes: the quants (0..31: q5_0's are its value plus 16) with dword k of")
-	g.p("// row r at 32k+4r, then d and m of the 8 rows as float32, as")
+	g.p("// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or")
+	g.p("// 16) with dword k of row r at 32k+4r, then d and m of the 8 rows as float32, as")
 	g.p("// legPack%sAVX512 does for 16 rows.", t.name)
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	g.i("MOVQ panel_base+0(FP), DI")
@@ -1261,7 +1373,7 @@ func (g *gen) gemmKernel2(t qtype, T int) {
 	for k := 0; k < T; k++ {
 		if t.signed {
 			g.i("VPBROADCASTD %d(AX), Y13", 32+4*k)
-			g.i("VPADDD Y13, %s, %s // -16·Σy", acc32(k), acc32(k))
+			g.i("VPADDD Y13, %s, %s // -offset·Σy", acc32(k), acc32(k))
 		}
 		g.i("VCVTDQ2PS %s, %s", acc32(k), acc32(k))
 		g.i("VBROADCASTSS %d(AX), Y13", 4*k)
