@@ -17,15 +17,11 @@ import (
 const smallBatch = 23
 
 // notBatchInvariant names the kernels whose MatMul sums in another order
-// than their MatVec even below the GEMM threshold: the AVX-512 q4_0 pair
-// (MatVec takes two blocks at a time in 16 lanes, the four-token kernel one
-// in 8) and AVX-512 q8_0 rows of an odd number of blocks (the four-token
-// kernel is then the AVX2 one). Their results differ in the last bits.
+// than their MatVec even below the GEMM threshold: AVX-512 q8_0 rows of an
+// odd number of blocks (the four-token kernel is then the AVX2 one). Their
+// results differ in the last bits.
 func notBatchInvariant(level isaLevel, wt gguf.Type, n int) bool {
-	if level != levelAVX512 {
-		return false
-	}
-	return wt == gguf.TypeQ4_0 || wt == gguf.TypeQ8_0 && n/32%2 == 1
+	return level == levelAVX512 && wt == gguf.TypeQ8_0 && n/32%2 == 1
 }
 
 // TestMatMulSmallBatchesMatchMatVec checks that, at every dispatch level and

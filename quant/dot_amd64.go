@@ -37,9 +37,6 @@ func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
-
-//go:noescape
 func mvF16AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -80,9 +77,6 @@ func mvQ8_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func mvQ5KAVX2(w, a []byte, nb, nrows int, out []float32) float32
-
-//go:noescape
-func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func mvF16AVX2(w, a []byte, nb, nrows int, out []float32) float32
@@ -132,9 +126,6 @@ func matQ6KAVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 //go:noescape
 func matQ8_0AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 
-//go:noescape
-func matQ4_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
-
 // hasGFNI reports whether the AVX-512 level may use the GFNI variants of
 // its kernels (VGF2P8AFFINEQB unpacks nibbles in one instruction). It reads
 // the features golang.org/x/sys/cpu detected once at start-up
@@ -151,7 +142,6 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ6_K] = mvQ6KAVX2
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX2
 		mv[gguf.TypeQ5_K] = mvQ5KAVX2
-		mv[gguf.TypeQ4_0] = mvQ4_0AVX2
 		mv[gguf.TypeF16] = mvF16AVX2
 		mv[gguf.TypeBF16] = mvBF16AVX2
 		mv[gguf.TypeF32] = mvF32AVX2
@@ -175,7 +165,6 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		}
 		mv[gguf.TypeQ8_0] = mvQ8_0AVX512
 		mv[gguf.TypeQ5_K] = mvQ5KAVX512
-		mv[gguf.TypeQ4_0] = mvQ4_0AVX512
 		mv[gguf.TypeF16] = mvF16AVX512
 		mv[gguf.TypeBF16] = mvBF16AVX512
 		mv[gguf.TypeF32] = mvF32AVX512
@@ -183,7 +172,6 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		mv[gguf.TypeQ2_K] = mvQ2KAVX512
 		x4[gguf.TypeQ4_K] = matQ4KAVX512x4
 		x4[gguf.TypeQ6_K] = matQ6KAVX512x4
-		x4[gguf.TypeQ4_0] = matQ4_0AVX512x4
 		x4[gguf.TypeQ5_K] = matQ5KAVX512x4
 		clear(x2) // the AVX2 pairs would not match the AVX-512 mv kernels' bits
 	}
@@ -213,9 +201,9 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 			four(n, w, nrows, a, ntok, out, ldo)
 		}
 	}
-	addLegacyKernels(k, level) // q4_1, q5_0, q5_1: dot_legacy_amd64.go
-	if level >= levelAVX2 {
-		addLegacyGEMMs(k, level) // q4_0, q8_0 prefill: gemm_legacy_amd64.go
+	addLegacyKernels(k, level) // q4_0, q4_1, q5_0, q5_1: dot_legacy_amd64.go
+	if level >= levelAVX512 {
+		addQ8_0GEMM(k) // q8_0 prefill: gemm_legacy_amd64.go
 	}
 	addInterleavedKernels(k, level)
 }

@@ -6,14 +6,15 @@ import "github.com/smolgo/smolgo/gguf"
 
 //go:generate go run gen_legacy.go
 
-// The legacy 32-quant types q4_1, q5_0 and q5_1 (dot_legacy_avx2_amd64.s,
+// The 32-quant types q4_0, q4_1, q5_0 and q5_1 (dot_legacy_avx2_amd64.s,
 // dot_legacy_avx512_amd64.s, written by gen_legacy.go; the batched GEMMs
 // are in gemm_legacy_amd64.go).
 //
 // llama.cpp's K-quant mixes store a tensor whose rows are not a multiple of
 // 256 in a legacy type instead (q4_K → q5_0, q5_K → q5_1, q6_K → q8_0):
 // Gemma 3's width of 1152 and 640 and Qwen2.5-0.5B's of 896 put most of
-// those models' matrices in q5_0.
+// those models' matrices in q5_0. Q4_0 files (Gemma 3's QAT releases among
+// them) are q4_0 throughout.
 //
 // Unlike the other kernels, which keep eight float lanes per row and
 // reduce them at the end, these give the Go twin's bits on every input:
@@ -28,6 +29,9 @@ import "github.com/smolgo/smolgo/gguf"
 // has the measurements.
 
 //go:noescape
+func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ4_1AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -35,6 +39,9 @@ func mvQ5_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func mvQ5_1AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func matQ4_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
 func matQ4_1AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
@@ -46,6 +53,9 @@ func matQ5_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 func matQ5_1AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
+func matQ4_0AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
 func matQ4_1AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -53,6 +63,9 @@ func matQ5_0AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
 func matQ5_1AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func mvQ4_1AVX512(w, a []byte, nb, nrows int, out []float32) float32
@@ -77,12 +90,14 @@ func legacyKernelSet(level isaLevel) map[gguf.Type]legacyKernels {
 	switch {
 	case level >= levelAVX512:
 		return map[gguf.Type]legacyKernels{
+			gguf.TypeQ4_0: {mv: mvQ4_0AVX512},
 			gguf.TypeQ4_1: {mv: mvQ4_1AVX512},
 			gguf.TypeQ5_0: {mv: mvQ5_0AVX512},
 			gguf.TypeQ5_1: {mv: mvQ5_1AVX512},
 		}
 	case level >= levelAVX2:
 		return map[gguf.Type]legacyKernels{
+			gguf.TypeQ4_0: {mvQ4_0AVX2, matQ4_0AVX2x4, matQ4_0AVX2x2},
 			gguf.TypeQ4_1: {mvQ4_1AVX2, matQ4_1AVX2x4, matQ4_1AVX2x2},
 			gguf.TypeQ5_0: {mvQ5_0AVX2, matQ5_0AVX2x4, matQ5_0AVX2x2},
 			gguf.TypeQ5_1: {mvQ5_1AVX2, matQ5_1AVX2x4, matQ5_1AVX2x2},

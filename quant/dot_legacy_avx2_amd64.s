@@ -4,13 +4,13 @@
 
 #include "textflag.h"
 
-// AVX2 kernels of the legacy types q4_1, q5_0 and q5_1; see
+// AVX2 kernels of the types q4_0, q4_1, q5_0 and q5_1; see
 // dot_legacy_amd64.go. VPMADDUBSW meets the unsigned weight bytes with the
 // signed activation bytes (no saturation: at most 2·31·128); the fifth bits
 // are spread to bytes with VPSHUFB and VPCMPEQB as ggml's
 // bytes_from_bits_32.
 
-// leg2Nib: bytes 0x0f. leg2Hi: bytes 0x10. leg2Hi4: bytes 0xf0.
+// leg2Nib: bytes 0x0f. leg2Hi: bytes 0x10. leg2Eight: bytes 8. leg2Hi4: bytes 0xf0.
 DATA leg2Nib<>+0x00(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA leg2Nib<>+0x08(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA leg2Nib<>+0x10(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -21,6 +21,11 @@ DATA leg2Hi<>+0x08(SB)/8, $0x1010101010101010
 DATA leg2Hi<>+0x10(SB)/8, $0x1010101010101010
 DATA leg2Hi<>+0x18(SB)/8, $0x1010101010101010
 GLOBL leg2Hi<>(SB), RODATA|NOPTR, $32
+DATA leg2Eight<>+0x00(SB)/8, $0x0808080808080808
+DATA leg2Eight<>+0x08(SB)/8, $0x0808080808080808
+DATA leg2Eight<>+0x10(SB)/8, $0x0808080808080808
+DATA leg2Eight<>+0x18(SB)/8, $0x0808080808080808
+GLOBL leg2Eight<>(SB), RODATA|NOPTR, $32
 DATA leg2Hi4<>+0x00(SB)/8, $0xf0f0f0f0f0f0f0f0
 DATA leg2Hi4<>+0x08(SB)/8, $0xf0f0f0f0f0f0f0f0
 DATA leg2Hi4<>+0x10(SB)/8, $0xf0f0f0f0f0f0f0f0
@@ -49,6 +54,356 @@ DATA leg2DM<>+0x08(SB)/8, $0x0f0e0b0a07060302
 DATA leg2DM<>+0x10(SB)/8, $0x0d0c090805040100
 DATA leg2DM<>+0x18(SB)/8, $0x0f0e0b0a07060302
 GLOBL leg2DM<>(SB), RODATA|NOPTR, $32
+
+// func mvQ4_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb q4_0 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, bit for bit the Go twin's:
+//
+//	for j := 0; j < 16; j++ {
+//		s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
+//		s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+//
+// Four rows at a time, one per float lane: each block's integer sums are
+// reduced to one lane per row and scaled and added there in the twin's
+// order. A last group of fewer than four rows overlaps the one before.
+TEXT ·mvQ4_0AVX2(SB), NOSPLIT, $0-92
+	MOVQ w_base+0(FP), SI
+	MOVQ nb+48(FP), R8
+	IMULQ $18, R8 // row bytes
+	MOVQ nrows+56(FP), DX // rows left
+	MOVQ out_base+64(FP), R13
+	VMOVDQU leg2Nib<>(SB), Y15
+	VMOVDQU leg2Eight<>(SB), Y12
+	VMOVDQU leg2Ones<>(SB), Y11
+	CMPQ DX, $4
+	JLT q4_0AVX2small
+q4_0AVX2group:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+	LEAQ (SI)(R8*4), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+q4_0AVX2mv1:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $72, R14
+	VMOVDQU 2(DI), Y10
+	VPMADDUBSW Y10, Y12, Y8 // 8·y in pairs
+	VMOVDQU 2(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y0
+	VPSUBW Y8, Y0, Y0
+	VMOVDQU 2(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y2
+	VPSUBW Y8, Y2, Y2
+	VMOVDQU 2(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y3
+	VPSUBW Y8, Y3, Y3
+	VMOVDQU 2(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y5
+	VPSUBW Y8, Y5, Y5
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VPHADDW Y5, Y3, Y3
+	VPMADDWD Y11, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $18, R9
+	ADDQ $18, R10
+	ADDQ $18, R11
+	ADDQ $18, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q4_0AVX2mv1
+	VMOVUPS X9, (R13)
+	SUBQ $4, DX
+	JEQ q4_0AVX2done
+	CMPQ DX, $4
+	JGE q4_0AVX2next
+	MOVQ DX, AX // 1..3 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $4, DX
+	JMP q4_0AVX2group
+q4_0AVX2next:
+	LEAQ (SI)(R8*4), SI
+	ADDQ $16, R13
+	JMP q4_0AVX2group
+q4_0AVX2done:
+	VEXTRACTPS $3, X9, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+
+q4_0AVX2small:
+	// One to three rows: lanes past the last row repeat it.
+	MOVQ DX, AX
+	DECQ AX
+	IMULQ R8, AX
+	LEAQ (SI)(AX*1), R12
+	MOVQ SI, R9
+	MOVQ R12, R10
+	MOVQ R12, R11
+	CMPQ DX, $2
+	JLT q4_0AVX2ptrs
+	LEAQ (SI)(R8*1), R10
+	CMPQ DX, $3
+	JLT q4_0AVX2ptrs
+	LEAQ (SI)(R8*2), R11
+q4_0AVX2ptrs:
+	LEAQ (SI)(R8*4), R14
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+q4_0AVX2mv2:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $72, R14
+	VMOVDQU 2(DI), Y10
+	VPMADDUBSW Y10, Y12, Y8 // 8·y in pairs
+	VMOVDQU 2(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y0
+	VPSUBW Y8, Y0, Y0
+	VMOVDQU 2(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y2
+	VPSUBW Y8, Y2, Y2
+	VMOVDQU 2(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y3
+	VPSUBW Y8, Y3, Y3
+	VMOVDQU 2(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPMADDUBSW Y10, Y1, Y5
+	VPSUBW Y8, Y5, Y5
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VPHADDW Y5, Y3, Y3
+	VPMADDWD Y11, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $18, R9
+	ADDQ $18, R10
+	ADDQ $18, R11
+	ADDQ $18, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q4_0AVX2mv2
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JEQ q4_0AVX2ret
+	VMOVSS X9, (R13)
+	CMPQ DX, $2
+	JLT q4_0AVX2ret
+	VEXTRACTPS $1, X9, 4(R13)
+	CMPQ DX, $3
+	JLT q4_0AVX2ret
+	VEXTRACTPS $2, X9, 8(R13)
+q4_0AVX2ret:
+	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
+	VZEROUPPER
+	RET
+
+// func matQ4_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q4_0 weight row of nb blocks times 4 activation rows (astride bytes
+// apart) into 4 floats ostride bytes apart from out, each bit for bit
+// the Go twin's (so MatVec's): one float lane per token, the weight block
+// unpacked once for the 4.
+TEXT ·matQ4_0AVX2x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	VMOVDQU leg2Nib<>(SB), Y15
+	VMOVDQU leg2Eight<>(SB), Y12
+	VMOVDQU leg2Ones<>(SB), Y11
+	VXORPS X9, X9, X9
+q4_0AVX2x3:
+	VMOVDQU 2(SI), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSUBB Y12, Y1, Y1 // minus 8
+	VPABSB Y1, Y7
+	VMOVDQU 2(DI), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y0
+	VMOVDQU 2(R10), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y2
+	VMOVDQU 2(R11), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y3
+	VMOVDQU 2(R12), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y5
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VPHADDW Y5, Y3, Y3
+	VPMADDWD Y11, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (DI), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $18, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	DECQ CX
+	JNZ q4_0AVX2x3
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVSS X9, (AX)
+	VEXTRACTPS $1, X9, (AX)(BX*1)
+	LEAQ (AX)(BX*2), AX
+	VEXTRACTPS $2, X9, (AX)
+	VEXTRACTPS $3, X9, (AX)(BX*1)
+	VZEROUPPER
+	RET
+
+// func matQ4_0AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One q4_0 weight row of nb blocks times 2 activation rows (astride bytes
+// apart) into 2 floats ostride bytes apart from out, each bit for bit
+// the Go twin's (so MatVec's): one float lane per token, the weight block
+// unpacked once for the 2.
+TEXT ·matQ4_0AVX2x2(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	VMOVDQU leg2Nib<>(SB), Y15
+	VMOVDQU leg2Eight<>(SB), Y12
+	VMOVDQU leg2Ones<>(SB), Y11
+	VXORPS X9, X9, X9
+q4_0AVX2x4:
+	VMOVDQU 2(SI), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSUBB Y12, Y1, Y1 // minus 8
+	VPABSB Y1, Y7
+	VMOVDQU 2(DI), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y0
+	VMOVDQU 2(R10), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y2
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPHADDD X0, X0, X0
+	MOVWLZX (DI), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $18, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	DECQ CX
+	JNZ q4_0AVX2x4
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVSS X9, (AX)
+	VEXTRACTPS $1, X9, (AX)(BX*1)
+	VZEROUPPER
+	RET
 
 // func mvQ4_1AVX2(w, a []byte, nb, nrows int, out []float32) float32
 //
@@ -83,7 +438,7 @@ q4_1AVX2group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q4_1AVX2mv1:
+q4_1AVX2mv5:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $80, R14
@@ -142,7 +497,7 @@ q4_1AVX2mv1:
 	ADDQ $20, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q4_1AVX2mv1
+	JNZ q4_1AVX2mv5
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q4_1AVX2done
@@ -183,7 +538,7 @@ q4_1AVX2ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q4_1AVX2mv2:
+q4_1AVX2mv6:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $80, R14
@@ -242,7 +597,7 @@ q4_1AVX2mv2:
 	ADDQ $20, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q4_1AVX2mv2
+	JNZ q4_1AVX2mv6
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q4_1AVX2ret
@@ -275,7 +630,7 @@ TEXT ·matQ4_1AVX2x4(SB), NOSPLIT, $0-80
 	VMOVDQU leg2Nib<>(SB), Y15
 	VMOVDQU leg2Ones<>(SB), Y11
 	VXORPS X9, X9, X9
-q4_1AVX2x3:
+q4_1AVX2x7:
 	VMOVDQU 4(SI), X1
 	VPSRLW $4, X1, X4
 	VINSERTI128 $1, X4, Y1, Y1
@@ -318,7 +673,7 @@ q4_1AVX2x3:
 	ADDQ $36, R11
 	ADDQ $36, R12
 	DECQ CX
-	JNZ q4_1AVX2x3
+	JNZ q4_1AVX2x7
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 	VMOVSS X9, (AX)
@@ -344,7 +699,7 @@ TEXT ·matQ4_1AVX2x2(SB), NOSPLIT, $0-80
 	VMOVDQU leg2Nib<>(SB), Y15
 	VMOVDQU leg2Ones<>(SB), Y11
 	VXORPS X9, X9, X9
-q4_1AVX2x4:
+q4_1AVX2x8:
 	VMOVDQU 4(SI), X1
 	VPSRLW $4, X1, X4
 	VINSERTI128 $1, X4, Y1, Y1
@@ -376,7 +731,7 @@ q4_1AVX2x4:
 	ADDQ $36, DI
 	ADDQ $36, R10
 	DECQ CX
-	JNZ q4_1AVX2x4
+	JNZ q4_1AVX2x8
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 	VMOVSS X9, (AX)
@@ -423,7 +778,7 @@ q5_0AVX2group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_0AVX2mv5:
+q5_0AVX2mv9:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $88, R14
@@ -508,7 +863,7 @@ q5_0AVX2mv5:
 	ADDQ $22, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q5_0AVX2mv5
+	JNZ q5_0AVX2mv9
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q5_0AVX2done
@@ -549,7 +904,7 @@ q5_0AVX2ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_0AVX2mv6:
+q5_0AVX2mv10:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $88, R14
@@ -634,7 +989,7 @@ q5_0AVX2mv6:
 	ADDQ $22, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q5_0AVX2mv6
+	JNZ q5_0AVX2mv10
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q5_0AVX2ret
@@ -670,7 +1025,7 @@ TEXT ·matQ5_0AVX2x4(SB), NOSPLIT, $0-80
 	VMOVDQU leg2Hi4<>(SB), Y12
 	VMOVDQU leg2Ones<>(SB), Y11
 	VXORPS X9, X9, X9
-q5_0AVX2x7:
+q5_0AVX2x11:
 	VMOVDQU 6(SI), X1
 	VPSRLW $4, X1, X4
 	VINSERTI128 $1, X4, Y1, Y1
@@ -725,7 +1080,7 @@ q5_0AVX2x7:
 	ADDQ $34, R11
 	ADDQ $34, R12
 	DECQ CX
-	JNZ q5_0AVX2x7
+	JNZ q5_0AVX2x11
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 	VMOVSS X9, (AX)
@@ -754,7 +1109,7 @@ TEXT ·matQ5_0AVX2x2(SB), NOSPLIT, $0-80
 	VMOVDQU leg2Hi4<>(SB), Y12
 	VMOVDQU leg2Ones<>(SB), Y11
 	VXORPS X9, X9, X9
-q5_0AVX2x8:
+q5_0AVX2x12:
 	VMOVDQU 6(SI), X1
 	VPSRLW $4, X1, X4
 	VINSERTI128 $1, X4, Y1, Y1
@@ -793,7 +1148,7 @@ q5_0AVX2x8:
 	ADDQ $34, DI
 	ADDQ $34, R10
 	DECQ CX
-	JNZ q5_0AVX2x8
+	JNZ q5_0AVX2x12
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 	VMOVSS X9, (AX)
@@ -840,7 +1195,7 @@ q5_1AVX2group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_1AVX2mv9:
+q5_1AVX2mv13:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $96, R14
@@ -923,7 +1278,7 @@ q5_1AVX2mv9:
 	ADDQ $24, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q5_1AVX2mv9
+	JNZ q5_1AVX2mv13
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q5_1AVX2done
@@ -964,7 +1319,7 @@ q5_1AVX2ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_1AVX2mv10:
+q5_1AVX2mv14:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $96, R14
@@ -1047,7 +1402,7 @@ q5_1AVX2mv10:
 	ADDQ $24, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q5_1AVX2mv10
+	JNZ q5_1AVX2mv14
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q5_1AVX2ret
@@ -1083,7 +1438,7 @@ TEXT ·matQ5_1AVX2x4(SB), NOSPLIT, $0-80
 	VMOVDQU leg2Hi<>(SB), Y12
 	VMOVDQU leg2Ones<>(SB), Y11
 	VXORPS X9, X9, X9
-q5_1AVX2x11:
+q5_1AVX2x15:
 	VMOVDQU 8(SI), X1
 	VPSRLW $4, X1, X4
 	VINSERTI128 $1, X4, Y1, Y1
@@ -1132,7 +1487,7 @@ q5_1AVX2x11:
 	ADDQ $36, R11
 	ADDQ $36, R12
 	DECQ CX
-	JNZ q5_1AVX2x11
+	JNZ q5_1AVX2x15
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 	VMOVSS X9, (AX)
@@ -1161,7 +1516,7 @@ TEXT ·matQ5_1AVX2x2(SB), NOSPLIT, $0-80
 	VMOVDQU leg2Hi<>(SB), Y12
 	VMOVDQU leg2Ones<>(SB), Y11
 	VXORPS X9, X9, X9
-q5_1AVX2x12:
+q5_1AVX2x16:
 	VMOVDQU 8(SI), X1
 	VPSRLW $4, X1, X4
 	VINSERTI128 $1, X4, Y1, Y1
@@ -1199,7 +1554,7 @@ q5_1AVX2x12:
 	ADDQ $36, DI
 	ADDQ $36, R10
 	DECQ CX
-	JNZ q5_1AVX2x12
+	JNZ q5_1AVX2x16
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 	VMOVSS X9, (AX)

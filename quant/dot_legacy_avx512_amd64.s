@@ -4,12 +4,12 @@
 
 #include "textflag.h"
 
-// AVX-512 MatVec kernels (F, BW, VL, VNNI) of the legacy types q4_1,
+// AVX-512 MatVec kernels (F, BW, VL, VNNI) of the types q4_0, q4_1,
 // q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
 // weight bytes with the signed activation bytes; a mask register loaded
 // from the blocks' fifth bits adds them as 16s (VPADDB under the mask).
 
-// leg5Nib: bytes 0x0f. leg5Hi: bytes 0x10. leg5Hi4: bytes 0xf0.
+// leg5Nib: bytes 0x0f. leg5Hi: bytes 0x10. leg5Eight: bytes 8. leg5Hi4: bytes 0xf0.
 DATA leg5Nib<>+0x00(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA leg5Nib<>+0x08(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA leg5Nib<>+0x10(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -20,6 +20,11 @@ DATA leg5Hi<>+0x08(SB)/8, $0x1010101010101010
 DATA leg5Hi<>+0x10(SB)/8, $0x1010101010101010
 DATA leg5Hi<>+0x18(SB)/8, $0x1010101010101010
 GLOBL leg5Hi<>(SB), RODATA|NOPTR, $32
+DATA leg5Eight<>+0x00(SB)/8, $0x0808080808080808
+DATA leg5Eight<>+0x08(SB)/8, $0x0808080808080808
+DATA leg5Eight<>+0x10(SB)/8, $0x0808080808080808
+DATA leg5Eight<>+0x18(SB)/8, $0x0808080808080808
+GLOBL leg5Eight<>(SB), RODATA|NOPTR, $32
 // leg5DM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.
 DATA leg5DM<>+0x00(SB)/8, $0x0d0c090805040100
 DATA leg5DM<>+0x08(SB)/8, $0x0f0e0b0a07060302
@@ -46,6 +51,342 @@ DATA leg5Gather<>+0x28(SB)/8, $0x0000000000000000
 DATA leg5Gather<>+0x30(SB)/8, $0x0000000000000000
 DATA leg5Gather<>+0x38(SB)/8, $0x0000000000000000
 GLOBL leg5Gather<>(SB), RODATA|NOPTR, $64
+
+// func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb q4_0 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, bit for bit the Go twin's:
+//
+//	for j := 0; j < 16; j++ {
+//		s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
+//		s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+//
+// Eight rows at a time (two per 512-bit register), one per float lane:
+// each block's integer sums are reduced to one lane per row and scaled
+// and added there in the twin's order. A last group of fewer than eight
+// rows overlaps the one before; under eight rows, four at a time.
+TEXT ·mvQ4_0AVX512(SB), NOSPLIT, $0-92
+	MOVQ w_base+0(FP), SI
+	MOVQ nb+48(FP), R8
+	IMULQ $18, R8 // row bytes
+	MOVQ nrows+56(FP), DX // rows left
+	MOVQ out_base+64(FP), R13
+	VMOVDQU leg5Nib<>(SB), Y15
+	VMOVDQU leg5Eight<>(SB), Y12
+	CMPQ DX, $8
+	JLT q4_0AVX512four
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x08080808, AX // the offset
+	VPBROADCASTD AX, Z12
+	VMOVDQU64 leg5Shift<>(SB), Z14
+	VMOVDQU64 leg5Gather<>(SB), Z13
+	LEAQ (R8)(R8*2), R12 // 3rb
+q4_0AVX512group8:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*8), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y9, Y9, Y9
+q4_0AVX512loop8:
+	PREFETCHT0 0(R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	ADDQ $144, R14
+	VBROADCASTI64X4 2(DI), Z10 // the activations twice
+	VPXORD Z7, Z7, Z7
+	VPDPBUSD Z10, Z12, Z7
+	VPXORD Z8, Z8, Z8
+	VPSUBD Z7, Z8, Z8 // -8·y in quads
+	VMOVDQU 2(R9), X1
+	VINSERTI32X4 $2, 2(R10), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 0 and 1, element order
+	VMOVDQA64 Z8, Z0
+	VPDPBUSD Z10, Z1, Z0
+	VMOVDQU 2(R9)(R8*2), X1
+	VINSERTI32X4 $2, 2(R9)(R12*1), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 2 and 3, element order
+	VMOVDQA64 Z8, Z2
+	VPDPBUSD Z10, Z1, Z2
+	VMOVDQU 2(R9)(R8*4), X1
+	VINSERTI32X4 $2, 2(R10)(R8*4), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 4 and 5, element order
+	VMOVDQA64 Z8, Z3
+	VPDPBUSD Z10, Z1, Z3
+	VMOVDQU 2(R9)(R12*2), X1
+	VINSERTI32X4 $2, 2(R10)(R12*2), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 6 and 7, element order
+	VMOVDQA64 Z8, Z5
+	VPDPBUSD Z10, Z1, Z5
+	VSHUFI64X2 $0x88, Z2, Z0, Z16
+	VSHUFI64X2 $0xdd, Z2, Z0, Z17
+	VPADDD Z17, Z16, Z16 // lane r: four sums of row r
+	VSHUFI64X2 $0x88, Z5, Z3, Z18
+	VSHUFI64X2 $0xdd, Z5, Z3, Z19
+	VPADDD Z19, Z18, Z18 // lane r: four sums of row 4+r
+	VPUNPCKLDQ Z18, Z16, Z17
+	VPUNPCKHDQ Z18, Z16, Z19
+	VPADDD Z19, Z17, Z17
+	VPSHUFD $0x4e, Z17, Z19
+	VPADDD Z19, Z17, Z17 // lane r: S(r), S(4+r), S(r), S(4+r)
+	VPERMD Z17, Z13, Z0 // Y0: the eight rows' sums
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R9)(R8*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R9)(R12*1), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	MOVWLZX (R9)(R8*4), AX
+	MOVWLZX (R10)(R8*4), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R9)(R12*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R10)(R12*2), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VPINSRQ $1, AX, X4, X4
+	VCVTPH2PS X4, Y4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, Y5
+	VMULPS Y5, Y4, Y4
+	VCVTDQ2PS Y0, Y0
+	VMULPS Y4, Y0, Y0 // d_w·d_a·s
+	VADDPS Y0, Y9, Y9
+	ADDQ $18, R9
+	ADDQ $18, R10
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q4_0AVX512loop8
+	VMOVUPS Y9, (R13)
+	SUBQ $8, DX
+	JEQ q4_0AVX512done8
+	CMPQ DX, $8
+	JGE q4_0AVX512next8
+	MOVQ DX, AX // 1..7 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $8, DX
+	JMP q4_0AVX512group8
+q4_0AVX512next8:
+	LEAQ (SI)(R8*8), SI
+	ADDQ $32, R13
+	JMP q4_0AVX512group8
+q4_0AVX512done8:
+	VEXTRACTF128 $1, Y9, X0
+	VEXTRACTPS $3, X0, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+q4_0AVX512four:
+	CMPQ DX, $4
+	JLT q4_0AVX512small
+q4_0AVX512group:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+	LEAQ (SI)(R8*4), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+q4_0AVX512mv1:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $72, R14
+	VMOVDQU 2(DI), Y10
+	VPXOR Y8, Y8, Y8
+	VPXOR Y6, Y6, Y6
+	VPDPBUSD Y10, Y12, Y6
+	VPSUBD Y6, Y8, Y8 // -8·y in quads
+	VMOVDQU 2(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y0
+	VPDPBUSD Y10, Y1, Y0
+	VMOVDQU 2(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y2
+	VPDPBUSD Y10, Y1, Y2
+	VMOVDQU 2(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y3
+	VPDPBUSD Y10, Y1, Y3
+	VMOVDQU 2(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y5
+	VPDPBUSD Y10, Y1, Y5
+	VPHADDD Y2, Y0, Y0
+	VPHADDD Y5, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $18, R9
+	ADDQ $18, R10
+	ADDQ $18, R11
+	ADDQ $18, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q4_0AVX512mv1
+	VMOVUPS X9, (R13)
+	SUBQ $4, DX
+	JEQ q4_0AVX512done
+	CMPQ DX, $4
+	JGE q4_0AVX512next
+	MOVQ DX, AX // 1..3 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $4, DX
+	JMP q4_0AVX512group
+q4_0AVX512next:
+	LEAQ (SI)(R8*4), SI
+	ADDQ $16, R13
+	JMP q4_0AVX512group
+q4_0AVX512done:
+	VEXTRACTPS $3, X9, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+
+q4_0AVX512small:
+	// One to three rows: lanes past the last row repeat it.
+	MOVQ DX, AX
+	DECQ AX
+	IMULQ R8, AX
+	LEAQ (SI)(AX*1), R12
+	MOVQ SI, R9
+	MOVQ R12, R10
+	MOVQ R12, R11
+	CMPQ DX, $2
+	JLT q4_0AVX512ptrs
+	LEAQ (SI)(R8*1), R10
+	CMPQ DX, $3
+	JLT q4_0AVX512ptrs
+	LEAQ (SI)(R8*2), R11
+q4_0AVX512ptrs:
+	LEAQ (SI)(R8*4), R14
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+q4_0AVX512mv2:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $72, R14
+	VMOVDQU 2(DI), Y10
+	VPXOR Y8, Y8, Y8
+	VPXOR Y6, Y6, Y6
+	VPDPBUSD Y10, Y12, Y6
+	VPSUBD Y6, Y8, Y8 // -8·y in quads
+	VMOVDQU 2(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y0
+	VPDPBUSD Y10, Y1, Y0
+	VMOVDQU 2(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y2
+	VPDPBUSD Y10, Y1, Y2
+	VMOVDQU 2(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y3
+	VPDPBUSD Y10, Y1, Y3
+	VMOVDQU 2(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VMOVDQA Y8, Y5
+	VPDPBUSD Y10, Y1, Y5
+	VPHADDD Y2, Y0, Y0
+	VPHADDD Y5, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $18, R9
+	ADDQ $18, R10
+	ADDQ $18, R11
+	ADDQ $18, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q4_0AVX512mv2
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JEQ q4_0AVX512ret
+	VMOVSS X9, (R13)
+	CMPQ DX, $2
+	JLT q4_0AVX512ret
+	VEXTRACTPS $1, X9, 4(R13)
+	CMPQ DX, $3
+	JLT q4_0AVX512ret
+	VEXTRACTPS $2, X9, 8(R13)
+q4_0AVX512ret:
+	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
+	VZEROUPPER
+	RET
 
 // func mvQ4_1AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
@@ -204,7 +545,7 @@ q4_1AVX512group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q4_1AVX512mv1:
+q4_1AVX512mv3:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $80, R14
@@ -265,7 +606,7 @@ q4_1AVX512mv1:
 	ADDQ $20, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q4_1AVX512mv1
+	JNZ q4_1AVX512mv3
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q4_1AVX512done
@@ -306,7 +647,7 @@ q4_1AVX512ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q4_1AVX512mv2:
+q4_1AVX512mv4:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $80, R14
@@ -367,7 +708,7 @@ q4_1AVX512mv2:
 	ADDQ $20, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q4_1AVX512mv2
+	JNZ q4_1AVX512mv4
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q4_1AVX512ret
@@ -413,7 +754,7 @@ TEXT ·mvQ5_0AVX512(SB), NOSPLIT, $0-92
 	JLT q5_0AVX512four
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z15
-	MOVL $0x10101010, AX
+	MOVL $0x10101010, AX // the offset
 	VPBROADCASTD AX, Z12
 	VMOVDQU64 leg5Shift<>(SB), Z14
 	VMOVDQU64 leg5Gather<>(SB), Z13
@@ -565,7 +906,7 @@ q5_0AVX512group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_0AVX512mv3:
+q5_0AVX512mv5:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $88, R14
@@ -635,7 +976,7 @@ q5_0AVX512mv3:
 	ADDQ $22, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q5_0AVX512mv3
+	JNZ q5_0AVX512mv5
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q5_0AVX512done
@@ -676,7 +1017,7 @@ q5_0AVX512ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_0AVX512mv4:
+q5_0AVX512mv6:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $88, R14
@@ -746,7 +1087,7 @@ q5_0AVX512mv4:
 	ADDQ $22, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q5_0AVX512mv4
+	JNZ q5_0AVX512mv6
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q5_0AVX512ret
@@ -947,7 +1288,7 @@ q5_1AVX512group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_1AVX512mv5:
+q5_1AVX512mv7:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $96, R14
@@ -1016,7 +1357,7 @@ q5_1AVX512mv5:
 	ADDQ $24, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q5_1AVX512mv5
+	JNZ q5_1AVX512mv7
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q5_1AVX512done
@@ -1057,7 +1398,7 @@ q5_1AVX512ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q5_1AVX512mv6:
+q5_1AVX512mv8:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $96, R14
@@ -1126,7 +1467,7 @@ q5_1AVX512mv6:
 	ADDQ $24, R12
 	ADDQ $36, DI
 	DECQ CX
-	JNZ q5_1AVX512mv6
+	JNZ q5_1AVX512mv8
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q5_1AVX512ret

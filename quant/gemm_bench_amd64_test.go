@@ -14,7 +14,7 @@ import (
 
 // BenchmarkGEMM compares the prefill kernels on a batch of a prefill's
 // size: "x4" is one weight row × 4 tokens (dot_*_amd64.s), "gemm" the
-// 16-row panels of gemm_amd64.go (q8_0, q4_0: gemm_legacy_amd64.go), panel
+// 16-row panels of gemm_amd64.go (q8_0: gemm_legacy_amd64.go), panel
 // unpacking included,
 // "gemm-ilv" the same over interleaved weights (panels unpacked from them).
 // Rates
@@ -45,8 +45,6 @@ func BenchmarkGEMM(b *testing.B) {
 		{gguf.TypeQ5_K, "gemm", ks.matMuls[gguf.TypeQ5_K]},
 		{gguf.TypeQ8_0, "x4", matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, nil, ks.matVecs[gguf.TypeQ8_0])},
 		{gguf.TypeQ8_0, "gemm", ks.matMuls[gguf.TypeQ8_0]},
-		{gguf.TypeQ4_0, "x4", matMulBy4(gguf.TypeQ4_0, matQ4_0AVX512x4, nil, ks.matVecs[gguf.TypeQ4_0])},
-		{gguf.TypeQ4_0, "gemm", ks.matMuls[gguf.TypeQ4_0]},
 	}
 	for _, n := range []int{2048, 11008} {
 		for _, v := range variants {

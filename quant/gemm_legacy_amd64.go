@@ -20,8 +20,8 @@ import (
 // steps then run per lane exactly as the Go twin's (d_w·d_a times the sum,
 // plus m·s_a, added to the row's sum, in block order), so the GEMM gives
 // the twin's bits: a token's result does not depend on the batch it came
-// in (for q4_0 and q8_0, whose MatVec kernels sum in another order, only
-// from gemmMinTokens tokens on, as for the K-quants).
+// in (for q8_0, whose MatVec kernels sum in another order, only from
+// gemmMinTokens tokens on, as for the K-quants).
 //
 // The activation side is read from the q8_0/q8_1 rows, with the per-block
 // scales the micro-kernels broadcast prepared once per call (legPrep*):
@@ -44,7 +44,7 @@ import (
 const (
 	legScaleLen = 64 // [8] float32 d_a, then [8] float32 s_a or int32 -offset·Σy
 	// legGemmMinTokens is the smallest batch the GEMM takes where the
-	// small kernels give the twin's bits too (q4_1, q5_0, q5_1): two tokens
+	// small kernels give the twin's bits too (all but q8_0): two tokens
 	// already run about twice as fast as through the x2 kernel, four 2.3
 	// times the x4 kernel's speed (BenchmarkLegacyGEMM, Zen 5, weights in
 	// the L2 cache or memory alike), whose per-block reduction and scales a
@@ -182,7 +182,7 @@ func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
 			gguf.TypeQ4_1: {16, legPackQ4_1AVX512, legPrepQ8_1, q1, t, legGemmMinTokens},
 			gguf.TypeQ5_0: {16, legPackQ5_0AVX512, prepOffset(16), q0, t, legGemmMinTokens},
 			gguf.TypeQ5_1: {16, legPackQ5_1AVX512, legPrepQ8_1, q51, t, legGemmMinTokens},
-			gguf.TypeQ4_0: {16, legPackQ4_0AVX512, prepOffset(8), q0, t, gemmMinTokens},
+			gguf.TypeQ4_0: {16, legPackQ4_0AVX512, prepOffset(8), q0, t, legGemmMinTokens},
 			gguf.TypeQ8_0: {16, legPackQ8_0AVX512, prepOffset(128), q0, t, gemmMinTokens},
 		}
 	}
@@ -194,25 +194,15 @@ func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
 		gguf.TypeQ4_1: {8, legPackQ4_1AVX2, legPrepQ8_1, q1, t, legGemmMinTokens},
 		gguf.TypeQ5_0: {8, legPackQ5_0AVX2, prepOffset(16), q0, t, legGemmMinTokens},
 		gguf.TypeQ5_1: {8, legPackQ5_1AVX2, legPrepQ8_1, q51, t, legGemmMinTokens},
-		gguf.TypeQ4_0: {8, legPackQ4_0AVX2, prepOffset(8), q0, t, gemmMinTokens},
+		gguf.TypeQ4_0: {8, legPackQ4_0AVX2, prepOffset(8), q0, t, legGemmMinTokens},
 	}
 }
 
-// addLegacyGEMMs puts the GEMMs of q4_0 and q8_0 in front of their MatMul
-// at level: the one of 16-row panels with AVX-512 (and, for q4_0, the
-// 8-row one under it for 8 to 15 rows), the 8-row one with AVX2.
-func addLegacyGEMMs(k *kernelSet, level isaLevel) {
-	for _, t := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0} {
-		if k.matMuls[t] == nil { // q4_0 with AVX2: MatVec row by row
-			k.matMuls[t] = matMulByRows(t, k.matVecs[t])
-		}
-		if gm, ok := legGemmSet(levelAVX2)[t]; ok {
-			k.matMuls[t] = matMulLegacyGEMM(t, gm, k.matMuls[t])
-		}
-		if level >= levelAVX512 {
-			k.matMuls[t] = matMulLegacyGEMM(t, legGemmSet(levelAVX512)[t], k.matMuls[t])
-		}
-	}
+// addQ8_0GEMM puts q8_0's GEMM (AVX-512) in front of its MatMul for
+// batches of gemmMinTokens tokens or more.
+func addQ8_0GEMM(k *kernelSet) {
+	t := gguf.TypeQ8_0
+	k.matMuls[t] = matMulLegacyGEMM(t, legGemmSet(levelAVX512)[t], k.matMuls[t])
 }
 
 // legBuffers pools a call's panel and scales.

@@ -94,6 +94,90 @@ DATA legGByte3<>+0x30(SB)/8, $0x0707070703030303
 DATA legGByte3<>+0x38(SB)/8, $0x0f0f0f0f0b0b0b0b
 GLOBL legGByte3<>(SB), RODATA|NOPTR, $64
 
+// func legPackQ4_0AVX512(panel, w []byte, rb, nb int)
+//
+// Unpacks 16 q4_0 rows (rb bytes apart from w) into nb panel blocks of 640
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as
+// float32. The nibbles of 16 rows are transposed as dwords (four rows per
+// register, an in-lane 4×4 transpose) and split.
+TEXT ·legPackQ4_0AVX512(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (R8)(R8*4), R10 // 5rb
+	LEAQ (R9)(R8*4), R11 // 7rb
+	LEAQ (SI)(R8*8), BX // row 8
+	VPBROADCASTD R8, Z31
+	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
+	VMOVDQU64 legGNib<>(SB), Z30
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
+legpackq4_0loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	ADDQ $288, R12
+	VMOVDQU 2(SI), X0
+	VINSERTI32X4 $1, 2(SI)(R8*4), Z0, Z0
+	VINSERTI32X4 $2, 2(BX), Z0, Z0
+	VINSERTI32X4 $3, 2(BX)(R8*4), Z0, Z0
+	VMOVDQU 2(SI)(R8*1), X1
+	VINSERTI32X4 $1, 2(SI)(R10*1), Z1, Z1
+	VINSERTI32X4 $2, 2(BX)(R8*1), Z1, Z1
+	VINSERTI32X4 $3, 2(BX)(R10*1), Z1, Z1
+	VMOVDQU 2(SI)(R8*2), X2
+	VINSERTI32X4 $1, 2(SI)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, 2(BX)(R8*2), Z2, Z2
+	VINSERTI32X4 $3, 2(BX)(R9*2), Z2, Z2
+	VMOVDQU 2(SI)(R9*1), X3
+	VINSERTI32X4 $1, 2(SI)(R11*1), Z3, Z3
+	VINSERTI32X4 $2, 2(BX)(R9*1), Z3, Z3
+	VINSERTI32X4 $3, 2(BX)(R11*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z4
+	VPUNPCKHDQ Z1, Z0, Z5
+	VPUNPCKLDQ Z3, Z2, Z6
+	VPUNPCKHDQ Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD $4, Z0, Z12
+	VPANDD Z30, Z0, Z8
+	VPANDD Z30, Z12, Z12
+	VPSRLD $4, Z1, Z13
+	VPANDD Z30, Z1, Z9
+	VPANDD Z30, Z13, Z13
+	VPSRLD $4, Z2, Z14
+	VPANDD Z30, Z2, Z10
+	VPANDD Z30, Z14, Z14
+	VPSRLD $4, Z3, Z15
+	VPANDD Z30, Z3, Z11
+	VPANDD Z30, Z15, Z15
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
+	VPMOVDW Z18, Y19
+	VCVTPH2PS Y19, Z19
+	VMOVDQU64 Z8, 0(DI)
+	VMOVDQU64 Z9, 64(DI)
+	VMOVDQU64 Z10, 128(DI)
+	VMOVDQU64 Z11, 192(DI)
+	VMOVDQU64 Z12, 256(DI)
+	VMOVDQU64 Z13, 320(DI)
+	VMOVDQU64 Z14, 384(DI)
+	VMOVDQU64 Z15, 448(DI)
+	VMOVUPS Z19, 512(DI)
+	ADDQ $18, SI
+	ADDQ $18, BX
+	ADDQ $640, DI
+	DECQ CX
+	JNZ legpackq4_0loop
+	VZEROUPPER
+	RET
+
 // func legPackQ4_1AVX512(panel, w []byte, rb, nb int)
 //
 // Unpacks 16 q4_1 rows (rb bytes apart from w) into nb panel blocks of 640
@@ -421,90 +505,6 @@ legpackq5_1loop:
 	ADDQ $640, DI
 	DECQ CX
 	JNZ legpackq5_1loop
-	VZEROUPPER
-	RET
-
-// func legPackQ4_0AVX512(panel, w []byte, rb, nb int)
-//
-// Unpacks 16 q4_0 rows (rb bytes apart from w) into nb panel blocks of 640
-// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
-// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as
-// float32. The nibbles of 16 rows are transposed as dwords (four rows per
-// register, an in-lane 4×4 transpose) and split.
-TEXT ·legPackQ4_0AVX512(SB), NOSPLIT, $0-64
-	MOVQ panel_base+0(FP), DI
-	MOVQ w_base+24(FP), SI
-	MOVQ rb+48(FP), R8
-	MOVQ nb+56(FP), CX
-	LEAQ (R8)(R8*2), R9 // 3rb
-	LEAQ (R8)(R8*4), R10 // 5rb
-	LEAQ (R9)(R8*4), R11 // 7rb
-	LEAQ (SI)(R8*8), BX // row 8
-	VPBROADCASTD R8, Z31
-	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
-	VMOVDQU64 legGNib<>(SB), Z30
-	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
-legpackq4_0loop:
-	PREFETCHT0 0(R12)
-	PREFETCHT0 64(R12)
-	PREFETCHT0 128(R12)
-	PREFETCHT0 192(R12)
-	PREFETCHT0 256(R12)
-	ADDQ $288, R12
-	VMOVDQU 2(SI), X0
-	VINSERTI32X4 $1, 2(SI)(R8*4), Z0, Z0
-	VINSERTI32X4 $2, 2(BX), Z0, Z0
-	VINSERTI32X4 $3, 2(BX)(R8*4), Z0, Z0
-	VMOVDQU 2(SI)(R8*1), X1
-	VINSERTI32X4 $1, 2(SI)(R10*1), Z1, Z1
-	VINSERTI32X4 $2, 2(BX)(R8*1), Z1, Z1
-	VINSERTI32X4 $3, 2(BX)(R10*1), Z1, Z1
-	VMOVDQU 2(SI)(R8*2), X2
-	VINSERTI32X4 $1, 2(SI)(R9*2), Z2, Z2
-	VINSERTI32X4 $2, 2(BX)(R8*2), Z2, Z2
-	VINSERTI32X4 $3, 2(BX)(R9*2), Z2, Z2
-	VMOVDQU 2(SI)(R9*1), X3
-	VINSERTI32X4 $1, 2(SI)(R11*1), Z3, Z3
-	VINSERTI32X4 $2, 2(BX)(R9*1), Z3, Z3
-	VINSERTI32X4 $3, 2(BX)(R11*1), Z3, Z3
-	VPUNPCKLDQ Z1, Z0, Z4
-	VPUNPCKHDQ Z1, Z0, Z5
-	VPUNPCKLDQ Z3, Z2, Z6
-	VPUNPCKHDQ Z3, Z2, Z7
-	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
-	VPUNPCKHQDQ Z6, Z4, Z1
-	VPUNPCKLQDQ Z7, Z5, Z2
-	VPUNPCKHQDQ Z7, Z5, Z3
-	VPSRLD $4, Z0, Z12
-	VPANDD Z30, Z0, Z8
-	VPANDD Z30, Z12, Z12
-	VPSRLD $4, Z1, Z13
-	VPANDD Z30, Z1, Z9
-	VPANDD Z30, Z13, Z13
-	VPSRLD $4, Z2, Z14
-	VPANDD Z30, Z2, Z10
-	VPANDD Z30, Z14, Z14
-	VPSRLD $4, Z3, Z15
-	VPANDD Z30, Z3, Z11
-	VPANDD Z30, Z15, Z15
-	KXNORW K1, K1, K1
-	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
-	VPMOVDW Z18, Y19
-	VCVTPH2PS Y19, Z19
-	VMOVDQU64 Z8, 0(DI)
-	VMOVDQU64 Z9, 64(DI)
-	VMOVDQU64 Z10, 128(DI)
-	VMOVDQU64 Z11, 192(DI)
-	VMOVDQU64 Z12, 256(DI)
-	VMOVDQU64 Z13, 320(DI)
-	VMOVDQU64 Z14, 384(DI)
-	VMOVDQU64 Z15, 448(DI)
-	VMOVUPS Z19, 512(DI)
-	ADDQ $18, SI
-	ADDQ $18, BX
-	ADDQ $640, DI
-	DECQ CX
-	JNZ legpackq4_0loop
 	VZEROUPPER
 	RET
 
@@ -1064,416 +1064,6 @@ legGemmQ4_1AVX512x1loop:
 	VZEROUPPER
 	RET
 
-// func legGemmQ_0AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
-//
-// 16 packed q_0 rows times 8 activation rows (astride bytes apart; their
-// scales from legPrep): the 16 results of token t go to out + t·ostride
-// bytes. VPDPBUSD meets four quants of each row with four activation
-// bytes broadcast from memory; each block's sum lands in one lane per row
-// and is scaled and added there as the Go twin does:
-//
-//	for j := 0; j < 32; j++ {
-//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
-//	}
-//	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ_0AVX512x8(SB), NOSPLIT, $0-104
-	MOVQ panel_base+0(FP), SI
-	MOVQ nb+24(FP), CX
-	MOVQ a_base+32(FP), DI
-	MOVQ astride+56(FP), R13
-	MOVQ scales_base+64(FP), AX
-	LEAQ (DI)(R13*1), R8
-	LEAQ (DI)(R13*2), R9
-	LEAQ (R8)(R13*2), R10
-	LEAQ (DI)(R13*4), R11
-	LEAQ (R8)(R13*4), R12
-	LEAQ (R9)(R13*4), BX
-	LEAQ (R10)(R13*4), DX
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-legGemmQ_0AVX512x8loop:
-	VPBROADCASTD 32(AX), Z0 // -offset·Σy
-	VPBROADCASTD 36(AX), Z1 // -offset·Σy
-	VPBROADCASTD 40(AX), Z2 // -offset·Σy
-	VPBROADCASTD 44(AX), Z3 // -offset·Σy
-	VPBROADCASTD 48(AX), Z4 // -offset·Σy
-	VPBROADCASTD 52(AX), Z5 // -offset·Σy
-	VPBROADCASTD 56(AX), Z6 // -offset·Σy
-	VPBROADCASTD 60(AX), Z7 // -offset·Σy
-	VMOVDQU32 0(SI), Z24
-	VPDPBUSD.BCST 2(DI), Z24, Z0
-	VPDPBUSD.BCST 2(R8), Z24, Z1
-	VPDPBUSD.BCST 2(R9), Z24, Z2
-	VPDPBUSD.BCST 2(R10), Z24, Z3
-	VPDPBUSD.BCST 2(R11), Z24, Z4
-	VPDPBUSD.BCST 2(R12), Z24, Z5
-	VPDPBUSD.BCST 2(BX), Z24, Z6
-	VPDPBUSD.BCST 2(DX), Z24, Z7
-	VMOVDQU32 64(SI), Z24
-	VPDPBUSD.BCST 6(DI), Z24, Z0
-	VPDPBUSD.BCST 6(R8), Z24, Z1
-	VPDPBUSD.BCST 6(R9), Z24, Z2
-	VPDPBUSD.BCST 6(R10), Z24, Z3
-	VPDPBUSD.BCST 6(R11), Z24, Z4
-	VPDPBUSD.BCST 6(R12), Z24, Z5
-	VPDPBUSD.BCST 6(BX), Z24, Z6
-	VPDPBUSD.BCST 6(DX), Z24, Z7
-	VMOVDQU32 128(SI), Z24
-	VPDPBUSD.BCST 10(DI), Z24, Z0
-	VPDPBUSD.BCST 10(R8), Z24, Z1
-	VPDPBUSD.BCST 10(R9), Z24, Z2
-	VPDPBUSD.BCST 10(R10), Z24, Z3
-	VPDPBUSD.BCST 10(R11), Z24, Z4
-	VPDPBUSD.BCST 10(R12), Z24, Z5
-	VPDPBUSD.BCST 10(BX), Z24, Z6
-	VPDPBUSD.BCST 10(DX), Z24, Z7
-	VMOVDQU32 192(SI), Z24
-	VPDPBUSD.BCST 14(DI), Z24, Z0
-	VPDPBUSD.BCST 14(R8), Z24, Z1
-	VPDPBUSD.BCST 14(R9), Z24, Z2
-	VPDPBUSD.BCST 14(R10), Z24, Z3
-	VPDPBUSD.BCST 14(R11), Z24, Z4
-	VPDPBUSD.BCST 14(R12), Z24, Z5
-	VPDPBUSD.BCST 14(BX), Z24, Z6
-	VPDPBUSD.BCST 14(DX), Z24, Z7
-	VMOVDQU32 256(SI), Z24
-	VPDPBUSD.BCST 18(DI), Z24, Z0
-	VPDPBUSD.BCST 18(R8), Z24, Z1
-	VPDPBUSD.BCST 18(R9), Z24, Z2
-	VPDPBUSD.BCST 18(R10), Z24, Z3
-	VPDPBUSD.BCST 18(R11), Z24, Z4
-	VPDPBUSD.BCST 18(R12), Z24, Z5
-	VPDPBUSD.BCST 18(BX), Z24, Z6
-	VPDPBUSD.BCST 18(DX), Z24, Z7
-	VMOVDQU32 320(SI), Z24
-	VPDPBUSD.BCST 22(DI), Z24, Z0
-	VPDPBUSD.BCST 22(R8), Z24, Z1
-	VPDPBUSD.BCST 22(R9), Z24, Z2
-	VPDPBUSD.BCST 22(R10), Z24, Z3
-	VPDPBUSD.BCST 22(R11), Z24, Z4
-	VPDPBUSD.BCST 22(R12), Z24, Z5
-	VPDPBUSD.BCST 22(BX), Z24, Z6
-	VPDPBUSD.BCST 22(DX), Z24, Z7
-	VMOVDQU32 384(SI), Z24
-	VPDPBUSD.BCST 26(DI), Z24, Z0
-	VPDPBUSD.BCST 26(R8), Z24, Z1
-	VPDPBUSD.BCST 26(R9), Z24, Z2
-	VPDPBUSD.BCST 26(R10), Z24, Z3
-	VPDPBUSD.BCST 26(R11), Z24, Z4
-	VPDPBUSD.BCST 26(R12), Z24, Z5
-	VPDPBUSD.BCST 26(BX), Z24, Z6
-	VPDPBUSD.BCST 26(DX), Z24, Z7
-	VMOVDQU32 448(SI), Z24
-	VPDPBUSD.BCST 30(DI), Z24, Z0
-	VPDPBUSD.BCST 30(R8), Z24, Z1
-	VPDPBUSD.BCST 30(R9), Z24, Z2
-	VPDPBUSD.BCST 30(R10), Z24, Z3
-	VPDPBUSD.BCST 30(R11), Z24, Z4
-	VPDPBUSD.BCST 30(R12), Z24, Z5
-	VPDPBUSD.BCST 30(BX), Z24, Z6
-	VPDPBUSD.BCST 30(DX), Z24, Z7
-	VMOVUPS 512(SI), Z26 // d
-	VCVTDQ2PS Z0, Z0
-	VMULPS.BCST 0(AX), Z26, Z28
-	VMULPS Z28, Z0, Z0 // d_w·d_a·s
-	VADDPS Z0, Z8, Z8
-	VCVTDQ2PS Z1, Z1
-	VMULPS.BCST 4(AX), Z26, Z28
-	VMULPS Z28, Z1, Z1 // d_w·d_a·s
-	VADDPS Z1, Z9, Z9
-	VCVTDQ2PS Z2, Z2
-	VMULPS.BCST 8(AX), Z26, Z28
-	VMULPS Z28, Z2, Z2 // d_w·d_a·s
-	VADDPS Z2, Z10, Z10
-	VCVTDQ2PS Z3, Z3
-	VMULPS.BCST 12(AX), Z26, Z28
-	VMULPS Z28, Z3, Z3 // d_w·d_a·s
-	VADDPS Z3, Z11, Z11
-	VCVTDQ2PS Z4, Z4
-	VMULPS.BCST 16(AX), Z26, Z28
-	VMULPS Z28, Z4, Z4 // d_w·d_a·s
-	VADDPS Z4, Z12, Z12
-	VCVTDQ2PS Z5, Z5
-	VMULPS.BCST 20(AX), Z26, Z28
-	VMULPS Z28, Z5, Z5 // d_w·d_a·s
-	VADDPS Z5, Z13, Z13
-	VCVTDQ2PS Z6, Z6
-	VMULPS.BCST 24(AX), Z26, Z28
-	VMULPS Z28, Z6, Z6 // d_w·d_a·s
-	VADDPS Z6, Z14, Z14
-	VCVTDQ2PS Z7, Z7
-	VMULPS.BCST 28(AX), Z26, Z28
-	VMULPS Z28, Z7, Z7 // d_w·d_a·s
-	VADDPS Z7, Z15, Z15
-	ADDQ $640, SI
-	ADDQ $64, AX
-	ADDQ $34, DI
-	ADDQ $34, R8
-	ADDQ $34, R9
-	ADDQ $34, R10
-	ADDQ $34, R11
-	ADDQ $34, R12
-	ADDQ $34, BX
-	ADDQ $34, DX
-	DECQ CX
-	JNZ legGemmQ_0AVX512x8loop
-	MOVQ out+88(FP), AX
-	MOVQ ostride+96(FP), R13
-	VMOVUPS Z8, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z9, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z10, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z11, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z12, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z13, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z14, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z15, (AX)
-	VZEROUPPER
-	RET
-
-// func legGemmQ_0AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
-//
-// 16 packed q_0 rows times 4 activation rows (astride bytes apart; their
-// scales from legPrep): the 16 results of token t go to out + t·ostride
-// bytes. VPDPBUSD meets four quants of each row with four activation
-// bytes broadcast from memory; each block's sum lands in one lane per row
-// and is scaled and added there as the Go twin does:
-//
-//	for j := 0; j < 32; j++ {
-//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
-//	}
-//	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ_0AVX512x4(SB), NOSPLIT, $0-104
-	MOVQ panel_base+0(FP), SI
-	MOVQ nb+24(FP), CX
-	MOVQ a_base+32(FP), DI
-	MOVQ astride+56(FP), R13
-	MOVQ scales_base+64(FP), AX
-	LEAQ (DI)(R13*1), R8
-	LEAQ (DI)(R13*2), R9
-	LEAQ (R8)(R13*2), R10
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-legGemmQ_0AVX512x4loop:
-	VPBROADCASTD 32(AX), Z0 // -offset·Σy
-	VPBROADCASTD 36(AX), Z1 // -offset·Σy
-	VPBROADCASTD 40(AX), Z2 // -offset·Σy
-	VPBROADCASTD 44(AX), Z3 // -offset·Σy
-	VMOVDQU32 0(SI), Z24
-	VPDPBUSD.BCST 2(DI), Z24, Z0
-	VPDPBUSD.BCST 2(R8), Z24, Z1
-	VPDPBUSD.BCST 2(R9), Z24, Z2
-	VPDPBUSD.BCST 2(R10), Z24, Z3
-	VMOVDQU32 64(SI), Z24
-	VPDPBUSD.BCST 6(DI), Z24, Z0
-	VPDPBUSD.BCST 6(R8), Z24, Z1
-	VPDPBUSD.BCST 6(R9), Z24, Z2
-	VPDPBUSD.BCST 6(R10), Z24, Z3
-	VMOVDQU32 128(SI), Z24
-	VPDPBUSD.BCST 10(DI), Z24, Z0
-	VPDPBUSD.BCST 10(R8), Z24, Z1
-	VPDPBUSD.BCST 10(R9), Z24, Z2
-	VPDPBUSD.BCST 10(R10), Z24, Z3
-	VMOVDQU32 192(SI), Z24
-	VPDPBUSD.BCST 14(DI), Z24, Z0
-	VPDPBUSD.BCST 14(R8), Z24, Z1
-	VPDPBUSD.BCST 14(R9), Z24, Z2
-	VPDPBUSD.BCST 14(R10), Z24, Z3
-	VMOVDQU32 256(SI), Z24
-	VPDPBUSD.BCST 18(DI), Z24, Z0
-	VPDPBUSD.BCST 18(R8), Z24, Z1
-	VPDPBUSD.BCST 18(R9), Z24, Z2
-	VPDPBUSD.BCST 18(R10), Z24, Z3
-	VMOVDQU32 320(SI), Z24
-	VPDPBUSD.BCST 22(DI), Z24, Z0
-	VPDPBUSD.BCST 22(R8), Z24, Z1
-	VPDPBUSD.BCST 22(R9), Z24, Z2
-	VPDPBUSD.BCST 22(R10), Z24, Z3
-	VMOVDQU32 384(SI), Z24
-	VPDPBUSD.BCST 26(DI), Z24, Z0
-	VPDPBUSD.BCST 26(R8), Z24, Z1
-	VPDPBUSD.BCST 26(R9), Z24, Z2
-	VPDPBUSD.BCST 26(R10), Z24, Z3
-	VMOVDQU32 448(SI), Z24
-	VPDPBUSD.BCST 30(DI), Z24, Z0
-	VPDPBUSD.BCST 30(R8), Z24, Z1
-	VPDPBUSD.BCST 30(R9), Z24, Z2
-	VPDPBUSD.BCST 30(R10), Z24, Z3
-	VMOVUPS 512(SI), Z26 // d
-	VCVTDQ2PS Z0, Z0
-	VMULPS.BCST 0(AX), Z26, Z28
-	VMULPS Z28, Z0, Z0 // d_w·d_a·s
-	VADDPS Z0, Z8, Z8
-	VCVTDQ2PS Z1, Z1
-	VMULPS.BCST 4(AX), Z26, Z28
-	VMULPS Z28, Z1, Z1 // d_w·d_a·s
-	VADDPS Z1, Z9, Z9
-	VCVTDQ2PS Z2, Z2
-	VMULPS.BCST 8(AX), Z26, Z28
-	VMULPS Z28, Z2, Z2 // d_w·d_a·s
-	VADDPS Z2, Z10, Z10
-	VCVTDQ2PS Z3, Z3
-	VMULPS.BCST 12(AX), Z26, Z28
-	VMULPS Z28, Z3, Z3 // d_w·d_a·s
-	VADDPS Z3, Z11, Z11
-	ADDQ $640, SI
-	ADDQ $64, AX
-	ADDQ $34, DI
-	ADDQ $34, R8
-	ADDQ $34, R9
-	ADDQ $34, R10
-	DECQ CX
-	JNZ legGemmQ_0AVX512x4loop
-	MOVQ out+88(FP), AX
-	MOVQ ostride+96(FP), R13
-	VMOVUPS Z8, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z9, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z10, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z11, (AX)
-	VZEROUPPER
-	RET
-
-// func legGemmQ_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
-//
-// 16 packed q_0 rows times 2 activation rows (astride bytes apart; their
-// scales from legPrep): the 16 results of token t go to out + t·ostride
-// bytes. VPDPBUSD meets four quants of each row with four activation
-// bytes broadcast from memory; each block's sum lands in one lane per row
-// and is scaled and added there as the Go twin does:
-//
-//	for j := 0; j < 32; j++ {
-//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
-//	}
-//	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ_0AVX512x2(SB), NOSPLIT, $0-104
-	MOVQ panel_base+0(FP), SI
-	MOVQ nb+24(FP), CX
-	MOVQ a_base+32(FP), DI
-	MOVQ astride+56(FP), R13
-	MOVQ scales_base+64(FP), AX
-	LEAQ (DI)(R13*1), R8
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-legGemmQ_0AVX512x2loop:
-	VPBROADCASTD 32(AX), Z0 // -offset·Σy
-	VPBROADCASTD 36(AX), Z1 // -offset·Σy
-	VMOVDQU32 0(SI), Z24
-	VPDPBUSD.BCST 2(DI), Z24, Z0
-	VPDPBUSD.BCST 2(R8), Z24, Z1
-	VMOVDQU32 64(SI), Z24
-	VPDPBUSD.BCST 6(DI), Z24, Z0
-	VPDPBUSD.BCST 6(R8), Z24, Z1
-	VMOVDQU32 128(SI), Z24
-	VPDPBUSD.BCST 10(DI), Z24, Z0
-	VPDPBUSD.BCST 10(R8), Z24, Z1
-	VMOVDQU32 192(SI), Z24
-	VPDPBUSD.BCST 14(DI), Z24, Z0
-	VPDPBUSD.BCST 14(R8), Z24, Z1
-	VMOVDQU32 256(SI), Z24
-	VPDPBUSD.BCST 18(DI), Z24, Z0
-	VPDPBUSD.BCST 18(R8), Z24, Z1
-	VMOVDQU32 320(SI), Z24
-	VPDPBUSD.BCST 22(DI), Z24, Z0
-	VPDPBUSD.BCST 22(R8), Z24, Z1
-	VMOVDQU32 384(SI), Z24
-	VPDPBUSD.BCST 26(DI), Z24, Z0
-	VPDPBUSD.BCST 26(R8), Z24, Z1
-	VMOVDQU32 448(SI), Z24
-	VPDPBUSD.BCST 30(DI), Z24, Z0
-	VPDPBUSD.BCST 30(R8), Z24, Z1
-	VMOVUPS 512(SI), Z26 // d
-	VCVTDQ2PS Z0, Z0
-	VMULPS.BCST 0(AX), Z26, Z28
-	VMULPS Z28, Z0, Z0 // d_w·d_a·s
-	VADDPS Z0, Z8, Z8
-	VCVTDQ2PS Z1, Z1
-	VMULPS.BCST 4(AX), Z26, Z28
-	VMULPS Z28, Z1, Z1 // d_w·d_a·s
-	VADDPS Z1, Z9, Z9
-	ADDQ $640, SI
-	ADDQ $64, AX
-	ADDQ $34, DI
-	ADDQ $34, R8
-	DECQ CX
-	JNZ legGemmQ_0AVX512x2loop
-	MOVQ out+88(FP), AX
-	MOVQ ostride+96(FP), R13
-	VMOVUPS Z8, (AX)
-	ADDQ R13, AX
-	VMOVUPS Z9, (AX)
-	VZEROUPPER
-	RET
-
-// func legGemmQ_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
-//
-// 16 packed q_0 rows times 1 activation rows (astride bytes apart; their
-// scales from legPrep): the 16 results of token t go to out + t·ostride
-// bytes. VPDPBUSD meets four quants of each row with four activation
-// bytes broadcast from memory; each block's sum lands in one lane per row
-// and is scaled and added there as the Go twin does:
-//
-//	for j := 0; j < 32; j++ {
-//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
-//	}
-//	sum += float32(f16(x) * f16(y) * float32(s))
-TEXT ·legGemmQ_0AVX512x1(SB), NOSPLIT, $0-104
-	MOVQ panel_base+0(FP), SI
-	MOVQ nb+24(FP), CX
-	MOVQ a_base+32(FP), DI
-	MOVQ astride+56(FP), R13
-	MOVQ scales_base+64(FP), AX
-	VPXORD Z8, Z8, Z8
-legGemmQ_0AVX512x1loop:
-	VPBROADCASTD 32(AX), Z0 // -offset·Σy
-	VMOVDQU32 0(SI), Z24
-	VPDPBUSD.BCST 2(DI), Z24, Z0
-	VMOVDQU32 64(SI), Z24
-	VPDPBUSD.BCST 6(DI), Z24, Z0
-	VMOVDQU32 128(SI), Z24
-	VPDPBUSD.BCST 10(DI), Z24, Z0
-	VMOVDQU32 192(SI), Z24
-	VPDPBUSD.BCST 14(DI), Z24, Z0
-	VMOVDQU32 256(SI), Z24
-	VPDPBUSD.BCST 18(DI), Z24, Z0
-	VMOVDQU32 320(SI), Z24
-	VPDPBUSD.BCST 22(DI), Z24, Z0
-	VMOVDQU32 384(SI), Z24
-	VPDPBUSD.BCST 26(DI), Z24, Z0
-	VMOVDQU32 448(SI), Z24
-	VPDPBUSD.BCST 30(DI), Z24, Z0
-	VMOVUPS 512(SI), Z26 // d
-	VCVTDQ2PS Z0, Z0
-	VMULPS.BCST 0(AX), Z26, Z28
-	VMULPS Z28, Z0, Z0 // d_w·d_a·s
-	VADDPS Z0, Z8, Z8
-	ADDQ $640, SI
-	ADDQ $64, AX
-	ADDQ $34, DI
-	DECQ CX
-	JNZ legGemmQ_0AVX512x1loop
-	MOVQ out+88(FP), AX
-	MOVQ ostride+96(FP), R13
-	VMOVUPS Z8, (AX)
-	VZEROUPPER
-	RET
-
 // func legGemmQ5_1AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 //
 // 16 packed q5_1 rows times 8 activation rows (astride bytes apart; their
@@ -1928,6 +1518,416 @@ legGemmQ5_1AVX512x1loop:
 	ADDQ $36, DI
 	DECQ CX
 	JNZ legGemmQ5_1AVX512x1loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ_0AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q_0 rows times 8 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+TEXT ·legGemmQ_0AVX512x8(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	LEAQ (DI)(R13*1), R8
+	LEAQ (DI)(R13*2), R9
+	LEAQ (R8)(R13*2), R10
+	LEAQ (DI)(R13*4), R11
+	LEAQ (R8)(R13*4), R12
+	LEAQ (R9)(R13*4), BX
+	LEAQ (R10)(R13*4), DX
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+legGemmQ_0AVX512x8loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
+	VPBROADCASTD 36(AX), Z1 // -offset·Σy
+	VPBROADCASTD 40(AX), Z2 // -offset·Σy
+	VPBROADCASTD 44(AX), Z3 // -offset·Σy
+	VPBROADCASTD 48(AX), Z4 // -offset·Σy
+	VPBROADCASTD 52(AX), Z5 // -offset·Σy
+	VPBROADCASTD 56(AX), Z6 // -offset·Σy
+	VPBROADCASTD 60(AX), Z7 // -offset·Σy
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 2(DI), Z24, Z0
+	VPDPBUSD.BCST 2(R8), Z24, Z1
+	VPDPBUSD.BCST 2(R9), Z24, Z2
+	VPDPBUSD.BCST 2(R10), Z24, Z3
+	VPDPBUSD.BCST 2(R11), Z24, Z4
+	VPDPBUSD.BCST 2(R12), Z24, Z5
+	VPDPBUSD.BCST 2(BX), Z24, Z6
+	VPDPBUSD.BCST 2(DX), Z24, Z7
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 6(DI), Z24, Z0
+	VPDPBUSD.BCST 6(R8), Z24, Z1
+	VPDPBUSD.BCST 6(R9), Z24, Z2
+	VPDPBUSD.BCST 6(R10), Z24, Z3
+	VPDPBUSD.BCST 6(R11), Z24, Z4
+	VPDPBUSD.BCST 6(R12), Z24, Z5
+	VPDPBUSD.BCST 6(BX), Z24, Z6
+	VPDPBUSD.BCST 6(DX), Z24, Z7
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 10(DI), Z24, Z0
+	VPDPBUSD.BCST 10(R8), Z24, Z1
+	VPDPBUSD.BCST 10(R9), Z24, Z2
+	VPDPBUSD.BCST 10(R10), Z24, Z3
+	VPDPBUSD.BCST 10(R11), Z24, Z4
+	VPDPBUSD.BCST 10(R12), Z24, Z5
+	VPDPBUSD.BCST 10(BX), Z24, Z6
+	VPDPBUSD.BCST 10(DX), Z24, Z7
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 14(DI), Z24, Z0
+	VPDPBUSD.BCST 14(R8), Z24, Z1
+	VPDPBUSD.BCST 14(R9), Z24, Z2
+	VPDPBUSD.BCST 14(R10), Z24, Z3
+	VPDPBUSD.BCST 14(R11), Z24, Z4
+	VPDPBUSD.BCST 14(R12), Z24, Z5
+	VPDPBUSD.BCST 14(BX), Z24, Z6
+	VPDPBUSD.BCST 14(DX), Z24, Z7
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 18(DI), Z24, Z0
+	VPDPBUSD.BCST 18(R8), Z24, Z1
+	VPDPBUSD.BCST 18(R9), Z24, Z2
+	VPDPBUSD.BCST 18(R10), Z24, Z3
+	VPDPBUSD.BCST 18(R11), Z24, Z4
+	VPDPBUSD.BCST 18(R12), Z24, Z5
+	VPDPBUSD.BCST 18(BX), Z24, Z6
+	VPDPBUSD.BCST 18(DX), Z24, Z7
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 22(DI), Z24, Z0
+	VPDPBUSD.BCST 22(R8), Z24, Z1
+	VPDPBUSD.BCST 22(R9), Z24, Z2
+	VPDPBUSD.BCST 22(R10), Z24, Z3
+	VPDPBUSD.BCST 22(R11), Z24, Z4
+	VPDPBUSD.BCST 22(R12), Z24, Z5
+	VPDPBUSD.BCST 22(BX), Z24, Z6
+	VPDPBUSD.BCST 22(DX), Z24, Z7
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 26(DI), Z24, Z0
+	VPDPBUSD.BCST 26(R8), Z24, Z1
+	VPDPBUSD.BCST 26(R9), Z24, Z2
+	VPDPBUSD.BCST 26(R10), Z24, Z3
+	VPDPBUSD.BCST 26(R11), Z24, Z4
+	VPDPBUSD.BCST 26(R12), Z24, Z5
+	VPDPBUSD.BCST 26(BX), Z24, Z6
+	VPDPBUSD.BCST 26(DX), Z24, Z7
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 30(DI), Z24, Z0
+	VPDPBUSD.BCST 30(R8), Z24, Z1
+	VPDPBUSD.BCST 30(R9), Z24, Z2
+	VPDPBUSD.BCST 30(R10), Z24, Z3
+	VPDPBUSD.BCST 30(R11), Z24, Z4
+	VPDPBUSD.BCST 30(R12), Z24, Z5
+	VPDPBUSD.BCST 30(BX), Z24, Z6
+	VPDPBUSD.BCST 30(DX), Z24, Z7
+	VMOVUPS 512(SI), Z26 // d
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VADDPS Z0, Z8, Z8
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 4(AX), Z26, Z28
+	VMULPS Z28, Z1, Z1 // d_w·d_a·s
+	VADDPS Z1, Z9, Z9
+	VCVTDQ2PS Z2, Z2
+	VMULPS.BCST 8(AX), Z26, Z28
+	VMULPS Z28, Z2, Z2 // d_w·d_a·s
+	VADDPS Z2, Z10, Z10
+	VCVTDQ2PS Z3, Z3
+	VMULPS.BCST 12(AX), Z26, Z28
+	VMULPS Z28, Z3, Z3 // d_w·d_a·s
+	VADDPS Z3, Z11, Z11
+	VCVTDQ2PS Z4, Z4
+	VMULPS.BCST 16(AX), Z26, Z28
+	VMULPS Z28, Z4, Z4 // d_w·d_a·s
+	VADDPS Z4, Z12, Z12
+	VCVTDQ2PS Z5, Z5
+	VMULPS.BCST 20(AX), Z26, Z28
+	VMULPS Z28, Z5, Z5 // d_w·d_a·s
+	VADDPS Z5, Z13, Z13
+	VCVTDQ2PS Z6, Z6
+	VMULPS.BCST 24(AX), Z26, Z28
+	VMULPS Z28, Z6, Z6 // d_w·d_a·s
+	VADDPS Z6, Z14, Z14
+	VCVTDQ2PS Z7, Z7
+	VMULPS.BCST 28(AX), Z26, Z28
+	VMULPS Z28, Z7, Z7 // d_w·d_a·s
+	VADDPS Z7, Z15, Z15
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $34, DI
+	ADDQ $34, R8
+	ADDQ $34, R9
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	ADDQ $34, BX
+	ADDQ $34, DX
+	DECQ CX
+	JNZ legGemmQ_0AVX512x8loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z9, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z10, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z11, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z12, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z13, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z14, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z15, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ_0AVX512x4(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q_0 rows times 4 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+TEXT ·legGemmQ_0AVX512x4(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	LEAQ (DI)(R13*1), R8
+	LEAQ (DI)(R13*2), R9
+	LEAQ (R8)(R13*2), R10
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+legGemmQ_0AVX512x4loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
+	VPBROADCASTD 36(AX), Z1 // -offset·Σy
+	VPBROADCASTD 40(AX), Z2 // -offset·Σy
+	VPBROADCASTD 44(AX), Z3 // -offset·Σy
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 2(DI), Z24, Z0
+	VPDPBUSD.BCST 2(R8), Z24, Z1
+	VPDPBUSD.BCST 2(R9), Z24, Z2
+	VPDPBUSD.BCST 2(R10), Z24, Z3
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 6(DI), Z24, Z0
+	VPDPBUSD.BCST 6(R8), Z24, Z1
+	VPDPBUSD.BCST 6(R9), Z24, Z2
+	VPDPBUSD.BCST 6(R10), Z24, Z3
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 10(DI), Z24, Z0
+	VPDPBUSD.BCST 10(R8), Z24, Z1
+	VPDPBUSD.BCST 10(R9), Z24, Z2
+	VPDPBUSD.BCST 10(R10), Z24, Z3
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 14(DI), Z24, Z0
+	VPDPBUSD.BCST 14(R8), Z24, Z1
+	VPDPBUSD.BCST 14(R9), Z24, Z2
+	VPDPBUSD.BCST 14(R10), Z24, Z3
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 18(DI), Z24, Z0
+	VPDPBUSD.BCST 18(R8), Z24, Z1
+	VPDPBUSD.BCST 18(R9), Z24, Z2
+	VPDPBUSD.BCST 18(R10), Z24, Z3
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 22(DI), Z24, Z0
+	VPDPBUSD.BCST 22(R8), Z24, Z1
+	VPDPBUSD.BCST 22(R9), Z24, Z2
+	VPDPBUSD.BCST 22(R10), Z24, Z3
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 26(DI), Z24, Z0
+	VPDPBUSD.BCST 26(R8), Z24, Z1
+	VPDPBUSD.BCST 26(R9), Z24, Z2
+	VPDPBUSD.BCST 26(R10), Z24, Z3
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 30(DI), Z24, Z0
+	VPDPBUSD.BCST 30(R8), Z24, Z1
+	VPDPBUSD.BCST 30(R9), Z24, Z2
+	VPDPBUSD.BCST 30(R10), Z24, Z3
+	VMOVUPS 512(SI), Z26 // d
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VADDPS Z0, Z8, Z8
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 4(AX), Z26, Z28
+	VMULPS Z28, Z1, Z1 // d_w·d_a·s
+	VADDPS Z1, Z9, Z9
+	VCVTDQ2PS Z2, Z2
+	VMULPS.BCST 8(AX), Z26, Z28
+	VMULPS Z28, Z2, Z2 // d_w·d_a·s
+	VADDPS Z2, Z10, Z10
+	VCVTDQ2PS Z3, Z3
+	VMULPS.BCST 12(AX), Z26, Z28
+	VMULPS Z28, Z3, Z3 // d_w·d_a·s
+	VADDPS Z3, Z11, Z11
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $34, DI
+	ADDQ $34, R8
+	ADDQ $34, R9
+	ADDQ $34, R10
+	DECQ CX
+	JNZ legGemmQ_0AVX512x4loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z9, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z10, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z11, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ_0AVX512x2(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q_0 rows times 2 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+TEXT ·legGemmQ_0AVX512x2(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	LEAQ (DI)(R13*1), R8
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+legGemmQ_0AVX512x2loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
+	VPBROADCASTD 36(AX), Z1 // -offset·Σy
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 2(DI), Z24, Z0
+	VPDPBUSD.BCST 2(R8), Z24, Z1
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 6(DI), Z24, Z0
+	VPDPBUSD.BCST 6(R8), Z24, Z1
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 10(DI), Z24, Z0
+	VPDPBUSD.BCST 10(R8), Z24, Z1
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 14(DI), Z24, Z0
+	VPDPBUSD.BCST 14(R8), Z24, Z1
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 18(DI), Z24, Z0
+	VPDPBUSD.BCST 18(R8), Z24, Z1
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 22(DI), Z24, Z0
+	VPDPBUSD.BCST 22(R8), Z24, Z1
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 26(DI), Z24, Z0
+	VPDPBUSD.BCST 26(R8), Z24, Z1
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 30(DI), Z24, Z0
+	VPDPBUSD.BCST 30(R8), Z24, Z1
+	VMOVUPS 512(SI), Z26 // d
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VADDPS Z0, Z8, Z8
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 4(AX), Z26, Z28
+	VMULPS Z28, Z1, Z1 // d_w·d_a·s
+	VADDPS Z1, Z9, Z9
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $34, DI
+	ADDQ $34, R8
+	DECQ CX
+	JNZ legGemmQ_0AVX512x2loop
+	MOVQ out+88(FP), AX
+	MOVQ ostride+96(FP), R13
+	VMOVUPS Z8, (AX)
+	ADDQ R13, AX
+	VMOVUPS Z9, (AX)
+	VZEROUPPER
+	RET
+
+// func legGemmQ_0AVX512x1(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
+//
+// 16 packed q_0 rows times 1 activation rows (astride bytes apart; their
+// scales from legPrep): the 16 results of token t go to out + t·ostride
+// bytes. VPDPBUSD meets four quants of each row with four activation
+// bytes broadcast from memory; each block's sum lands in one lane per row
+// and is scaled and added there as the Go twin does:
+//
+//	for j := 0; j < 32; j++ {
+//		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))
+TEXT ·legGemmQ_0AVX512x1(SB), NOSPLIT, $0-104
+	MOVQ panel_base+0(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ a_base+32(FP), DI
+	MOVQ astride+56(FP), R13
+	MOVQ scales_base+64(FP), AX
+	VPXORD Z8, Z8, Z8
+legGemmQ_0AVX512x1loop:
+	VPBROADCASTD 32(AX), Z0 // -offset·Σy
+	VMOVDQU32 0(SI), Z24
+	VPDPBUSD.BCST 2(DI), Z24, Z0
+	VMOVDQU32 64(SI), Z24
+	VPDPBUSD.BCST 6(DI), Z24, Z0
+	VMOVDQU32 128(SI), Z24
+	VPDPBUSD.BCST 10(DI), Z24, Z0
+	VMOVDQU32 192(SI), Z24
+	VPDPBUSD.BCST 14(DI), Z24, Z0
+	VMOVDQU32 256(SI), Z24
+	VPDPBUSD.BCST 18(DI), Z24, Z0
+	VMOVDQU32 320(SI), Z24
+	VPDPBUSD.BCST 22(DI), Z24, Z0
+	VMOVDQU32 384(SI), Z24
+	VPDPBUSD.BCST 26(DI), Z24, Z0
+	VMOVDQU32 448(SI), Z24
+	VPDPBUSD.BCST 30(DI), Z24, Z0
+	VMOVUPS 512(SI), Z26 // d
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 0(AX), Z26, Z28
+	VMULPS Z28, Z0, Z0 // d_w·d_a·s
+	VADDPS Z0, Z8, Z8
+	ADDQ $640, SI
+	ADDQ $64, AX
+	ADDQ $34, DI
+	DECQ CX
+	JNZ legGemmQ_0AVX512x1loop
 	MOVQ out+88(FP), AX
 	MOVQ ostride+96(FP), R13
 	VMOVUPS Z8, (AX)

@@ -1,9 +1,12 @@
 //go:build ignore
 
 // gen_legacy writes dot_legacy_avx2_amd64.s and dot_legacy_avx512_amd64.s,
-// the kernels of the legacy 32-quant types q4_1, q5_0 and q5_1 that
-// llama.cpp's K-quant mixes fall back to for rows that are not a multiple of
-// 256 (see dot_legacy_amd64.go for what they compute and why):
+// the kernels of the 32-quant types q4_0, q4_1, q5_0 and q5_1 (the last
+// three are what llama.cpp's K-quant mixes fall back to for rows that are
+// not a multiple of 256), and gemm_legacy_avx2_amd64.s and
+// gemm_legacy_avx512_amd64.s, their prefill GEMMs and q8_0's (see
+// dot_legacy_amd64.go and gemm_legacy_amd64.go for what they compute and
+// why):
 //
 //	go generate ./quant/   (or: cd quant && go run gen_legacy.go)
 package main
@@ -23,18 +26,24 @@ type qtype struct {
 	qs     int    // offset of the 16 nibble bytes
 	qh     int    // offset of the 32 fifth bits, -1 if none
 	hasM   bool   // x = d·q + m: a q8_1 activation, whose s meets m
-	signed bool   // q5_0: q - 16
+	signed bool   // q4_0, q5_0: q - offset
+	offset int    // q4_0 8, q5_0 16
 	ab, aq int    // activation block bytes and offset of its quants
 	twin   string // the Go twin's loop, for the comments
 }
 
 var types = []qtype{
+	{name: "Q4_0", wb: 18, qs: 2, qh: -1, signed: true, offset: 8, ab: 34, aq: 2, twin: `//	for j := 0; j < 16; j++ {
+//		s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
+//		s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
+//	}
+//	sum += float32(f16(x) * f16(y) * float32(s))`},
 	{name: "Q4_1", wb: 20, qs: 4, qh: -1, hasM: true, ab: 36, aq: 4, twin: `//	for j := 0; j < 16; j++ {
 //		s += int32(x[4+j]&0xf) * int32(int8(y[4+j]))
 //		s += int32(x[4+j]>>4) * int32(int8(y[20+j]))
 //	}
 //	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))`},
-	{name: "Q5_0", wb: 22, qs: 6, qh: 2, signed: true, ab: 34, aq: 2, twin: `//	qh := binary.LittleEndian.Uint32(x[2:])
+	{name: "Q5_0", wb: 22, qs: 6, qh: 2, signed: true, offset: 16, ab: 34, aq: 2, twin: `//	qh := binary.LittleEndian.Uint32(x[2:])
 //	for j := 0; j < 16; j++ {
 //		lo := int32(x[6+j]&0xf) | int32(qh>>j&1)<<4
 //		hi := int32(x[6+j]>>4) | int32(qh>>(j+16)&1)<<4
@@ -60,11 +69,6 @@ var q_0 = qtype{name: "Q_0", signed: true, ab: 34, aq: 2, twin: `//	for j := 0; 
 //		s += (q[j] - offset) * int32(int8(y[2+j])) // q[j] as the panel holds it
 //	}
 //	sum += float32(f16(x) * f16(y) * float32(s))`}
-
-// q4_0 has q5_0's nibbles without the fifth bits; its panels hold them
-// unsigned (0..15, the value plus 8). q8_0's panels (packQ8_0) hold its
-// bytes plus 128.
-var q4_0 = qtype{name: "Q4_0", wb: 18, qs: 2, qh: -1, signed: true, ab: 34, aq: 2}
 
 // gen writes one level's kernels.
 type gen struct {
@@ -111,11 +115,18 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	// The GEMMs' micro-kernels: q4_1, q5_1 and the one of q_0.
-	kernels := []qtype{types[0], q_0, types[2]}
+	// The GEMMs' micro-kernels: q4_1, q5_1 and the one of q_0 (q4_0, q5_0
+	// and q8_0, whose panels (gemmPackQ8_0) hold its bytes plus 128).
+	var kernels []qtype
+	for _, t := range types {
+		if t.hasM {
+			kernels = append(kernels, t)
+		}
+	}
+	kernels = append(kernels, q_0)
 	g := &gen{avx512: true}
 	g.gemmHeader()
-	for _, t := range append(types, q4_0) {
+	for _, t := range types {
 		g.gemmPack(t)
 	}
 	g.gemmPackQ8_0()
@@ -129,7 +140,7 @@ func main() {
 	}
 	g = &gen{}
 	g.gemmHeader2()
-	for _, t := range append(types, q4_0) {
+	for _, t := range types {
 		g.gemmPack2(t)
 	}
 	for _, t := range kernels {
@@ -152,12 +163,12 @@ func (g *gen) header() {
 	g.p(`#include "textflag.h"`)
 	g.p("")
 	if g.avx512 {
-		g.p(`// AVX-512 MatVec kernels (F, BW, VL, VNNI) of the legacy types q4_1,
+		g.p(`// AVX-512 MatVec kernels (F, BW, VL, VNNI) of the types q4_0, q4_1,
 // q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
 // weight bytes with the signed activation bytes; a mask register loaded
 // from the blocks' fifth bits adds them as 16s (VPADDB under the mask).`)
 	} else {
-		g.p(`// AVX2 kernels of the legacy types q4_1, q5_0 and q5_1; see
+		g.p(`// AVX2 kernels of the types q4_0, q4_1, q5_0 and q5_1; see
 // dot_legacy_amd64.go. VPMADDUBSW meets the unsigned weight bytes with the
 // signed activation bytes (no saturation: at most 2·31·128); the fifth bits
 // are spread to bytes with VPSHUFB and VPCMPEQB as ggml's
@@ -174,9 +185,10 @@ func (g *gen) header() {
 	if g.avx512 {
 		pre = "leg5"
 	}
-	g.p("// %sNib: bytes 0x0f. %sHi: bytes 0x10. %sHi4: bytes 0xf0.", pre, pre, pre)
+	g.p("// %sNib: bytes 0x0f. %sHi: bytes 0x10. %sEight: bytes 8. %sHi4: bytes 0xf0.", pre, pre, pre, pre)
 	data(pre+"Nib", 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f)
 	data(pre+"Hi", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010)
+	data(pre+"Eight", 0x0808080808080808, 0x0808080808080808, 0x0808080808080808, 0x0808080808080808)
 	if !g.avx512 {
 		data(pre+"Hi4", 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0)
 		g.p("// %sQhShuf: byte j takes byte j/8 of the broadcast fifth bits; %sQhBit:", pre, pre)
@@ -206,9 +218,10 @@ func (g *gen) pre() string {
 // VPHADDD have no EVEX form):
 //
 //	Y15 bytes 0x0f; Y14, Y13 the fifth-bit spreading (AVX2); Y12 bytes 0x10
-//	(0xf0 for q5_0's signed quants with AVX2); Y11 words 1 (AVX2);
-//	Y10 the activation block (mv); Y9 the four sums; Y8 q5_0's 16·y (mv);
-//	Y1 the unpacked weights, Y7 their absolute values (q5_0, x kernels);
+//	(0xf0 for q5_0's signed quants with AVX2), or q4_0's bytes 8; Y11 words
+//	1 (AVX2); Y10 the activation block (mv); Y9 the four sums; Y8 the
+//	offset times y (mv: q4_0 8·y, q5_0 16·y); Y1 the unpacked weights, Y7
+//	their absolute values (q4_0, q5_0: x kernels);
 //	Y0, Y2, Y3, Y5 the four products; Y4, Y5, Y6 the scales.
 func (g *gen) constants(t qtype, signedX bool) {
 	pre := g.pre()
@@ -224,20 +237,28 @@ func (g *gen) constants(t qtype, signedX bool) {
 			g.i("VMOVDQU %sHi<>(SB), Y12", pre)
 		}
 	}
+	if t.signed && t.qh < 0 {
+		g.i("VMOVDQU %sEight<>(SB), Y12", pre)
+	}
 	if !g.avx512 {
 		g.i("VMOVDQU %sOnes<>(SB), Y11", pre)
 	}
 }
 
 // unpack leaves the 32 quants of the weight block at P in Y1, in element
-// order: unsigned (nibble | fifth bit << 4), or for signedX the q5_0 value
-// minus 16 with its absolute value in Y7. Y4 is clobbered.
+// order: unsigned (nibble | fifth bit << 4), or for signedX the q4_0 or
+// q5_0 value minus its offset with its absolute value in Y7. Y4 is
+// clobbered.
 func (g *gen) unpack(t qtype, P string, signedX bool) {
 	g.i("VMOVDQU %d(%s), X1", t.qs, P)
 	g.i("VPSRLW $4, X1, X4")
 	g.i("VINSERTI128 $1, X4, Y1, Y1")
 	g.i("VPAND Y15, Y1, Y1")
 	if t.qh < 0 {
+		if signedX {
+			g.i("VPSUBB Y12, Y1, Y1 // minus 8")
+			g.i("VPABSB Y1, Y7")
+		}
 		return
 	}
 	if g.avx512 {
@@ -384,15 +405,16 @@ func (g *gen) mvBody(t qtype) {
 	g.i("ADDQ $%d, R14", 4*t.wb)
 	g.i("VMOVDQU %d(DI), Y10", t.aq)
 	if t.signed {
-		// q5_0: the quants stay unsigned (0..31) and 16·Σy, shared by the
-		// four rows, is taken off each row's sums.
+		// q4_0, q5_0: the quants stay unsigned (0..15, 0..31) and the
+		// offset times Σy, shared by the four rows, is taken off each
+		// row's sums.
 		if g.avx512 {
 			g.i("VPXOR Y8, Y8, Y8")
 			g.i("VPXOR Y6, Y6, Y6")
 			g.i("VPDPBUSD Y10, Y12, Y6")
-			g.i("VPSUBD Y6, Y8, Y8 // -16·y in quads")
+			g.i("VPSUBD Y6, Y8, Y8 // -%d·y in quads", t.offset)
 		} else {
-			g.i("VPMADDUBSW Y10, Y12, Y8 // 16·y in pairs")
+			g.i("VPMADDUBSW Y10, Y12, Y8 // %d·y in pairs", t.offset)
 		}
 	}
 	for r, R := range rows {
@@ -1007,7 +1029,11 @@ func (g *gen) mv8(t qtype, lname string) {
 	g.i("JLT %sfour", lname)
 	g.i("MOVL $0x0f0f0f0f, AX")
 	g.i("VPBROADCASTD AX, Z15")
-	g.i("MOVL $0x10101010, AX")
+	if t.signed {
+		g.i("MOVL $0x%02x%02x%02x%02x, AX // the offset", t.offset, t.offset, t.offset, t.offset)
+	} else {
+		g.i("MOVL $0x10101010, AX")
+	}
 	g.i("VPBROADCASTD AX, Z12")
 	g.i("VMOVDQU64 leg5Shift<>(SB), Z14")
 	g.i("VMOVDQU64 leg5Gather<>(SB), Z13")
@@ -1037,7 +1063,7 @@ func (g *gen) mv8(t qtype, lname string) {
 		g.i("VPXORD Z7, Z7, Z7")
 		g.i("VPDPBUSD Z10, Z12, Z7")
 		g.i("VPXORD Z8, Z8, Z8")
-		g.i("VPSUBD Z7, Z8, Z8 // -16·y in quads")
+		g.i("VPSUBD Z7, Z8, Z8 // -%d·y in quads", t.offset)
 	}
 	prods := []string{"Z0", "Z2", "Z3", "Z5"}
 	for p, P := range prods {
