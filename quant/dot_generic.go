@@ -17,7 +17,9 @@ import (
 // conversions, which forbid the compiler to fuse a multiply and an add
 // (GOAMD64=v3 and arm64 builds would otherwise round once instead of
 // twice): their assembly kernels give these bits exactly
-// (dot_legacy_amd64.go).
+// (dot_legacy_amd64.go). dotQ8_0 and dotQ4_0 add each block with
+// addBlock, which rounds as the architecture's kernels do: fused on arm64,
+// twice elsewhere.
 
 // genericDots maps each weight type to its pure Go kernel. Read-only.
 var genericDots = map[gguf.Type]DotFunc{
@@ -83,7 +85,7 @@ func dotQ8_0(n int, w, a []byte) float32 {
 		for j := 0; j < 32; j++ {
 			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 		}
-		sum += float32(f16(x) * f16(y) * float32(s))
+		sum = addBlock(sum, f16(x)*f16(y), float32(s))
 	}
 	return sum
 }
@@ -99,7 +101,7 @@ func dotQ4_0(n int, w, a []byte) float32 {
 			s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
 			s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
 		}
-		sum += float32(f16(x) * f16(y) * float32(s))
+		sum = addBlock(sum, f16(x)*f16(y), float32(s))
 	}
 	return sum
 }
