@@ -238,15 +238,21 @@ func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride int, segs []seg,
 // its running max, sum and output (online softmax at tile granularity). In a
 // sliding-window layer the tiles start at the window of the block's first
 // token, and each query skips the positions before its own window.
+//
+// The pairs are scored four at a time (tensor.DotsF32x4 loads each key once
+// for the four queries), whatever the number of heads per KV head: a group
+// of two (Qwen3) or three (Phi-4-mini) takes pairs of two tokens. Each
+// score is the DotF32 of its key and query, and each pair's updates run in
+// tile order, so the results are those of scoring the pairs one by one.
 func (j *attnJob) tiledBlock(qt, kvh int) {
 	cfg := &j.m.Config
 	hd, Q := cfg.HeadDim, cfg.QDim()
 	group := cfg.Heads / cfg.KVHeads
 	t0, t1 := qt*tileKV, min((qt+1)*tileKV, j.n)
-	var kb, vb [tileKV * maxStackHead]float32
-	kt, vt := kb[:], vb[:]
+	var kb, vb, qb [tileKV * maxStackHead]float32
+	kt, vt, qs := kb[:], vb[:], qb[:4*hd]
 	if hd > maxStackHead {
-		kt, vt = make([]float32, tileKV*hd), make([]float32, tileKV*hd)
+		kt, vt, qs = make([]float32, tileKV*hd), make([]float32, tileKV*hd), make([]float32, 4*hd)
 	}
 	var sc [4 * tileKV]float32
 	var segBuf [2]seg
@@ -266,40 +272,28 @@ func (j *attnJob) tiledBlock(qt, kvh int) {
 			widen(j.kv, kt[d*hd:], vt[d*hd:], g.slot, g.n, off, hd)
 			d += g.n
 		}
-		for t := t0; t < t1; t++ {
+		// The (token, head) pairs with positions in this tile, four at a
+		// time; a last group of fewer repeats its last pair.
+		var pairs [4]tilePair
+		np := 0
+		for i := 0; i < (t1-t0)*group; i++ {
+			t, h := t0+i/group, kvh*group+i%group
 			p := j.pos + t
 			start, end := max(k0, j.first(p)), min(k1, p+1) // window and causal mask
 			if end <= start {
 				continue
 			}
-			np := end - start
-			kp := kt[(start-k0)*hd:]
-			for h0 := kvh * group; h0 < (kvh+1)*group; h0 += 4 {
-				nh := min(4, (kvh+1)*group-h0)
-				scoresF32(&sc, kp, j.q[t*Q+h0*hd:t*Q+(h0+nh)*hd], hd, np, nh, j.scale)
-				for i := range nh {
-					h := h0 + i
-					out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
-					e := sc[i*tileKV : i*tileKV+np]
-					tmax := float32(math.Inf(-1))
-					for _, s := range e {
-						tmax = max(tmax, s)
-					}
-					M, S := j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h]
-					mnew := max(M, tmax)
-					ms := tensor.Expf(M - mnew)
-					S *= ms
-					for i := range out {
-						out[i] *= ms
-					}
-					tensor.ExpShift(e, mnew) // e^(s - mnew), vectorized
-					for _, pv := range e {
-						S += pv
-					}
-					tensor.WeightedSumF32(out, vt[(start-k0)*hd:], e)
-					j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = mnew, S
-				}
+			pairs[np] = tilePair{t, h, start, end}
+			if np++; np == 4 {
+				j.tilePairs(&pairs, &sc, qs, kt, vt, k0)
+				np = 0
 			}
+		}
+		if np > 0 {
+			for i := np; i < 4; i++ {
+				pairs[i] = pairs[np-1]
+			}
+			j.tilePairs(&pairs, &sc, qs, kt, vt, k0)
 		}
 	}
 	for t := t0; t < t1; t++ {
@@ -317,25 +311,82 @@ func (j *attnJob) tiledBlock(qt, kvh int) {
 	}
 }
 
-// scoresF32 sets sc[i*tileKV+p] = tensor.DotF32(key p, query i) * scale
-// for nh <= 4 queries (q holds them back to back) and np keys (k holds them
-// back to back), all hd floats long. Four queries go through one
-// tensor.DotsF32x4 call, which loads each key once for the four; the sums
-// are DotF32's.
-func scoresF32(sc *[4 * tileKV]float32, k, q []float32, hd, np, nh int, scale float32) {
-	if nh == 4 {
-		tensor.DotsF32x4(sc[:], tileKV, k[:np*hd], q[:4*hd])
-		for i := range 4 {
-			for p := range np {
-				sc[i*tileKV+p] *= scale
+// tilePair is one (token, head) query of a KV tile and the positions of
+// the tile it attends to, [start, end).
+type tilePair struct{ t, h, start, end int }
+
+// tilePairs scores the four pairs against the widened keys kt of the tile
+// starting at position k0 (sc, qs: scratch), then updates each pair's
+// running max, sum and output with its own positions. A pair repeated to
+// fill the four is updated once.
+//
+// The four pairs' scalar steps (scaling and the tile's max, the sum of the
+// exponentials) run side by side, four independent chains, each in its own
+// positions' order: the bits of doing the pairs one after another, in a
+// quarter of the latency.
+func (j *attnJob) tilePairs(pairs *[4]tilePair, sc *[4 * tileKV]float32, qs, kt, vt []float32, k0 int) {
+	cfg := &j.m.Config
+	hd, Q := cfg.HeadDim, cfg.QDim()
+	lo, hi := pairs[0].start, pairs[0].end
+	for i, pr := range pairs {
+		lo, hi = min(lo, pr.start), max(hi, pr.end)
+		copy(qs[i*hd:(i+1)*hd], j.q[pr.t*Q+pr.h*hd:pr.t*Q+(pr.h+1)*hd])
+	}
+	tensor.DotsF32x4(sc[:], tileKV, kt[(lo-k0)*hd:(hi-k0)*hd], qs)
+	var e [4][]float32
+	n := tileKV // the positions all four pairs have
+	for i, pr := range pairs {
+		e[i] = sc[i*tileKV+pr.start-lo : i*tileKV+pr.end-lo]
+		n = min(n, len(e[i]))
+	}
+	inf := float32(math.Inf(-1))
+	tmax := [4]float32{inf, inf, inf, inf}
+	e0, e1, e2, e3 := e[0][:n], e[1][:n], e[2][:n], e[3][:n]
+	for k := range e0 {
+		e0[k] *= j.scale
+		e1[k] *= j.scale
+		e2[k] *= j.scale
+		e3[k] *= j.scale
+		tmax[0], tmax[1] = max(tmax[0], e0[k]), max(tmax[1], e1[k])
+		tmax[2], tmax[3] = max(tmax[2], e2[k]), max(tmax[3], e3[k])
+	}
+	var S, M [4]float32
+	for i, pr := range pairs {
+		for k := n; k < len(e[i]); k++ {
+			e[i][k] *= j.scale
+			tmax[i] = max(tmax[i], e[i][k])
+		}
+		r := pr.t*cfg.Heads + pr.h
+		M[i] = max(j.runM[r], tmax[i])
+		S[i] = j.runS[r]
+		if M[i] != j.runM[r] { // a new max: rescale what the pair has
+			ms := tensor.Expf(j.runM[r] - M[i])
+			S[i] *= ms
+			if i == 0 || pr != pairs[i-1] {
+				out := j.out[pr.t*Q+pr.h*hd : pr.t*Q+(pr.h+1)*hd]
+				for k := range out {
+					out[k] *= ms
+				}
 			}
 		}
-		return
+		tensor.ExpShift(e[i], M[i]) // e^(s - M), vectorized
 	}
-	for i := range nh {
-		for p := range np {
-			sc[i*tileKV+p] = tensor.DotF32(k[p*hd:(p+1)*hd], q[i*hd:(i+1)*hd]) * scale
+	for k := range e0 {
+		S[0] += e0[k]
+		S[1] += e1[k]
+		S[2] += e2[k]
+		S[3] += e3[k]
+	}
+	for i, pr := range pairs {
+		if i > 0 && pr == pairs[i-1] {
+			break // the repeated last pair
 		}
+		for _, pv := range e[i][n:] {
+			S[i] += pv
+		}
+		tensor.WeightedSumF32(j.out[pr.t*Q+pr.h*hd:pr.t*Q+(pr.h+1)*hd], vt[(pr.start-k0)*hd:], e[i])
+		r := pr.t*cfg.Heads + pr.h
+		j.runM[r], j.runS[r] = M[i], S[i]
 	}
 }
 

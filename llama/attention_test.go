@@ -115,3 +115,134 @@ func TestOnlineF16BlockedMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// tiledPairByPair is the tiled path as it was written first, one (token,
+// head) pair at a time, each scored with DotF32: the reference for
+// tiledBlock, which scores four pairs at once and runs their scalar steps
+// side by side.
+func tiledPairByPair(j *attnJob, qt, kvh int) {
+	cfg := &j.m.Config
+	hd, Q := cfg.HeadDim, cfg.QDim()
+	group := cfg.Heads / cfg.KVHeads
+	t0, t1 := qt*tileKV, min((qt+1)*tileKV, j.n)
+	kt, vt := make([]float32, tileKV*hd), make([]float32, tileKV*hd)
+	for t := t0; t < t1; t++ {
+		for h := kvh * group; h < (kvh+1)*group; h++ {
+			clear(j.out[t*Q+h*hd : t*Q+(h+1)*hd])
+			j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h] = float32(math.Inf(-1)), 0
+		}
+	}
+	for k0 := j.first(j.pos + t0); k0 < j.pos+t1; k0 += tileKV {
+		k1 := min(k0+tileKV, j.pos+t1)
+		d := 0
+		for _, g := range j.segs(nil, k0, k1) {
+			widen(j.kv, kt[d*hd:], vt[d*hd:], g.slot, g.n, kvh*hd, hd)
+			d += g.n
+		}
+		for t := t0; t < t1; t++ {
+			p := j.pos + t
+			start, end := max(k0, j.first(p)), min(k1, p+1)
+			for h := kvh * group; h < (kvh+1)*group && start < end; h++ {
+				e := make([]float32, end-start)
+				tmax := float32(math.Inf(-1))
+				for i := range e {
+					e[i] = tensor.DotF32(kt[(start-k0+i)*hd:(start-k0+i+1)*hd], j.q[t*Q+h*hd:]) * j.scale
+					tmax = max(tmax, e[i])
+				}
+				r, out := t*cfg.Heads+h, j.out[t*Q+h*hd:t*Q+(h+1)*hd]
+				mnew := max(j.runM[r], tmax)
+				ms := tensor.Expf(j.runM[r] - mnew)
+				S := j.runS[r] * ms
+				for i := range out {
+					out[i] *= ms
+				}
+				tensor.ExpShift(e, mnew)
+				for _, pv := range e {
+					S += pv
+				}
+				tensor.WeightedSumF32(out, vt[(start-k0)*hd:], e)
+				j.runM[r], j.runS[r] = mnew, S
+			}
+		}
+	}
+	for t := t0; t < t1; t++ {
+		for h := kvh * group; h < (kvh+1)*group; h++ {
+			inv := float32(0)
+			if S := j.runS[t*cfg.Heads+h]; S != 0 {
+				inv = 1 / S
+			}
+			for i := range j.out[t*Q+h*hd : t*Q+(h+1)*hd] {
+				j.out[t*Q+h*hd+i] *= inv
+			}
+		}
+	}
+}
+
+// TestTiledAttentionMatchesPairByPair holds the tiled prefill attention to
+// tiledPairByPair bit for bit: one to seven query heads per KV head (so
+// groups of four pairs that span two or more tokens, and a last group
+// padded with a repeated pair), head sizes 64 and 128, prompts that start
+// at position 0 or after earlier tokens, a sliding window on a ring, and
+// f16 and f32 caches.
+func TestTiledAttentionMatchesPairByPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, tc := range []struct {
+		heads, kvHeads, hd, pos, n, window, ring int
+	}{
+		{2, 2, 64, 0, 64, 0, 0},
+		{4, 2, 128, 0, 130, 0, 0},
+		{6, 2, 64, 37, 100, 0, 0},
+		{8, 2, 64, 0, 129, 0, 0},
+		{7, 1, 64, 5, 70, 0, 0},
+		{4, 1, 128, 0, 200, 0, 0},
+		{4, 2, 64, 90, 150, 96, 256},
+		{6, 2, 64, 0, 190, 70, 128},
+	} {
+		for _, kvType := range []string{"f16", "f32"} {
+			cfg := Config{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd}
+			kvDim := tc.kvHeads * tc.hd
+			slots := tc.pos + tc.n
+			if tc.ring > 0 {
+				slots = tc.ring
+			}
+			var store kvStore = &f32KV{kv: kvDim}
+			if kvType == "f16" {
+				store = &f16KV{kv: kvDim}
+			}
+			store.grow(slots, 0)
+			k, v := make([]float32, kvDim), make([]float32, kvDim)
+			for p := range tc.pos + tc.n {
+				for i := range k {
+					k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+				}
+				slot := p
+				if tc.ring > 0 {
+					slot = p % tc.ring
+				}
+				store.put(slot, k, v)
+			}
+			if tc.ring > 0 && tc.pos+tc.n-tc.window >= tc.ring {
+				t.Fatalf("case %+v: the ring does not hold the window", tc)
+			}
+			q := make([]float32, tc.n*cfg.QDim())
+			for i := range q {
+				q[i] = float32(r.NormFloat64() * 3)
+			}
+			job := func() *attnJob {
+				return &attnJob{m: &CPU{Config: cfg}, kv: store, ring: tc.ring, window: tc.window, pos: tc.pos, n: tc.n,
+					q: q, out: make([]float32, len(q)), scale: 0.125, tiled: true,
+					runM: make([]float32, tc.n*cfg.Heads), runS: make([]float32, tc.n*cfg.Heads)}
+			}
+			got, want := job(), job()
+			got.Do(0, got.units())
+			for u := range want.units() {
+				tiledPairByPair(want, u/cfg.KVHeads, u%cfg.KVHeads)
+			}
+			for i := range want.out {
+				if math.Float32bits(got.out[i]) != math.Float32bits(want.out[i]) {
+					t.Fatalf("%s cache, %+v: out[%d] (token %d) = %g, pair by pair %g", kvType, tc, i, i/cfg.QDim(), got.out[i], want.out[i])
+				}
+			}
+		}
+	}
+}

@@ -108,11 +108,8 @@ func (s *f16KV) bytes() int64     { return 2 * int64(len(s.k)+len(s.v)) }
 func (s *f16KV) tiled(n int) bool { return n >= tileKV }
 
 func (s *f16KV) put(slot int, k, v []float32) {
-	dk, dv := s.k[slot*s.kv:slot*s.kv+len(k)], s.v[slot*s.kv:slot*s.kv+len(v)]
-	for i := range k {
-		dk[i] = tensor.ToF16(k[i])
-		dv[i] = tensor.ToF16(v[i])
-	}
+	tensor.ToF16s(s.k[slot*s.kv:slot*s.kv+len(k)], k)
+	tensor.ToF16s(s.v[slot*s.kv:slot*s.kv+len(v)], v)
 }
 
 func (s *f16KV) move(dst, src, n int) {
@@ -137,10 +134,7 @@ func (s *f16KV) key(slot int, dst []float32) {
 }
 
 func (s *f16KV) setKey(slot int, src []float32) {
-	d := s.k[slot*s.kv : (slot+1)*s.kv]
-	for i, x := range src {
-		d[i] = tensor.ToF16(x)
-	}
+	tensor.ToF16s(s.k[slot*s.kv:(slot+1)*s.kv], src)
 }
 
 func (s *f16KV) prepare(q, k, v []float32, qq []byte) {}

@@ -67,6 +67,42 @@ func TestRoundF16(t *testing.T) {
 	}
 }
 
+// ToF16s gives ToF16's bits (a NaN for a NaN) on random bit patterns,
+// values near float16's range and rounding edges, for lengths that take
+// the vector kernels, their tails and neither.
+func TestToF16s(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	edges := []float32{0, float32(math.Copysign(0, -1)), 65504, 65519.99, 65520, -65520, 6.1035156e-05, 5.96e-08,
+		2.98e-08, 1e-10, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1.00048828125, 2049, 2051}
+	for _, n := range []int{1, 7, 8, 15, 16, 17, 100, 1024} {
+		src := make([]float32, n)
+		for i := range src {
+			switch i % 3 {
+			case 0:
+				src[i] = math.Float32frombits(r.Uint32())
+			case 1:
+				src[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(60)-30)))
+			default:
+				src[i] = edges[r.IntN(len(edges))]
+			}
+		}
+		dst := make([]uint16, n+1)
+		dst[n] = 0xabcd
+		ToF16s(dst[:n], src)
+		for i, x := range src {
+			want := ToF16(x)
+			got := dst[i]
+			nan := func(h uint16) bool { return h&0x7c00 == 0x7c00 && h&0x3ff != 0 }
+			if got != want && !(nan(got) && nan(want)) {
+				t.Fatalf("n=%d: ToF16s(%v = %#x) = %#x, ToF16 %#x", n, x, math.Float32bits(x), got, want)
+			}
+		}
+		if dst[n] != 0xabcd {
+			t.Fatalf("n=%d: wrote past the end", n)
+		}
+	}
+}
+
 // DotF16 is the dot product, to float32 rounding.
 func TestDotF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))

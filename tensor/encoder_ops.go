@@ -58,7 +58,7 @@ func GELUs(dst, x []float32) {
 	var bits [256]uint16
 	for len(x) > 0 {
 		c := min(len(x), len(bits))
-		toF16s(bits[:c], x[:c])
+		ToF16s(bits[:c], x[:c])
 		for i, v := range x[:c] {
 			switch {
 			case v <= -10:
@@ -85,8 +85,10 @@ var geluTablePadded = sync.OnceValue(func() []uint16 {
 // allows. dst may alias src.
 func RoundF16s(dst, src []float32) { roundF16s(dst, src) }
 
-// toF16s sets dst[i] = ToF16(src[i]).
-func toF16s(dst []uint16, src []float32) {
+// ToF16s sets dst[i] = ToF16(src[i]) for every i < len(src), 16 or 8 at a
+// time (VCVTPS2PH) where the CPU allows: the same bits but for the payload
+// of a NaN, which stays a NaN. dst must hold len(src) values.
+func ToF16s(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	n16 := 0
 	if havePackedKernels {

@@ -81,7 +81,7 @@ func packedKernel(t gguf.Type, w []byte, x []float32, xs, k int, out []float32, 
 }
 
 // roundF16sASM and toF16sASM do the leading elements of roundF16s and
-// toF16s that a vector kernel takes and return how many.
+// ToF16s that a vector kernel takes and return how many.
 func roundF16sASM(dst, src []float32) int {
 	if packedAVX512 {
 		if n := len(src) &^ 15; n > 0 {
