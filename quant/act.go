@@ -47,9 +47,7 @@ func QuantizeActivations(t gguf.Type, x []float32, dst []byte) error {
 	case gguf.TypeQ8_K:
 		quantizeQ8K(x, dst, q8KLevel)
 	case gguf.TypeF16:
-		for i, v := range x {
-			binary.LittleEndian.PutUint16(dst[2*i:], halfBits(v))
-		}
+		toF16(x, dst, q8KLevel)
 	case gguf.TypeBF16:
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(v))
@@ -167,3 +165,11 @@ func actQ8_K(x []float32, b []byte) {
 // halfBits rounds f to the nearest IEEE half (ties to even, as F16C's
 // VCVTPS2PH): overflow gives ±Inf, NaN stays NaN.
 func halfBits(f float32) uint16 { return float16.Fromfloat32(f).Bits() }
+
+// toF16Go writes the float16 bits of x to dst (the pure Go twin of the
+// F16C conversion).
+func toF16Go(x []float32, dst []byte) {
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(dst[2*i:], halfBits(v))
+	}
+}

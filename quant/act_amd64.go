@@ -20,6 +20,24 @@ func quantQ8_0AVX512(x []float32, dst []byte, nb int)
 //go:noescape
 func quantQ8_0AVX2(x []float32, dst []byte, nb int)
 
+// toF16AVX2 rounds n float32 (a positive multiple of 8) to float16 bits
+// (act_avx2_amd64.s).
+//
+//go:noescape
+func toF16AVX2(x []float32, dst []byte, n int)
+
+// toF16 fills dst with the float16 bits of x, 8 at a time with F16C from
+// level AVX2 on.
+func toF16(x []float32, dst []byte, level isaLevel) {
+	n8 := 0
+	if level >= levelAVX2 {
+		if n8 = len(x) &^ 7; n8 > 0 {
+			toF16AVX2(x[:n8], dst[:2*n8], n8)
+		}
+	}
+	toF16Go(x[n8:], dst[2*n8:])
+}
+
 // quantizeQ8_0 fills dst with len(x)/32 q8_0 blocks with the quantizer of
 // level; the caller has checked the sizes.
 func quantizeQ8_0(x []float32, dst []byte, level isaLevel) {

@@ -218,3 +218,24 @@ q802qzero:
 	JNZ q802qloop
 	VZEROUPPER
 	RET
+
+// func toF16AVX2(x []float32, dst []byte, n int)
+//
+// dst[2i:2i+2] = the float16 bits of x[i] rounded to nearest even
+// (VCVTPS2PH, F16C) for i < n, n a positive multiple of 8: halfBits's bits,
+// but for the payload of a NaN, which stays a NaN.
+TEXT ·toF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ x_base+0(FP), SI
+	MOVQ dst_base+24(FP), DI
+	MOVQ n+48(FP), CX
+	SHRQ $3, CX
+tof16loop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VMOVDQU X1, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ tof16loop
+	VZEROUPPER
+	RET

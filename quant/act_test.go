@@ -307,3 +307,41 @@ func checkQuantizerLevels(t *testing.T, rows [][]float32, bb, bs int, twin func(
 		}
 	}
 }
+
+// TestF16Activations holds the F16C conversion to the Go twin on random
+// bit patterns, values around float16's range and rounding edges, at every
+// level and for lengths with and without a tail (a NaN only needs to stay
+// a NaN).
+func TestF16Activations(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	edges := []float32{0, float32(math.Copysign(0, -1)), 65504, 65519.99, 65520, -65520, 6.1035156e-05, 5.96e-08,
+		2.98e-08, 1e-10, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1.00048828125, 2049, 2051}
+	isNaN := func(h uint16) bool { return h&0x7c00 == 0x7c00 && h&0x3ff != 0 }
+	for _, level := range supportedLevels() {
+		for _, n := range []int{1, 7, 8, 9, 64, 1000} {
+			x := make([]float32, n)
+			for i := range x {
+				switch i % 3 {
+				case 0:
+					x[i] = math.Float32frombits(r.Uint32())
+				case 1:
+					x[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(60)-30)))
+				default:
+					x[i] = edges[r.IntN(len(edges))]
+				}
+			}
+			got, want := make([]byte, 2*n+2), make([]byte, 2*n)
+			toF16(x, got[:2*n], level)
+			toF16Go(x, want)
+			for i := range n {
+				g, w := binary.LittleEndian.Uint16(got[2*i:]), binary.LittleEndian.Uint16(want[2*i:])
+				if g != w && !(isNaN(g) && isNaN(w)) {
+					t.Fatalf("%v, n=%d: %v (%#x) → %#x, Go twin %#x", level, n, x[i], math.Float32bits(x[i]), g, w)
+				}
+			}
+			if got[2*n] != 0 || got[2*n+1] != 0 {
+				t.Fatalf("%v, n=%d: wrote past the end", level, n)
+			}
+		}
+	}
+}

@@ -150,8 +150,9 @@ func (m *Matrix) Row(i int, dst []float32) error {
 // products allocate nothing. A Scratch must not be used by two goroutines at
 // once; give each session its own.
 type Scratch struct {
-	act []byte
-	job mulJob
+	act  []byte
+	wide []float32 // float weights' activations widened for the float GEMM
+	job  mulJob
 }
 
 // Out is one product of a fused call (MulInto): a matrix and where its
@@ -252,6 +253,7 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 		s.act = make([]byte, need)
 	}
 	j.act = s.act[:need]
+	gemm := false // some part takes the float GEMM
 	for i := range j.nparts {
 		part := &j.parts[i]
 		m := part.m
@@ -265,6 +267,32 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 				return fmt.Errorf("tensor %s: %w", m.Name, err)
 			}
 		}
+		if floatGEMM(m, n) {
+			gemm = true
+		}
+	}
+	if gemm {
+		// Widen each vec-dot type's activations once for the float GEMM
+		// (floatgemm.go), in whole tiles of 12 tokens.
+		rows := (n + packTile - 1) / packTile * packTile
+		if cap(s.wide) < maxOuts*rows*cols {
+			s.wide = make([]float32, maxOuts*rows*cols)
+		}
+		for i := range j.nparts {
+			part := &j.parts[i]
+			if !floatGEMM(part.m, n) {
+				continue
+			}
+			for k := range i {
+				if j.parts[k].wide != nil && j.parts[k].act == part.act {
+					part.wide = j.parts[k].wide
+				}
+			}
+			if part.wide == nil {
+				part.wide = s.wide[i*rows*cols : (i+1)*rows*cols]
+				widenActivations(part.wide, part.m.act, j.act[part.act:], n, cols)
+			}
+		}
 	}
 	// Rows are handed out in groups so that each thread streams a
 	// contiguous slice of the weights, and a group is at least minWork
@@ -273,6 +301,9 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 	avg := j.work / j.rows
 	grain := max(16, minWork/(avg*n))
 	grain = (grain + 15) &^ 15 // whole groups of interleaved rows (8 or 16) and GEMM panels (16)
+	if gemm {
+		grain = (grain + packRows - 1) &^ (packRows - 1) // whole slabs of the float GEMM
+	}
 	if glu != nil {
 		p.Run(outs[0].M.Rows, grain, j)
 	} else {
@@ -293,7 +324,8 @@ type mulPart struct {
 	lo  int
 	act int
 
-	convert bool // this part converts the activations at act (the first of its type)
+	convert bool      // this part converts the activations at act (the first of its type)
+	wide    []float32 // the float GEMM's widened activations (nil: quant's kernels)
 }
 
 type mulJob struct {
@@ -335,6 +367,10 @@ func (j *mulJob) Do(lo, hi int) {
 // mul computes rows [lo, hi) of one part.
 func (j *mulJob) mul(part *mulPart, lo, hi int) {
 	m := part.m
+	if part.wide != nil {
+		mulFloatGEMM(m, lo, hi, part.wide, j.n, part.dst)
+		return
+	}
 	act := j.act[part.act : part.act+j.n*m.actRowBytes]
 	if g := m.interGroup; g > 0 && lo%g == 0 && hi%g == 0 {
 		w := m.inter[lo*m.rowBytes : hi*m.rowBytes]

@@ -21,3 +21,5 @@ func geluF16x16(dst, src *float32, table *uint16, n int) { panic("tensor: no pac
 func packedKernel(t gguf.Type, w []byte, x []float32, xs, k int, out []float32, os, ntok int) {
 	gemm32x12Go(t, w, x, xs, k, out, os, ntok)
 }
+
+func packSlabASM(slab, w []byte, t gguf.Type, rb, k int) bool { return false }
