@@ -260,6 +260,13 @@ func dotsF32x4(out []float32, ostride int, k, q []float32, asm bool) {
 	}
 	if asm && hd%8 == 0 {
 		_, _ = out[3*ostride+np-1], k[np*hd-1]
+		if n4 := np &^ 3; attnAVX512 && n4 > 0 {
+			dotsF32x4x8AVX512(&k[0], n4, &q[0], hd, &out[0], ostride*4)
+			if n4 == np {
+				return
+			}
+			k, out, np = k[n4*hd:], out[n4:], np-n4
+		}
 		dotsF32x4x8(&k[0], np, &q[0], hd, &out[0], ostride*4)
 		return
 	}
@@ -307,8 +314,8 @@ func axpyF32Go(y, x []float32, a float32) {
 //		AxpyF32(out, v[p*hd:(p+1)*hd], w[p]) // hd = len(out)
 //	}
 //
-// In assembly (len(out) a multiple of 64) 64 outputs at a time stay in
-// registers across all the rows.
+// In assembly (len(out) a multiple of 64) 64 outputs at a time (128 with
+// AVX-512) stay in registers across all the rows.
 func WeightedSumF32(out, v, w []float32) { weightedSumF32(out, v, w, haveAttnKernels) }
 
 func weightedSumF32(out, v, w []float32, asm bool) {
@@ -318,6 +325,10 @@ func weightedSumF32(out, v, w []float32, asm bool) {
 	}
 	if asm && hd%64 == 0 {
 		_ = v[len(w)*hd-1]
+		if attnAVX512 && hd%128 == 0 {
+			pvF32x128AVX512(&out[0], &v[0], &w[0], len(w), hd)
+			return
+		}
 		pvF32x64(&out[0], &v[0], &w[0], len(w), hd)
 		return
 	}

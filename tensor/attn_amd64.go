@@ -10,6 +10,10 @@ import "github.com/smolgo/smolgo/internal/cpu"
 // Go code).
 var haveAttnKernels = cpu.X86.AVX2
 
+// attnAVX512 selects the AVX-512 scoring kernel (four keys at a time;
+// the same bits), read once at start-up.
+var attnAVX512 = cpu.X86.AVX512
+
 // The assembly kernels below work on raw pointers, with the lengths checked
 // by their exported callers (attn.go, kvq8.go). Each computes exactly what
 // the Go loop quoted in its comment computes, bit for bit; attn_test.go
@@ -101,6 +105,16 @@ func dotF32x8(a, b *float32, n int) float32
 //
 //go:noescape
 func dotsF32x4x8(k *float32, np int, q *float32, hd int, out *float32, ostride int)
+
+// dotsF32x4x8AVX512 is dotsF32x4x8 for np a positive multiple of 4
+// (attn_avx512_amd64.s): four keys at a time, 16 accumulators, the 16 sums
+// reduced together, each as dotF32x8 forms it.
+//
+//go:noescape
+func pvF32x128AVX512(out, v, w *float32, np, hd int)
+
+//go:noescape
+func dotsF32x4x8AVX512(k *float32, np int, q *float32, hd int, out *float32, ostride int)
 
 // axpyF32x8 is axpyF32Go for n a positive multiple of 8:
 //

@@ -7,6 +7,8 @@ package tensor
 
 const haveAttnKernels = false
 
+const attnAVX512 = false
+
 func dotF16x64(k *uint16, q *float32, n int) float32 { panic("tensor: no f16 kernels") }
 
 func dotsF16x64(k *uint16, stride, np int, q *float32, n int, scale float32, out *float32) {
@@ -34,3 +36,9 @@ func madQ8x32(acc *float32, blk *byte, s float32, nb int) { panic("tensor: no q8
 func madSeqQ8x64(acc *float32, v *byte, stride int, vs, ms *float32, np, hd int) {
 	panic("tensor: no q8_0 kernels")
 }
+
+func dotsF32x4x8AVX512(k *float32, np int, q *float32, hd int, out *float32, ostride int) {
+	panic("tensor: no f32 kernels")
+}
+
+func pvF32x128AVX512(out, v, w *float32, np, hd int) { panic("tensor: no f32 kernels") }

@@ -293,7 +293,7 @@ func TestAttnKernelsMatchGo(t *testing.T) {
 			t.Run("DotsF32x4/WeightedSumF32", func(t *testing.T) {
 				const ostride = 70
 				for _, hd := range []int{8, 20, 64, 72, 128, 256} {
-					for _, np := range []int{1, 3, 64} {
+					for _, np := range []int{1, 3, 4, 5, 7, 8, 13, 64} {
 						k, q, v := randF32(r, np*hd, 1), randF32(r, 4*hd, 1), randF32(r, np*hd, 1)
 						sc := make([]float32, 4*ostride)
 						dotsF32x4(sc, ostride, k, q, asm)
