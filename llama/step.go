@@ -284,9 +284,7 @@ func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 	hd := cfg.HeadDim
 
 	// Attention.
-	for t := range n {
-		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.AttnNorm, cfg.RMSEps)
-	}
+	tensor.RMSNormRows(xb, x, w.AttnNorm, cfg.RMSEps)
 	for _, s := range b.spans {
 		lo, hi := s.lo, s.hi
 		if err := tensor.MulInto(m.pool, &b.mm, xb[lo*E:hi*E], hi-lo,
@@ -302,12 +300,8 @@ func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 		}
 	}
 	if w.QNorm != nil {
-		for h := range n * cfg.Heads {
-			tensor.RMSNorm(b.q[h*hd:(h+1)*hd], b.q[h*hd:(h+1)*hd], w.QNorm, cfg.RMSEps)
-		}
-		for h := range n * cfg.KVHeads {
-			tensor.RMSNorm(b.k[h*hd:(h+1)*hd], b.k[h*hd:(h+1)*hd], w.KNorm, cfg.RMSEps)
-		}
+		tensor.RMSNormRows(b.q[:n*Q], b.q[:n*Q], w.QNorm[:hd], cfg.RMSEps)
+		tensor.RMSNormRows(b.k[:n*KV], b.k[:n*KV], w.KNorm[:hd], cfg.RMSEps)
 	}
 	if k := m.layerRope[l]; k >= 0 {
 		rc := m.ropes[k]
@@ -376,16 +370,12 @@ func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 		}
 	}
 	if w.PostAttnNorm != nil {
-		for t := range n {
-			tensor.RMSNorm(proj[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.PostAttnNorm, cfg.RMSEps)
-		}
+		tensor.RMSNormRows(proj[:n*E], proj[:n*E], w.PostAttnNorm, cfg.RMSEps)
 	}
 	m.residual(x, proj)
 
 	// Feed-forward.
-	for t := range n {
-		tensor.RMSNorm(xb[t*E:(t+1)*E], x[t*E:(t+1)*E], w.FFNNorm, cfg.RMSEps)
-	}
+	tensor.RMSNormRows(xb, x, w.FFNNorm, cfg.RMSEps)
 	glu := tensor.MulSwiGLU
 	if m.Arch.Activation == GELUTanh {
 		glu = tensor.MulGEGLU
@@ -401,9 +391,7 @@ func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 		}
 	}
 	if w.PostFFNNorm != nil {
-		for t := range n {
-			tensor.RMSNorm(proj[t*E:(t+1)*E], proj[t*E:(t+1)*E], w.PostFFNNorm, cfg.RMSEps)
-		}
+		tensor.RMSNormRows(proj[:n*E], proj[:n*E], w.PostFFNNorm, cfg.RMSEps)
 	}
 	m.residual(x, proj)
 	return nil

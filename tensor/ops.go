@@ -26,6 +26,39 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 	}
 }
 
+// RMSNormRows applies RMSNorm to each of the len(x)/len(w) rows of x (len(w)
+// values each) into the same rows of dst, which may be x: RMSNorm's bits
+// for every row. Four rows' sums of squares run side by side, four
+// independent chains of float64 additions, each in its row's order, which
+// takes about a quarter of the time of one row after another (the sum is
+// a chain of dependent additions).
+func RMSNormRows(dst, x, w []float32, eps float32) {
+	d := len(w)
+	rows := len(x) / d
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		x0, x1, x2, x3 := x[r*d:(r+1)*d], x[(r+1)*d:(r+2)*d], x[(r+2)*d:(r+3)*d], x[(r+3)*d:(r+4)*d]
+		var s0, s1, s2, s3 float64
+		for i := range x0 {
+			s0 += float64(float32(x0[i] * x0[i]))
+			s1 += float64(float32(x1[i] * x1[i]))
+			s2 += float64(float32(x2[i] * x2[i]))
+			s3 += float64(float32(x3[i] * x3[i]))
+		}
+		for k, sum := range [4]float64{s0, s1, s2, s3} {
+			mean := float32(sum / float64(d))
+			scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+			row, out := x[(r+k)*d:(r+k+1)*d], dst[(r+k)*d:(r+k+1)*d]
+			for i, v := range row {
+				out[i] = float32(v*scale) * w[i]
+			}
+		}
+	}
+	for ; r < rows; r++ {
+		RMSNorm(dst[r*d:(r+1)*d], x[r*d:(r+1)*d], w, eps)
+	}
+}
+
 // Add sets dst[i] += x[i].
 func Add(dst, x []float32) {
 	x = x[:len(dst)]

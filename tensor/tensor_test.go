@@ -482,3 +482,34 @@ func TestGEGLU(t *testing.T) {
 		}
 	}
 }
+
+// TestRMSNormRows gives every row RMSNorm's bits, in place or not, for row
+// counts around the groups of four.
+func TestRMSNormRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, d := range []int{1, 32, 128, 1000} {
+		w := make([]float32, d)
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+		}
+		for _, rows := range []int{1, 3, 4, 5, 9} {
+			x := make([]float32, rows*d)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(20)-10)))
+			}
+			got := make([]float32, len(x))
+			RMSNormRows(got, x, w, 1e-6)
+			in := append([]float32(nil), x...)
+			RMSNormRows(in, in, w, 1e-6)
+			for k := range rows {
+				want := make([]float32, d)
+				RMSNorm(want, x[k*d:(k+1)*d], w, 1e-6)
+				for i := range want {
+					if math.Float32bits(got[k*d+i]) != math.Float32bits(want[i]) || math.Float32bits(in[k*d+i]) != math.Float32bits(want[i]) {
+						t.Fatalf("d=%d rows=%d: row %d element %d: %g (in place %g), RMSNorm %g", d, rows, k, i, got[k*d+i], in[k*d+i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
