@@ -31,9 +31,6 @@ func mvQ6KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ6KAVX512GFNI(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
-func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
-
-//go:noescape
 func mvQ5KAVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -95,9 +92,6 @@ func matQ4KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
 func matQ5KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
-
-//go:noescape
-func matQ8_0AVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
 func matQ6KAVX512x4(w, a []byte, astride, nb int, out *float32, ostride int)
@@ -163,7 +157,6 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 			mv[gguf.TypeQ4_K] = mvQ4KAVX512GFNI
 			mv[gguf.TypeQ6_K] = mvQ6KAVX512GFNI
 		}
-		mv[gguf.TypeQ8_0] = mvQ8_0AVX512
 		mv[gguf.TypeQ5_K] = mvQ5KAVX512
 		mv[gguf.TypeF16] = mvF16AVX512
 		mv[gguf.TypeBF16] = mvBF16AVX512
@@ -190,20 +183,7 @@ func addArchKernels(k *kernelSet, level isaLevel) {
 		// f16 and bf16 batches: the activations widened once (matf16_amd64.go).
 		k.matMuls[gguf.TypeF16] = matMulWide(matMulByRows(gguf.TypeF16, k.matVecs[gguf.TypeF16]), matF16F32AVX512x4, cvtF16F32AVX512)
 		k.matMuls[gguf.TypeBF16] = matMulWide(matMulByRows(gguf.TypeBF16, k.matVecs[gguf.TypeBF16]), matBF16F32AVX512x4, cvtBF16F32AVX512)
-		// The AVX-512 q8_0 kernel takes two blocks at a time: rows of an
-		// odd number of blocks use the AVX2 one.
-		four, rows := matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, nil, k.matVecs[gguf.TypeQ8_0]), k.matMuls[gguf.TypeQ8_0]
-		k.matMuls[gguf.TypeQ8_0] = func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
-			if n%64 != 0 {
-				rows(n, w, nrows, a, ntok, out, ldo)
-				return
-			}
-			four(n, w, nrows, a, ntok, out, ldo)
-		}
 	}
-	addLegacyKernels(k, level) // q4_0, q4_1, q5_0, q5_1: dot_legacy_amd64.go
-	if level >= levelAVX512 {
-		addQ8_0GEMM(k) // q8_0 prefill: gemm_legacy_amd64.go
-	}
+	addLegacyKernels(k, level) // q4_0, q4_1, q5_0, q5_1 and, with AVX-512, q8_0: dot_legacy_amd64.go
 	addInterleavedKernels(k, level)
 }

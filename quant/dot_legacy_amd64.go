@@ -6,9 +6,11 @@ import "github.com/smolgo/smolgo/gguf"
 
 //go:generate go run gen_legacy.go
 
-// The 32-quant types q4_0, q4_1, q5_0 and q5_1 (dot_legacy_avx2_amd64.s,
-// dot_legacy_avx512_amd64.s, written by gen_legacy.go; the batched GEMMs
-// are in gemm_legacy_amd64.go).
+// The 32-quant types q4_0, q4_1, q5_0 and q5_1, and q8_0 with AVX-512
+// (dot_legacy_avx2_amd64.s, dot_legacy_avx512_amd64.s, written by
+// gen_legacy.go; the batched GEMMs are in gemm_legacy_amd64.go). q8_0's
+// AVX2 kernels are dot_avx2_amd64.s's: VPMADDUBSW would saturate on its
+// quants plus 128.
 //
 // llama.cpp's K-quant mixes store a tensor whose rows are not a multiple of
 // 256 in a legacy type instead (q4_K → q5_0, q5_K → q5_1, q6_K → q8_0):
@@ -68,6 +70,9 @@ func matQ5_1AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
 func mvQ4_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ4_1AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -94,6 +99,7 @@ func legacyKernelSet(level isaLevel) map[gguf.Type]legacyKernels {
 			gguf.TypeQ4_1: {mv: mvQ4_1AVX512},
 			gguf.TypeQ5_0: {mv: mvQ5_0AVX512},
 			gguf.TypeQ5_1: {mv: mvQ5_1AVX512},
+			gguf.TypeQ8_0: {mv: mvQ8_0AVX512},
 		}
 	case level >= levelAVX2:
 		return map[gguf.Type]legacyKernels{
@@ -118,7 +124,10 @@ func addLegacyKernels(k *kernelSet, level isaLevel) {
 		if ks.x4 != nil {
 			small = matMulBy4(t, ks.x4, ks.x2, k.matVecs[t])
 		}
-		mm := matMulLegacyGEMM(t, legGemmSet(levelAVX2)[t], small)
+		mm := small
+		if gm, ok := legGemmSet(levelAVX2)[t]; ok { // not q8_0
+			mm = matMulLegacyGEMM(t, gm, mm)
+		}
 		if level >= levelAVX512 {
 			mm = matMulLegacyGEMM(t, legGemmSet(levelAVX512)[t], mm)
 		}

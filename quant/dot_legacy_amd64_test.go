@@ -13,7 +13,22 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-var legacyTypes = []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1}
+var legacyTypes = []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0}
+
+// legacyTypesAt returns the types with legacy kernels at level (q8_0 has
+// them with AVX-512 only; the pure Go level has every twin).
+func legacyTypesAt(level isaLevel) []gguf.Type {
+	if level == levelGeneric {
+		return legacyTypes
+	}
+	var ts []gguf.Type
+	for _, t := range legacyTypes {
+		if _, ok := legacyKernelSet(level)[t]; ok {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
 
 // legacyLevels returns the levels with legacy kernels, skipping (and
 // saying so) those this CPU lacks.
@@ -43,7 +58,7 @@ func sameBits(a, b float32) bool { return math.Float32bits(a) == math.Float32bit
 // last group).
 func TestLegacyKernelsBitExact(t *testing.T) {
 	for _, level := range legacyLevels(t) {
-		for _, wt := range legacyTypes {
+		for _, wt := range legacyTypesAt(level) {
 			ks := legacyKernelSet(level)[wt]
 			vt, _ := VecDotType(wt)
 			twin := genericDots[wt]
@@ -135,7 +150,7 @@ func TestLegacyKernelsBitExact(t *testing.T) {
 func TestLegacyDispatchBitExact(t *testing.T) {
 	for _, level := range supportedLevels() {
 		ks := newKernelSet(level)
-		for _, wt := range legacyTypes {
+		for _, wt := range legacyTypesAt(level) {
 			vt, _ := VecDotType(wt)
 			twin := genericDots[wt]
 			rng := rand.New(rand.NewPCG(33, uint64(wt)))
@@ -205,7 +220,7 @@ func BenchmarkLegacyGEMM(b *testing.B) {
 		if detectLevel() < level {
 			continue
 		}
-		for _, wt := range legacyTypes {
+		for _, wt := range legacyTypesAt(level) {
 			for _, rows := range []int{256, 65536} {
 				benchLegacyGEMM(b, level, wt, n, rows)
 			}
@@ -219,11 +234,16 @@ func benchLegacyGEMM(b *testing.B, level isaLevel, wt gguf.Type, n, rows int) {
 	{
 		ks := legacyKernelSet(level)[wt]
 		mv := asmMatVec(wt, ks.mv)
-		x4 := matMulBy4(wt, legacyKernelSet(levelAVX2)[wt].x4, legacyKernelSet(levelAVX2)[wt].x2, mv)
 		variants := []struct {
 			name string
 			mm   MatMulFunc
-		}{{"mv", matMulByRows(wt, mv)}, {"x4", x4}, {"gemm", matMulLegacyGEMM(wt, legGemmSet(level)[wt], x4)}}
+		}{{"mv", matMulByRows(wt, mv)}, {"gemm", matMulLegacyGEMM(wt, legGemmSet(level)[wt], matMulByRows(wt, mv))}}
+		if k2, ok := legacyKernelSet(levelAVX2)[wt]; ok { // not q8_0
+			variants = append(variants, struct {
+				name string
+				mm   MatMulFunc
+			}{"x4", matMulBy4(wt, k2.x4, k2.x2, mv)})
+		}
 		rng := rand.New(rand.NewPCG(15, 16))
 		w := makeWeights(rng, wt, n*rows, fillRandom)
 		rb, _ := wt.RowBytes(n)
@@ -370,9 +390,8 @@ func TestLegacyGEMMPack(t *testing.T) {
 }
 
 // TestQ8_0GEMMBitExact holds q8_0's GEMM to its Go twin bit for bit: each
-// micro-kernel (the GEMM taken from one token on) with leftover rows and
-// tokens, and the dispatch from gemmMinTokens tokens on, where MatMul hands
-// batches to it.
+// micro-kernel with leftover rows and tokens, on its own and through the
+// dispatch.
 func TestQ8_0GEMMBitExact(t *testing.T) {
 	for _, level := range legacyLevels(t) {
 		ks := newKernelSet(level)
@@ -382,7 +401,6 @@ func TestQ8_0GEMMBitExact(t *testing.T) {
 				t.Logf("%v/%v: no GEMM at this level", level, wt)
 				continue
 			}
-			gm.minTok = 1
 			direct := matMulLegacyGEMM(wt, gm, func(int, []byte, int, []byte, int, []float32, int) {
 				t.Fatalf("%v/%v: the GEMM handed a batch to the small kernels", level, wt)
 			})
@@ -401,12 +419,12 @@ func TestQ8_0GEMMBitExact(t *testing.T) {
 					for range maxTok {
 						a = append(a, makeActs(t, rng, vt, sh.n, f)...)
 					}
-					for _, ntok := range []int{1, 2, 3, 5, 8, 15, 24, 29, maxTok} {
+					for _, ntok := range []int{2, 3, 5, 8, 15, 24, 29, maxTok} {
 						for _, v := range []struct {
 							name string
 							mm   MatMulFunc
 						}{{"GEMM", direct}, {"MatMul", mm}} {
-							if v.name == "MatMul" && (ntok < gemmMinTokens || sh.nrows < gm.rows) {
+							if v.name == "MatMul" && sh.nrows < gm.rows {
 								continue
 							}
 							out := make([]float32, (ntok-1)*ldo+sh.nrows)

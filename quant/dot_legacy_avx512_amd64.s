@@ -25,6 +25,12 @@ DATA leg5Eight<>+0x08(SB)/8, $0x0808080808080808
 DATA leg5Eight<>+0x10(SB)/8, $0x0808080808080808
 DATA leg5Eight<>+0x18(SB)/8, $0x0808080808080808
 GLOBL leg5Eight<>(SB), RODATA|NOPTR, $32
+// leg5X80: bytes 0x80.
+DATA leg5X80<>+0x00(SB)/8, $0x8080808080808080
+DATA leg5X80<>+0x08(SB)/8, $0x8080808080808080
+DATA leg5X80<>+0x10(SB)/8, $0x8080808080808080
+DATA leg5X80<>+0x18(SB)/8, $0x8080808080808080
+GLOBL leg5X80<>(SB), RODATA|NOPTR, $32
 // leg5DM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.
 DATA leg5DM<>+0x00(SB)/8, $0x0d0c090805040100
 DATA leg5DM<>+0x08(SB)/8, $0x0f0e0b0a07060302
@@ -1479,6 +1485,311 @@ q5_1AVX512mv8:
 	JLT q5_1AVX512ret
 	VEXTRACTPS $2, X9, 8(R13)
 q5_1AVX512ret:
+	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
+	VZEROUPPER
+	RET
+
+// func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb q8_0 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, bit for bit the Go twin's:
+//
+//	for j := 0; j < 32; j++ {
+//		s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
+//	}
+//	sum = addBlock(sum, f16(x)*f16(y), float32(s)) // sum + float32(d·s) on amd64
+//
+// Eight rows at a time (two per 512-bit register), one per float lane:
+// each block's integer sums are reduced to one lane per row and scaled
+// and added there in the twin's order. A last group of fewer than eight
+// rows overlaps the one before; under eight rows, four at a time.
+TEXT ·mvQ8_0AVX512(SB), NOSPLIT, $0-92
+	MOVQ w_base+0(FP), SI
+	MOVQ nb+48(FP), R8
+	IMULQ $34, R8 // row bytes
+	MOVQ nrows+56(FP), DX // rows left
+	MOVQ out_base+64(FP), R13
+	VMOVDQU leg5Nib<>(SB), Y15
+	VMOVDQU leg5X80<>(SB), Y12
+	CMPQ DX, $8
+	JLT q8_0AVX512four
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x80808080, AX // the offset
+	VPBROADCASTD AX, Z12
+	VMOVDQU64 leg5Shift<>(SB), Z14
+	VMOVDQU64 leg5Gather<>(SB), Z13
+	LEAQ (R8)(R8*2), R12 // 3rb
+q8_0AVX512group8:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*8), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y9, Y9, Y9
+q8_0AVX512loop8:
+	PREFETCHT0 0(R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	PREFETCHT0 192(R14)
+	PREFETCHT0 256(R14)
+	ADDQ $272, R14
+	VBROADCASTI64X4 2(DI), Z10 // the activations twice
+	VPXORD Z7, Z7, Z7
+	VPDPBUSD Z10, Z12, Z7
+	VPXORD Z8, Z8, Z8
+	VPSUBD Z7, Z8, Z8 // -128·y in quads
+	VMOVDQU 2(R9), Y1
+	VINSERTI64X4 $1, 2(R10), Z1, Z1
+	VPXORD Z12, Z1, Z1 // rows 0 and 1 plus 128
+	VMOVDQA64 Z8, Z0
+	VPDPBUSD Z10, Z1, Z0
+	VMOVDQU 2(R9)(R8*2), Y1
+	VINSERTI64X4 $1, 2(R9)(R12*1), Z1, Z1
+	VPXORD Z12, Z1, Z1 // rows 2 and 3 plus 128
+	VMOVDQA64 Z8, Z2
+	VPDPBUSD Z10, Z1, Z2
+	VMOVDQU 2(R9)(R8*4), Y1
+	VINSERTI64X4 $1, 2(R10)(R8*4), Z1, Z1
+	VPXORD Z12, Z1, Z1 // rows 4 and 5 plus 128
+	VMOVDQA64 Z8, Z3
+	VPDPBUSD Z10, Z1, Z3
+	VMOVDQU 2(R9)(R12*2), Y1
+	VINSERTI64X4 $1, 2(R10)(R12*2), Z1, Z1
+	VPXORD Z12, Z1, Z1 // rows 6 and 7 plus 128
+	VMOVDQA64 Z8, Z5
+	VPDPBUSD Z10, Z1, Z5
+	VSHUFI64X2 $0x88, Z2, Z0, Z16
+	VSHUFI64X2 $0xdd, Z2, Z0, Z17
+	VPADDD Z17, Z16, Z16 // lane r: four sums of row r
+	VSHUFI64X2 $0x88, Z5, Z3, Z18
+	VSHUFI64X2 $0xdd, Z5, Z3, Z19
+	VPADDD Z19, Z18, Z18 // lane r: four sums of row 4+r
+	VPUNPCKLDQ Z18, Z16, Z17
+	VPUNPCKHDQ Z18, Z16, Z19
+	VPADDD Z19, Z17, Z17
+	VPSHUFD $0x4e, Z17, Z19
+	VPADDD Z19, Z17, Z17 // lane r: S(r), S(4+r), S(r), S(4+r)
+	VPERMD Z17, Z13, Z0 // Y0: the eight rows' sums
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R9)(R8*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R9)(R12*1), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	MOVWLZX (R9)(R8*4), AX
+	MOVWLZX (R10)(R8*4), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R9)(R12*2), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R10)(R12*2), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VPINSRQ $1, AX, X4, X4
+	VCVTPH2PS X4, Y4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, Y5
+	VMULPS Y5, Y4, Y4
+	VCVTDQ2PS Y0, Y0
+	VMULPS Y4, Y0, Y0 // d_w·d_a·s
+	VADDPS Y0, Y9, Y9
+	ADDQ $34, R9
+	ADDQ $34, R10
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q8_0AVX512loop8
+	VMOVUPS Y9, (R13)
+	SUBQ $8, DX
+	JEQ q8_0AVX512done8
+	CMPQ DX, $8
+	JGE q8_0AVX512next8
+	MOVQ DX, AX // 1..7 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $8, DX
+	JMP q8_0AVX512group8
+q8_0AVX512next8:
+	LEAQ (SI)(R8*8), SI
+	ADDQ $32, R13
+	JMP q8_0AVX512group8
+q8_0AVX512done8:
+	VEXTRACTF128 $1, Y9, X0
+	VEXTRACTPS $3, X0, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+q8_0AVX512four:
+	CMPQ DX, $4
+	JLT q8_0AVX512small
+q8_0AVX512group:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+	LEAQ (SI)(R8*4), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+q8_0AVX512mv9:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $136, R14
+	VMOVDQU 2(DI), Y10
+	VPXOR Y8, Y8, Y8
+	VPXOR Y6, Y6, Y6
+	VPDPBUSD Y10, Y12, Y6
+	VPSUBD Y6, Y8, Y8 // -128·y in quads
+	VPXOR 2(R9), Y12, Y1
+	VMOVDQA Y8, Y0
+	VPDPBUSD Y10, Y1, Y0
+	VPXOR 2(R10), Y12, Y1
+	VMOVDQA Y8, Y2
+	VPDPBUSD Y10, Y1, Y2
+	VPXOR 2(R11), Y12, Y1
+	VMOVDQA Y8, Y3
+	VPDPBUSD Y10, Y1, Y3
+	VPXOR 2(R12), Y12, Y1
+	VMOVDQA Y8, Y5
+	VPDPBUSD Y10, Y1, Y5
+	VPHADDD Y2, Y0, Y0
+	VPHADDD Y5, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $34, R9
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q8_0AVX512mv9
+	VMOVUPS X9, (R13)
+	SUBQ $4, DX
+	JEQ q8_0AVX512done
+	CMPQ DX, $4
+	JGE q8_0AVX512next
+	MOVQ DX, AX // 1..3 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $4, DX
+	JMP q8_0AVX512group
+q8_0AVX512next:
+	LEAQ (SI)(R8*4), SI
+	ADDQ $16, R13
+	JMP q8_0AVX512group
+q8_0AVX512done:
+	VEXTRACTPS $3, X9, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+
+q8_0AVX512small:
+	// One to three rows: lanes past the last row repeat it.
+	MOVQ DX, AX
+	DECQ AX
+	IMULQ R8, AX
+	LEAQ (SI)(AX*1), R12
+	MOVQ SI, R9
+	MOVQ R12, R10
+	MOVQ R12, R11
+	CMPQ DX, $2
+	JLT q8_0AVX512ptrs
+	LEAQ (SI)(R8*1), R10
+	CMPQ DX, $3
+	JLT q8_0AVX512ptrs
+	LEAQ (SI)(R8*2), R11
+q8_0AVX512ptrs:
+	LEAQ (SI)(R8*4), R14
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+q8_0AVX512mv10:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $136, R14
+	VMOVDQU 2(DI), Y10
+	VPXOR Y8, Y8, Y8
+	VPXOR Y6, Y6, Y6
+	VPDPBUSD Y10, Y12, Y6
+	VPSUBD Y6, Y8, Y8 // -128·y in quads
+	VPXOR 2(R9), Y12, Y1
+	VMOVDQA Y8, Y0
+	VPDPBUSD Y10, Y1, Y0
+	VPXOR 2(R10), Y12, Y1
+	VMOVDQA Y8, Y2
+	VPDPBUSD Y10, Y1, Y2
+	VPXOR 2(R11), Y12, Y1
+	VMOVDQA Y8, Y3
+	VPDPBUSD Y10, Y1, Y3
+	VPXOR 2(R12), Y12, Y1
+	VMOVDQA Y8, Y5
+	VPDPBUSD Y10, Y1, Y5
+	VPHADDD Y2, Y0, Y0
+	VPHADDD Y5, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (R9), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $34, R9
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ q8_0AVX512mv10
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JEQ q8_0AVX512ret
+	VMOVSS X9, (R13)
+	CMPQ DX, $2
+	JLT q8_0AVX512ret
+	VEXTRACTPS $1, X9, 4(R13)
+	CMPQ DX, $3
+	JLT q8_0AVX512ret
+	VEXTRACTPS $2, X9, 8(R13)
+q8_0AVX512ret:
 	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
 	VZEROUPPER
 	RET

@@ -13,7 +13,8 @@ import (
 )
 
 // BenchmarkGEMM compares the prefill kernels on a batch of a prefill's
-// size: "x4" is one weight row × 4 tokens (dot_*_amd64.s), "gemm" the
+// size: "x4" is one weight row × 4 tokens (dot_*_amd64.s; q8_0's is the
+// AVX2 one, AVX-512 has none), "gemm" the
 // 16-row panels of gemm_amd64.go (q8_0: gemm_legacy_amd64.go), panel
 // unpacking included,
 // "gemm-ilv" the same over interleaved weights (panels unpacked from them).
@@ -43,7 +44,7 @@ func BenchmarkGEMM(b *testing.B) {
 		{gguf.TypeQ6_K, "gemm", ks.matMuls[gguf.TypeQ6_K]},
 		{gguf.TypeQ5_K, "x4", matMulBy4(gguf.TypeQ5_K, matQ5KAVX512x4, nil, ks.matVecs[gguf.TypeQ5_K])},
 		{gguf.TypeQ5_K, "gemm", ks.matMuls[gguf.TypeQ5_K]},
-		{gguf.TypeQ8_0, "x4", matMulBy4(gguf.TypeQ8_0, matQ8_0AVX512x4, nil, ks.matVecs[gguf.TypeQ8_0])},
+		{gguf.TypeQ8_0, "x4", matMulBy4(gguf.TypeQ8_0, matQ8_0AVX2x4, nil, matVecByRows(gguf.TypeQ8_0, dotQ8_0))},
 		{gguf.TypeQ8_0, "gemm", ks.matMuls[gguf.TypeQ8_0]},
 	}
 	for _, n := range []int{2048, 11008} {

@@ -20,8 +20,7 @@ import (
 // steps then run per lane exactly as the Go twin's (d_w·d_a times the sum,
 // plus m·s_a, added to the row's sum, in block order), so the GEMM gives
 // the twin's bits: a token's result does not depend on the batch it came
-// in (for q8_0, whose MatVec kernels sum in another order, only from
-// gemmMinTokens tokens on, as for the K-quants).
+// in.
 //
 // The activation side is read from the q8_0/q8_1 rows, with the per-block
 // scales the micro-kernels broadcast prepared once per call (legPrep*):
@@ -43,8 +42,7 @@ import (
 //	[rows]float32       m, at 36·rows (q4_1, q5_1)
 const (
 	legScaleLen = 64 // [8] float32 d_a, then [8] float32 s_a or int32 -offset·Σy
-	// legGemmMinTokens is the smallest batch the GEMM takes where the
-	// small kernels give the twin's bits too (all but q8_0): two tokens
+	// legGemmMinTokens is the smallest batch the GEMM takes: two tokens
 	// already run about twice as fast as through the x2 kernel, four 2.3
 	// times the x4 kernel's speed (BenchmarkLegacyGEMM, Zen 5, weights in
 	// the L2 cache or memory alike), whose per-block reduction and scales a
@@ -152,15 +150,14 @@ func legPrepQ8_1(a []byte, astride, nb, ntok int, scales []byte)
 type legGemmKernel func(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
 
 // legGemm is one type's GEMM at one level: its panel of rows rows, packer,
-// scale preparation, micro-kernels of toks[i] tokens (largest first, then
-// halving down to 1), and the smallest batch it takes.
+// scale preparation and micro-kernels of toks[i] tokens (largest first,
+// then halving down to 1).
 type legGemm struct {
-	rows   int
-	pack   func(panel, w []byte, rb, nb int)
-	prep   func(a []byte, astride, nb, ntok int, scales []byte)
-	k      []legGemmKernel
-	toks   []int
-	minTok int
+	rows int
+	pack func(panel, w []byte, rb, nb int)
+	prep func(a []byte, astride, nb, ntok int, scales []byte)
+	k    []legGemmKernel
+	toks []int
 }
 
 // prepOffset prepares q8_0 activations' scales for panels that hold their
@@ -179,11 +176,11 @@ func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
 		q0 := []legGemmKernel{legGemmQ_0AVX512x8, legGemmQ_0AVX512x4, legGemmQ_0AVX512x2, legGemmQ_0AVX512x1}
 		q51 := []legGemmKernel{legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4, legGemmQ5_1AVX512x2, legGemmQ5_1AVX512x1}
 		return map[gguf.Type]legGemm{
-			gguf.TypeQ4_1: {16, legPackQ4_1AVX512, legPrepQ8_1, q1, t, legGemmMinTokens},
-			gguf.TypeQ5_0: {16, legPackQ5_0AVX512, prepOffset(16), q0, t, legGemmMinTokens},
-			gguf.TypeQ5_1: {16, legPackQ5_1AVX512, legPrepQ8_1, q51, t, legGemmMinTokens},
-			gguf.TypeQ4_0: {16, legPackQ4_0AVX512, prepOffset(8), q0, t, legGemmMinTokens},
-			gguf.TypeQ8_0: {16, legPackQ8_0AVX512, prepOffset(128), q0, t, gemmMinTokens},
+			gguf.TypeQ4_1: {16, legPackQ4_1AVX512, legPrepQ8_1, q1, t},
+			gguf.TypeQ5_0: {16, legPackQ5_0AVX512, prepOffset(16), q0, t},
+			gguf.TypeQ5_1: {16, legPackQ5_1AVX512, legPrepQ8_1, q51, t},
+			gguf.TypeQ4_0: {16, legPackQ4_0AVX512, prepOffset(8), q0, t},
+			gguf.TypeQ8_0: {16, legPackQ8_0AVX512, prepOffset(128), q0, t},
 		}
 	}
 	t := []int{4, 2, 1}
@@ -191,18 +188,11 @@ func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
 	q0 := []legGemmKernel{legGemmQ_0AVX2x4, legGemmQ_0AVX2x2, legGemmQ_0AVX2x1}
 	q51 := []legGemmKernel{legGemmQ5_1AVX2x4, legGemmQ5_1AVX2x2, legGemmQ5_1AVX2x1}
 	return map[gguf.Type]legGemm{
-		gguf.TypeQ4_1: {8, legPackQ4_1AVX2, legPrepQ8_1, q1, t, legGemmMinTokens},
-		gguf.TypeQ5_0: {8, legPackQ5_0AVX2, prepOffset(16), q0, t, legGemmMinTokens},
-		gguf.TypeQ5_1: {8, legPackQ5_1AVX2, legPrepQ8_1, q51, t, legGemmMinTokens},
-		gguf.TypeQ4_0: {8, legPackQ4_0AVX2, prepOffset(8), q0, t, legGemmMinTokens},
+		gguf.TypeQ4_1: {8, legPackQ4_1AVX2, legPrepQ8_1, q1, t},
+		gguf.TypeQ5_0: {8, legPackQ5_0AVX2, prepOffset(16), q0, t},
+		gguf.TypeQ5_1: {8, legPackQ5_1AVX2, legPrepQ8_1, q51, t},
+		gguf.TypeQ4_0: {8, legPackQ4_0AVX2, prepOffset(8), q0, t},
 	}
-}
-
-// addQ8_0GEMM puts q8_0's GEMM (AVX-512) in front of its MatMul for
-// batches of gemmMinTokens tokens or more.
-func addQ8_0GEMM(k *kernelSet) {
-	t := gguf.TypeQ8_0
-	k.matMuls[t] = matMulLegacyGEMM(t, legGemmSet(levelAVX512)[t], k.matMuls[t])
 }
 
 // legBuffers pools a call's panel and scales.
@@ -211,7 +201,7 @@ type legBuffers struct{ panel, scales []byte }
 var legPool sync.Pool
 
 // matMulLegacyGEMM builds the MatMulFunc of 32-quant type t: the GEMM for
-// batches of gm.minTok tokens or more and a panel's rows or more,
+// batches of legGemmMinTokens tokens or more and a panel's rows or more,
 // small (the x kernels) for the rest. All tokens go through the panel, in
 // groups of the largest micro-kernel and then of the smaller ones; a last
 // panel of fewer rows overlaps the one before (its rows get the same bits
@@ -222,7 +212,7 @@ func matMulLegacyGEMM(t gguf.Type, gm legGemm, small MatMulFunc) MatMulFunc {
 	rows, pl := gm.rows, 40*gm.rows
 	return func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int) {
 		nb := n / 32
-		if nb <= 0 || n%32 != 0 || ntok < gm.minTok || nrows < rows {
+		if nb <= 0 || n%32 != 0 || ntok < legGemmMinTokens || nrows < rows {
 			small(n, w, nrows, a, ntok, out, ldo)
 			return
 		}

@@ -26,8 +26,9 @@ type qtype struct {
 	qs     int    // offset of the 16 nibble bytes
 	qh     int    // offset of the 32 fifth bits, -1 if none
 	hasM   bool   // x = d·q + m: a q8_1 activation, whose s meets m
-	signed bool   // q4_0, q5_0: q - offset
-	offset int    // q4_0 8, q5_0 16
+	signed bool   // q4_0, q5_0, q8_0: q - offset
+	offset int    // q4_0 8, q5_0 16, q8_0 128
+	bytes  bool   // q8_0: 32 quant bytes, not nibbles (AVX-512 only)
 	ab, aq int    // activation block bytes and offset of its quants
 	twin   string // the Go twin's loop, for the comments
 }
@@ -60,6 +61,14 @@ var types = []qtype{
 //	}
 //	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))`},
 }
+
+// q8_0 has its MatVec kernel here with AVX-512 only: its quants plus 128
+// (XOR 0x80) meet VPDPBUSD unsigned, where AVX2's VPMADDUBSW would
+// saturate. Its GEMM packer is gemmPackQ8_0.
+var q8_0 = qtype{name: "Q8_0", wb: 34, qs: 2, qh: -1, signed: true, offset: 128, bytes: true, ab: 34, aq: 2, twin: `//	for j := 0; j < 32; j++ {
+//		s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
+//	}
+//	sum = addBlock(sum, f16(x)*f16(y), float32(s)) // sum + float32(d·s) on amd64`}
 
 // q_0 stands for the types whose blocks have one scale d and whose GEMM
 // panels hold the quants plus an offset, q4_0 (8), q5_0 (16) and q8_0
@@ -106,6 +115,9 @@ func main() {
 				g.xn(t, 4)
 				g.xn(t, 2)
 			}
+		}
+		if avx512 {
+			g.mv(q8_0)
 		}
 		name := "dot_legacy_avx2_amd64.s"
 		if avx512 {
@@ -189,6 +201,10 @@ func (g *gen) header() {
 	data(pre+"Nib", 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f)
 	data(pre+"Hi", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010)
 	data(pre+"Eight", 0x0808080808080808, 0x0808080808080808, 0x0808080808080808, 0x0808080808080808)
+	if g.avx512 {
+		g.p("// %sX80: bytes 0x80.", pre)
+		data(pre+"X80", 0x8080808080808080, 0x8080808080808080, 0x8080808080808080, 0x8080808080808080)
+	}
 	if !g.avx512 {
 		data(pre+"Hi4", 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0)
 		g.p("// %sQhShuf: byte j takes byte j/8 of the broadcast fifth bits; %sQhBit:", pre, pre)
@@ -238,7 +254,11 @@ func (g *gen) constants(t qtype, signedX bool) {
 		}
 	}
 	if t.signed && t.qh < 0 {
-		g.i("VMOVDQU %sEight<>(SB), Y12", pre)
+		if t.bytes {
+			g.i("VMOVDQU %sX80<>(SB), Y12", pre)
+		} else {
+			g.i("VMOVDQU %sEight<>(SB), Y12", pre)
+		}
 	}
 	if !g.avx512 {
 		g.i("VMOVDQU %sOnes<>(SB), Y11", pre)
@@ -250,6 +270,10 @@ func (g *gen) constants(t qtype, signedX bool) {
 // q5_0 value minus its offset with its absolute value in Y7. Y4 is
 // clobbered.
 func (g *gen) unpack(t qtype, P string, signedX bool) {
+	if t.bytes { // q8_0 (AVX-512 mv only): the bytes plus 128
+		g.i("VPXOR %d(%s), Y12, Y1", t.qs, P)
+		return
+	}
 	g.i("VMOVDQU %d(%s), X1", t.qs, P)
 	g.i("VPSRLW $4, X1, X4")
 	g.i("VINSERTI128 $1, X4, Y1, Y1")
@@ -1068,6 +1092,14 @@ func (g *gen) mv8(t qtype, lname string) {
 	prods := []string{"Z0", "Z2", "Z3", "Z5"}
 	for p, P := range prods {
 		a, b := 2*p, 2*p+1
+		if t.bytes {
+			g.i("VMOVDQU %s, Y1", at(t.qs, a))
+			g.i("VINSERTI64X4 $1, %s, Z1, Z1", at(t.qs, b))
+			g.i("VPXORD Z12, Z1, Z1 // rows %d and %d plus 128", a, b)
+			g.i("VMOVDQA64 Z8, %s", P)
+			g.i("VPDPBUSD Z10, Z1, %s", P)
+			continue
+		}
 		g.i("VMOVDQU %s, X1", at(t.qs, a))
 		g.i("VINSERTI32X4 $2, %s, Z1, Z1", at(t.qs, b))
 		g.i("VSHUFI64X2 $0xa0, Z1, Z1, Z1")
