@@ -86,11 +86,10 @@ func MatVec(w gguf.Type) (MatVecFunc, error) { return best.matVec(w) }
 //
 // Under 24 tokens each token's outputs are bit for bit MatVec's for that
 // token alone, so a batch of sequences gets the same numbers as each
-// sequence run by itself (except q8_0 rows of an odd number of blocks with
-// AVX-512, which round in the last bits differently). From 24 tokens on,
-// the K-quant and q8_0 GEMMs sum in another order. On amd64 the 32-quant
-// types q4_0, q4_1, q5_0 and q5_1 give MatVec's bits for any number of
-// tokens: every kernel of theirs computes its Go twin's bits.
+// sequence run by itself. From 24 tokens on, the K-quant GEMM sums in
+// another order. On amd64 the 32-quant types q4_0, q4_1, q5_0, q5_1 (and
+// q8_0 with AVX-512) give MatVec's bits for any number of tokens: every
+// kernel of theirs computes its Go twin's bits.
 type MatMulFunc func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int)
 
 // MatMul returns the batched kernel for weights of type w.
@@ -110,13 +109,13 @@ func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 // code on every path):
 //
 //	q4_K, q5_K, q6_K, q8_0              MatVec/Dot, and MatMul four tokens at a time
-//	                                    (q8_0 from 24 tokens with AVX-512: a GEMM of
-//	                                    16-row panels, gemm_legacy_amd64.go)
-//	q4_0, q4_1, q5_0, q5_1              MatVec/Dot (several rows at a time), MatMul
+//	                                    (q8_0: AVX2 only, AVX-512 takes the next row)
+//	q4_0, q4_1, q5_0, q5_1, q8_0        MatVec/Dot (several rows at a time), MatMul
 //	                                    two and four tokens at a time and, from two
 //	                                    tokens, a GEMM of 8-row (AVX2) or 16-row
 //	                                    (AVX-512) panels; all of them bit for bit
-//	                                    the Go twin's (dot_legacy_amd64.go)
+//	                                    the Go twin's (dot_legacy_amd64.go; q8_0
+//	                                    with AVX-512 only)
 //	q2_K, q3_K, f16, bf16, f32          MatVec/Dot (f16/bf16/f32 rows of a multiple of 32);
 //	                                    f16 and bf16 MatMul four tokens at a time with
 //	                                    AVX-512 (matf16_amd64.go)
