@@ -25,6 +25,12 @@ import (
 // only on its own row and token; it differs from MatVec's lanes by float32
 // rounding, as the K-quant GEMM's does from 24 tokens on. Below that a
 // token's outputs stay MatVec's bits, so decode batches are unchanged.
+//
+// On CPUs with AVX-512 BF16, BF16 weights (of an even number of columns)
+// take VDPBF16PS instead, as llama.cpp does: a slab holds column pairs,
+// the activations stay bfloat16, and each instruction adds two products
+// per row, the odd column's first, each with one rounding and with
+// denormals flushed to zero (gemm32x12BF16Go is the definition).
 
 // floatGEMMMinTokens is the smallest batch that takes the float GEMM, the
 // same threshold as quant's K-quant GEMM.
@@ -56,6 +62,102 @@ func widenActivations(dst []float32, t gguf.Type, act []byte, n, cols int) {
 		}
 	}
 	clear(dst[n*cols:])
+}
+
+// bf16Pairs reports whether m's float GEMM takes VDPBF16PS.
+func bf16Pairs(m *Matrix) bool {
+	return m.Type == gguf.TypeBF16 && packedBF16 && m.Cols%2 == 0
+}
+
+// padTiles copies the n rows of rb bytes at act to dst, then zero rows up
+// to a whole number of 12-token tiles.
+func padTiles(dst, act []byte, n, rb int) {
+	copy(dst, act[:n*rb])
+	clear(dst[n*rb:])
+}
+
+// mulBF16Pairs is mulFloatGEMM for bf16Pairs matrices: x holds the n
+// bfloat16 activation rows (padded to whole tiles).
+func mulBF16Pairs(m *Matrix, lo, hi int, x []byte, n int, dst []float32) {
+	K, rb := m.Cols, m.actRowBytes
+	b, _ := slabPool.Get().(*slabBuf)
+	if b == nil {
+		b = new(slabBuf)
+	}
+	if cap(b.slab) < packRows*K*2 {
+		b.slab = make([]byte, packRows*K*2)
+	}
+	slab := b.slab[:packRows*K*2]
+	for r0 := lo; r0 < hi; r0 += packRows {
+		rows := min(packRows, hi-r0)
+		if rows < packRows || !packPairsASM(slab, m.Data[r0*m.rowBytes:(r0+rows)*m.rowBytes], m.rowBytes, K) {
+			packPairsGo(slab, m, r0, rows)
+		}
+		for tok := 0; tok < n; tok += packTile {
+			ntok := min(packTile, n-tok)
+			xt := x[tok*rb:]
+			if rows == packRows {
+				bf16Kernel(slab, xt, rb, K/2, dst[tok*m.Rows+r0:], m.Rows, ntok)
+				continue
+			}
+			bf16Kernel(slab, xt, rb, K/2, b.tmp[:], packRows, ntok)
+			for t := range ntok {
+				copy(dst[(tok+t)*m.Rows+r0:(tok+t)*m.Rows+r0+rows], b.tmp[t*packRows:])
+			}
+		}
+	}
+	slabPool.Put(b)
+}
+
+// packPairsGo copies rows [r0, r0+rows) of m (BF16) into slab as column
+// pairs: dword [j][r] holds row r's columns 2j and 2j+1 (rows past the
+// matrix zero).
+func packPairsGo(slab []byte, m *Matrix, r0, rows int) {
+	if rows < packRows {
+		clear(slab)
+	}
+	for r := range rows {
+		w := m.Data[(r0+r)*m.rowBytes:]
+		for j := range m.Cols / 2 {
+			copy(slab[4*(j*packRows+r):4*(j*packRows+r)+4], w[4*j:4*j+4])
+		}
+	}
+}
+
+// gemm32x12BF16Go is the BF16 micro-kernel in Go, the definition of
+// VDPBF16PS's sums: the outputs of 32 rows (a slab w of kp column pairs)
+// for ntok of the 12 tokens whose bfloat16 activation rows start at x, xs
+// bytes apart, written to out (row t at out[t*os:]):
+//
+//	for j := range kp { // column pairs
+//		acc = ftz(fma(daz(w[2j+1]), daz(a[2j+1]), acc))
+//		acc = ftz(fma(daz(w[2j]), daz(a[2j]), acc))
+//	}
+//
+// with float32 fused multiply-adds, denormal inputs read as zero and
+// denormal results flushed to zero (of the same sign).
+func gemm32x12BF16Go(w, x []byte, xs, kp int, out []float32, os, ntok int) {
+	bf := func(b []byte) float32 { return daz(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16)) }
+	for t := range ntok {
+		for r := range packRows {
+			var acc float32
+			for j := range kp {
+				wp := w[4*(j*packRows+r):]
+				ap := x[t*xs+4*j:]
+				acc = daz(fma32(bf(wp[2:]), bf(ap[2:]), acc))
+				acc = daz(fma32(bf(wp), bf(ap), acc))
+			}
+			out[t*os+r] = acc
+		}
+	}
+}
+
+// daz returns x, or a zero of its sign if x is a denormal.
+func daz(x float32) float32 {
+	if b := math.Float32bits(x); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return x
 }
 
 // slabPool holds slabs (32 rows of a matrix in the micro-kernels' layout)

@@ -82,6 +82,27 @@ func floatGEMMWant(t *testing.T, m *Matrix, x []float32, n int) []float32 {
 			m.matVec(m.Cols, m.Data, act, out[tok*m.Rows:(tok+1)*m.Rows])
 			continue
 		}
+		if bf16Pairs(m) { // VDPBF16PS: column pairs, the odd column first, denormals flushed
+			flush := func(x float32) float32 {
+				if math.Abs(float64(x)) < 0x1p-126 {
+					return float32(math.Copysign(0, float64(x)))
+				}
+				return x
+			}
+			bf := func(b []byte) float32 {
+				return flush(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+			}
+			for r := range m.Rows {
+				w := m.Data[r*m.rowBytes:]
+				var acc float32
+				for c := 0; c < m.Cols; c += 2 {
+					acc = flush(fma32(bf(w[2*c+2:]), bf(act[2*c+2:]), acc))
+					acc = flush(fma32(bf(w[2*c:]), bf(act[2*c:]), acc))
+				}
+				out[tok*m.Rows+r] = acc
+			}
+			continue
+		}
 		a := make([]float32, m.Cols)
 		widenActivations(a, m.act, act, 1, m.Cols)
 		for r := range m.Rows {
@@ -146,6 +167,48 @@ func TestPackSlab(t *testing.T) {
 				packSlabGo(want, m, r0, packRows)
 				if !bytes.Equal(got, want) {
 					t.Fatalf("%v, %d columns, rows from %d: the packed slab differs from packSlabGo's", typ, cols, r0)
+				}
+			}
+		}
+	}
+}
+
+
+// TestBF16Kernel holds the VDPBF16PS micro-kernel to its Go twin bit for
+// bit: random weights and activations with denormals, zeros and large
+// values among them, 1 to 12 tokens, several column-pair counts.
+func TestBF16Kernel(t *testing.T) {
+	if !packedBF16 {
+		t.Skip("no AVX-512 BF16 on this CPU (or GODEBUG): BF16 weights take the float32 GEMM")
+	}
+	r := rand.New(rand.NewPCG(49, 50))
+	bf16 := func() uint16 {
+		switch r.IntN(8) {
+		case 0:
+			return uint16(r.IntN(0x80)) | uint16(r.IntN(2))<<15 // denormal or zero
+		case 1:
+			return uint16(0x7e00 + r.IntN(0x80)) // large
+		}
+		return uint16(math.Float32bits(float32(r.NormFloat64())) >> 16)
+	}
+	for _, kp := range []int{1, 3, 64} {
+		w := make([]byte, packRows*kp*4)
+		for i := 0; i < len(w); i += 2 {
+			binary.LittleEndian.PutUint16(w[i:], bf16())
+		}
+		const xs = 4*64 + 8
+		x := make([]byte, packTile*xs)
+		for i := 0; i < len(x); i += 2 {
+			binary.LittleEndian.PutUint16(x[i:], bf16())
+		}
+		for _, ntok := range []int{1, 5, 12} {
+			const os = packRows + 3
+			got, want := make([]float32, packTile*os), make([]float32, packTile*os)
+			bf16Kernel(w, x, xs, kp, got, os, ntok)
+			gemm32x12BF16Go(w, x, xs, kp, want, os, ntok)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("%d pairs, %d tokens: out[%d] (token %d row %d) = %g, Go twin %g", kp, ntok, i, i/os, i%os, got[i], want[i])
 				}
 			}
 		}

@@ -150,9 +150,10 @@ func (m *Matrix) Row(i int, dst []float32) error {
 // products allocate nothing. A Scratch must not be used by two goroutines at
 // once; give each session its own.
 type Scratch struct {
-	act  []byte
-	wide []float32 // float weights' activations widened for the float GEMM
-	job  mulJob
+	act   []byte
+	wide  []float32 // float weights' activations widened for the float GEMM
+	pairs []byte    // BF16 activations padded to whole tiles for VDPBF16PS
+	job   mulJob
 }
 
 // Out is one product of a fused call (MulInto): a matrix and where its
@@ -275,22 +276,31 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 		// Widen each vec-dot type's activations once for the float GEMM
 		// (floatgemm.go), in whole tiles of 12 tokens.
 		rows := (n + packTile - 1) / packTile * packTile
-		if cap(s.wide) < maxOuts*rows*cols {
-			s.wide = make([]float32, maxOuts*rows*cols)
-		}
 		for i := range j.nparts {
 			part := &j.parts[i]
-			if !floatGEMM(part.m, n) {
+			m := part.m
+			if !floatGEMM(m, n) {
 				continue
 			}
 			for k := range i {
-				if j.parts[k].wide != nil && j.parts[k].act == part.act {
-					part.wide = j.parts[k].wide
+				if j.parts[k].act == part.act {
+					part.wide, part.pairs = j.parts[k].wide, j.parts[k].pairs
 				}
 			}
-			if part.wide == nil {
+			switch {
+			case part.wide != nil || part.pairs != nil:
+			case bf16Pairs(m):
+				if cap(s.pairs) < maxOuts*rows*m.actRowBytes {
+					s.pairs = make([]byte, maxOuts*rows*m.actRowBytes)
+				}
+				part.pairs = s.pairs[i*rows*m.actRowBytes : (i+1)*rows*m.actRowBytes]
+				padTiles(part.pairs, j.act[part.act:], n, m.actRowBytes)
+			default:
+				if cap(s.wide) < maxOuts*rows*cols {
+					s.wide = make([]float32, maxOuts*rows*cols)
+				}
 				part.wide = s.wide[i*rows*cols : (i+1)*rows*cols]
-				widenActivations(part.wide, part.m.act, j.act[part.act:], n, cols)
+				widenActivations(part.wide, m.act, j.act[part.act:], n, cols)
 			}
 		}
 	}
@@ -326,6 +336,7 @@ type mulPart struct {
 
 	convert bool      // this part converts the activations at act (the first of its type)
 	wide    []float32 // the float GEMM's widened activations (nil: quant's kernels)
+	pairs   []byte    // or its BF16 activations for VDPBF16PS (bf16Pairs)
 }
 
 type mulJob struct {
@@ -369,6 +380,10 @@ func (j *mulJob) mul(part *mulPart, lo, hi int) {
 	m := part.m
 	if part.wide != nil {
 		mulFloatGEMM(m, lo, hi, part.wide, j.n, part.dst)
+		return
+	}
+	if part.pairs != nil {
+		mulBF16Pairs(m, lo, hi, part.pairs, j.n, part.dst)
 		return
 	}
 	act := j.act[part.act : part.act+j.n*m.actRowBytes]

@@ -15,6 +15,7 @@ import (
 var (
 	havePackedKernels = cpu.X86.AVX2
 	packedAVX512      = cpu.X86.AVX512
+	packedBF16        = cpu.X86.BF16 // VDPBF16PS: the BF16 float GEMM (floatgemm.go)
 )
 
 // gemm32x12F32 and gemm32x12F16 are gemm32x12Go for F32 and F16 slabs,
@@ -25,6 +26,22 @@ func gemm32x12F32(w *byte, x *float32, xstride, k int, out *float32, ostride, nt
 
 //go:noescape
 func gemm32x12F16(w *byte, x *float32, xstride, k int, out *float32, ostride, ntok int)
+
+// gemm32x12BF16 is gemm32x12BF16Go with AVX-512 BF16, bit for bit, with
+// xstride and ostride in bytes and kp (column pairs) at least 1.
+//
+//go:noescape
+func gemm32x12BF16(w, x *byte, xstride, kp int, out *float32, ostride, ntok int)
+
+// bf16Kernel runs gemm32x12BF16 where the CPU has it, else its Go twin.
+func bf16Kernel(w, x []byte, xs, kp int, out []float32, os, ntok int) {
+	if !packedBF16 {
+		gemm32x12BF16Go(w, x, xs, kp, out, os, ntok)
+		return
+	}
+	_, _, _ = w[packRows*kp*4-1], x[(packTile-1)*xs+4*kp-1], out[(ntok-1)*os+packRows-1]
+	gemm32x12BF16(&w[0], &x[0], xs, kp, &out[0], 4*os, ntok)
+}
 
 // gemm32x12F32AVX2 and gemm32x12F16AVX2 are the same with AVX2 only.
 //

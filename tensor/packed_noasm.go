@@ -7,6 +7,7 @@ import "github.com/smolgo/smolgo/gguf"
 var (
 	havePackedKernels = false
 	packedAVX512      = false
+	packedBF16        = false
 )
 
 func roundF16sASM(dst, src []float32) int       { return 0 }
@@ -23,3 +24,9 @@ func packedKernel(t gguf.Type, w []byte, x []float32, xs, k int, out []float32, 
 }
 
 func packSlabASM(slab, w []byte, t gguf.Type, rb, k int) bool { return false }
+
+func packPairsASM(slab, w []byte, rb, k int) bool { return false }
+
+func bf16Kernel(w, x []byte, xs, kp int, out []float32, os, ntok int) {
+	gemm32x12BF16Go(w, x, xs, kp, out, os, ntok)
+}

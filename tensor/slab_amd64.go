@@ -13,6 +13,9 @@ func packSlabF16AVX512(slab, w *byte, rb, n int)
 //go:noescape
 func packSlabBF16AVX512(slab, w *byte, rb, n int)
 
+//go:noescape
+func packSlabPairsAVX512(slab, w *byte, rb, n int)
+
 // packSlabASM packs 32 whole rows at w (rb bytes apart, k columns of type
 // t, F16 or BF16) with AVX-512 and reports whether it could: k must be
 // even.
@@ -36,5 +39,16 @@ func packSlabASM(slab, w []byte, t gguf.Type, rb, k int) bool {
 	default:
 		return false
 	}
+	return true
+}
+
+// packPairsASM packs 32 whole rows at w (rb bytes apart, k BF16 columns, k
+// even) as column pairs with AVX-512 and reports whether it could.
+func packPairsASM(slab, w []byte, rb, k int) bool {
+	if !packedAVX512 || rb >= 1<<31 || k%2 != 0 {
+		return false
+	}
+	_, _ = slab[packRows*k*2-1], w[31*rb+2*k-1]
+	packSlabPairsAVX512(&slab[0], &w[0], rb, k/2)
 	return true
 }

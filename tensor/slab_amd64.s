@@ -89,3 +89,21 @@ bf16loop:
 	JNZ bf16loop
 	VZEROUPPER
 	RET
+
+// func packSlabPairsAVX512(slab, w *byte, rb, n int)
+//
+// n column pairs of 2-byte elements, each pair kept together as one dword:
+// slab dword [j][r] = w[r][2j], w[r][2j+1] (the BF16 kernel's layout).
+TEXT ·packSlabPairsAVX512(SB), NOSPLIT, $0-32
+	SLAB_SETUP
+pairsloop:
+	SLAB_GATHER
+	VMOVDQU32 Z0, (DI)
+	VMOVDQU32 Z1, 64(DI)
+	ADDQ $4, SI
+	ADDQ $4, BX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ pairsloop
+	VZEROUPPER
+	RET

@@ -25,6 +25,9 @@ type X86Features struct {
 	// GFNI is AVX-512 GFNI (Galois-field byte ops that unpack 4-bit
 	// quants), on top of AVX512.
 	GFNI bool
+	// BF16 is AVX-512 BF16 (VDPBF16PS: pairs of bfloat16 products summed
+	// into float32), on top of AVX512.
+	BF16 bool
 }
 
 func readX86() X86Features {
@@ -33,6 +36,7 @@ func readX86() X86Features {
 	f.AVX2 = x.HasAVX2 && x.HasFMA && x.HasF16C
 	f.AVX512 = f.AVX2 && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI
 	f.GFNI = f.AVX512 && x.HasAVX512GFNI
+	f.BF16 = f.AVX512 && x.HasAVX512BF16
 	return f
 }
 

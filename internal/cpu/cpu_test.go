@@ -10,7 +10,7 @@ import (
 // follow x/sys/cpu's flags.
 func TestFeatureSetsNest(t *testing.T) {
 	x := X86
-	if x.AVX512 && !x.AVX2 || x.GFNI && !x.AVX512 {
+	if x.AVX512 && !x.AVX2 || x.GFNI && !x.AVX512 || x.BF16 && !x.AVX512 {
 		t.Errorf("x86 sets do not nest: %+v", x)
 	}
 	if x.AVX2 != (cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C) {
