@@ -173,7 +173,6 @@ func TestPackSlab(t *testing.T) {
 	}
 }
 
-
 // TestBF16Kernel holds the VDPBF16PS micro-kernel to its Go twin bit for
 // bit: random weights and activations with denormals, zeros and large
 // values among them, 1 to 12 tokens, several column-pair counts.

@@ -334,8 +334,8 @@ func main() {
 func vdpbf16ps(dst, src1, src2 int) string {
 	inv := func(v, bit int) byte { return byte(^v>>bit) & 1 }
 	p1 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0b10 // R X B R' 00 mm=0F38
-	p2 := byte(^src1&0xf)<<3 | 1<<2 | 0b10                                              // W=0 vvvv 1 pp=F3
-	p3 := byte(0b10)<<5 | inv(src1, 4)<<3                                               // z=0 L'L=512 b=0 V' aaa=0
+	p2 := byte(^src1&0xf)<<3 | 1<<2 | 0b10                                           // W=0 vvvv 1 pp=F3
+	p3 := byte(0b10)<<5 | inv(src1, 4)<<3                                            // z=0 L'L=512 b=0 V' aaa=0
 	modrm := 0xc0 | byte(dst&7)<<3 | byte(src2&7)
 	bs := []byte{0x62, p1, p2, p3, 0x52, modrm}
 	out := ""
