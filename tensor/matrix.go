@@ -290,14 +290,14 @@ func mulInto(p *Pool, s *Scratch, x []float32, n int, glu []float32, outs []Out)
 			switch {
 			case part.wide != nil || part.pairs != nil:
 			case bf16Pairs(m):
-				if cap(s.pairs) < maxOuts*rows*m.actRowBytes {
-					s.pairs = make([]byte, maxOuts*rows*m.actRowBytes)
+				if cap(s.pairs) < j.nparts*rows*m.actRowBytes {
+					s.pairs = make([]byte, j.nparts*rows*m.actRowBytes)
 				}
 				part.pairs = s.pairs[i*rows*m.actRowBytes : (i+1)*rows*m.actRowBytes]
 				padTiles(part.pairs, j.act[part.act:], n, m.actRowBytes)
 			default:
-				if cap(s.wide) < maxOuts*rows*cols {
-					s.wide = make([]float32, maxOuts*rows*cols)
+				if cap(s.wide) < j.nparts*rows*cols {
+					s.wide = make([]float32, j.nparts*rows*cols)
 				}
 				part.wide = s.wide[i*rows*cols : (i+1)*rows*cols]
 				widenActivations(part.wide, m.act, j.act[part.act:], n, cols)
