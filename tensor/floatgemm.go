@@ -80,33 +80,15 @@ func padTiles(dst, act []byte, n, rb int) {
 // bfloat16 activation rows (padded to whole tiles).
 func mulBF16Pairs(m *Matrix, lo, hi int, x []byte, n int, dst []float32) {
 	K, rb := m.Cols, m.actRowBytes
-	b, _ := slabPool.Get().(*slabBuf)
-	if b == nil {
-		b = new(slabBuf)
-	}
-	if cap(b.slab) < packRows*K*2 {
-		b.slab = make([]byte, packRows*K*2)
-	}
-	slab := b.slab[:packRows*K*2]
-	for r0 := lo; r0 < hi; r0 += packRows {
-		rows := min(packRows, hi-r0)
-		if rows < packRows || !packPairsASM(slab, m.Data[r0*m.rowBytes:(r0+rows)*m.rowBytes], m.rowBytes, K) {
-			packPairsGo(slab, m, r0, rows)
-		}
-		for tok := 0; tok < n; tok += packTile {
-			ntok := min(packTile, n-tok)
-			xt := x[tok*rb:]
-			if rows == packRows {
-				bf16Kernel(slab, xt, rb, K/2, dst[tok*m.Rows+r0:], m.Rows, ntok)
-				continue
+	slabGEMM(m, lo, hi, n, packRows*K*2, dst,
+		func(slab []byte, r0, rows int) {
+			if rows < packRows || !packPairsASM(slab, m.Data[r0*m.rowBytes:(r0+rows)*m.rowBytes], m.rowBytes, K) {
+				packPairsGo(slab, m, r0, rows)
 			}
-			bf16Kernel(slab, xt, rb, K/2, b.tmp[:], packRows, ntok)
-			for t := range ntok {
-				copy(dst[(tok+t)*m.Rows+r0:(tok+t)*m.Rows+r0+rows], b.tmp[t*packRows:])
-			}
-		}
-	}
-	slabPool.Put(b)
+		},
+		func(slab []byte, tok, ntok int, out []float32, os int) {
+			bf16Kernel(slab, x[tok*rb:], rb, K/2, out, os, ntok)
+		})
 }
 
 // packPairsGo copies rows [r0, r0+rows) of m (BF16) into slab as column
@@ -178,25 +160,39 @@ func mulFloatGEMM(m *Matrix, lo, hi int, x []float32, n int, dst []float32) {
 	if m.Type == gguf.TypeF16 {
 		slabType, es = gguf.TypeF16, 2 // the F16 kernel widens the weights itself
 	}
+	slabGEMM(m, lo, hi, n, packRows*K*es, dst,
+		func(slab []byte, r0, rows int) { packSlab(slab, m, r0, rows) },
+		func(slab []byte, tok, ntok int, out []float32, os int) {
+			packedKernel(slabType, slab, x[tok*K:], K, K, out, os, ntok)
+		})
+}
+
+// slabGEMM runs rows [lo, hi) of m's product with n tokens slab by slab:
+// pack fills a slab of slabBytes with rows [r0, r0+rows), then kernel
+// writes its 32 outputs for tokens tok to tok+ntok-1 to out (token t at
+// out[t*os:]), 12 tokens at a time, into dst (row t at dst[t*m.Rows:])
+// or, for a last slab of fewer rows, through a tile of its own.
+func slabGEMM(m *Matrix, lo, hi, n, slabBytes int, dst []float32,
+	pack func(slab []byte, r0, rows int),
+	kernel func(slab []byte, tok, ntok int, out []float32, os int)) {
 	b, _ := slabPool.Get().(*slabBuf)
 	if b == nil {
 		b = new(slabBuf)
 	}
-	if cap(b.slab) < packRows*K*es {
-		b.slab = make([]byte, packRows*K*es)
+	if cap(b.slab) < slabBytes {
+		b.slab = make([]byte, slabBytes)
 	}
-	slab := b.slab[:packRows*K*es]
+	slab := b.slab[:slabBytes]
 	for r0 := lo; r0 < hi; r0 += packRows {
 		rows := min(packRows, hi-r0)
-		packSlab(slab, m, r0, rows)
+		pack(slab, r0, rows)
 		for tok := 0; tok < n; tok += packTile {
 			ntok := min(packTile, n-tok)
-			xt := x[tok*K:]
 			if rows == packRows {
-				packedKernel(slabType, slab, xt, K, K, dst[tok*m.Rows+r0:], m.Rows, ntok)
+				kernel(slab, tok, ntok, dst[tok*m.Rows+r0:], m.Rows)
 				continue
 			}
-			packedKernel(slabType, slab, xt, K, K, b.tmp[:], packRows, ntok)
+			kernel(slab, tok, ntok, b.tmp[:], packRows)
 			for t := range ntok {
 				copy(dst[(tok+t)*m.Rows+r0:(tok+t)*m.Rows+r0+rows], b.tmp[t*packRows:])
 			}
