@@ -690,16 +690,7 @@ func (g *gen) gemmPack(t qtype) {
 		g.p("// register, an in-lane 4×4 transpose) and split.")
 	}
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
-	g.i("MOVQ panel_base+0(FP), DI")
-	g.i("MOVQ w_base+24(FP), SI")
-	g.i("MOVQ rb+48(FP), R8")
-	g.i("MOVQ nb+56(FP), CX")
-	g.i("LEAQ (R8)(R8*2), R9 // 3rb")
-	g.i("LEAQ (R8)(R8*4), R10 // 5rb")
-	g.i("LEAQ (R9)(R8*4), R11 // 7rb")
-	g.i("LEAQ (SI)(R8*8), BX // row 8")
-	g.i("VPBROADCASTD R8, Z31")
-	g.i("VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets")
+	g.packSetup()
 	g.i("VMOVDQU64 legGNib<>(SB), Z30")
 	if t.qh >= 0 {
 		g.i("VMOVDQU64 legGHi<>(SB), Z29")
@@ -717,44 +708,7 @@ func (g *gen) gemmPack(t qtype) {
 		g.i("PREFETCHT0 %d(R12)", off)
 	}
 	g.i("ADDQ $%d, R12", 16*t.wb)
-	// Rows 4j+c go to lane j of register c.
-	rowAddr := func(r int) string {
-		base := "SI"
-		if r >= 8 {
-			base, r = "BX", r-8
-		}
-		switch r {
-		case 0:
-			return fmt.Sprintf("%d(%s)", t.qs, base)
-		case 1:
-			return fmt.Sprintf("%d(%s)(R8*1)", t.qs, base)
-		case 2:
-			return fmt.Sprintf("%d(%s)(R8*2)", t.qs, base)
-		case 3:
-			return fmt.Sprintf("%d(%s)(R9*1)", t.qs, base)
-		case 4:
-			return fmt.Sprintf("%d(%s)(R8*4)", t.qs, base)
-		case 5:
-			return fmt.Sprintf("%d(%s)(R10*1)", t.qs, base)
-		case 6:
-			return fmt.Sprintf("%d(%s)(R9*2)", t.qs, base)
-		}
-		return fmt.Sprintf("%d(%s)(R11*1)", t.qs, base)
-	}
-	for c := 0; c < 4; c++ {
-		g.i("VMOVDQU %s, X%d", rowAddr(c), c)
-		for j := 1; j < 4; j++ {
-			g.i("VINSERTI32X4 $%d, %s, Z%d, Z%d", j, rowAddr(4*j+c), c, c)
-		}
-	}
-	g.i("VPUNPCKLDQ Z1, Z0, Z4")
-	g.i("VPUNPCKHDQ Z1, Z0, Z5")
-	g.i("VPUNPCKLDQ Z3, Z2, Z6")
-	g.i("VPUNPCKHDQ Z3, Z2, Z7")
-	g.i("VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows")
-	g.i("VPUNPCKHQDQ Z6, Z4, Z1")
-	g.i("VPUNPCKLQDQ Z7, Z5, Z2")
-	g.i("VPUNPCKHQDQ Z7, Z5, Z3")
+	g.transpose16(t.qs, 0)
 	for k := 0; k < 4; k++ {
 		g.i("VPSRLD $4, Z%d, Z%d", k, 12+k)
 		g.i("VPANDD Z30, Z%d, Z%d", k, 8+k)
@@ -794,6 +748,51 @@ func (g *gen) gemmPack(t qtype) {
 	g.i("RET")
 }
 
+// packSetup loads a panel packer's arguments (panel DI, w SI, rb R8, nb
+// CX), the row offsets 3rb, 5rb, 7rb (R9, R10, R11), row 8 (BX) and, in
+// Z31, the 16 rows' offsets for VPGATHERDD.
+func (g *gen) packSetup() {
+	g.i("MOVQ panel_base+0(FP), DI")
+	g.i("MOVQ w_base+24(FP), SI")
+	g.i("MOVQ rb+48(FP), R8")
+	g.i("MOVQ nb+56(FP), CX")
+	g.i("LEAQ (R8)(R8*2), R9 // 3rb")
+	g.i("LEAQ (R8)(R8*4), R10 // 5rb")
+	g.i("LEAQ (R9)(R8*4), R11 // 7rb")
+	g.i("LEAQ (SI)(R8*8), BX // row 8")
+	g.i("VPBROADCASTD R8, Z31")
+	g.i("VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets")
+}
+
+// transpose16 loads the 16 bytes at off of the 16 rows (packSetup's
+// registers) and transposes them as dwords: Z0..Z3 then hold dwords
+// first..first+3 of the 16 rows, row r in lane r (rows 4j+c are loaded into
+// lane j of register c, then an in-lane 4×4 transpose).
+func (g *gen) transpose16(off, first int) {
+	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(SI)(R8*4)", "(SI)(R10*1)", "(SI)(R9*2)", "(SI)(R11*1)"}
+	rowAddr := func(r int) string {
+		a := rows[r%8]
+		if r >= 8 {
+			a = strings.Replace(a, "SI", "BX", 1)
+		}
+		return fmt.Sprint(off) + a
+	}
+	for c := 0; c < 4; c++ {
+		g.i("VMOVDQU %s, X%d", rowAddr(c), c)
+		for j := 1; j < 4; j++ {
+			g.i("VINSERTI32X4 $%d, %s, Z%d, Z%d", j, rowAddr(4*j+c), c, c)
+		}
+	}
+	g.i("VPUNPCKLDQ Z1, Z0, Z4")
+	g.i("VPUNPCKHDQ Z1, Z0, Z5")
+	g.i("VPUNPCKLDQ Z3, Z2, Z6")
+	g.i("VPUNPCKHDQ Z3, Z2, Z7")
+	g.i("VPUNPCKLQDQ Z6, Z4, Z0 // dword %d of the 16 rows", first)
+	g.i("VPUNPCKHQDQ Z6, Z4, Z1")
+	g.i("VPUNPCKLQDQ Z7, Z5, Z2")
+	g.i("VPUNPCKHQDQ Z7, Z5, Z3")
+}
+
 // gemmPackQ8_0 emits legPackQ8_0AVX512(panel, w []byte, rb, nb int): 16
 // q8_0 rows of nb blocks, rb bytes apart, into nb panel blocks, the quants
 // plus 128 (XOR 0x80) so that VPDPBUSD takes them as unsigned bytes.
@@ -807,16 +806,7 @@ func (g *gen) gemmPackQ8_0() {
 	g.p("// then d of the 16 rows as float32. Each half block of the 16 rows is")
 	g.p("// transposed as dwords (four rows per register, an in-lane 4×4 transpose).")
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
-	g.i("MOVQ panel_base+0(FP), DI")
-	g.i("MOVQ w_base+24(FP), SI")
-	g.i("MOVQ rb+48(FP), R8")
-	g.i("MOVQ nb+56(FP), CX")
-	g.i("LEAQ (R8)(R8*2), R9 // 3rb")
-	g.i("LEAQ (R8)(R8*4), R10 // 5rb")
-	g.i("LEAQ (R9)(R8*4), R11 // 7rb")
-	g.i("LEAQ (SI)(R8*8), BX // row 8")
-	g.i("VPBROADCASTD R8, Z31")
-	g.i("VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets")
+	g.packSetup()
 	g.i("MOVL $0x80808080, AX")
 	g.i("VPBROADCASTD AX, Z30")
 	g.i("LEAQ (BX)(R8*8), R12 // the next panel, prefetched")
@@ -825,31 +815,9 @@ func (g *gen) gemmPackQ8_0() {
 		g.i("PREFETCHT0 %d(R12)", off)
 	}
 	g.i("ADDQ $%d, R12", 16*wb)
-	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(SI)(R8*4)", "(SI)(R10*1)", "(SI)(R9*2)", "(SI)(R11*1)"}
-	rowAddr := func(off, r int) string {
-		a := rows[r%8]
-		if r >= 8 {
-			a = strings.Replace(a, "SI", "BX", 1)
-		}
-		return fmt.Sprint(off) + a
-	}
 	for h := 0; h < 2; h++ {
 		qs := 2 + 16*h
-		// Rows 4j+c go to lane j of register c.
-		for c := 0; c < 4; c++ {
-			g.i("VMOVDQU %s, X%d", rowAddr(qs, c), c)
-			for j := 1; j < 4; j++ {
-				g.i("VINSERTI32X4 $%d, %s, Z%d, Z%d", j, rowAddr(qs, 4*j+c), c, c)
-			}
-		}
-		g.i("VPUNPCKLDQ Z1, Z0, Z4")
-		g.i("VPUNPCKHDQ Z1, Z0, Z5")
-		g.i("VPUNPCKLDQ Z3, Z2, Z6")
-		g.i("VPUNPCKHDQ Z3, Z2, Z7")
-		g.i("VPUNPCKLQDQ Z6, Z4, Z0 // dword %d of the 16 rows", 4*h)
-		g.i("VPUNPCKHQDQ Z6, Z4, Z1")
-		g.i("VPUNPCKLQDQ Z7, Z5, Z2")
-		g.i("VPUNPCKHQDQ Z7, Z5, Z3")
+		g.transpose16(qs, 4*h)
 		for k := 0; k < 4; k++ {
 			g.i("VPXORD Z30, Z%d, Z%d", k, k)
 			g.i("VMOVDQU64 Z%d, %d(DI)", k, 64*(4*h+k))

@@ -40,22 +40,7 @@ func main() {
 		p("//")
 		p("// Z0-Z11 hold rows 0-15 of tokens 0-11, Z12-Z23 rows 16-31; per")
 		p("// column two weight vectors (Z24, Z25) meet 12 broadcast activations.")
-		p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
-		p("\tMOVQ w+0(FP), SI")
-		p("\tMOVQ x+8(FP), DI")
-		p("\tMOVQ xstride+16(FP), R8")
-		p("\tMOVQ k+24(FP), CX")
-		p("\tMOVQ out+32(FP), DX")
-		p("\tMOVQ ostride+40(FP), R9")
-		p("\tMOVQ ntok+48(FP), BX")
-		p("\tLEAQ (R8)(R8*2), R10")
-		p("\tLEAQ (R8)(R8*4), R11")
-		p("\tLEAQ (R10)(R8*4), R12")
-		p("\tLEAQ (R8)(R8*8), R13")
-		p("\tLEAQ (R12)(R8*4), AX")
-		for z := range 24 {
-			p("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
-		}
+		prologue512(p, name, "k")
 		p("loop:")
 		if f16 {
 			p("\tVCVTPH2PS (SI), Z24")
@@ -74,18 +59,7 @@ func main() {
 		p("\tADDQ $4, DI")
 		p("\tDECQ CX")
 		p("\tJNZ loop")
-		for t := range 12 {
-			if t > 0 {
-				p("\tCMPQ BX, $%d", t+1)
-				p("\tJLT done")
-				p("\tADDQ R9, DX")
-			}
-			p("\tVMOVUPS Z%d, (DX)", t)
-			p("\tVMOVUPS Z%d, 64(DX)", 12+t)
-		}
-		p("done:")
-		p("\tVZEROUPPER")
-		p("\tRET")
+		epilogue512(p, "done")
 	}
 	p("")
 	p("// func gemm32x12BF16(w *byte, x *byte, xstride, kp int, out *float32, ostride, ntok int)")
@@ -96,22 +70,7 @@ func main() {
 	p("// row's float32 sum, the odd column's first, each with one rounding")
 	p("// (denormal inputs and results flushed to zero). The Go assembler has")
 	p("// no VDPBF16PS: its EVEX bytes are emitted, the instruction in a comment.")
-	p("TEXT ·gemm32x12BF16(SB), NOSPLIT, $0-56")
-	p("\tMOVQ w+0(FP), SI")
-	p("\tMOVQ x+8(FP), DI")
-	p("\tMOVQ xstride+16(FP), R8")
-	p("\tMOVQ kp+24(FP), CX")
-	p("\tMOVQ out+32(FP), DX")
-	p("\tMOVQ ostride+40(FP), R9")
-	p("\tMOVQ ntok+48(FP), BX")
-	p("\tLEAQ (R8)(R8*2), R10")
-	p("\tLEAQ (R8)(R8*4), R11")
-	p("\tLEAQ (R10)(R8*4), R12")
-	p("\tLEAQ (R8)(R8*8), R13")
-	p("\tLEAQ (R12)(R8*4), AX")
-	for z := range 24 {
-		p("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
-	}
+	prologue512(p, "gemm32x12BF16", "kp")
 	p("loopbf16:")
 	p("\tVMOVDQU32 (SI), Z24")
 	p("\tVMOVDQU32 64(SI), Z25")
@@ -125,18 +84,7 @@ func main() {
 	p("\tADDQ $4, DI")
 	p("\tDECQ CX")
 	p("\tJNZ loopbf16")
-	for t := range 12 {
-		if t > 0 {
-			p("\tCMPQ BX, $%d", t+1)
-			p("\tJLT donebf16")
-			p("\tADDQ R9, DX")
-		}
-		p("\tVMOVUPS Z%d, (DX)", t)
-		p("\tVMOVUPS Z%d, 64(DX)", 12+t)
-	}
-	p("donebf16:")
-	p("\tVZEROUPPER")
-	p("\tRET")
+	epilogue512(p, "donebf16")
 	for _, f16 := range []bool{false, true} {
 		name, es := "gemm32x12F32AVX2", 4
 		if f16 {
@@ -323,6 +271,45 @@ func main() {
 	if err := os.WriteFile("packed_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// prologue512 starts an AVX-512 micro-kernel: its arguments in registers
+// (k, the count of columns or column pairs, named kname), the strides of
+// tokAddr and the 24 accumulators cleared.
+func prologue512(p func(string, ...any), name, kname string) {
+	p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+	p("\tMOVQ w+0(FP), SI")
+	p("\tMOVQ x+8(FP), DI")
+	p("\tMOVQ xstride+16(FP), R8")
+	p("\tMOVQ %s+24(FP), CX", kname)
+	p("\tMOVQ out+32(FP), DX")
+	p("\tMOVQ ostride+40(FP), R9")
+	p("\tMOVQ ntok+48(FP), BX")
+	p("\tLEAQ (R8)(R8*2), R10")
+	p("\tLEAQ (R8)(R8*4), R11")
+	p("\tLEAQ (R10)(R8*4), R12")
+	p("\tLEAQ (R8)(R8*8), R13")
+	p("\tLEAQ (R12)(R8*4), AX")
+	for z := range 24 {
+		p("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
+	}
+}
+
+// epilogue512 stores the ntok (BX) tokens' 32 outputs of an AVX-512
+// micro-kernel, ostride (R9) bytes apart from out (DX), and returns.
+func epilogue512(p func(string, ...any), done string) {
+	for t := range 12 {
+		if t > 0 {
+			p("\tCMPQ BX, $%d", t+1)
+			p("\tJLT %s", done)
+			p("\tADDQ R9, DX")
+		}
+		p("\tVMOVUPS Z%d, (DX)", t)
+		p("\tVMOVUPS Z%d, 64(DX)", 12+t)
+	}
+	p("%s:", done)
+	p("\tVZEROUPPER")
+	p("\tRET")
 }
 
 // vdpbf16ps returns the bytes of VDPBF16PS zmm(dst), zmm(src1), zmm(src2)
