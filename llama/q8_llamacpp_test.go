@@ -3,9 +3,6 @@ package llama
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,7 +22,7 @@ import (
 // (600), as close as our f16 cache is to llama.cpp's f16 one (0.002);
 // tinyq-Q4_K_M 0.16 / 0.036 and 0.31 / 0.033.
 func TestQ8CacheMatchesLlamaCpp(t *testing.T) {
-	bin := sharedtest.Llamaref(t)
+	sharedtest.Llamaref(t) // skip early where llama.cpp is absent
 	cases := []struct {
 		model          string
 		tolMax, tolRMS float64
@@ -61,27 +58,10 @@ func TestQ8CacheMatchesLlamaCpp(t *testing.T) {
 			for _, d := range p.Decode {
 				forced = append(forced, d.Token)
 			}
-			out := filepath.Join(t.TempDir(), "ref.json")
-			cmd := exec.Command(bin, "logits", "--model", path, "--tokens", joinIDs(p.Tokens), "--force", joinIDs(forced),
-				"--threads", "1", "--kv-type", "q8_0", "--out", out)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("llamaref: %v\n%s", err, b)
-			}
-			b, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ref struct {
-				Prefill, Decode []struct {
-					Logits []float32 `json:"logits"`
-				}
-			}
-			if err := json.Unmarshal(b, &ref); err != nil {
-				t.Fatal(err)
-			}
+			pre, dec := sharedtest.LlamarefLogits(t, path, p.Tokens, "--force", joinIDs(forced), "--threads", "1", "--kv-type", "q8_0")
 			var want []float32
-			for _, r := range append(ref.Prefill, ref.Decode...) {
-				want = append(want, r.Logits...)
+			for _, r := range append(pre, dec...) {
+				want = append(want, r...)
 			}
 			got := runLogits(t, m, KVQ8_0, p.Tokens, forced)
 			dmax, drms := maxDiff(got, want), rmsDiff(got, want)

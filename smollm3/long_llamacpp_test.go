@@ -2,11 +2,7 @@ package smollm3
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,7 +22,6 @@ import (
 //
 //	go test -run BatchedPrefillMatchesLlamaCpp -v ./smollm3/
 func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
-	bin := sharedtest.Llamaref(t)
 	var prompt []int32
 	for _, p := range goldentest.Load(t, "golden/logits/smollm3-tinyq-F32.json.gz").Prompts {
 		if p.Name == "long600" {
@@ -36,10 +31,6 @@ func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
 	if prompt == nil {
 		t.Fatal("smollm3-tinyq-F32's golden logits have no long600 prompt")
 	}
-	ids := make([]string, len(prompt))
-	for i, id := range prompt {
-		ids[i] = fmt.Sprint(id)
-	}
 	for _, name := range goldenModels {
 		if !strings.HasPrefix(name, "smollm3-tinyq-") || strings.HasSuffix(name, "-F32") {
 			continue
@@ -47,25 +38,9 @@ func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tol := goldenTolerance(t, name)
 			path := goldenModelPath(t, name)
-			out := filepath.Join(t.TempDir(), "ref.json")
-			cmd := exec.Command(bin, "logits", "--model", path, "--tokens", strings.Join(ids, ","), "--threads", "2", "--out", out)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("llamaref: %v\n%s", err, b)
-			}
-			b, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ref struct {
-				Prefill []struct {
-					Logits []float32 `json:"logits"`
-				} `json:"prefill"`
-			}
-			if err := json.Unmarshal(b, &ref); err != nil {
-				t.Fatalf("llamaref's output: %v", err)
-			}
-			if len(ref.Prefill) != len(prompt) {
-				t.Fatalf("llamaref gave %d prefill rows for %d tokens", len(ref.Prefill), len(prompt))
+			ref, _ := sharedtest.LlamarefLogits(t, path, prompt, "--threads", "2")
+			if len(ref) != len(prompt) {
+				t.Fatalf("llamaref gave %d prefill rows for %d tokens", len(ref), len(prompt))
 			}
 			m, err := family.Load(path, engine.WithThreads(2), engine.WithBatchSize(1024))
 			if err != nil {
@@ -82,8 +57,8 @@ func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
 			}
 			V := m.Weights().Config.Vocab
 			var d goldentest.Diff
-			for i, r := range ref.Prefill {
-				d.Add(fmt.Sprintf("pos %d", i), logits[i*V:(i+1)*V], r.Logits)
+			for i, r := range ref {
+				d.Add(fmt.Sprintf("pos %d", i), logits[i*V:(i+1)*V], r)
 			}
 			t.Logf("%s, 100 tokens in one batch vs llama.cpp: max abs %.3g, RMS %.3g (tolerance %g / %g)", name, d.MaxAbs, d.RMS(), tol.MaxAbs, tol.RMS)
 			if d.MaxAbs > tol.MaxAbs || d.RMS() > tol.RMS {

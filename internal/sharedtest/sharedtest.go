@@ -20,9 +20,11 @@ package sharedtest
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -241,4 +243,41 @@ func Llamaref(t testing.TB) string {
 		t.Skipf("llamaref not found (%v); run bash ../shared/tools/llamaref/build.sh or set SMOLGO_LLAMAREF", err)
 	}
 	return bin
+}
+
+// LlamarefLogits runs llama.cpp (llamaref logits, found by Llamaref) on the
+// model at path with the prompt tokens and any further llamaref flags
+// (--force, --kv-type, --threads ...), and returns its logits: one row per
+// prompt position, then one per decode step.
+func LlamarefLogits(t testing.TB, path string, tokens []int32, flags ...string) (prefill, decode [][]float32) {
+	t.Helper()
+	bin := Llamaref(t)
+	ids := make([]string, len(tokens))
+	for i, id := range tokens {
+		ids[i] = fmt.Sprint(id)
+	}
+	out := filepath.Join(t.TempDir(), "ref.json")
+	args := append([]string{"logits", "--model", path, "--tokens", strings.Join(ids, ","), "--out", out}, flags...)
+	if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("llamaref %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Prefill, Decode []struct {
+			Logits []float32 `json:"logits"`
+		}
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatalf("llamaref's output: %v", err)
+	}
+	for _, r := range ref.Prefill {
+		prefill = append(prefill, r.Logits)
+	}
+	for _, r := range ref.Decode {
+		decode = append(decode, r.Logits)
+	}
+	return prefill, decode
 }
