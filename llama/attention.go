@@ -322,8 +322,8 @@ type tilePair struct{ t, h, start, end int }
 //
 // The four pairs' scalar steps (scaling and the tile's max, the sum of the
 // exponentials) run side by side, four independent chains, each in its own
-// positions' order: the bits of doing the pairs one after another, in a
-// quarter of the latency.
+// positions' order: the bits of doing the pairs one after another, without
+// waiting on each addition's latency.
 func (j *attnJob) tilePairs(pairs *[4]tilePair, sc *[4 * tileKV]float32, qs, kt, vt []float32, k0 int) {
 	cfg := &j.m.Config
 	hd, Q := cfg.HeadDim, cfg.QDim()

@@ -29,9 +29,9 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 // RMSNormRows applies RMSNorm to each of the len(x)/len(w) rows of x (len(w)
 // values each) into the same rows of dst, which may be x: RMSNorm's bits
 // for every row. Four rows' sums of squares run side by side, four
-// independent chains of float64 additions, each in its row's order, which
-// takes about a quarter of the time of one row after another (the sum is
-// a chain of dependent additions).
+// independent chains of float64 additions, each in its row's order: the
+// sum is a chain of dependent additions, so one row alone waits on each
+// addition's latency, and four rows fill those waits.
 func RMSNormRows(dst, x, w []float32, eps float32) {
 	d := len(w)
 	rows := len(x) / d
