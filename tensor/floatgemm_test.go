@@ -25,7 +25,7 @@ func TestFloatGEMM(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, typ := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeF32} {
-		for _, sh := range []struct{ rows, cols, n int }{{32, 64, 24}, {45, 96, 25}, {100, 64, 37}, {64, 128, 100}, {40, 64, 23}} {
+		for _, sh := range []struct{ rows, cols, n int }{{32, 64, 24}, {45, 96, 25}, {100, 64, 37}, {64, 128, 100}, {40, 64, 23}, {40, 33, 30}} {
 			for _, threads := range []int{1, 3} {
 				name := fmt.Sprintf("%v/%dx%d/%d tokens/%d threads", typ, sh.rows, sh.cols, sh.n, threads)
 				m := randomFloatMatrix(t, r, "w", typ, sh.rows, sh.cols)
