@@ -8,8 +8,8 @@ import (
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/chatfmt/think"
 	"github.com/smolgo/smolgo/internal/embedtok"
-	"github.com/smolgo/smolgo/smollm3/chat"
 	"github.com/smolgo/smolgo/tokenizer"
 	"github.com/smolgo/smolgo/toolcall"
 )
@@ -131,10 +131,10 @@ func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {
 				f.eot = append(f.eot, id)
 			}
 		}
-		if id, ok := f.tok.ID(chat.OpenTag); ok {
+		if id, ok := f.tok.ID(think.OpenTag); ok {
 			f.thinkOpen = id
 		}
-		if id, ok := f.tok.ID(chat.CloseTag); ok {
+		if id, ok := f.tok.ID(think.CloseTag); ok {
 			f.thinkClose = id
 		}
 	})
@@ -235,7 +235,7 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 	f.tokenizer() // the marker ids; -1 (text matching only) without a tokenizer
 	p := &parser{}
 	if f.spec.Reasoning {
-		p.think = chat.NewParser(f.thinkOpen, f.thinkClose, chat.ParserOptions{TrimSpace: true})
+		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true})
 	}
 	if opts.Tools && f.spec.Tools != nil {
 		p.tools = f.spec.Tools.NewParser(f.tok)
@@ -246,8 +246,8 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 // parser chains the reasoning parser and, with tools, the tool-call parser
 // over the content it finds.
 type parser struct {
-	think *chat.Parser // nil: no reasoning
-	tools ToolParser   // nil: no tools
+	think *think.Parser // nil: no reasoning
+	tools ToolParser    // nil: no tools
 	out   []engine.Event
 }
 
@@ -272,11 +272,11 @@ func (p *parser) Flush() []engine.Event {
 	return p.out
 }
 
-func (p *parser) segments(segs []chat.Segment) {
+func (p *parser) segments(segs []think.Segment) {
 	for _, s := range segs {
 		switch {
 		case s.Text == "":
-		case s.Kind == chat.Reasoning:
+		case s.Kind == think.Reasoning:
 			p.out = append(p.out, engine.Event{Kind: engine.EventReasoning, Text: s.Text})
 		default:
 			p.content(-1, s.Text)

@@ -11,7 +11,7 @@ import (
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/grammar"
-	"github.com/smolgo/smolgo/llama3/chatml"
+	"github.com/smolgo/smolgo/models/llamaarch/chatml"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 

@@ -8,7 +8,7 @@
 // The families and their general.architecture names:
 //
 //	smollm3  SmolLM3 (package smollm3)
-//	llama    Llama 3.x, SmolLM2 and other plain llama files (package llama3)
+//	llama    Llama 3.x, SmolLM2 and other plain llama files (package models/llamaarch)
 //	qwen2    Qwen2 and Qwen2.5 (package qwen2)
 //	qwen3    Qwen3 (package qwen3)
 //	gemma3   Gemma 3 (package gemma3)
@@ -21,12 +21,12 @@
 package models
 
 import (
-	_ "github.com/smolgo/smolgo/bert"
-	_ "github.com/smolgo/smolgo/gemma3"
-	_ "github.com/smolgo/smolgo/granite"
-	_ "github.com/smolgo/smolgo/llama3"
-	_ "github.com/smolgo/smolgo/phi3"
-	_ "github.com/smolgo/smolgo/qwen2"
-	_ "github.com/smolgo/smolgo/qwen3"
+	_ "github.com/smolgo/smolgo/models/bert"
+	_ "github.com/smolgo/smolgo/models/gemma3"
+	_ "github.com/smolgo/smolgo/models/granite"
+	_ "github.com/smolgo/smolgo/models/llamaarch"
+	_ "github.com/smolgo/smolgo/models/phi3"
+	_ "github.com/smolgo/smolgo/models/qwen2"
+	_ "github.com/smolgo/smolgo/models/qwen3"
 	_ "github.com/smolgo/smolgo/smollm3"
 )

@@ -10,14 +10,14 @@ import (
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
-	"github.com/smolgo/smolgo/gemma3"
 	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/granite"
 	"github.com/smolgo/smolgo/internal/sharedtest"
-	"github.com/smolgo/smolgo/llama3"
-	"github.com/smolgo/smolgo/phi3"
-	"github.com/smolgo/smolgo/qwen2"
-	"github.com/smolgo/smolgo/qwen3"
+	"github.com/smolgo/smolgo/models/gemma3"
+	"github.com/smolgo/smolgo/models/granite"
+	"github.com/smolgo/smolgo/models/llamaarch"
+	"github.com/smolgo/smolgo/models/phi3"
+	"github.com/smolgo/smolgo/models/qwen2"
+	"github.com/smolgo/smolgo/models/qwen3"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
@@ -55,8 +55,8 @@ func TestPromptIDsMatchLlamaCpp(t *testing.T) {
 	}{
 		{"qwen2", "qwen2", qwen2.FormatSpec},
 		{"qwen2", "qwen3", qwen3.FormatSpec},
-		{"llama-bpe", "llama3", llama3.FormatSpec},
-		{"starcoder", "smollm2", llama3.ChatMLSpec("You are a helpful AI assistant named SmolLM, trained by Hugging Face")},
+		{"llama-bpe", "llama3", llamaarch.FormatSpec},
+		{"starcoder", "smollm2", llamaarch.ChatMLSpec("You are a helpful AI assistant named SmolLM, trained by Hugging Face")},
 		{"gemma-4", "gemma3", gemma3.FormatSpec},
 		{"refact", "granite3.3", granite.FormatSpec},
 		{"refact", "granite4.1", granite.FormatSpec41},

@@ -17,11 +17,11 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	_ "github.com/smolgo/smolgo/bert"
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
-	_ "github.com/smolgo/smolgo/qwen3"
+	_ "github.com/smolgo/smolgo/models/bert"
+	_ "github.com/smolgo/smolgo/models/qwen3"
 	"github.com/smolgo/smolgo/server"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/smolgo/smolgo/family"
-	_ "github.com/smolgo/smolgo/llama3"
+	_ "github.com/smolgo/smolgo/models/llamaarch"
 	"math"
 	"strings"
 	"testing"

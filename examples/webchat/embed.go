@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/smolgo/smolgo/bert"
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/models/bert"
 	"github.com/smolgo/smolgo/server"
 )
 

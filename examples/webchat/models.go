@@ -13,11 +13,11 @@ import (
 	"strings"
 
 	"github.com/smolgo/smolgo/backend"
-	"github.com/smolgo/smolgo/bert"
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/models/bert"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/tokenizer"
 )

@@ -1,6 +1,7 @@
 package chatfmt
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -47,6 +48,20 @@ func Strip(s string) string { return strings.TrimFunc(s, IsPySpace) }
 
 // RStrip is Python's str.rstrip().
 func RStrip(s string) string { return strings.TrimRightFunc(s, IsPySpace) }
+
+// ErrNoMessages is what every template returns for an empty conversation
+// (each chat package names it ErrNoMessages too).
+var ErrNoMessages = errors.New("chat: no messages to render")
+
+// Check is what every template checks before it renders: a conversation
+// of at least one message (ErrNoMessages), with the roles CheckRoles
+// allows.
+func Check(msgs []engine.Message) error {
+	if len(msgs) == 0 {
+		return ErrNoMessages
+	}
+	return CheckRoles(msgs)
+}
 
 // CheckRoles returns an error naming the first message whose role is not
 // system, user, assistant or tool, or that has tool calls without being

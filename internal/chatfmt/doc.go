@@ -1,6 +1,6 @@
 // Package chatfmt holds what the chat subpackages of the model families
-// (qwen3/chat, qwen2/chat, llama3/chat, llama3/chatml, gemma3/chat,
-// granite/chat) share:
+// (models/qwen3/chat, models/qwen2/chat, models/llamaarch/chat, models/llamaarch/chatml, models/gemma3/chat,
+// models/granite/chat, models/phi3/chat, smollm3/chat) share:
 // a text builder that records the byte ranges that came from the caller,
 // Python's notion of white space (Jinja's trim filter is str.strip), JSON
 // printed the way the reference implementations print it (Python's

@@ -494,7 +494,7 @@ func TestRealShapeParameters(t *testing.T) {
 // --chat-template put it). The other presets keep llamaref's smaug-bpe and
 // no template.
 func TestSmolLM2Presets(t *testing.T) {
-	want, err := os.ReadFile("../../llama3/chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja")
+	want, err := os.ReadFile("../../models/llamaarch/chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja")
 	if err != nil {
 		t.Fatal(err)
 	}

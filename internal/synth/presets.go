@@ -46,7 +46,7 @@ func gemma3Shape(layers, embd, ffn int) Shape {
 }
 
 // smollm2Template is SmolLM2-Instruct's chat template, as its GGUF files
-// carry it (llama3/chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja,
+// carry it (models/llamaarch/chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja,
 // which says where it comes from; a test checks the two agree).
 const smollm2Template = "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 

@@ -2,13 +2,13 @@ package chat
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/internal/chatfmt"
 	"github.com/smolgo/smolgo/toolcall"
 )
 
@@ -51,8 +51,8 @@ const (
 	imStart, imEnd = "<|im_start|>", "<|im_end|>\n"
 )
 
-// ErrNoMessages is returned by Render for an empty conversation.
-var ErrNoMessages = errors.New("chat: no messages to render")
+// ErrNoMessages is returned for an empty conversation.
+var ErrNoMessages = chatfmt.ErrNoMessages
 
 // Render formats a conversation with SmolLM3's chat template, byte for byte
 // as Hugging Face transformers renders the official template. The result is

@@ -1,211 +1,32 @@
 package chat
 
-import (
-	"strings"
-	"unicode"
+import "github.com/smolgo/smolgo/internal/chatfmt/think"
+
+// SmolLM3 writes its reasoning between <think> and </think> at the start of
+// its answer; the parser that separates it is shared with the other
+// families that do the same (Qwen3), and named here under these names.
+type (
+	// Parser splits generated tokens into reasoning and answer.
+	Parser = think.Parser
+	// ParserOptions adjust a Parser.
+	ParserOptions = think.ParserOptions
+	// Segment is a piece of generated text of one Kind.
+	Segment = think.Segment
+	// Kind tells reasoning from answer text.
+	Kind = think.Kind
 )
 
-// Kind tells what a Segment of generated text is.
-type Kind int
-
+// The kinds of segments, and the tags around the reasoning.
 const (
-	// Content is answer text, shown to the user.
-	Content Kind = iota
-	// Reasoning is text between <think> and </think>.
-	Reasoning
+	Content   = think.Content
+	Reasoning = think.Reasoning
+	OpenTag   = think.OpenTag
+	CloseTag  = think.CloseTag
 )
 
-func (k Kind) String() string {
-	if k == Reasoning {
-		return "reasoning"
-	}
-	return "content"
-}
-
-// Segment is a piece of generated text of one kind.
-type Segment struct {
-	Kind Kind
-	Text string
-}
-
-// The tags SmolLM3 writes around its reasoning.
-const (
-	OpenTag  = "<think>"
-	CloseTag = "</think>"
-)
-
-// ParserOptions adjust a Parser.
-type ParserOptions struct {
-	// StartInReasoning is for prompts that already end with the open tag,
-	// so that the model only writes the close tag (not SmolLM3's template).
-	StartInReasoning bool
-	// TrimSpace drops the white space right after each tag and at the end
-	// of a reasoning block, so "<think>\nhmm\n</think>\n\nHi" gives the
-	// reasoning "hmm" and the content "Hi".
-	TrimSpace bool
-}
-
-// Parser splits a stream of generated tokens into reasoning and content. It
-// is a small state machine: outside a think block it looks for <think>,
-// inside for </think>. A tag arrives either as its own token (matched by
-// id) or as text, possibly split across tokens ("<th", "ink>"): text that
-// could be the start of a tag is held back until the next piece decides.
-// Tags themselves are never part of a segment; a </think> outside a think
-// block is dropped, a <think> inside one is reasoning text. A Parser is for one generated turn; it is not safe for
-// concurrent use.
-type Parser struct {
-	openID, closeID int32
-	opts            ParserOptions
-	inThink         bool
-	pending         string // text that may be the start of a tag
-	trimLead        bool   // drop white space at the start of the current block
-	space           string // trailing white space of reasoning, held back (TrimSpace)
-	out             []Segment
-}
-
-// NewParser returns a parser that knows the ids of the open and close tags
-// (SmolLM3: 128002 and 128003, or look them up with the tokenizer's ID);
-// pass -1 for a tag that is not a single token in the vocabulary.
+// NewParser returns a parser that knows the ids of <think> and </think>
+// (128002 and 128003 in SmolLM3's vocabulary; -1 matches the tags as text
+// only).
 func NewParser(openID, closeID int32, opts ParserOptions) *Parser {
-	return &Parser{openID: openID, closeID: closeID, opts: opts, inThink: opts.StartInReasoning, trimLead: opts.StartInReasoning && opts.TrimSpace}
-}
-
-// InReasoning reports whether the parser is inside a think block; after
-// the last token it tells that the close tag never came.
-func (p *Parser) InReasoning() bool { return p.inThink }
-
-// Push takes one generated token: its id and its decoded text (from a
-// tokenizer.StreamDecoder, so possibly "" while a character is incomplete).
-// It returns the segments that are now certain, merged by kind, in order.
-func (p *Parser) Push(id int32, text string) []Segment {
-	p.out = nil
-	switch {
-	case id >= 0 && id == p.openID && !p.inThink:
-		p.emitPending()
-		p.tag(true)
-	case id >= 0 && id == p.closeID:
-		p.emitPending()
-		p.tag(false) // a stray close tag outside a block is dropped
-	default:
-		p.feed(text) // a <think> token inside a block is text, as in feed
-	}
-	return p.out
-}
-
-// Flush ends the stream: held-back text is emitted as what it is (a
-// partial tag at the end is just text). Call InReasoning before Flush's
-// result is used to tell an unfinished think block.
-func (p *Parser) Flush() []Segment {
-	p.out = nil
-	p.emitPending()
-	if !p.opts.TrimSpace || !p.inThink {
-		p.emit(p.space)
-	}
-	p.space = ""
-	return p.out
-}
-
-// feed scans text for the tag expected in the current state.
-func (p *Parser) feed(text string) {
-	s := p.pending + text
-	p.pending = ""
-	for s != "" {
-		want := OpenTag
-		if p.inThink {
-			want = CloseTag
-		}
-		i := strings.Index(s, want)
-		stray := -1
-		if !p.inThink {
-			stray = strings.Index(s, CloseTag)
-		}
-		if stray >= 0 && (i < 0 || stray < i) {
-			p.emit(s[:stray])
-			s = s[stray+len(CloseTag):]
-			continue
-		}
-		if i >= 0 {
-			p.emit(s[:i])
-			p.tag(!p.inThink)
-			s = s[i+len(want):]
-			continue
-		}
-		// No whole tag: hold back a suffix that could start one.
-		k := partialTagAt(s, p.inThink)
-		p.emit(s[:k])
-		p.pending = s[k:]
-		return
-	}
-}
-
-// partialTagAt returns the index of the longest suffix of s that is a
-// proper prefix of a tag the parser looks for in this state.
-func partialTagAt(s string, inThink bool) int {
-	tags := []string{OpenTag, CloseTag}
-	if inThink {
-		tags = tags[1:]
-	}
-	for i := max(0, len(s)-len(CloseTag)+1); i < len(s); i++ {
-		if s[i] != '<' {
-			continue
-		}
-		for _, t := range tags {
-			if strings.HasPrefix(t, s[i:]) {
-				return i
-			}
-		}
-	}
-	return len(s)
-}
-
-// tag switches state at an open (true) or close tag.
-func (p *Parser) tag(open bool) {
-	if open == p.inThink {
-		return
-	}
-	if !open && !p.opts.TrimSpace {
-		p.emit(p.space)
-	}
-	p.space = ""
-	p.inThink = open
-	p.trimLead = p.opts.TrimSpace
-}
-
-func (p *Parser) emitPending() {
-	s := p.pending
-	p.pending = ""
-	p.emit(s)
-}
-
-// emit appends text of the current kind, applying TrimSpace.
-func (p *Parser) emit(s string) {
-	if s == "" {
-		return
-	}
-	if p.trimLead {
-		s = strings.TrimLeftFunc(s, unicode.IsSpace)
-		if s == "" {
-			return
-		}
-		p.trimLead = false
-	}
-	kind := Content
-	if p.inThink {
-		kind = Reasoning
-		if p.opts.TrimSpace {
-			// Hold trailing white space back until more text shows it is
-			// not the end of the block.
-			t := strings.TrimRightFunc(s, unicode.IsSpace)
-			if t == "" {
-				p.space += s
-				return
-			}
-			s, p.space = p.space+t, s[len(t):]
-		}
-	}
-	if n := len(p.out); n > 0 && p.out[n-1].Kind == kind {
-		p.out[n-1].Text += s
-		return
-	}
-	p.out = append(p.out, Segment{Kind: kind, Text: s})
+	return think.NewParser(openID, closeID, opts)
 }

@@ -1,0 +1,78 @@
+package llamaarch
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/models/llamaarch/chatml"
+)
+
+// fileWithTemplate is a GGUF file holding only an architecture and, unless
+// tmpl is "", a chat template.
+func fileWithTemplate(t *testing.T, tmpl string) *gguf.File {
+	t.Helper()
+	kv := []gguf.KV{{Key: "general.architecture", Value: Arch}}
+	if tmpl != "" {
+		kv = append(kv, gguf.KV{Key: "tokenizer.chat_template", Value: tmpl})
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, kv, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// The format follows from the file's chat template: what its render starts
+// with, and which token ends a turn, tell which one was chosen.
+func TestFormatByTemplate(t *testing.T) {
+	b, err := os.ReadFile("chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	smol := string(b)
+	tests := []struct {
+		name, tmpl string
+		start      string // the render's start; "" for a render that fails
+		endOfTurn  []string
+	}{
+		{"no template", "", "<|begin_of_text|><|start_header_id|>system", []string{"<|eot_id|>", "<|eom_id|>"}},
+		{"Llama 3", "{{ bos_token }}{% for m in messages %}<|start_header_id|>{% endfor %}", "<|begin_of_text|><|start_header_id|>system", []string{"<|eot_id|>", "<|eom_id|>"}},
+		{"SmolLM2", smol, "<|im_start|>system\n" + chatml.DefaultSystem + "<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", []string{"<|im_end|>"}},
+		{"SmolLM2 fine-tune", strings.Replace(smol, chatml.DefaultSystem, "You are Pip.", 1), "<|im_start|>system\nYou are Pip.<|im_end|>\n", []string{"<|im_end|>"}},
+		{"plain ChatML", "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}", "", nil},
+		{"Gemma", "{{ bos_token }}<start_of_turn>", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fileWithTemplate(t, tt.tmpl)
+			format, err := Format(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := format.(*family.Format).Spec()
+			text, _, err := spec.Render(f, []engine.Message{{Role: "user", Content: "Hi"}}, engine.PromptOptions{})
+			if tt.start == "" {
+				if err == nil || !strings.Contains(err.Error(), "not one this package renders") {
+					t.Errorf("render %q, err %v; want an error naming the template", text, err)
+				}
+				return
+			}
+			if err != nil || !strings.HasPrefix(text, tt.start) {
+				t.Errorf("render %q, %v; want it to start with %q", text, err, tt.start)
+			}
+			if !slices.Equal(spec.EndOfTurn, tt.endOfTurn) || spec.Tools == nil {
+				t.Errorf("end of turn %q, tools %v; want %q and tools", spec.EndOfTurn, spec.Tools, tt.endOfTurn)
+			}
+		})
+	}
+}

@@ -1,0 +1,44 @@
+// Package qwen2 is the Qwen2 and Qwen2.5 family (general.architecture
+// "qwen2"; 0.5B, 1.5B and 3B are the sizes people run on a CPU). Importing
+// it registers the architecture with package family.
+//
+// The block is the llama block with biases after the q, k and v
+// projections and RoPE's NEOX pairing; the output is tied to the
+// embedding when output.weight is absent.
+//
+// The format is package chat's template (ChatML with Qwen2.5's default
+// system prompt and tool section) and Hermes <tool_call> blocks.
+package qwen2
+
+import (
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/models/qwen2/chat"
+	"github.com/smolgo/smolgo/rope"
+)
+
+// Arch is the architecture name of Qwen2 and Qwen2.5 files.
+const Arch = "qwen2"
+
+func init() {
+	family.Register(family.Family{Arch: Arch, Describe: Describe,
+		Format: func(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, FormatSpec), nil }})
+}
+
+// Describe is Qwen2's block.
+func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
+	r := cfg.Rope
+	r.Layout = rope.NeoX
+	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKVBias: true}), nil
+}
+
+// FormatSpec is Qwen2.5's chat format.
+var FormatSpec = family.FormatSpec{
+	Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
+		return chat.RenderSpans(msgs, chat.Options{Tools: opts.Tools, AddGenerationPrompt: true})
+	},
+	EndOfTurn: []string{"<|im_end|>"},
+	Tools:     family.Hermes,
+}
