@@ -109,7 +109,7 @@ func NewBackend(w *llama.Weights, opts Options) (backend.Backend, error) {
 		b.neox = 1
 	}
 	for _, l := range w.Arch.Layers {
-		b.rot = append(b.rot, l.Rope != nil)
+		b.rot = append(b.rot, l.Attention().Rope != nil) // newPlan: every layer is attention
 	}
 	log.Info("cuda: uploading", "device", fmt.Sprintf("cuda:%d", n), "name", g.info.name,
 		"compute", fmt.Sprintf("%d.%d", g.info.major, g.info.minor), "memory", mib(g.info.total),
@@ -145,7 +145,8 @@ func (b *Backend) upload() error {
 		for _, s := range []struct {
 			dst *devMat
 			m   *tensor.Matrix
-		}{{&d.q, w.Q}, {&d.k, w.K}, {&d.v, w.V}, {&d.o, w.O}, {&d.gate, w.Gate}, {&d.up, w.Up}, {&d.down, w.Down}} {
+		}{{&d.q, w.Attention.Q}, {&d.k, w.Attention.K}, {&d.v, w.Attention.V}, {&d.o, w.Attention.O},
+			{&d.gate, w.GLU.Gate}, {&d.up, w.GLU.Up}, {&d.down, w.GLU.Down}} {
 			if *s.dst, err = mat(s.m); err != nil {
 				return err
 			}

@@ -75,11 +75,15 @@ func newPlan(w *llama.Weights, opts Options) (*plan, error) {
 	}
 	var r0 *rope.Config
 	for l, ly := range w.Arch.Layers {
+		at := ly.Attention()
+		if at == nil || ly.GLU() == nil {
+			return nil, fmt.Errorf("cuda: architecture %s: layer %d is not attention and a dense feed-forward, the one block the CUDA kernels run", w.Arch.Name, l)
+		}
 		switch {
-		case ly.Rope == nil:
+		case at.Rope == nil:
 		case r0 == nil:
-			r0 = ly.Rope
-		case ly.Rope != r0:
+			r0 = at.Rope
+		case at.Rope != r0:
 			return nil, fmt.Errorf("cuda: architecture %s rotates layer %d differently from layer 0; the CUDA backend takes one rotation for all layers", w.Arch.Name, l)
 		}
 	}
@@ -123,10 +127,14 @@ func newPlan(w *llama.Weights, opts Options) (*plan, error) {
 	E, Q, KV, F := cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.FFN
 	for l := range cfg.Layers {
 		w := &w.Layers[l]
+		at, ffn := w.Attention, w.GLU
+		if at == nil || ffn == nil {
+			return nil, fmt.Errorf("cuda: layer %d: the attention or feed-forward weights are missing", l)
+		}
 		for _, m := range []struct {
 			m          *tensor.Matrix
 			rows, cols int
-		}{{w.Q, Q, E}, {w.K, KV, E}, {w.V, KV, E}, {w.O, E, Q}, {w.Gate, F, E}, {w.Up, F, E}, {w.Down, E, F}} {
+		}{{at.Q, Q, E}, {at.K, KV, E}, {at.V, KV, E}, {at.O, E, Q}, {ffn.Gate, F, E}, {ffn.Up, F, E}, {ffn.Down, E, F}} {
 			if err := add(m.m, m.rows, m.cols); err != nil {
 				return nil, fmt.Errorf("%w (layer %d)", err, l)
 			}

@@ -34,7 +34,7 @@ func ExampleRegister() {
 	describe := func(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		r := cfg.Rope
 		r.Layout = rope.NeoX
-		return llama.Uniform("qwen2-chatml", cfg.Layers, llama.Layer{Rope: &r, QKVBias: true}), nil
+		return llama.Uniform("qwen2-chatml", cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKVBias: true}, FFN: &llama.GLU{}}), nil
 	}
 	family.Register(family.Family{
 		Arch:     "qwen2-chatml",

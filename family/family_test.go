@@ -63,8 +63,8 @@ func TestFamilies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Layers != len(a.Layers) || a.Layers[3].Rope != nil || a.Layers[2].Rope == nil {
-		t.Errorf("smollm3's description: %d layers, NoPE at 3: %v", len(a.Layers), a.Layers[3].Rope == nil)
+	if cfg.Layers != len(a.Layers) || a.Layers[3].Attention().Rope != nil || a.Layers[2].Attention().Rope == nil {
+		t.Errorf("smollm3's description: %d layers, NoPE at 3: %v", len(a.Layers), a.Layers[3].Attention().Rope == nil)
 	}
 	for _, bad := range []family.Family{{}, {Arch: "x"}, {Arch: "smollm3", Describe: describePlain, Format: nil},
 		{Arch: "smollm3", Describe: describePlain, Format: formatNone}} {

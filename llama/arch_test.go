@@ -19,18 +19,20 @@ func TestArchValidate(t *testing.T) {
 		err  string // "" for valid
 	}{
 		{"plain", func(a *Arch) {}, ""},
-		{"nope and window", func(a *Arch) { a.Layers[0].Rope, a.Layers[1].Window = nil, 512 }, ""},
+		{"nope and window", func(a *Arch) { a.Layers[0].Attention().Rope, a.Layers[1].Attention().Window = nil, 512 }, ""},
 		{"layer count", func(a *Arch) { a.Layers = a.Layers[:1] }, "describes 1 layers, the model has 2"},
-		{"negative window", func(a *Arch) { a.Layers[1].Window = -1 }, "negative attention window"},
-		{"rope wider than a head", func(a *Arch) { a.Layers[0].Rope = &wide }, "rotates 128 dimensions of a head of 64"},
-		{"bad factors", func(a *Arch) { a.Layers[1].Rope = &short }, "layer 1"},
+		{"negative window", func(a *Arch) { a.Layers[1].Attention().Window = -1 }, "negative attention window"},
+		{"rope wider than a head", func(a *Arch) { a.Layers[0].Attention().Rope = &wide }, "rotates 128 dimensions of a head of 64"},
+		{"bad factors", func(a *Arch) { a.Layers[1].Attention().Rope = &short }, "layer 1"},
 		{"NaN embedding scale", func(a *Arch) { a.EmbedScale = float32(math.NaN()) }, "embedding scale"},
 		{"negative soft-cap", func(a *Arch) { a.LogitSoftcap = -30 }, "logit soft-cap"},
-		{"unknown activation", func(a *Arch) { a.Activation = 7 }, "unknown activation"},
-		{"granite scales", func(a *Arch) { a.AttentionScale, a.ResidualScale, a.LogitScale = 0.015625, 0.22, 8 }, ""},
+		{"unknown activation", func(a *Arch) { a.Layers[0].GLU().Activation = 7 }, "unknown activation"},
+		{"no mixer", func(a *Arch) { a.Layers[1].Mixer = nil }, "layer 1 has no token mixer"},
+		{"granite scales", func(a *Arch) { a.Layers[0].Attention().Scale, a.ResidualScale, a.LogitScale = 0.015625, 0.22, 8 }, ""},
 		{"infinite residual scale", func(a *Arch) { a.ResidualScale = float32(math.Inf(1)) }, "residual scale"},
 		{"negative logit scale", func(a *Arch) { a.LogitScale = -8 }, "logit scale"},
-		{"query and attention scale", func(a *Arch) { a.QueryScale, a.AttentionScale = 0.125, 0.125 }, "set one"},
+		{"query and attention scale", func(a *Arch) { a.Layers[1].Attention().QueryScale, a.Layers[1].Attention().Scale = 0.125, 0.125 }, "set one"},
+		{"NaN query scale", func(a *Arch) { a.Layers[0].Attention().QueryScale = float32(math.NaN()) }, "query scale"},
 	} {
 		a := Plain("test", cfg)
 		c.edit(&a)
@@ -53,10 +55,10 @@ func TestArchFeatures(t *testing.T) {
 		t.Errorf("plain llama uses %v", fs)
 	}
 	neox := rope.Config{Dims: 64, Base: 1e6, Layout: rope.NeoX}
-	g := Uniform("gemma3", 3, Layer{Rope: &neox, QKNorm: true, PostNorms: true})
-	g.Layers[0].Window = 512
-	g.Activation, g.EmbedScale, g.QueryScale, g.LogitSoftcap = GELUTanh, 32, 0.0625, 30
-	want := []string{"rope neox", "qk norm", "post norms", "sliding window", "gelu", "embedding scale", "query scale", "logit soft-cap"}
+	g := Uniform("gemma3", 3, Layer{Mixer: &Attention{Rope: &neox, QKNorm: true, QueryScale: 0.0625}, FFN: &GLU{Activation: GELUTanh}, PostNorms: true})
+	g.Layers[0].Attention().Window = 512
+	g.EmbedScale, g.LogitSoftcap = 32, 30
+	want := []string{"rope neox", "qk norm", "sliding window", "query scale", "gelu", "post norms", "embedding scale", "logit soft-cap"}
 	if fs := g.Features(); !slices.Equal(fs, want) {
 		t.Errorf("gemma-like features %v, want %v", fs, want)
 	}
@@ -67,8 +69,11 @@ func TestArchFeatures(t *testing.T) {
 		t.Errorf("everything implemented: %v", err)
 	}
 	gr := Plain("granite", cfg)
-	gr.EmbedScale, gr.AttentionScale, gr.ResidualScale, gr.LogitScale = 12, 0.015625, 0.22, 8
-	if fs, want := gr.Features(), []string{"embedding scale", "attention scale", "residual scale", "logit scale"}; !slices.Equal(fs, want) {
+	gr.EmbedScale, gr.ResidualScale, gr.LogitScale = 12, 0.22, 8
+	for i := range gr.Layers {
+		gr.Layers[i].Attention().Scale = 0.015625
+	}
+	if fs, want := gr.Features(), []string{"attention scale", "embedding scale", "residual scale", "logit scale"}; !slices.Equal(fs, want) {
 		t.Errorf("granite features %v, want %v", fs, want)
 	}
 }
@@ -104,7 +109,7 @@ func TestNewBackendDevices(t *testing.T) {
 func TestArchForContext(t *testing.T) {
 	short := &rope.Config{Dims: 8, Base: 1e4, Factors: []float32{1, 1, 1, 1}}
 	long := &rope.Config{Dims: 8, Base: 1e4, Factors: []float32{2, 2, 2, 2}}
-	a := Uniform("phi3", 2, Layer{Rope: short, LongRope: long})
+	a := Uniform("phi3", 2, Layer{Mixer: &Attention{Rope: short, LongRope: long}, FFN: &GLU{}})
 	a.LongContext = 1024
 	for _, tt := range []struct {
 		n    int
@@ -112,22 +117,22 @@ func TestArchForContext(t *testing.T) {
 	}{{256, short}, {1024, short}, {1025, long}, {131072, long}} {
 		got := a.ForContext(tt.n)
 		for i, l := range got.Layers {
-			if l.Rope != tt.want || l.LongRope != nil {
-				t.Errorf("ForContext(%d): layer %d has rope %v, long %v", tt.n, i, l.Rope.Factors, l.LongRope)
+			if at := l.Attention(); at.Rope != tt.want || at.LongRope != nil {
+				t.Errorf("ForContext(%d): layer %d has rope %v, long %v", tt.n, i, at.Rope.Factors, at.LongRope)
 			}
 		}
 		if got.LongContext != 0 {
 			t.Errorf("ForContext(%d) kept LongContext %d", tt.n, got.LongContext)
 		}
 	}
-	if a.Layers[0].Rope != short || a.Layers[0].LongRope != long {
+	if at := a.Layers[0].Attention(); at.Rope != short || at.LongRope != long {
 		t.Error("ForContext changed the description it was called on")
 	}
 	resolved := a.ForContext(4096)
 	if fs := a.Features(); !slices.Contains(fs, "long rope") || slices.Contains(resolved.Features(), "long rope") {
 		t.Errorf("features %v before ForContext, %v after", fs, resolved.Features())
 	}
-	bad := Uniform("phi3", 2, Layer{Rope: short, LongRope: long}) // no LongContext
+	bad := Uniform("phi3", 2, Layer{Mixer: &Attention{Rope: short, LongRope: long}, FFN: &GLU{}}) // no LongContext
 	if err := bad.Validate(Config{Layers: 2, HeadDim: 8}); err == nil || !strings.Contains(err.Error(), "long-context rotation") {
 		t.Errorf("Validate without LongContext: %v", err)
 	}

@@ -110,8 +110,8 @@ func (m *CPU) NewCache(opts CacheOptions) (*Cache, error) {
 			c.kv = append(c.kv, &f32KV{kv: kv})
 		}
 		r := 0
-		if l.Window > 0 && l.Window+batch < max {
-			r = l.Window + batch
+		if w := l.window(); w > 0 && w+batch < max {
+			r = w + batch
 		}
 		c.ring = append(c.ring, r)
 	}
@@ -137,7 +137,7 @@ func (c *Cache) MinRewind() int {
 	for l, lost := range c.lost {
 		if lost > 0 {
 			// Continuing at m needs the Window-1 positions before m.
-			lo = max(lo, lost+c.model.Arch.Layers[l].Window-1)
+			lo = max(lo, lost+c.model.Arch.Layers[l].window()-1)
 		}
 	}
 	return lo
@@ -260,6 +260,7 @@ type buffers struct {
 	attnJobs []attnJob
 	attnEnds []int
 	attn     attnBatch
+	pass     pass
 }
 
 func grow(s []float32, n int) []float32 {

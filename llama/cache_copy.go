@@ -55,7 +55,7 @@ func (c *Cache) CopyFrom(src *Cache, from, to int) error {
 	// Each ring layer needs at least the window before to from src (or,
 	// where from is later, what c keeps).
 	for l, r := range c.ring {
-		w := c.model.Arch.Layers[l].Window
+		w := c.model.Arch.Layers[l].window()
 		if r > 0 && src.lost[l] > max(from, to-w+1) {
 			return fmt.Errorf("llama: copying positions [%d, %d): the snapshot's sliding-window layer %d no longer holds positions before %d", from, to, l, src.lost[l])
 		}

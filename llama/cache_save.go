@@ -34,7 +34,7 @@ func (c *Cache) Layout() string {
 	fmt.Fprintf(&b, "llama/%d kv=%v layers=%d kvdim=%d headdim=%d", saveFormat, c.typ, len(c.kv), c.model.Config.KVDim(), c.model.Config.HeadDim)
 	for l, r := range c.ring {
 		if r > 0 {
-			fmt.Fprintf(&b, " ring%d=%d/%d", l, c.model.Arch.Layers[l].Window, r)
+			fmt.Fprintf(&b, " ring%d=%d/%d", l, c.model.Arch.Layers[l].window(), r)
 		}
 	}
 	return b.String()
@@ -96,7 +96,7 @@ func (c *Cache) loadFrom(r io.Reader, n int) error {
 	}
 	for l := range c.kv {
 		lost := binary.LittleEndian.Uint64(hdr[8*l:])
-		ring, w := c.ring[l], c.model.Arch.Layers[l].Window
+		ring, w := c.ring[l], c.model.Arch.Layers[l].window()
 		switch {
 		case ring == 0 && lost != 0:
 			return fmt.Errorf("layer %d keeps every position but says %d were overwritten", l, lost)

@@ -54,6 +54,7 @@ type CPU struct {
 	output  *tensor.Matrix // output.weight, or token_embd.weight when tied
 	outNorm []float32
 	layers  []LayerWeights // the weights', with this runner's own matrices where interleaved
+	steps   []layerSteps   // per layer: its mixer's and FFN's CPU steps, over layers
 
 	ropes     []*rope.Config // the distinct rotations of the layers
 	layerRope []int          // per layer: its index in ropes, or -1 (NoPE)
@@ -79,7 +80,7 @@ func New(f *gguf.File, opts Options, nope ...rope.NoPE) (*CPU, error) {
 		}
 		for i := range arch.Layers {
 			if !nope[0].Rotates(i) {
-				arch.Layers[i].Rope = nil
+				arch.Layers[i].Attention().Rope = nil
 			}
 		}
 	}
@@ -105,17 +106,20 @@ func NewCPU(w *Weights, opts Options) (*CPU, error) {
 		return nil, err
 	}
 	m := &CPU{Config: w.Config, Arch: w.Arch, w: w, batch: opts.BatchSize,
-		embd: w.Embd, output: w.Output, outNorm: w.OutNorm, layers: slices.Clone(w.Layers)}
+		embd: w.Embd, output: w.Output, outNorm: w.OutNorm}
+	for _, lw := range w.Layers {
+		m.layers = append(m.layers, lw.clone())
+	}
 	if m.batch == 0 {
 		m.batch = DefaultBatchSize
 	}
 	for _, l := range w.Arch.Layers {
 		i := -1
-		if l.Rope != nil {
-			i = slices.Index(m.ropes, l.Rope)
+		if r := l.rope(); r != nil {
+			i = slices.Index(m.ropes, r)
 			if i < 0 {
 				i = len(m.ropes)
-				m.ropes = append(m.ropes, l.Rope)
+				m.ropes = append(m.ropes, r)
 			}
 		}
 		m.layerRope = append(m.layerRope, i)
@@ -136,8 +140,24 @@ func NewCPU(w *Weights, opts Options) (*CPU, error) {
 			return nil, fmt.Errorf("llama: %w", err)
 		}
 	}
+	// The steps read the runner's matrices, interleaved or not.
+	for l, ly := range w.Arch.Layers {
+		mix, err := ly.Mixer.newStep(m, l, &m.layers[l])
+		if err == nil {
+			var ffn sublayer
+			ffn, err = ly.FFN.newStep(m, l, &m.layers[l])
+			m.steps = append(m.steps, layerSteps{mixer: mix, ffn: ffn})
+		}
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
 	return m, nil
 }
+
+// layerSteps are a layer's mixer and FFN steps on the CPU.
+type layerSteps struct{ mixer, ffn sublayer }
 
 // interleave gives every matrix the CPU's kernels want interleaved its
 // interleaved copy, in memory outside the Go heap (freed by Close), the
@@ -157,8 +177,7 @@ func (m *CPU) interleave() error {
 	}
 	own(&m.output) // tied or not: embedding lookups read m.embd's Data, as stored
 	for i := range m.layers {
-		l := &m.layers[i]
-		for _, x := range []**tensor.Matrix{&l.Q, &l.K, &l.V, &l.O, &l.Gate, &l.Up, &l.Down} {
+		for _, x := range m.layers[i].matrices() {
 			own(x)
 		}
 	}

@@ -10,12 +10,13 @@
 //   - Config: the hyper-parameters, read by ConfigFromGGUF from the
 //     `<arch>.*` keys (layers, widths, heads and KV heads, head size, RMS
 //     epsilon, context, RoPE base, dimensions and scaling);
-//   - Arch: what the block does, as data: per layer the RoPE (layout, base,
-//     frequency factors; nil for a NoPE layer), QK norm, QKV biases, post
-//     norms and attention window, and for the model the activation and the
-//     embedding, query and logit scales. A family package (smollm3, qwen3,
-//     gemma3, ... see package family) builds it from the file; Plain is the
-//     plain llama block;
+//   - Arch: what the block does, as data: per layer a token mixer and a
+//     feed-forward network, each of a named kind (Attention, with its RoPE,
+//     window, QK norm, biases and scales; GLU, with its activation), the
+//     post norms, and for the model the embedding, residual and logit
+//     scales. A family package (smollm3, models/qwen3, models/gemma3, ...
+//     see package family) builds it from the file; Plain is the plain
+//     llama block;
 //   - Weights: the tensors the description needs, checked against the
 //     config (LoadWeights), as views of the file's memory mapping in their
 //     stored (quantized) types: nothing is dequantized up front. The output
@@ -35,6 +36,33 @@
 // q6_K), NewCPU gives those matrices an interleaved copy of the same size in
 // its own copies of the matrices, which the products read, and lets the
 // file's pages of them go (Options.KeepLayout opts out).
+//
+// # Kinds of layer
+//
+// The block is one skeleton (norm, mixer, residual, norm, FFN, residual)
+// around two parts of a named kind. Each kind is one file here
+// (kind_attention.go, kind_glu.go), holding everything about it:
+//
+//   - its description: a type implementing Mixer or FFN, whose exported
+//     fields are what a family sets and whose Kind names it, with the
+//     unexported methods of the kind interface: validate (against Config),
+//     features (the names Arch.Features lists, so that a device refuses
+//     what it lacks), clone;
+//   - its weights: a type in LayerWeights (AttentionWeights, GLUWeights)
+//     and load, which reads its tensors by name, checks their shapes and
+//     refuses the file's tensors it would not read;
+//   - its CPU step: newStep builds a sublayer over the runner's copy of
+//     the weights, whose forward computes the pass's rows with the tensor
+//     and quant kernels, reading what a sequence keeps (attention: the
+//     keys and values in the Cache's per-layer stores) from the pieces'
+//     caches.
+//
+// A new kind adds such a file, its field in LayerWeights (and in its
+// matrices and clone), and, if its sequences keep a state that is not keys
+// and values, that state beside the KV stores in Cache; step.go, which
+// composes the kinds, does not change. A device implements the kinds it
+// has and refuses the others by the names Features gives them (package
+// cuda: attention and GLU only).
 //
 // # Running it
 //

@@ -29,8 +29,9 @@ func TestInterleavedWeights(t *testing.T) {
 	want := 0
 	var all []*tensor.Matrix
 	for i := range inter.Config.Layers {
-		l := inter.layers[i]
-		all = append(all, l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down)
+		for _, x := range inter.layers[i].matrices() {
+			all = append(all, *x)
+		}
 	}
 	all = append(all, inter.output)
 	got := 0
@@ -49,7 +50,7 @@ func TestInterleavedWeights(t *testing.T) {
 		t.Fatalf("no q4_K matrix interleaved on %s", quant.Path())
 	}
 	for i := range plain.Config.Layers {
-		if plain.layers[i].Q.Interleaved() {
+		if plain.layers[i].Attention.Q.Interleaved() {
 			t.Fatalf("layer %d: Q interleaved with KeepLayout", i)
 		}
 	}

@@ -429,7 +429,7 @@ func TestNoPELayersAreNotRotated(t *testing.T) {
 		rmsNorm(xb[i*E:(i+1)*E], b.x[i*E:(i+1)*E], w.AttnNorm, m.Config.RMSEps)
 	}
 	k := make([]float32, 5*KV)
-	if err := w.K.Mul(m.pool, &b.mm, k, xb, 5); err != nil {
+	if err := w.Attention.K.Mul(m.pool, &b.mm, k, xb, 5); err != nil {
 		t.Fatal(err)
 	}
 	if d := maxDiff(k, c.kv[3].(*f32KV).k[:5*KV]); d != 0 {

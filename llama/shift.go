@@ -69,7 +69,7 @@ func (c *Cache) Shift(keep, drop int) error {
 		} else {
 			s.move(keep, keep+drop, moved)
 		}
-		r := c.model.Arch.Layers[l].Rope
+		r := c.model.Arch.Layers[l].rope()
 		if r == nil {
 			continue // a NoPE layer's keys carry no position
 		}
@@ -110,7 +110,7 @@ func (c *Cache) ringHeld(l, keep, drop int) (int, error) {
 			break
 		}
 	}
-	if need := n - c.model.Arch.Layers[l].Window + 1; lo > 0 && lo > max(0, need) {
+	if need := n - c.model.Arch.Layers[l].window() + 1; lo > 0 && lo > max(0, need) {
 		return 0, fmt.Errorf("llama: layer %d's sliding-window ring no longer holds positions %d to %d, which its window needs after dropping [%d, %d): %w",
 			l, max(0, need), lo-1, keep, keep+drop, backend.ErrCannotShift)
 	}

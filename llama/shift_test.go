@@ -15,9 +15,11 @@ func oneLayer(m *CPU, nope bool) {
 	m.Config.Layers = 1
 	m.Arch.Layers = m.Arch.Layers[:1]
 	m.layerRope = m.layerRope[:1]
+	m.steps = m.steps[:1]
 	if nope {
-		m.Arch.Layers[0].Rope = nil
+		m.Arch.Layers[0].Attention().Rope = nil
 		m.layerRope[0] = -1
+		m.steps[0].mixer.(*attentionStep).rope = -1
 	}
 }
 

@@ -272,128 +272,50 @@ func softcap(z []float32, c float32) {
 	}
 }
 
-// layer runs transformer block l on the n rows of the pass: the block of
-// the architecture description (see Arch), with what layer l's Layer asks
-// for.
+// pass is what the layers' kinds see of one forward pass: the work
+// buffers (with the product calls' row spans), the pieces of the sequences
+// in it and the number of rows.
+type pass struct {
+	b  *buffers
+	ps []piece
+	n  int
+}
+
+// A sublayer is the CPU step of a mixer or FFN kind: it reads the pass's
+// normed input rows in and writes its output rows to out (n rows of Embd
+// values each), using the pass's buffers and the pieces' caches.
+type sublayer interface {
+	forward(m *CPU, p *pass, l int, in, out []float32) error
+}
+
+// layer runs block l on the n rows of the pass: the skeleton of Arch
+// around the layer's mixer and feed-forward steps.
 func (m *CPU) layer(b *buffers, ps []piece, l, n int) error {
 	cfg := &m.Config
 	w := &m.layers[l]
-	spec := &m.Arch.Layers[l]
-	E, Q, KV, F := cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.FFN
-	x, xb := b.x[:n*E], b.xb[:n*E]
-	hd := cfg.HeadDim
+	st := &m.steps[l]
+	E := cfg.Embd
+	x, xb, out := b.x[:n*E], b.xb[:n*E], b.proj[:n*E]
+	p := &b.pass // in the buffers: a pass on the stack would escape through the interface calls
+	*p = pass{b: b, ps: ps, n: n}
 
-	// Attention.
 	tensor.RMSNormRows(xb, x, w.AttnNorm, cfg.RMSEps)
-	for _, s := range b.spans {
-		lo, hi := s.lo, s.hi
-		if err := tensor.MulInto(m.pool, &b.mm, xb[lo*E:hi*E], hi-lo,
-			tensor.Out{M: w.Q, Dst: b.q[lo*Q : hi*Q]}, tensor.Out{M: w.K, Dst: b.k[lo*KV : hi*KV]}, tensor.Out{M: w.V, Dst: b.v[lo*KV : hi*KV]}); err != nil {
-			return fmt.Errorf("llama: layer %d: %w", l, err)
-		}
-	}
-	if w.QBias != nil {
-		for t := range n {
-			tensor.Add(b.q[t*Q:(t+1)*Q], w.QBias)
-			tensor.Add(b.k[t*KV:(t+1)*KV], w.KBias)
-			tensor.Add(b.v[t*KV:(t+1)*KV], w.VBias)
-		}
-	}
-	if w.QNorm != nil {
-		tensor.RMSNormRows(b.q[:n*Q], b.q[:n*Q], w.QNorm[:hd], cfg.RMSEps)
-		tensor.RMSNormRows(b.k[:n*KV], b.k[:n*KV], w.KNorm[:hd], cfg.RMSEps)
-	}
-	if k := m.layerRope[l]; k >= 0 {
-		rc := m.ropes[k]
-		half := rc.Dims / 2
-		for t := range n {
-			cos, sin := b.cos[k][t*half:(t+1)*half], b.sin[k][t*half:(t+1)*half]
-			for h := range cfg.Heads {
-				rc.Rotate(b.q[t*Q+h*hd:t*Q+(h+1)*hd], cos, sin)
-			}
-			for h := range cfg.KVHeads {
-				rc.Rotate(b.k[t*KV+h*hd:t*KV+(h+1)*hd], cos, sin)
-			}
-		}
-	}
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	if as := m.Arch.AttentionScale; as != 0 {
-		scale = as
-	}
-	if qs := m.Arch.QueryScale; qs != 0 {
-		for i := range b.q[:n*Q] {
-			b.q[i] *= qs
-		}
-		scale = 1
-	}
-	b.attnJobs, b.attnEnds = b.attnJobs[:0], b.attnEnds[:0]
-	units, work := 0, 0
-	for _, p := range ps {
-		k := len(p.tokens)
-		r0, r1 := p.row, p.row+k
-		q, kk, v := b.q[r0*Q:r1*Q], b.k[r0*KV:r1*KV], b.v[r0*KV:r1*KV]
-		store := p.c.kv[l]
-		var qq []byte
-		if p.c.typ == KVQ8_0 {
-			qb := Q / q8Block * q8Bytes
-			qq = b.qq[r0*qb : r1*qb]
-		}
-		store.prepare(q, kk, v, qq) // a q8_0 cache rotates them (kvq8.go)
-		p.c.put(l, p.pos, kk, v)
-		j := attnJob{m: m, kv: store, ring: p.c.ring[l], window: spec.Window, pos: p.pos, n: k,
-			q: q, qq: qq, out: b.att[r0*Q : r1*Q], scale: scale, tiled: store.tiled(k),
-			runM: b.runM[r0*cfg.Heads : r1*cfg.Heads], runS: b.runS[r0*cfg.Heads : r1*cfg.Heads]}
-		u := j.units()
-		units += u
-		seen := p.pos + k
-		if spec.Window > 0 {
-			seen = min(seen, spec.Window+k)
-		}
-		work += u * seen
-		b.attnJobs = append(b.attnJobs, j)
-		b.attnEnds = append(b.attnEnds, units)
-	}
-	// Hand a thread at least ~64K multiply-adds of attention (decode over a
-	// short cache is less work than a wake-up is worth).
-	grain := max(1, (1<<16)*units/(max(1, work)*hd*2))
-	b.attn = attnBatch{jobs: b.attnJobs, ends: b.attnEnds}
-	m.pool.Run(units, grain, &b.attn)
-	b.attn = attnBatch{}
-	clear(b.attnJobs) // drop the cache pointers
-	for _, p := range ps {
-		p.c.kv[l].finish(b.att[p.row*Q : (p.row+len(p.tokens))*Q])
-	}
-	proj := b.proj[:n*E]
-	for _, s := range b.spans {
-		if err := w.O.Mul(m.pool, &b.mm, proj[s.lo*E:s.hi*E], b.att[s.lo*Q:s.hi*Q], s.hi-s.lo); err != nil {
-			return fmt.Errorf("llama: layer %d: %w", l, err)
-		}
+	if err := st.mixer.forward(m, p, l, xb, out); err != nil {
+		return err
 	}
 	if w.PostAttnNorm != nil {
-		tensor.RMSNormRows(proj[:n*E], proj[:n*E], w.PostAttnNorm, cfg.RMSEps)
+		tensor.RMSNormRows(out, out, w.PostAttnNorm, cfg.RMSEps)
 	}
-	m.residual(x, proj)
+	m.residual(x, out)
 
-	// Feed-forward.
 	tensor.RMSNormRows(xb, x, w.FFNNorm, cfg.RMSEps)
-	glu := tensor.MulSwiGLU
-	if m.Arch.Activation == GELUTanh {
-		glu = tensor.MulGEGLU
-	}
-	for _, s := range b.spans {
-		lo, hi := s.lo, s.hi
-		gate, up := b.gate[lo*F:hi*F], b.up[lo*F:hi*F]
-		if err := glu(m.pool, &b.mm, gate, gate, up, w.Gate, w.Up, xb[lo*E:hi*E], hi-lo); err != nil {
-			return fmt.Errorf("llama: layer %d: %w", l, err)
-		}
-		if err := w.Down.Mul(m.pool, &b.mm, proj[lo*E:hi*E], gate, hi-lo); err != nil {
-			return fmt.Errorf("llama: layer %d: %w", l, err)
-		}
+	if err := st.ffn.forward(m, p, l, xb, out); err != nil {
+		return err
 	}
 	if w.PostFFNNorm != nil {
-		tensor.RMSNormRows(proj[:n*E], proj[:n*E], w.PostFFNNorm, cfg.RMSEps)
+		tensor.RMSNormRows(out, out, w.PostFFNNorm, cfg.RMSEps)
 	}
-	m.residual(x, proj)
+	m.residual(x, out)
 	return nil
 }
 
@@ -406,24 +328,3 @@ func (m *CPU) residual(x, out []float32) {
 	tensor.Add(x, out)
 }
 
-// attnBatch is the attention of every piece of a pass as one job for the
-// pool: the units of piece i (its (token, head) or (tile, KV head) pairs,
-// see attnJob) are [ends[i-1], ends[i]).
-type attnBatch struct {
-	jobs []attnJob
-	ends []int
-}
-
-func (a *attnBatch) Do(lo, hi int) {
-	start := 0
-	for i := range a.jobs {
-		end := a.ends[i]
-		if s, e := max(lo, start), min(hi, end); s < e {
-			a.jobs[i].Do(s-start, e-start)
-		}
-		if end >= hi {
-			return
-		}
-		start = end
-	}
-}

@@ -36,31 +36,60 @@ type Weights struct {
 	ClsOutBias []float32
 }
 
-// LayerWeights are one block's tensors. Optional ones are nil unless the
-// block's Layer description asks for them.
+// LayerWeights are one block's tensors: the skeleton's norms and the
+// weights of its mixer's and FFN's kinds (the field of each kind the
+// layer's Layer names is set, the others are nil).
 type LayerWeights struct {
-	AttnNorm, FFNNorm []float32      // RMSNorm weights [Embd]
-	Q, K, V, O        *tensor.Matrix // attention projections
-	Gate, Up, Down    *tensor.Matrix // gated feed-forward
-
-	QBias, KBias, VBias       []float32 // Layer.QKVBias: [QDim], [KVDim], [KVDim]
-	QNorm, KNorm              []float32 // Layer.QKNorm: per-head RMSNorm weights [HeadDim]
+	AttnNorm, FFNNorm         []float32 // the mixer's and the FFN's input RMSNorm weights [Embd]
 	PostAttnNorm, PostFFNNorm []float32 // Layer.PostNorms: [Embd]
+
+	Attention *AttentionWeights // Mixer *Attention
+	GLU       *GLUWeights       // FFN *GLU
+}
+
+// matrices lists the layer's matrices, as pointers into its kinds' weights.
+func (lw *LayerWeights) matrices() []**tensor.Matrix {
+	var ms []**tensor.Matrix
+	if lw.Attention != nil {
+		ms = append(ms, lw.Attention.matrices()...)
+	}
+	if lw.GLU != nil {
+		ms = append(ms, lw.GLU.matrices()...)
+	}
+	return ms
+}
+
+// clone returns a copy of lw whose kinds' weights are its own structs (the
+// matrices they point to are shared), so that a runner can replace a
+// matrix with its own copy without changing the Weights.
+func (lw LayerWeights) clone() LayerWeights {
+	if lw.Attention != nil {
+		a := *lw.Attention
+		lw.Attention = &a
+	}
+	if lw.GLU != nil {
+		g := *lw.GLU
+		lw.GLU = &g
+	}
+	return lw
 }
 
 // Tied reports whether the output projection is the token embedding.
 func (w *Weights) Tied() bool { return w.Output == w.Embd }
 
 // LoadWeights reads the tensors arch needs from f, whose hyper-parameters
-// are cfg (ConfigFromGGUF). Every tensor is checked against cfg's shapes;
-// an error names the tensor. When the file has no output.weight the output
-// projection is token_embd.weight (tied embeddings), as in llama.cpp.
+// are cfg (ConfigFromGGUF): the skeleton's norms, and each layer's mixer
+// and FFN kinds read their own tensors. Every tensor is checked against
+// cfg's shapes; an error names the tensor. A tensor the description does
+// not read is refused rather than left out. When the file has no
+// output.weight the output projection is token_embd.weight (tied
+// embeddings), as in llama.cpp.
 func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
 	if err := arch.Validate(cfg); err != nil {
 		return nil, err
 	}
 	w := &Weights{Config: cfg, Arch: arch, File: f}
-	ld := loader{f: f}
+	ld := loader{f: f, arch: arch.Name}
 	w.Embd = ld.matrix("token_embd.weight", cfg.Embd, cfg.Vocab)
 	if _, ok := f.Tensor("output.weight"); ok {
 		w.Output = ld.matrix("output.weight", cfg.Embd, cfg.Vocab)
@@ -72,53 +101,21 @@ func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
 	for i := 0; i < len(w.Layers) && ld.err == nil; i++ {
 		n := func(s string) string { return fmt.Sprintf("blk.%d.%s", i, s) }
 		l := arch.Layers[i]
-		// q, k and v, and gate and up, are separate tensors or one fused
-		// tensor each (attn_qkv: the q rows, then k, then v; Phi-3's
-		// ffn_up: the gate rows, then up), which the block reads as row
-		// ranges of the one tensor, without a copy.
-		lw := LayerWeights{AttnNorm: ld.vector(n("attn_norm.weight"), cfg.Embd)}
-		if _, fused := f.Tensor(n("attn_qkv.weight")); fused {
-			ld.unused(arch.Name+" (attn_qkv.weight fuses them)", n("attn_q.weight"), n("attn_k.weight"), n("attn_v.weight"))
-			if qkv := ld.split(n("attn_qkv.weight"), cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.KVDim()); qkv != nil {
-				lw.Q, lw.K, lw.V = qkv[0], qkv[1], qkv[2]
-			}
-		} else {
-			lw.Q = ld.matrix(n("attn_q.weight"), cfg.Embd, cfg.QDim())
-			lw.K = ld.matrix(n("attn_k.weight"), cfg.Embd, cfg.KVDim())
-			lw.V = ld.matrix(n("attn_v.weight"), cfg.Embd, cfg.KVDim())
-		}
-		lw.O = ld.matrix(n("attn_output.weight"), cfg.QDim(), cfg.Embd)
-		lw.FFNNorm = ld.vector(n("ffn_norm.weight"), cfg.Embd)
-		if _, gated := f.Tensor(n("ffn_gate.weight")); gated || !fusedUp(f, n("ffn_up.weight"), cfg) {
-			lw.Gate = ld.matrix(n("ffn_gate.weight"), cfg.Embd, cfg.FFN)
-			lw.Up = ld.matrix(n("ffn_up.weight"), cfg.Embd, cfg.FFN)
-		} else if up := ld.split(n("ffn_up.weight"), cfg.Embd, cfg.FFN, cfg.FFN); up != nil {
-			lw.Gate, lw.Up = up[0], up[1]
-		}
-		lw.Down = ld.matrix(n("ffn_down.weight"), cfg.FFN, cfg.Embd)
-		if l.QKVBias {
-			lw.QBias = ld.vector(n("attn_q.bias"), cfg.QDim())
-			lw.KBias = ld.vector(n("attn_k.bias"), cfg.KVDim())
-			lw.VBias = ld.vector(n("attn_v.bias"), cfg.KVDim())
-		} else {
-			ld.unused(arch.Name, n("attn_q.bias"), n("attn_k.bias"), n("attn_v.bias"))
-		}
-		if l.QKNorm {
-			lw.QNorm = ld.vector(n("attn_q_norm.weight"), cfg.HeadDim)
-			lw.KNorm = ld.vector(n("attn_k_norm.weight"), cfg.HeadDim)
-		} else {
-			ld.unused(arch.Name, n("attn_q_norm.weight"), n("attn_k_norm.weight"))
-		}
+		lw := &w.Layers[i]
+		lw.AttnNorm = ld.vector(n("attn_norm.weight"), cfg.Embd)
+		l.Mixer.load(&ld, cfg, i, lw)
+		lw.FFNNorm = ld.vector(n(l.ffnNorm()+".weight"), cfg.Embd)
+		l.FFN.load(&ld, cfg, i, lw)
 		if l.PostNorms {
 			lw.PostAttnNorm = ld.vector(n("post_attention_norm.weight"), cfg.Embd)
 			lw.PostFFNNorm = ld.vector(n("post_ffw_norm.weight"), cfg.Embd)
 		} else {
-			ld.unused(arch.Name, n("post_attention_norm.weight"), n("post_ffw_norm.weight"))
+			post := []string{n("post_ffw_norm.weight")}
+			if l.ffnNorm() != "post_attention_norm" {
+				post = append(post, n("post_attention_norm.weight"))
+			}
+			ld.unused(arch.Name, post...)
 		}
-		// Biases the block has no place for (llama.cpp's llama and granite
-		// graphs take them where a file has them).
-		ld.unused(arch.Name, n("attn_output.bias"), n("ffn_gate.bias"), n("ffn_up.bias"), n("ffn_down.bias"))
-		w.Layers[i] = lw
 	}
 	if t, ok := f.Tensor("cls.output.weight"); ok && ld.err == nil {
 		labels := 1
@@ -169,8 +166,9 @@ func RopeFactorsNamed(f *gguf.File, cfg Config, name string) ([]float32, error) 
 
 // loader collects the first error while wrapping tensors.
 type loader struct {
-	f   *gguf.File
-	err error
+	f    *gguf.File
+	arch string // the architecture's name, for errors
+	err  error
 }
 
 // unused fails when the file has one of the named tensors, which the
@@ -231,13 +229,6 @@ func (l *loader) matrix(name string, cols, rows int) *tensor.Matrix {
 		l.err = err
 	}
 	return m
-}
-
-// fusedUp reports whether the tensor named up holds the gate's rows and
-// then up's (2·FFN rows), as Phi-3 stores them.
-func fusedUp(f *gguf.File, up string, cfg Config) bool {
-	t, ok := f.Tensor(up)
-	return ok && len(t.Dims) == 2 && t.Dims[1] == 2*uint64(cfg.FFN)
 }
 
 // split reads a 2-D tensor of cols columns whose rows are the given parts,

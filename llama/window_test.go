@@ -29,10 +29,13 @@ func openWindowed(t *testing.T, batch int) *CPU {
 	global := cfg.Rope
 	global.Layout = rope.NeoX
 	local := rope.Config{Dims: global.Dims, Base: 10000, Layout: rope.NeoX}
-	a := Uniform("gemma3", cfg.Layers, Layer{Rope: &global, QKNorm: true, PostNorms: true})
-	a.Layers[0].Rope, a.Layers[0].Window = &local, 32
-	a.Activation, a.EmbedScale = GELUTanh, float32(math.Sqrt(float64(cfg.Embd)))
-	a.QueryScale = float32(1 / math.Sqrt(float64(cfg.HeadDim)))
+	a := Uniform("gemma3", cfg.Layers, Layer{
+		Mixer:     &Attention{Rope: &global, QKNorm: true, QueryScale: float32(1 / math.Sqrt(float64(cfg.HeadDim)))},
+		FFN:       &GLU{Activation: GELUTanh},
+		PostNorms: true,
+	})
+	a.Layers[0].Attention().Rope, a.Layers[0].Attention().Window = &local, 32
+	a.EmbedScale = float32(math.Sqrt(float64(cfg.Embd)))
 	w, err := LoadWeights(f, cfg, a)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +65,7 @@ func decodeAll(t *testing.T, m *CPU, c *Cache, tokens []int32) []float32 {
 // ring, so a snapshot resumes exactly too.
 func TestWindowRing(t *testing.T) {
 	m := openWindowed(t, 4)
-	if r := m.Arch.Layers[0].Window + 4; r != 36 {
+	if r := m.Arch.Layers[0].Attention().Window + 4; r != 36 {
 		t.Fatalf("ring %d", r)
 	}
 	seq := randTokens(100, m.Config.Vocab, 5)

@@ -35,7 +35,7 @@ func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	nope := NoPEMask(cfg.Layers)
 	for i := range a.Layers {
 		if !nope.Rotates(i) {
-			a.Layers[i].Rope = nil
+			a.Layers[i].Attention().Rope = nil
 		}
 	}
 	return a, nil

@@ -65,7 +65,7 @@ func describeVariant(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	a := llama.Plain("tinyvariant", cfg)
 	for i := range a.Layers {
 		if (i+1)%2 == 0 {
-			a.Layers[i].Rope = nil
+			a.Layers[i].Attention().Rope = nil
 		}
 	}
 	return a, nil

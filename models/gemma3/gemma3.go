@@ -58,16 +58,18 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	key := func(k string) string { return Arch + "." + k }
 	global := cfg.Rope
 	global.Layout = rope.NeoX
-	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &global, QKNorm: true, PostNorms: true})
-	a.Activation = llama.GELUTanh
-	a.EmbedScale = float32(math.Sqrt(float64(cfg.Embd)))
 	// llama.cpp: 1/√(Embd/Heads) for the 27B model (62 layers), else
 	// 1/√HeadDim (query_pre_attn_scalar is the head size elsewhere).
 	qs := float64(cfg.HeadDim)
 	if cfg.Layers == 62 {
 		qs = float64(cfg.Embd / cfg.Heads)
 	}
-	a.QueryScale = float32(1 / math.Sqrt(qs))
+	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{
+		Mixer:     &llama.Attention{Rope: &global, QKNorm: true, QueryScale: float32(1 / math.Sqrt(qs))},
+		FFN:       &llama.GLU{Activation: llama.GELUTanh},
+		PostNorms: true,
+	})
+	a.EmbedScale = float32(math.Sqrt(float64(cfg.Embd)))
 	if v, err := f.Float32(key("final_logit_softcapping")); err == nil {
 		a.LogitSoftcap = v
 	}
@@ -88,8 +90,8 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	}
 	for i, on := range local {
 		if on {
-			a.Layers[i].Rope = &lr
-			a.Layers[i].Window = int(window)
+			at := a.Layers[i].Attention()
+			at.Rope, at.Window = &lr, int(window)
 		}
 	}
 	return a, nil

@@ -45,18 +45,20 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		return llama.Arch{}, err
 	}
 	r.Factors = factors
-	layer := llama.Layer{Rope: &r}
+	at := &llama.Attention{Rope: &r}
+	layer := llama.Layer{Mixer: at, FFN: &llama.GLU{}}
 	if _, ok := f.Get(key("rope.scaling.finetuned")); ok {
 		on, err := f.Bool(key("rope.scaling.finetuned"))
 		if err != nil {
 			return llama.Arch{}, err
 		}
 		if !on {
-			layer.Rope = nil
+			at.Rope = nil
 		}
 	}
 	_, bias := f.Tensor("blk.0.attn_q.bias")
-	layer.QKVBias = bias
+	at.QKVBias = bias
+	var attnScale float32
 	a := llama.Uniform(Arch, cfg.Layers, layer)
 
 	// llama.cpp requires the logit scale and reads the others as optional,
@@ -70,7 +72,7 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		dst *float32
 	}{
 		{key("embedding_scale"), &a.EmbedScale},
-		{key("attention.scale"), &a.AttentionScale},
+		{key("attention.scale"), &attnScale},
 		{key("residual_scale"), &a.ResidualScale},
 	} {
 		if _, ok := f.Get(s.key); !ok {
@@ -79,6 +81,9 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		if *s.dst, err = f.Float32(s.key); err != nil {
 			return llama.Arch{}, err
 		}
+	}
+	for i := range a.Layers {
+		a.Layers[i].Attention().Scale = attnScale
 	}
 	return a, nil
 }

@@ -60,7 +60,7 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	}
 	r.Factors = factors
 	_, bias := f.Tensor("blk.0.attn_q.bias")
-	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKVBias: bias}), nil
+	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKVBias: bias}, FFN: &llama.GLU{}}), nil
 }
 
 // Format returns the format the file's chat template asks for: Llama 3's

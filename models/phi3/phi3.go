@@ -51,8 +51,10 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	}
 	short := cfg.Rope
 	short.Layout = rope.NeoX
-	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &short})
-	a.QueryScale = float32(1 / math.Sqrt(float64(cfg.HeadDim)))
+	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{
+		Mixer: &llama.Attention{Rope: &short, QueryScale: float32(1 / math.Sqrt(float64(cfg.HeadDim)))},
+		FFN:   &llama.GLU{},
+	})
 
 	factors := func(name string) ([]float32, error) {
 		if _, ok := f.Tensor(name); !ok {
@@ -86,7 +88,7 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	}
 	a.LongContext = orig
 	for i := range a.Layers {
-		a.Layers[i].LongRope = &long
+		a.Layers[i].Attention().LongRope = &long
 	}
 	return a, nil
 }

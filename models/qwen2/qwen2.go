@@ -31,7 +31,7 @@ func init() {
 func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	r := cfg.Rope
 	r.Layout = rope.NeoX
-	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKVBias: true}), nil
+	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKVBias: true}, FFN: &llama.GLU{}}), nil
 }
 
 // FormatSpec is Qwen2.5's chat format.

@@ -42,7 +42,7 @@ func init() {
 func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	r := cfg.Rope
 	r.Layout = rope.NeoX
-	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{Rope: &r, QKNorm: true})
+	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKNorm: true}, FFN: &llama.GLU{}})
 	a.RankSoftmax = true // Qwen3-Reranker's head gives probabilities of "yes" and "no"
 	return a, nil
 }
