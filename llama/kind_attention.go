@@ -114,7 +114,9 @@ type AttentionWeights struct {
 	QNorm, KNorm        []float32      // Attention.QKNorm: per-head RMSNorm weights [HeadDim]
 }
 
-func (w *AttentionWeights) matrices() []**tensor.Matrix { return []**tensor.Matrix{&w.Q, &w.K, &w.V, &w.O} }
+func (w *AttentionWeights) matrices() []**tensor.Matrix {
+	return []**tensor.Matrix{&w.Q, &w.K, &w.V, &w.O}
+}
 
 // load reads q, k and v as separate tensors or as one fused tensor
 // (attn_qkv: the q rows, then k, then v), which the block reads as row

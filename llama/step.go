@@ -327,4 +327,3 @@ func (m *CPU) residual(x, out []float32) {
 	}
 	tensor.Add(x, out)
 }
-
