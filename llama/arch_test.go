@@ -10,7 +10,7 @@ import (
 )
 
 func TestArchValidate(t *testing.T) {
-	cfg := Config{Layers: 2, HeadDim: 64, Rope: rope.Config{Dims: 64, Base: 10000}}
+	cfg := Config{Layers: 2, HeadDim: 64, FFN: 128, Rope: rope.Config{Dims: 64, Base: 10000}}
 	wide := rope.Config{Dims: 128, Base: 10000}
 	short := rope.Config{Dims: 64, Base: 10000, Factors: make([]float32, 31)}
 	for _, c := range []struct {
@@ -31,9 +31,16 @@ func TestArchValidate(t *testing.T) {
 		{"granite scales", func(a *Arch) { a.Layers[0].Attention().Scale, a.ResidualScale, a.LogitScale = 0.015625, 0.22, 8 }, ""},
 		{"infinite residual scale", func(a *Arch) { a.ResidualScale = float32(math.Inf(1)) }, "residual scale"},
 		{"negative logit scale", func(a *Arch) { a.LogitScale = -8 }, "logit scale"},
+		{"no feed_forward_length", func(a *Arch) { cfg.FFN = 0 }, "needs feed_forward_length"},
+		{"experts", func(a *Arch) { a.Layers[1].FFN = &MoE{Experts: 8, Used: 2, Width: 64} }, ""},
+		{"no experts", func(a *Arch) { a.Layers[1].FFN = &MoE{Experts: 0, Used: 2, Width: 64} }, "0 experts"},
+		{"too many experts", func(a *Arch) { a.Layers[1].FFN = &MoE{Experts: 2000, Used: 2, Width: 64} }, "2000 experts: want 1 to 1024"},
+		{"more used than experts", func(a *Arch) { a.Layers[1].FFN = &MoE{Experts: 4, Used: 5, Width: 64} }, "5 experts used of 4"},
+		{"shared gate without shared expert", func(a *Arch) { a.Layers[1].FFN = &MoE{Experts: 4, Used: 2, Width: 64, SharedGate: true} }, "shared-expert gate"},
 		{"query and attention scale", func(a *Arch) { a.Layers[1].Attention().QueryScale, a.Layers[1].Attention().Scale = 0.125, 0.125 }, "set one"},
 		{"NaN query scale", func(a *Arch) { a.Layers[0].Attention().QueryScale = float32(math.NaN()) }, "query scale"},
 	} {
+		cfg.FFN = 128
 		a := Plain("test", cfg)
 		c.edit(&a)
 		err := a.Validate(cfg)

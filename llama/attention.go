@@ -45,6 +45,18 @@ type attnJob struct {
 	tiled  bool
 	runM   []float32 // tiled path: running max per (token, head)
 	runS   []float32 // tiled path: running sum per (token, head)
+	sinks  []float32 // per query head: its sink logit (Attention.Sinks), nil without
+}
+
+// noSink is the sink logit of a head without one.
+var noSink = float32(math.Inf(-1))
+
+// sink returns query head h's sink logit, or noSink.
+func (j *attnJob) sink(h int) float32 {
+	if j.sinks == nil {
+		return noSink
+	}
+	return j.sinks[h]
 }
 
 // units is the number of independent pieces of work: one per (token, head)
@@ -101,7 +113,7 @@ func (j *attnJob) Do(lo, hi int) {
 			hb := hd / q8Block * q8Bytes
 			qq = j.qq[(t*cfg.Heads+h)*hb : (t*cfg.Heads+h+1)*hb]
 		}
-		online(j.kv, out, q, qq, h/group, j.segs(segBuf[:0], j.first(p), p+1), j.scale)
+		online(j.kv, out, q, qq, h/group, j.segs(segBuf[:0], j.first(p), p+1), j.scale, j.sink(h))
 	}
 }
 
@@ -111,12 +123,12 @@ func (j *attnJob) Do(lo, hi int) {
 // max M, sum S and accumulator (kept in float16 precision, as llama.cpp's
 // VKQ16) follow the positions in order; onlineF16Blocked computes exactly
 // the same numbers faster.
-func onlineF16(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale float32) {
+func onlineF16(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale, sink float32) {
 	if hd := len(q); blockedDecode && hd%64 == 0 && hd <= maxStackHead {
-		onlineF16Blocked(out, q, kc, vc, off, stride, segs, scale)
+		onlineF16Blocked(out, q, kc, vc, off, stride, segs, scale, sink)
 		return
 	}
-	onlineF16Go(out, q, kc, vc, off, stride, segs, scale)
+	onlineF16Go(out, q, kc, vc, off, stride, segs, scale, sink)
 }
 
 // attnBlock is how many positions onlineF16Blocked scores at a time.
@@ -140,7 +152,7 @@ var blockedDecode = tensor.Path() == "avx2"
 // updates (tensor.MadSeqF16, which keeps the accumulator in registers).
 // Every float operation is the one onlineF16Go does, in the same order per
 // element.
-func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale float32) {
+func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale, sink float32) {
 	hd := len(q)
 	var qbuf, accBuf [maxStackHead]float32
 	var sc, ms, vs [attnBlock]float32
@@ -158,12 +170,14 @@ func onlineF16Blocked(out, q []float32, kc, vc []uint16, off, stride int, segs [
 			tensor.MadSeqF16(acc, vc[p0*stride+off:], stride, vs[:np], ms[:np])
 		}
 	}
-	finishOnline(out, acc, S)
+	finishOnline(out, acc, M, S, sink)
 }
 
 // finishOnline writes the online softmax's result acc/S to out (zeros
-// where no position was seen).
-func finishOnline(out, acc []float32, S float32) {
+// where no position was seen), after the head's sink logit joins the sum
+// (sinkCorrection).
+func finishOnline(out, acc []float32, M, S, sink float32) {
+	S = sinkCorrection(acc, M, S, sink)
 	inv := float32(0)
 	if S != 0 {
 		inv = 1 / S
@@ -171,6 +185,24 @@ func finishOnline(out, acc []float32, S float32) {
 	for i := range out {
 		out[i] = acc[i] * inv
 	}
+}
+
+// sinkCorrection adds a sink logit to an online softmax's running max M
+// and sum S as llama.cpp's flash attention does once every position is
+// in: a sink above M rescales the accumulator acc and counts 1, else it
+// counts e^(sink-M). It returns the new sum; noSink changes nothing.
+func sinkCorrection(acc []float32, M, S, sink float32) float32 {
+	if sink == noSink {
+		return S
+	}
+	if sink > M {
+		ms := expf(M - sink)
+		for i := range acc {
+			acc[i] *= ms
+		}
+		return S*ms + 1
+	}
+	return S + expf(sink-M)
 }
 
 // onlineFactors is the scalar step of the blocked online softmax: for each
@@ -196,7 +228,7 @@ func onlineFactors(sc, ms, vs []float32, M, S float32) (float32, float32) {
 
 // onlineF16Go is the reference (and fallback) of onlineF16: the loop as
 // llama.cpp writes it, one position at a time.
-func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale float32) {
+func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale, sink float32) {
 	hd := len(q)
 	var qbuf, accBuf [maxStackHead]float32
 	qh, acc := qbuf[:], accBuf[:]
@@ -229,7 +261,7 @@ func onlineF16Go(out, q []float32, kc, vc []uint16, off, stride int, segs []seg,
 			S = S*ms + vs
 		}
 	}
-	finishOnline(out, acc, S)
+	finishOnline(out, acc, M, S, sink)
 }
 
 // tiledBlock attends query tile qt (tokens qt*64 ...) of the query heads
@@ -298,12 +330,12 @@ func (j *attnJob) tiledBlock(qt, kvh int) {
 	}
 	for t := t0; t < t1; t++ {
 		for h := kvh * group; h < (kvh+1)*group; h++ {
-			S := j.runS[t*cfg.Heads+h]
+			out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
+			S := sinkCorrection(out, j.runM[t*cfg.Heads+h], j.runS[t*cfg.Heads+h], j.sink(h))
 			inv := float32(0)
 			if S != 0 {
 				inv = 1 / S
 			}
-			out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
 			for i := range out {
 				out[i] *= inv
 			}

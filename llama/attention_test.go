@@ -23,7 +23,7 @@ func BenchmarkAttentionDecode(b *testing.B) {
 		q[i] = float32(r.NormFloat64())
 	}
 	for b.Loop() {
-		onlineF16(out, q, k, v, 0, hd, []seg{{0, n}}, 0.088)
+		onlineF16(out, q, k, v, 0, hd, []seg{{0, n}}, 0.088, noSink)
 	}
 }
 
@@ -104,8 +104,8 @@ func TestOnlineF16BlockedMatchesGo(t *testing.T) {
 					}
 				}
 				want, got := make([]float32, hd), make([]float32, hd)
-				onlineF16Go(want, q, k, v, off, stride, []seg{{0, kvLen}}, 0.088)
-				onlineF16Blocked(got, q, k, v, off, stride, []seg{{0, kvLen}}, 0.088)
+				onlineF16Go(want, q, k, v, off, stride, []seg{{0, kvLen}}, 0.088, noSink)
+				onlineF16Blocked(got, q, k, v, off, stride, []seg{{0, kvLen}}, 0.088, noSink)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("hd %d, %d positions, %s: out[%d] = %g, Go loop %g", hd, kvLen, shape, i, got[i], want[i])
@@ -244,5 +244,61 @@ func TestTiledAttentionMatchesPairByPair(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A sink logit joins the softmax's denominator as a position without a
+// value (gpt-oss's attn_sinks): the online path's output against a float64
+// softmax over the same f16 keys and values, with the sink below and above
+// every score, and with no position at all.
+func TestOnlineSink(t *testing.T) {
+	const hd, n = 64, 40
+	r := rand.New(rand.NewPCG(3, 4))
+	k, v := make([]uint16, hd*n), make([]uint16, hd*n)
+	for i := range k {
+		k[i] = tensor.ToF16(float32(r.NormFloat64()))
+		v[i] = tensor.ToF16(float32(r.NormFloat64()))
+	}
+	q := make([]float32, hd)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	const scale = 0.125
+	scores := make([]float64, n)
+	top := math.Inf(-1)
+	for p := range n {
+		for i := range hd {
+			scores[p] += float64(tensor.FromF16(k[p*hd+i])) * float64(tensor.RoundF16(q[i]))
+		}
+		scores[p] *= scale
+		top = max(top, scores[p])
+	}
+	for _, sink := range []float32{noSink, float32(top - 3), float32(top + 2)} {
+		want := make([]float64, hd)
+		den := 0.0
+		if sink != noSink {
+			den = math.Exp(float64(sink) - top)
+		}
+		for p := range n {
+			e := math.Exp(scores[p] - top)
+			den += e
+			for i := range hd {
+				want[i] += e * float64(tensor.FromF16(v[p*hd+i]))
+			}
+		}
+		for _, f := range []func(out, q []float32, kc, vc []uint16, off, stride int, segs []seg, scale, sink float32){onlineF16Go, onlineF16Blocked} {
+			out := make([]float32, hd)
+			f(out, q, k, v, 0, hd, []seg{{0, n}}, scale, sink)
+			for i := range out {
+				if d := math.Abs(float64(out[i]) - want[i]/den); d > 2e-3 {
+					t.Fatalf("sink %v: out[%d] = %v, want %v", sink, i, out[i], want[i]/den)
+				}
+			}
+		}
+	}
+	// No position (a window past everything) with a sink: zeros, as ggml.
+	out := []float32{1, 2}
+	if S := sinkCorrection(out, noSink, 0, 0.5); S != 1 || out[0] != 0 || out[1] != 0 {
+		t.Errorf("sink over no position: sum %v, acc %v", S, out)
 	}
 }

@@ -63,9 +63,11 @@ func TestStepEqualsForwardAlone(t *testing.T) {
 		{"smollm3-tinyq-Q4_K_M", KVF16},
 		{"smollm3-tinyq-Q4_K_M", KVQ8_0},
 		{"smollm3-tinyq-Q4_K_M", KVF32},
+		{"qwen3moe-tiny-Q4_K_M", KVF16}, // a mixture of experts: rows grouped by expert
 		{"smollm3-tinyq-Q8_0", KVF16},
 		{"smollm3-tinyq-F16", KVF16},
 		{"smollm3-tinyq-Q5_K_M", KVQ8_0},
+		{"qwen3moe-tiny-Q8_0", KVF16},
 	}
 	steps := 14
 	if tensor.Path() == "generic" {
@@ -74,12 +76,17 @@ func TestStepEqualsForwardAlone(t *testing.T) {
 		// shorter run still checks the bookkeeping. (The pure Go kernels
 		// take one row at a time, so they are batch-invariant by
 		// construction.)
-		cases, steps = cases[:3], 5
+		cases, steps = cases[:4], 5
 	}
 	for ci, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v", tc.model, tc.kv), func(t *testing.T) {
 			const batch = 96 // so that some steps take two passes
-			_, m := openModel(t, tc.model, Options{Threads: 2, BatchSize: batch}, rope.EveryNth(8, 4))
+			var m *CPU
+			if strings.HasPrefix(tc.model, "qwen3moe") {
+				m = openQwen3MoE(t, tc.model, Options{Threads: 2, BatchSize: batch})
+			} else {
+				_, m = openModel(t, tc.model, Options{Threads: 2, BatchSize: batch}, rope.EveryNth(8, 4))
+			}
 			b := newBackend(t, m, BackendOptions{KVType: tc.kv})
 			V := m.Config.Vocab
 			rng := rand.New(rand.NewPCG(uint64(ci), 7))

@@ -261,6 +261,7 @@ type buffers struct {
 	attnEnds []int
 	attn     attnBatch
 	pass     pass
+	moe      moeScratch // the mixture-of-experts layers' buffers
 }
 
 func grow(s []float32, n int) []float32 {

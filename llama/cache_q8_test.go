@@ -103,7 +103,7 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 			for _, kvLen := range []int{1, 17, 40} {
 				got := make([]float32, hd)
 				st := c.kv[layer].(*q8KV)
-				st.online(got, qq, kvh, []seg{{0, kvLen}}, scale)
+				st.online(got, qq, kvh, []seg{{0, kvLen}}, scale, noSink)
 				// float64 reference
 				k, v := make([]float32, hd), make([]float32, hd)
 				s := make([]float64, kvLen)
@@ -239,7 +239,7 @@ func BenchmarkAttentionDecodeQ8(b *testing.B) {
 	qq := make([]byte, hd/q8Block*q8Bytes)
 	tensor.QuantizeQ8_0(qq, q)
 	for b.Loop() {
-		st.online(out, qq, 0, []seg{{0, n}}, 0.088)
+		st.online(out, qq, 0, []seg{{0, n}}, 0.088, noSink)
 	}
 }
 
@@ -320,8 +320,8 @@ func TestOnlineQ8BlockedMatchesGo(t *testing.T) {
 			tensor.QuantizeQ8_0(qq, q)
 			for _, kvLen := range []int{1, 3, 255, 256, 257, 700} {
 				want, got := make([]float32, hd), make([]float32, hd)
-				st.onlineGo(make([]float32, hd), qq, 1, []seg{{0, kvLen}}, 0.088, want)
-				st.onlineBlocked(make([]float32, hd), qq, 1, []seg{{0, kvLen}}, 0.088, got)
+				st.onlineGo(make([]float32, hd), qq, 1, []seg{{0, kvLen}}, 0.088, noSink, want)
+				st.onlineBlocked(make([]float32, hd), qq, 1, []seg{{0, kvLen}}, 0.088, noSink, got)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("hd %d, %s, %d positions: out[%d] = %g, Go loop %g", hd, shape, kvLen, i, got[i], want[i])

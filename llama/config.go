@@ -22,7 +22,7 @@ type Config struct {
 	Arch    string // general.architecture
 	Layers  int    // block_count
 	Embd    int    // embedding_length
-	FFN     int    // feed_forward_length
+	FFN     int    // feed_forward_length (0 in a mixture-of-experts file without it)
 	Heads   int    // attention.head_count
 	KVHeads int    // attention.head_count_kv (defaults to Heads)
 	HeadDim int    // attention.key_length (defaults to Embd/Heads)
@@ -104,7 +104,11 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		}
 	}
 	req("embedding_length", &c.Embd)
-	req("feed_forward_length", &c.FFN)
+	if _, moe := f.Get(k("expert_count")); moe {
+		opt("feed_forward_length", &c.FFN, 0) // the experts' width is expert_feed_forward_length
+	} else {
+		req("feed_forward_length", &c.FFN)
+	}
 	req("attention.head_count", &c.Heads)
 	opt("attention.head_count_kv", &c.KVHeads, c.Heads)
 	opt("context_length", &c.Context, 2048)

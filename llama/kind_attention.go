@@ -49,6 +49,13 @@ type Attention struct {
 	// 1/√HeadDim (Granite's attention_multiplier). At most one of
 	// QueryScale and Scale is set.
 	Scale float32
+	// Sinks gives each query head a learned sink logit (tensor
+	// attn_sinks, [Heads]): it joins the softmax's denominator as one
+	// more position with no value, so a head can attend to nothing
+	// (gpt-oss).
+	Sinks bool
+	// OutBias adds attn_output.bias after the output projection (gpt-oss).
+	OutBias bool
 }
 
 // Kind is "attention".
@@ -104,6 +111,8 @@ func (at *Attention) features(add func(bool, string)) {
 	add(at.Window > 0, "sliding window")
 	add(at.QueryScale != 0, "query scale")
 	add(at.Scale != 0, "attention scale")
+	add(at.Sinks, "attention sinks")
+	add(at.OutBias, "output bias")
 }
 
 // AttentionWeights are an attention layer's tensors. Optional ones are nil
@@ -112,6 +121,8 @@ type AttentionWeights struct {
 	Q, K, V, O          *tensor.Matrix // projections
 	QBias, KBias, VBias []float32      // Attention.QKVBias: [QDim], [KVDim], [KVDim]
 	QNorm, KNorm        []float32      // Attention.QKNorm: per-head RMSNorm weights [HeadDim]
+	Sinks               []float32      // Attention.Sinks: one logit per query head [Heads]
+	OBias               []float32      // Attention.OutBias: [Embd]
 }
 
 func (w *AttentionWeights) matrices() []**tensor.Matrix {
@@ -149,9 +160,18 @@ func (at *Attention) load(ld *loader, cfg Config, i int, lw *LayerWeights) {
 	} else {
 		ld.unused(arch, n("attn_q_norm.weight"), n("attn_k_norm.weight"))
 	}
-	// A bias the block has no place for (llama.cpp's llama and granite
-	// graphs take it where a file has it).
-	ld.unused(arch, n("attn_output.bias"))
+	if at.Sinks {
+		w.Sinks = ld.vector(n("attn_sinks.weight"), cfg.Heads)
+	} else {
+		ld.unused(arch, n("attn_sinks.weight"))
+	}
+	if at.OutBias {
+		w.OBias = ld.vector(n("attn_output.bias"), cfg.Embd)
+	} else {
+		// llama.cpp's llama and granite graphs take it where a file has
+		// it; a family that wants it says OutBias.
+		ld.unused(arch, n("attn_output.bias"))
+	}
 	lw.Attention = w
 }
 
@@ -233,7 +253,7 @@ func (s *attentionStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 		store.prepare(q, kk, v, qq) // a q8_0 cache rotates them (kvq8.go)
 		pc.c.put(l, pc.pos, kk, v)
 		j := attnJob{m: m, kv: store, ring: pc.c.ring[l], window: spec.Window, pos: pc.pos, n: k,
-			q: q, qq: qq, out: b.att[r0*Q : r1*Q], scale: scale, tiled: store.tiled(k),
+			q: q, qq: qq, out: b.att[r0*Q : r1*Q], scale: scale, tiled: store.tiled(k), sinks: w.Sinks,
 			runM: b.runM[r0*cfg.Heads : r1*cfg.Heads], runS: b.runS[r0*cfg.Heads : r1*cfg.Heads]}
 		u := j.units()
 		units += u
@@ -258,6 +278,11 @@ func (s *attentionStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 	for _, sp := range b.spans {
 		if err := w.O.Mul(m.pool, &b.mm, out[sp.lo*E:sp.hi*E], b.att[sp.lo*Q:sp.hi*Q], sp.hi-sp.lo); err != nil {
 			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+	}
+	if w.OBias != nil {
+		for t := range n {
+			tensor.Add(out[t*E:(t+1)*E], w.OBias)
 		}
 	}
 	return nil

@@ -26,6 +26,9 @@ const (
 	// GELUTanh gives GEGLU with the tanh approximation of GELU, as
 	// ggml computes it (a float16 table).
 	GELUTanh
+	// SwiGLUOAI is gpt-oss's clamped SwiGLU (mixtures of experts only):
+	// x = min(gate, 7), y = clamp(up, -7, 7), x·σ(1.702·x)·(y+1).
+	SwiGLUOAI
 )
 
 func (a Activation) String() string {
@@ -34,6 +37,8 @@ func (a Activation) String() string {
 		return "silu"
 	case GELUTanh:
 		return "gelu-tanh"
+	case SwiGLUOAI:
+		return "swiglu-oai"
 	}
 	return fmt.Sprintf("Activation(%d)", int(a))
 }
@@ -43,7 +48,10 @@ func (*GLU) Kind() string { return "glu" }
 
 func (g *GLU) clone() kind { c := *g; return &c }
 
-func (g *GLU) validate(*Arch, Config) error {
+func (g *GLU) validate(_ *Arch, cfg Config) error {
+	if cfg.FFN <= 0 {
+		return fmt.Errorf("a dense feed-forward needs feed_forward_length, which the file lacks")
+	}
 	if g.Activation != SiLU && g.Activation != GELUTanh {
 		return fmt.Errorf("unknown activation %v", g.Activation)
 	}

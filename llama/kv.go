@@ -65,13 +65,13 @@ type kvStore interface {
 // online is the online softmax of one query head over the positions in
 // segs, in order, of KV head kvh: q is the head's query (qq its rounded
 // form, for the q8_0 store), scale the score factor, and the result goes
-// to out.
-func online(s kvStore, out, q []float32, qq []byte, kvh int, segs []seg, scale float32) {
+// to out, with the head's sink logit (noSink: none).
+func online(s kvStore, out, q []float32, qq []byte, kvh int, segs []seg, scale, sink float32) {
 	switch s := s.(type) {
 	case *f16KV:
-		onlineF16(out, q, s.k, s.v, kvh*len(q), s.kv, segs, scale)
+		onlineF16(out, q, s.k, s.v, kvh*len(q), s.kv, segs, scale, sink)
 	case *q8KV:
-		s.online(out, qq, kvh, segs, scale)
+		s.online(out, qq, kvh, segs, scale, sink)
 	default:
 		panic("llama: this cache type attends over tiles only")
 	}

@@ -140,7 +140,7 @@ func (s *q8KV) head(rows []byte, p, h int) []byte {
 // rounded to Q8_0 (qq), scores by the Q8_0 dot product, online softmax, and
 // V dequantized into an f32 accumulator (ggml_vec_mad_f32: fused
 // multiply-add; ggml_vec_scale_f32: a plain product) that is written to out.
-func (s *q8KV) online(out []float32, qq []byte, kvh int, segs []seg, scale float32) {
+func (s *q8KV) online(out []float32, qq []byte, kvh int, segs []seg, scale, sink float32) {
 	hd := len(out)
 	var accBuf [maxStackHead]float32
 	acc := accBuf[:]
@@ -150,16 +150,16 @@ func (s *q8KV) online(out []float32, qq []byte, kvh int, segs []seg, scale float
 	acc = acc[:hd]
 	clear(acc)
 	if blockedDecode && hd%64 == 0 {
-		s.onlineBlocked(acc, qq, kvh, segs, scale, out)
+		s.onlineBlocked(acc, qq, kvh, segs, scale, sink, out)
 		return
 	}
-	s.onlineGo(acc, qq, kvh, segs, scale, out)
+	s.onlineGo(acc, qq, kvh, segs, scale, sink, out)
 }
 
 // onlineGo is the reference (and fallback) of onlineBlocked: llama.cpp's
 // loop, one position at a time, with the accumulator acc (zeroed, hd
 // floats).
-func (s *q8KV) onlineGo(acc []float32, qq []byte, kvh int, segs []seg, scale float32, out []float32) {
+func (s *q8KV) onlineGo(acc []float32, qq []byte, kvh int, segs []seg, scale, sink float32, out []float32) {
 	M := float32(math.Inf(-1))
 	var S float32
 	for _, g := range segs {
@@ -180,7 +180,7 @@ func (s *q8KV) onlineGo(acc []float32, qq []byte, kvh int, segs []seg, scale flo
 			S = S*ms + vs
 		}
 	}
-	finishOnline(out, acc, S)
+	finishOnline(out, acc, M, S, sink)
 }
 
 // onlineBlocked is onlineGo reordered for speed, with bit-identical results
@@ -188,7 +188,7 @@ func (s *q8KV) onlineGo(acc []float32, qq []byte, kvh int, segs []seg, scale flo
 // first, then the running max and sum with the factors ms and vs, then the
 // accumulator updates (tensor.MadSeqQ8_0, which keeps the accumulator in
 // registers).
-func (s *q8KV) onlineBlocked(acc []float32, qq []byte, kvh int, segs []seg, scale float32, out []float32) {
+func (s *q8KV) onlineBlocked(acc []float32, qq []byte, kvh int, segs []seg, scale, sink float32, out []float32) {
 	hb := len(acc) / q8Block * q8Bytes // bytes of one head's row
 	var sc, ms, vs [attnBlock]float32
 	M := float32(math.Inf(-1))
@@ -203,7 +203,7 @@ func (s *q8KV) onlineBlocked(acc []float32, qq []byte, kvh int, segs []seg, scal
 			tensor.MadSeqQ8_0(acc, s.v[p0*s.row+kvh*hb:], s.row, vs[:np], ms[:np])
 		}
 	}
-	finishOnline(out, acc, S)
+	finishOnline(out, acc, M, S, sink)
 }
 
 // hadamard multiplies every n-element chunk of x by the orthonormal

@@ -36,6 +36,39 @@ func openModel(t testing.TB, name string, opts Options, nope ...rope.NoPE) (*ggu
 	return f, m
 }
 
+// openQwen3MoE opens a tiny qwen3moe model of ../shared/golden-next with
+// Qwen3-MoE's block (package models/qwen3moe's description, built here
+// since the families sit above this package).
+func openQwen3MoE(t testing.TB, name string, opts Options) *CPU {
+	t.Helper()
+	f, err := gguf.Open(sharedtest.Path(t, "golden-next/models/"+name+".gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moe, err := MoEFromGGUF(f, cfg)
+	if err != nil || moe == nil {
+		t.Fatalf("experts: %v %v", moe, err)
+	}
+	moe.NormWeights = true
+	r := cfg.Rope
+	r.Layout = rope.NeoX
+	w, err := LoadWeights(f, cfg, Uniform("qwen3moe", cfg.Layers, Layer{Mixer: &Attention{Rope: &r, QKNorm: true}, FFN: moe}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewCPU(w, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 func newCache(t *testing.T, m *CPU, opts CacheOptions) *Cache {
 	t.Helper()
 	c, err := m.NewCache(opts)

@@ -45,6 +45,7 @@ type LayerWeights struct {
 
 	Attention *AttentionWeights // Mixer *Attention
 	GLU       *GLUWeights       // FFN *GLU
+	MoE       *MoEWeights       // FFN *MoE
 }
 
 // matrices lists the layer's matrices, as pointers into its kinds' weights.
@@ -55,6 +56,9 @@ func (lw *LayerWeights) matrices() []**tensor.Matrix {
 	}
 	if lw.GLU != nil {
 		ms = append(ms, lw.GLU.matrices()...)
+	}
+	if lw.MoE != nil {
+		ms = append(ms, lw.MoE.matrices()...)
 	}
 	return ms
 }
@@ -70,6 +74,9 @@ func (lw LayerWeights) clone() LayerWeights {
 	if lw.GLU != nil {
 		g := *lw.GLU
 		lw.GLU = &g
+	}
+	if lw.MoE != nil {
+		lw.MoE = lw.MoE.clone()
 	}
 	return lw
 }
@@ -122,10 +129,8 @@ func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
 		if len(t.Dims) >= 2 {
 			labels = int(min(t.Dims[1], 1<<20))
 			w.ClsOut = ld.matrix("cls.output.weight", cfg.Embd, labels)
-		} else if ti := ld.info("cls.output.weight", cfg.Embd); ti != nil { // one label: ggml drops the 1
-			if d := ld.data(ti); d != nil {
-				w.ClsOut, ld.err = tensor.NewMatrix(ti.Name, ti.Type, 1, cfg.Embd, d)
-			}
+		} else { // one label: ggml drops the 1
+			w.ClsOut = ld.rowMatrix("cls.output.weight", cfg.Embd)
 		}
 		if _, ok := f.Tensor("cls.output.bias"); ok {
 			w.ClsOutBias = ld.vector("cls.output.bias", labels)
@@ -271,8 +276,14 @@ func (l *loader) vector(name string, n int) []float32 {
 	if t == nil {
 		return nil
 	}
+	return l.floats(t, n)
+}
+
+// floats reads the n f32 elements of tensor t into a new slice, refusing
+// another type and a NaN or infinite element.
+func (l *loader) floats(t *gguf.TensorInfo, n int) []float32 {
 	if t.Type != gguf.TypeF32 {
-		l.err = fmt.Errorf("tensor %s has type %v, want f32", name, t.Type)
+		l.err = fmt.Errorf("tensor %s has type %v, want f32", t.Name, t.Type)
 		return nil
 	}
 	d := l.data(t)
@@ -283,9 +294,70 @@ func (l *loader) vector(name string, n int) []float32 {
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
 		if x := float64(v[i]); math.IsNaN(x) || math.IsInf(x, 0) {
-			l.err = fmt.Errorf("tensor %s: element %d is %v; the file is corrupt", name, i, v[i])
+			l.err = fmt.Errorf("tensor %s: element %d is %v; the file is corrupt", t.Name, i, v[i])
 			return nil
 		}
 	}
 	return v
+}
+
+// experts reads a 3-D tensor [cols, rows, n] of n experts' matrices as one
+// matrix of rows×cols per expert: views of the expert's rows in the file,
+// no copy.
+func (l *loader) experts(name string, cols, rows, n int) []*tensor.Matrix {
+	t := l.info(name, cols, rows, n)
+	if t == nil {
+		return nil
+	}
+	d := l.data(t)
+	if d == nil {
+		return nil
+	}
+	per := len(d) / n
+	ms := make([]*tensor.Matrix, n)
+	for e := range ms {
+		m, err := tensor.NewMatrix(fmt.Sprintf("%s[expert %d]", name, e), t.Type, rows, cols, d[e*per:(e+1)*per])
+		if err != nil {
+			l.err = err
+			return nil
+		}
+		ms[e] = m
+	}
+	return ms
+}
+
+// vectors reads a 2-D f32 tensor [size, n] as n vectors of size (views of
+// one slice), such as the experts' biases.
+func (l *loader) vectors(name string, size, n int) [][]float32 {
+	t := l.info(name, size, n)
+	if t == nil {
+		return nil
+	}
+	flat := l.floats(t, size*n)
+	if flat == nil {
+		return nil
+	}
+	vs := make([][]float32, n)
+	for i := range vs {
+		vs[i] = flat[i*size : (i+1)*size : (i+1)*size]
+	}
+	return vs
+}
+
+// rowMatrix reads a 1-D tensor of cols values as a matrix of one row (ggml
+// drops a trailing dimension of 1).
+func (l *loader) rowMatrix(name string, cols int) *tensor.Matrix {
+	t := l.info(name, cols)
+	if t == nil {
+		return nil
+	}
+	d := l.data(t)
+	if d == nil {
+		return nil
+	}
+	m, err := tensor.NewMatrix(name, t.Type, 1, cols, d)
+	if err != nil {
+		l.err = err
+	}
+	return m
 }

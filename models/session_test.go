@@ -18,7 +18,8 @@ import (
 // the tiny golden-families models (their 337-token vocabulary spells the
 // templates' markers as text, which is enough to run every path), and of
 // the tiny models that have no golden files there (goldentest.TinyModel).
-var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M"}
+var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M",
+	"qwen3moe-tiny-Q4_K_M"} // gptoss-tiny joins with the harmony format
 
 // modelPath returns the file of a tiny model named stem-MIX
 // ("gemma3-tiny-Q4_K_M"): a golden-families file, or one synth writes

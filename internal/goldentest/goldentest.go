@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -292,10 +293,14 @@ func WriteSynth(t testing.TB, preset, typ, path, wantSHA string) {
 // last).
 var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true, "qwen3-embed-tiny": true}
 
+// inNext are the tiny models of ../shared/golden-next.
+var inNext = map[string]bool{"qwen3moe-tiny": true, "gptoss-tiny": true, "lfm2-tiny": true, "qwen35-tiny": true, "granitehybrid-tiny": true}
+
 // TinyModel returns the file of a tiny family model named STEM-TYPE
 // ("gemma3-tiny-Q4_K_M"): ../shared/golden-families' file, or, for the
-// stems it lacks, the synth preset of that name written in that type into
-// the test's temporary folder.
+// stems it lacks, golden-next's file (the mixtures of experts and hybrids)
+// or the synth preset of that name written in that type into the test's
+// temporary folder.
 func TinyModel(t testing.TB, name string) string {
 	t.Helper()
 	cut := strings.LastIndexByte(name, '-')
@@ -303,6 +308,9 @@ func TinyModel(t testing.TB, name string) string {
 		t.Fatalf("tiny model %q: want STEM-TYPE", name)
 	}
 	stem, typ := name[:cut], name[cut+1:]
+	if inNext[stem] {
+		return sharedtest.Path(t, "golden-next/models/"+name+".gguf")
+	}
 	if !synthOnly[stem] {
 		return sharedtest.Path(t, "golden-families/models/"+name+".gguf")
 	}
@@ -319,4 +327,56 @@ func TinyModel(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+var (
+	nextOnce sync.Once
+	next     struct {
+		Models map[string]map[string]map[string][][]float64 `json:"models"`
+	}
+	nextErr error
+)
+
+// NextTolerance returns the tolerance of golden-next's model stem in type
+// typ ("qwen3moe-tiny", "Q8_0"), by golden/README.md's rule: twice the
+// worst difference llama.cpp showed with itself in golden-next/selfcheck.json
+// (another CPU variant, the prompt in batches of 7; every prompt), rounded
+// up to one significant digit.
+func NextTolerance(t testing.TB, stem, typ string) Tolerance {
+	t.Helper()
+	path := sharedtest.Path(t, "golden-next/selfcheck.json")
+	nextOnce.Do(func() {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(b, &next)
+		}
+		nextErr = err
+	})
+	if nextErr != nil {
+		t.Fatalf("golden-next/selfcheck.json: %v", nextErr)
+	}
+	runs, ok := next.Models[stem][typ]
+	if !ok || len(runs) == 0 {
+		t.Fatalf("golden-next/selfcheck.json has nothing for %s %s", stem, typ)
+	}
+	var worst Tolerance
+	for _, prompts := range runs {
+		for _, p := range prompts {
+			if len(p) >= 2 {
+				worst.MaxAbs, worst.RMS = max(worst.MaxAbs, p[0]), max(worst.RMS, p[1])
+			}
+		}
+	}
+	return Tolerance{MaxAbs: roundUp1(2 * worst.MaxAbs), RMS: roundUp1(2 * worst.RMS)}
+}
+
+// roundUp1 rounds x > 0 up to one significant digit (0.0176 → 0.02).
+func roundUp1(x float64) float64 {
+	if x <= 0 {
+		return 1e-6
+	}
+	e := int(math.Floor(math.Log10(x)))
+	d := math.Ceil(x/math.Pow(10, float64(e)) - 1e-9)
+	v, _ := strconv.ParseFloat(fmt.Sprintf("%ge%d", d, e), 64) // d·10^e without float noise
+	return v
 }

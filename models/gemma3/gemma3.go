@@ -80,7 +80,7 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	if window > 1<<24 {
 		return llama.Arch{}, fmt.Errorf("%s = %d is out of range", key("attention.sliding_window"), window)
 	}
-	local, err := slidingLayers(f, key("attention.sliding_window_pattern"), cfg.Layers)
+	local, err := llama.SlidingLayers(f, key("attention.sliding_window_pattern"), cfg.Layers, DefaultPattern)
 	if err != nil {
 		return llama.Arch{}, err
 	}
@@ -95,32 +95,6 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		}
 	}
 	return a, nil
-}
-
-// slidingLayers reads which layers use the window: a period (layer i is
-// local unless i%period == period-1), or one flag per layer.
-func slidingLayers(f *gguf.File, key string, layers int) ([]bool, error) {
-	local := make([]bool, layers)
-	v, ok := f.Get(key)
-	if flags, isArr := v.([]bool); ok && isArr {
-		if len(flags) < layers {
-			return nil, fmt.Errorf("%s has %d flags for %d layers", key, len(flags), layers)
-		}
-		copy(local, flags)
-		return local, nil
-	}
-	period := DefaultPattern
-	if ok {
-		p, err := f.Uint32(key)
-		if err != nil {
-			return nil, err
-		}
-		period = int(p)
-	}
-	for i := range local {
-		local[i] = period == 0 || i%period < period-1
-	}
-	return local, nil
 }
 
 // FormatSpec is Gemma 3's chat format.

@@ -1,0 +1,44 @@
+package models_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/internal/goldentest"
+	"github.com/smolgo/smolgo/internal/sharedtest"
+)
+
+// The mixtures of experts of ../shared/golden-next (README.md): tiny
+// qwen3moe and gpt-oss models written by llama.cpp's own writer, with
+// llama.cpp's logits for three prompts (rand100 is longer than gpt-oss's
+// window of 32).
+var moeModels = []string{
+	"qwen3moe-tiny-F32", "qwen3moe-tiny-Q8_0", "qwen3moe-tiny-Q4_K_M",
+	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", // MXFP4 joins with its kernels
+}
+
+// TestMoEGoldenLogits compares the mixtures of experts' logits with
+// llama.cpp's (prefill at every position, teacher-forced and greedy
+// decode), with the whole prompt in one pass and in batches of 7, within
+// the tolerance llama.cpp's own self-consistency on these files sets
+// (goldentest.NextTolerance).
+func TestMoEGoldenLogits(t *testing.T) {
+	for _, name := range moeModels {
+		for _, batch := range []int{1024, 7} {
+			t.Run(name+"/batch"+itoa(batch), func(t *testing.T) {
+				cut := strings.LastIndexByte(name, '-')
+				tol := goldentest.NextTolerance(t, name[:cut], name[cut+1:])
+				g := goldentest.Load(t, "golden-next/logits/"+name+".json.gz")
+				m, err := family.Load(sharedtest.Path(t, "golden-next/models/"+name+".gguf"),
+					engine.WithThreads(2), engine.WithBatchSize(batch))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				goldentest.CheckModel(t, name, m, g, tol, nil)
+			})
+		}
+	}
+}

@@ -1,0 +1,49 @@
+// Package qwen3moe is the Qwen3 mixture-of-experts family
+// (general.architecture "qwen3moe": Qwen3-30B-A3B, its Instruct and
+// Thinking versions, Qwen3-Coder-30B-A3B). Importing it registers the
+// architecture with package family.
+//
+// The block is Qwen3's attention (NEOX RoPE, per-head RMSNorm of queries
+// and keys, head size from attention.key_length) with a mixture of experts
+// in place of the dense feed-forward in every layer: a router over
+// expert_count experts (128 in the 30B model), the softmax of its logits,
+// the expert_used_count (8) most probable experts, their probabilities
+// renormalized to sum to 1, each expert a SwiGLU of width
+// expert_feed_forward_length (768), as llama.cpp's qwen3moe graph.
+package qwen3moe
+
+import (
+	"fmt"
+
+	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/llama"
+	"github.com/smolgo/smolgo/rope"
+)
+
+// Arch is the architecture name of Qwen3-MoE files.
+const Arch = "qwen3moe"
+
+func init() {
+	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+}
+
+// Describe is Qwen3-MoE's block for a file.
+func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
+	moe, err := llama.MoEFromGGUF(f, cfg)
+	if err != nil {
+		return llama.Arch{}, err
+	}
+	if moe == nil {
+		return llama.Arch{}, fmt.Errorf("%s.expert_count is missing: a %s file is a mixture of experts", Arch, Arch)
+	}
+	// llama.cpp's qwen3moe graph: softmax gating, the chosen weights
+	// renormalized, no weight scale, whatever the keys say.
+	moe.Gating, moe.NormWeights, moe.WeightScale, moe.Activation = llama.SoftmaxTopK, true, 0, llama.SiLU
+	if moe.SharedWidth != 0 {
+		return llama.Arch{}, fmt.Errorf("%s.expert_shared_feed_forward_length = %d: Qwen3-MoE has no shared expert", Arch, moe.SharedWidth)
+	}
+	r := cfg.Rope
+	r.Layout = rope.NeoX
+	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKNorm: true}, FFN: moe}), nil
+}
