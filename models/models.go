@@ -23,12 +23,12 @@ package models
 import (
 	_ "github.com/smolgo/smolgo/models/bert"
 	_ "github.com/smolgo/smolgo/models/gemma3"
+	_ "github.com/smolgo/smolgo/models/gptoss"
 	_ "github.com/smolgo/smolgo/models/granite"
 	_ "github.com/smolgo/smolgo/models/llamaarch"
 	_ "github.com/smolgo/smolgo/models/phi3"
 	_ "github.com/smolgo/smolgo/models/qwen2"
 	_ "github.com/smolgo/smolgo/models/qwen3"
 	_ "github.com/smolgo/smolgo/models/qwen3moe"
-	_ "github.com/smolgo/smolgo/models/gptoss"
 	_ "github.com/smolgo/smolgo/smollm3"
 )
