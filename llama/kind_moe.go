@@ -247,11 +247,13 @@ type moeScratch struct {
 	count   []int32   // entries per expert                    [Experts+1]
 	entry   []int32   // entries (row·Used + slot), expert-major [rows × Used]
 	at      []int32   // where each (row, slot) lies in entry  [rows × Used]
-	x       []float32 // a call's gathered inputs              [rows × Embd]
-	gate    []float32 // a call's gate, then activation        [rows × Width]
-	up      []float32 // a call's up                           [rows × Width]
+	x       []float32 // the calls' gathered inputs, per entry [rows × Used × Embd]
+	gate    []float32 // per entry: gate, then activation      [rows × Used × Width]
+	up      []float32 // per entry: up                         [rows × Used × Width]
 	y       []float32 // every entry's expert output           [rows × Used × Embd]
 	shared  []float32 // the shared expert's output            [rows × Embd]
+	calls   []expertCall
+	prods   []tensor.Product
 }
 
 func growInt32(s []int32, n int) []int32 {
@@ -269,9 +271,9 @@ func (s *moeScratch) ensure(n, X, K, E, W, S int) {
 	s.count = growInt32(s.count, X+1)
 	s.entry = growInt32(s.entry, n*K)
 	s.at = growInt32(s.at, n*K)
-	s.x = grow(s.x, n*E)
-	s.gate = grow(s.gate, n*max(W, S))
-	s.up = grow(s.up, n*max(W, S))
+	s.x = grow(s.x, n*K*E)
+	s.gate = grow(s.gate, n*max(K*W, S))
+	s.up = grow(s.up, n*max(K*W, S))
 	s.y = grow(s.y, n*K*E)
 	if S > 0 {
 		s.shared = grow(s.shared, n*E)
@@ -338,6 +340,7 @@ func (s *moeStep) forward(m *CPU, p *pass, l int, in, out []float32) error {
 			small += len(pc.tokens)
 		}
 	}
+	sc.calls = sc.calls[:0]
 	for e := range X {
 		lo, hi := int(count[e]), int(count[e+1])
 		if lo == hi {
@@ -350,9 +353,7 @@ func (s *moeStep) forward(m *CPU, p *pass, l int, in, out []float32) error {
 		if k := ns - lo; k > 0 {
 			calls := (k + maxSmallRows - 1) / maxSmallRows
 			for c := range calls {
-				if err := s.expert(m, b, l, e, in, lo+k*c/calls, lo+k*(c+1)/calls); err != nil {
-					return err
-				}
+				sc.calls = append(sc.calls, expertCall{e: e, lo: lo + k*c/calls, hi: lo + k*(c+1)/calls})
 			}
 		}
 		for a := ns; a < hi; {
@@ -361,11 +362,12 @@ func (s *moeStep) forward(m *CPU, p *pass, l int, in, out []float32) error {
 			for z < hi && pieceOf(p.ps, int(sc.entry[z])/K) == piece {
 				z++
 			}
-			if err := s.expert(m, b, l, e, in, a, z); err != nil {
-				return err
-			}
+			sc.calls = append(sc.calls, expertCall{e: e, lo: a, hi: z})
 			a = z
 		}
+	}
+	if err := s.experts(m, b, l, in); err != nil {
+		return err
 	}
 
 	// The shared expert, over every row.
@@ -409,47 +411,64 @@ func pieceOf(ps []piece, r int) int {
 	return -1
 }
 
-// expert runs expert e on the entries [lo, hi) of the grouping, writing
-// each entry's output to its rows of the scratch's y.
-func (s *moeStep) expert(m *CPU, b *buffers, l, e int, in []float32, lo, hi int) error {
+// expertCall is one product call of an expert: the entries [lo, hi) of
+// the grouping, all routed to expert e.
+type expertCall struct{ e, lo, hi int }
+
+// experts runs every call of the pass: the gate and up products of all of
+// them in one pass over the pool (tensor.MulEach), the activation, then
+// every down product in another, each entry's output going to its rows of
+// the scratch's y.
+func (s *moeStep) experts(m *CPU, b *buffers, l int, in []float32) error {
 	sc, w := &b.moe, s.w
 	K, E, W := s.spec.Used, m.Config.Embd, s.spec.Width
-	k := hi - lo
-	x := sc.x[:k*E]
-	for j, ent := range sc.entry[lo:hi] {
-		r := int(ent) / K
-		copy(x[j*E:(j+1)*E], in[r*E:(r+1)*E])
-	}
-	g, u := sc.gate[:k*W], sc.up[:k*W]
-	var err error
-	switch {
-	case s.spec.Activation == SiLU && w.GateBias == nil:
-		err = tensor.MulSwiGLU(m.pool, &b.mm, g, g, u, w.Gate[e], w.Up[e], x, k)
-	case s.spec.Activation == GELUTanh && w.GateBias == nil:
-		err = tensor.MulGEGLU(m.pool, &b.mm, g, g, u, w.Gate[e], w.Up[e], x, k)
-	default: // biases between the products and the activation
-		err = tensor.MulInto(m.pool, &b.mm, x, k, tensor.Out{M: w.Gate[e], Dst: g}, tensor.Out{M: w.Up[e], Dst: u})
-		if err == nil {
-			for j := range k {
-				gj, uj := g[j*W:(j+1)*W], u[j*W:(j+1)*W]
-				if w.GateBias != nil {
-					tensor.Add(gj, w.GateBias[e])
-					tensor.Add(uj, w.UpBias[e])
+	prods := sc.prods[:0]
+	for _, c := range sc.calls {
+		k := c.hi - c.lo
+		// The call's inputs: the rows themselves where they are
+		// consecutive (a decode step's one row, which every expert then
+		// converts once), else gathered.
+		r0 := int(sc.entry[c.lo]) / K
+		x := in[r0*E : (r0+k)*E]
+		for j, ent := range sc.entry[c.lo:c.hi] {
+			if int(ent)/K != r0+j {
+				x = sc.x[c.lo*E : c.hi*E]
+				for j, ent := range sc.entry[c.lo:c.hi] {
+					r := int(ent) / K
+					copy(x[j*E:(j+1)*E], in[r*E:(r+1)*E])
 				}
-				s.act(gj, uj)
+				break
 			}
 		}
+		prods = append(prods,
+			tensor.Product{M: w.Gate[c.e], X: x, N: k, Dst: sc.gate[c.lo*W : c.hi*W]},
+			tensor.Product{M: w.Up[c.e], X: x, N: k, Dst: sc.up[c.lo*W : c.hi*W]})
 	}
+	if err := tensor.MulEach(m.pool, &b.mm, prods); err != nil {
+		return fmt.Errorf("llama: layer %d: experts: %w", l, err)
+	}
+	prods = prods[:0]
+	for _, c := range sc.calls {
+		if w.GateBias != nil {
+			for a := c.lo; a < c.hi; a++ {
+				tensor.Add(sc.gate[a*W:(a+1)*W], w.GateBias[c.e])
+				tensor.Add(sc.up[a*W:(a+1)*W], w.UpBias[c.e])
+			}
+		}
+		s.act(sc.gate[c.lo*W:c.hi*W], sc.up[c.lo*W:c.hi*W])
+		prods = append(prods, tensor.Product{M: w.Down[c.e], X: sc.gate[c.lo*W : c.hi*W], N: c.hi - c.lo, Dst: sc.y[c.lo*E : c.hi*E]})
+	}
+	err := tensor.MulEach(m.pool, &b.mm, prods)
+	clear(prods) // drop the matrix pointers
+	sc.prods = prods[:0]
 	if err != nil {
-		return fmt.Errorf("llama: layer %d: expert %d: %w", l, e, err)
-	}
-	y := sc.y[lo*E : hi*E]
-	if err := w.Down[e].Mul(m.pool, &b.mm, y, g, k); err != nil {
-		return fmt.Errorf("llama: layer %d: expert %d: %w", l, e, err)
+		return fmt.Errorf("llama: layer %d: experts: %w", l, err)
 	}
 	if w.DownBias != nil {
-		for j := range k {
-			tensor.Add(y[j*E:(j+1)*E], w.DownBias[e])
+		for _, c := range sc.calls {
+			for a := c.lo; a < c.hi; a++ {
+				tensor.Add(sc.y[a*E:(a+1)*E], w.DownBias[c.e])
+			}
 		}
 	}
 	return nil

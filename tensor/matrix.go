@@ -154,6 +154,7 @@ type Scratch struct {
 	wide  []float32 // float weights' activations widened for the float GEMM
 	pairs []byte    // BF16 activations padded to whole tiles for VDPBF16PS
 	job   mulJob
+	each  eachJob // MulEach's
 }
 
 // Out is one product of a fused call (MulInto): a matrix and where its

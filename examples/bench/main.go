@@ -45,9 +45,12 @@
 // bound on the same file: read_gbps is the median rate at which -threads
 // goroutines scan all tensor data of the mapped file (bytes.Count, after the
 // RSS reading, so it does not inflate peak_rss_mb), tg_roofline_tps is
-// read_gbps divided by the tensor bytes, and tg_roofline_frac is tg_tps over
-// it: how close decode comes to the memory bandwidth (-roofline=false skips
-// this).
+// read_gbps divided by the bytes a token reads, and tg_roofline_frac is
+// tg_tps over it: how close decode comes to the memory bandwidth
+// (-roofline=false skips this). A token reads every tensor, but of a
+// mixture of experts' 3-D expert tensors (*_exps) only the experts it is
+// routed to: expert_used_count of expert_count, so those count for that
+// share of their bytes (token_bytes_mb says what the roofline divides by).
 package main
 
 import (
@@ -66,6 +69,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -101,6 +105,7 @@ type result struct {
 	GoVersion  string    `json:"go_version"`
 
 	ReadGBps      float64 `json:"read_gbps,omitempty"`
+	TokenBytesMB  float64 `json:"token_bytes_mb,omitempty"`
 	TGRoofline    float64 `json:"tg_roofline_tps,omitempty"`
 	TGRooflineFra float64 `json:"tg_roofline_frac,omitempty"`
 
@@ -341,7 +346,8 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 			return err
 		}
 		res.ReadGBps = round(gbps)
-		res.TGRoofline = round(gbps * 1e9 / float64(tensorBytes))
+		res.TokenBytesMB = round(tensorBytes / 1e6)
+		res.TGRoofline = round(gbps * 1e9 / tensorBytes)
 		res.TGRooflineFra = round(res.TGTps / res.TGRoofline)
 		log.Info("roofline", "read_gbps", res.ReadGBps, "tg_roofline_tps", res.TGRoofline, "tg_roofline_frac", res.TGRooflineFra)
 	}
@@ -521,17 +527,24 @@ func (c noEndOfTurn) Done() bool            { return false }
 // times with threads goroutines (each takes its share of every tensor, as
 // the matrix products do). It returns the median rate in GB/s and the
 // tensor bytes.
-func readRate(ctx context.Context, path string, threads, reps int) (float64, int64, error) {
+func readRate(ctx context.Context, path string, threads, reps int) (float64, float64, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.Close()
 	var total int64
+	var perToken float64 // the bytes one decode step reads
+	share := expertShare(f)
 	datas := make([][]byte, len(f.Tensors))
 	for i := range f.Tensors {
 		datas[i] = f.TensorData(&f.Tensors[i])
 		total += int64(len(datas[i]))
+		if strings.Contains(f.Tensors[i].Name, "_exps.") {
+			perToken += float64(len(datas[i])) * share
+		} else {
+			perToken += float64(len(datas[i]))
+		}
 	}
 	var rates []float64
 	for range reps + 1 { // the first pass pages the second mapping in
@@ -551,7 +564,22 @@ func readRate(ctx context.Context, path string, threads, reps int) (float64, int
 		wg.Wait()
 		rates = append(rates, float64(total)/time.Since(t0).Seconds()/1e9)
 	}
-	return median(rates[1:]), total, nil
+	return median(rates[1:]), perToken, nil
+}
+
+// expertShare is the share of a mixture of experts' expert tensors one
+// token reads, expert_used_count / expert_count (1 for a dense file).
+func expertShare(f *gguf.File) float64 {
+	arch, err := f.Architecture()
+	if err != nil {
+		return 1
+	}
+	n, err1 := f.Uint32(arch + ".expert_count")
+	used, err2 := f.Uint32(arch + ".expert_used_count")
+	if err1 != nil || err2 != nil || n == 0 || used > n {
+		return 1
+	}
+	return float64(used) / float64(n)
 }
 
 func argmax(x []float32) int32 {
