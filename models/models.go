@@ -28,6 +28,7 @@ import (
 	_ "github.com/smolgo/smolgo/models/llamaarch"
 	_ "github.com/smolgo/smolgo/models/phi3"
 	_ "github.com/smolgo/smolgo/models/qwen2"
+	_ "github.com/smolgo/smolgo/models/qwen2moe"
 	_ "github.com/smolgo/smolgo/models/qwen3"
 	_ "github.com/smolgo/smolgo/models/qwen3moe"
 	_ "github.com/smolgo/smolgo/smollm3"

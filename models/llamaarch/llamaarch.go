@@ -48,10 +48,21 @@ func init() {
 }
 
 // Describe is the llama block for a file: RoPE factors and biases where the
-// file has them. Mixture-of-experts files (Mixtral) are refused by name.
+// file has them, and a mixture of experts in every layer where it has
+// expert_count (Mixtral's layout, as llama.cpp's llama graph runs it:
+// softmax gating, the chosen experts' weights renormalized, SwiGLU
+// experts).
 func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
-	if n, err := f.Uint32(Arch + ".expert_count"); err == nil && n > 0 {
-		return llama.Arch{}, fmt.Errorf("llama: %s.expert_count = %d: mixture-of-experts models are not supported", Arch, n)
+	var ffn llama.FFN = &llama.GLU{}
+	moe, err := llama.MoEFromGGUF(f, cfg)
+	if err != nil {
+		return llama.Arch{}, err
+	}
+	if moe != nil {
+		// The experts' width is feed_forward_length (llama.cpp's llama
+		// loader), whatever expert_feed_forward_length says.
+		moe.Width, moe.Gating, moe.NormWeights, moe.SharedWidth = cfg.FFN, llama.SoftmaxTopK, true, 0
+		ffn = moe
 	}
 	r := cfg.Rope
 	factors, err := llama.RopeFactors(f, cfg)
@@ -60,7 +71,8 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	}
 	r.Factors = factors
 	_, bias := f.Tensor("blk.0.attn_q.bias")
-	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKVBias: bias}, FFN: &llama.GLU{}}), nil
+	_, outBias := f.Tensor("blk.0.attn_output.bias")
+	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKVBias: bias, OutBias: outBias}, FFN: ffn}), nil
 }
 
 // Format returns the format the file's chat template asks for: Llama 3's
