@@ -536,13 +536,17 @@ func readRate(ctx context.Context, path string, threads, reps int) (float64, flo
 	var total int64
 	var perToken float64 // the bytes one decode step reads
 	share := expertShare(f)
+	_, untied := f.Tensor("output.weight")
 	datas := make([][]byte, len(f.Tensors))
 	for i := range f.Tensors {
 		datas[i] = f.TensorData(&f.Tensors[i])
 		total += int64(len(datas[i]))
-		if strings.Contains(f.Tensors[i].Name, "_exps.") {
+		switch name := f.Tensors[i].Name; {
+		case strings.Contains(name, "_exps."):
 			perToken += float64(len(datas[i])) * share
-		} else {
+		case name == "token_embd.weight" && untied:
+			// One row per token: the embedding lookup.
+		default:
 			perToken += float64(len(datas[i]))
 		}
 	}
