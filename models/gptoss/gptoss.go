@@ -26,7 +26,7 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		return llama.Arch{}, err
 	}
 	if moe == nil {
-		return llama.Arch{}, fmt.Errorf("%s is missing: a gpt-oss file is a mixture of experts", key("expert_count"))
+		return llama.Arch{}, fmt.Errorf("%s is missing or 0: a gpt-oss file is a mixture of experts", key("expert_count"))
 	}
 	if moe.SharedWidth != 0 {
 		return llama.Arch{}, fmt.Errorf("%s = %d: gpt-oss has no shared expert", key("expert_shared_feed_forward_length"), moe.SharedWidth)

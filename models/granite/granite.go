@@ -61,7 +61,7 @@ func DescribeMoE(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		return llama.Arch{}, err
 	}
 	if moe == nil {
-		return llama.Arch{}, fmt.Errorf("%s.expert_count is missing: a %s file is a mixture of experts", MoEArch, MoEArch)
+		return llama.Arch{}, fmt.Errorf("%s.expert_count is missing or 0: a %s file is a mixture of experts", MoEArch, MoEArch)
 	}
 	// The experts' width is feed_forward_length; the shared expert is
 	// ungated; softmax gating, renormalized, no weight scale.

@@ -38,7 +38,7 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		return llama.Arch{}, err
 	}
 	if moe == nil {
-		return llama.Arch{}, fmt.Errorf("%s.expert_count is missing: a %s file is a mixture of experts", Arch, Arch)
+		return llama.Arch{}, fmt.Errorf("%s.expert_count is missing or 0: a %s file is a mixture of experts", Arch, Arch)
 	}
 	if moe.SharedWidth == 0 {
 		moe.SharedWidth = cfg.FFN

@@ -35,7 +35,7 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		return llama.Arch{}, err
 	}
 	if moe == nil {
-		return llama.Arch{}, fmt.Errorf("%s.expert_count is missing: a %s file is a mixture of experts", Arch, Arch)
+		return llama.Arch{}, fmt.Errorf("%s.expert_count is missing or 0: a %s file is a mixture of experts", Arch, Arch)
 	}
 	// llama.cpp's qwen3moe graph: softmax gating, the chosen weights
 	// renormalized, no weight scale, whatever the keys say.
