@@ -18,13 +18,13 @@ import (
 
 // VecDotType returns the type the activations must be converted to before they
 // can be multiplied with weights of type w: Q8_K for q2_K..q6_K, Q8_0 for q4_0,
-// q5_0, q8_0 and iq4_nl, Q8_1 for q4_1 and q5_1, and the weight's own type for
+// q5_0, q8_0, iq4_nl and mxfp4, Q8_1 for q4_1 and q5_1, and the weight's own type for
 // f32, f16 and bf16. This is llama.cpp's CPU table (type_traits_cpu).
 func VecDotType(w gguf.Type) (gguf.Type, error) {
 	switch w {
 	case gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return gguf.TypeQ8_K, nil
-	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ8_0, gguf.TypeIQ4_NL:
+	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ8_0, gguf.TypeIQ4_NL, gguf.TypeMXFP4:
 		return gguf.TypeQ8_0, nil
 	case gguf.TypeQ4_1, gguf.TypeQ5_1:
 		return gguf.TypeQ8_1, nil
