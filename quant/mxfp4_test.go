@@ -286,3 +286,79 @@ func TestQuantizeMXFP4Golden(t *testing.T) {
 		t.Errorf("checked %d mxfp4 and %d q8_0 tensors, want the file's 6 and 10", identical[gguf.TypeMXFP4], identical[gguf.TypeQ8_0])
 	}
 }
+
+// mxfp4EdgeScales are the E8M0 exponents at the ends of the scale's range:
+// the subnormal halved scales (0, 1), the first normal ones, 1, and the
+// largest, whose products overflow to ±Inf (and Inf - Inf to NaN).
+var mxfp4EdgeScales = []byte{0, 1, 2, 3, 128, 252, 253, 254, 255}
+
+// TestMXFP4KernelsEdgeScales runs every level's mxfp4 Dot, MatVec and
+// MatMul (1 to 40 tokens: on amd64 the x kernels and the GEMM with its
+// panel packers) on blocks whose exponents are drawn from
+// mxfp4EdgeScales, with the largest quants and activations of ±127, and
+// requires the Go twin's bits, NaN and infinities included.
+func TestMXFP4KernelsEdgeScales(t *testing.T) {
+	const wt = gguf.TypeMXFP4
+	vt, _ := VecDotType(wt)
+	twin := genericDots[wt]
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, level := range supportedLevels() {
+		ks := newKernelSet(level)
+		dot, _ := ks.dot(wt)
+		mv, _ := ks.matVec(wt)
+		mm, _ := ks.matMul(wt)
+		for _, sh := range []struct{ n, nrows int }{{64, 3}, {96, 17}, {1152, 21}} {
+			rb, _ := wt.RowBytes(sh.n)
+			ab, _ := vt.RowBytes(sh.n)
+			for _, fill := range []blockFill{fillRandom, fillMax} {
+				w := makeWeights(rng, wt, sh.n*sh.nrows, fill)
+				for blk := 0; blk < len(w)/mxfp4Bytes; blk++ {
+					w[blk*mxfp4Bytes] = mxfp4EdgeScales[rng.IntN(len(mxfp4EdgeScales))]
+				}
+				const maxTok, ldo = 40, 43
+				a := make([]byte, 0, maxTok*ab)
+				for range maxTok {
+					a = append(a, makeActs(t, rng, vt, sh.n, fill)...)
+				}
+				name := func(what string) string {
+					return level.String() + "/" + what
+				}
+				want := make([]float32, maxTok*sh.nrows)
+				for tok := range maxTok {
+					for r := range sh.nrows {
+						want[tok*sh.nrows+r] = twin(sh.n, w[r*rb:(r+1)*rb], a[tok*ab:(tok+1)*ab])
+					}
+				}
+				got := make([]float32, sh.nrows)
+				mv(sh.n, w, a[:ab], got)
+				for r := range sh.nrows {
+					if !sameFloatBits(got[r], want[r]) {
+						t.Errorf("%s n=%d %v: MatVec row %d: %g, Go twin %g", name("mv"), sh.n, fill, r, got[r], want[r])
+					}
+					if d := dot(sh.n, w[r*rb:(r+1)*rb], a[:ab]); !sameFloatBits(d, want[r]) {
+						t.Errorf("%s n=%d %v: Dot row %d: %g, Go twin %g", name("dot"), sh.n, fill, r, d, want[r])
+					}
+				}
+				for _, ntok := range []int{2, 3, 4, 5, 8, 9, 17, 24, maxTok} {
+					out := make([]float32, (ntok-1)*ldo+sh.nrows)
+					mm(sh.n, w, sh.nrows, a, ntok, out, ldo)
+					bad := 0
+					for tok := range ntok {
+						for r := range sh.nrows {
+							if g, wv := out[tok*ldo+r], want[tok*sh.nrows+r]; !sameFloatBits(g, wv) && bad < 3 {
+								bad++
+								t.Errorf("%s n=%d %v: MatMul of %d tokens, token %d row %d: %g, Go twin %g", name("mm"), sh.n, fill, ntok, tok, r, g, wv)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// sameFloatBits reports whether a and b have the same bits, or are both
+// NaN (the sign of a NaN made by Inf - Inf is the hardware's).
+func sameFloatBits(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
