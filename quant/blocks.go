@@ -17,7 +17,7 @@ import (
 // the results are bit-identical to ggml's.
 const (
 	// QK is the number of elements in a block of the 32-element formats
-	// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, IQ4_NL).
+	// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, IQ4_NL, MXFP4).
 	QK = 32
 	// QKK is the number of elements in a K-quant super-block (Q2_K … Q8_K,
 	// IQ4_XS).
@@ -232,6 +232,40 @@ const (
 	iq4XSQS      = 8
 	iq4XSBytes   = 136
 )
+
+// MXFP4 (OCP Microscaling FP4, llama.cpp's type 39): 17 bytes for 32
+// weights, the format gpt-oss ships its expert weights in.
+//
+//	e  byte       E8M0 scale: a bare exponent, 2^(e-127)
+//	qs [16]byte   nibbles laid out as in Q4_0; each is an E2M1 float
+//	              (sign, two exponent bits, one mantissa bit)
+//
+// ggml keeps the E2M1 values doubled, as the integers mxfp4Values (0, ±0.5,
+// ±1, ±1.5, ±2, ±3, ±4, ±6 become 0, ±1, ..., ±12), and halves the scale to
+// match: x = e8m0Half(e) · mxfp4Values[q] with e8m0Half(e) = 2^(e-128).
+// Every such product is exact in float32 (a power of two times a small
+// integer) unless it overflows, which only e ≥ 252 can.
+const (
+	mxfp4E     = 0
+	mxfp4QS    = 1
+	mxfp4Bytes = 17
+)
+
+// mxfp4Values are the E2M1 values doubled (ggml's kvalues_mxfp4): index q
+// is the nibble, bit 3 its sign.
+var mxfp4Values = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+
+// e8m0Half is half of the E8M0 scale e, 2^(e-128), as ggml's
+// GGML_E8M0_TO_FP32_HALF computes it: the float32 with exponent field e-1
+// for e ≥ 2, and the subnormals 2^-128 and 2^-127 for e = 0 and 1. It is
+// exact for every e (e = 255, NaN in the OCP format and refused by
+// llama.cpp's validation, gives 2^127).
+func e8m0Half(e uint8) float32 {
+	if e < 2 {
+		return math.Float32frombits(0x00200000 << e)
+	}
+	return math.Float32frombits(uint32(e-1) << 23)
+}
 
 // iq4nlValues is ggml's non-linear 4-bit codebook (kvalues_iq4nl).
 var iq4nlValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}

@@ -17,7 +17,7 @@ import (
 // float32 operations happen in the same order, with no fused multiply-adds.
 //
 // Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K,
-// Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS. CanDequantize reports whether a
+// Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, MXFP4. CanDequantize reports whether a
 // type is among them.
 func Dequantize(t gguf.Type, src []byte, dst []float32) error {
 	f, ok := dequantizers[t]
@@ -68,6 +68,7 @@ var dequantizers = map[gguf.Type]func(src []byte, dst []float32){
 	gguf.TypeQ8_K:   dequantQ8K,
 	gguf.TypeIQ4_NL: dequantIQ4NL,
 	gguf.TypeIQ4_XS: dequantIQ4XS,
+	gguf.TypeMXFP4:  dequantMXFP4,
 }
 
 func dequantF32(src []byte, dst []float32) {
@@ -329,6 +330,20 @@ func dequantIQ4XS(src []byte, dst []float32) {
 				out[j] = dl * float32(iq4nlValues[q&0xF])
 				out[j+16] = dl * float32(iq4nlValues[q>>4])
 			}
+		}
+	}
+}
+
+// dequantMXFP4: x = mxfp4Values[q] · 2^(e-128), the integer converted to
+// float32 and multiplied by the halved scale, as ggml does (exact).
+func dequantMXFP4(src []byte, dst []float32) {
+	for i := 0; i < len(dst)/QK; i++ {
+		b := src[i*mxfp4Bytes : (i+1)*mxfp4Bytes]
+		y := dst[i*QK : (i+1)*QK]
+		d := e8m0Half(b[mxfp4E])
+		for j, q := range b[mxfp4QS : mxfp4QS+16] {
+			y[j] = float32(mxfp4Values[q&0xF]) * d
+			y[j+16] = float32(mxfp4Values[q>>4]) * d
 		}
 	}
 }

@@ -26,6 +26,7 @@
 //	Q6_K    256       210    6.5625       d·sc·(q−32)          sc int8;     16 sub-blocks of 16
 //	IQ4_NL  32        18     4.5          d·T[q]               T a fixed 16-entry table
 //	IQ4_XS  256       136    4.25         d·(sc−32)·T[q]       sc 6-bit;    8 sub-blocks of 32
+//	MXFP4   32        17     4.25         2^(e−128)·F[q]       e 8-bit exponent; F the E2M1 values doubled
 //	Q8_1    32        36     9.0          d·q   (activations; also stores s = d·Σq)
 //	Q8_K    256       292    9.125        d·q   (activations; float32 d, sums of 16 quants)
 //
@@ -51,6 +52,8 @@
 //	IQ4_NL  d f16 | qs [16]u8 (as Q4_0, indexes into the table)
 //	IQ4_XS  d f16 | scales_h u16: top 2 bits of each sub-block scale |
 //	        scales_l [4]u8: low nibbles | qs [128]u8: 16 bytes per sub-block
+//	MXFP4   e u8 (E8M0, a bare exponent) | qs [16]u8 (as Q4_0, indexes into
+//	        F = 0, 1, 2, 3, 4, 6, 8, 12, then the same negated)
 //
 // The K-quants interleave their quants so SIMD code can unpack them with a
 // few shifts: in Q4_K the 32 bytes of chunk c (64 elements) hold element
@@ -77,7 +80,9 @@
 // Quantize runs ggml's reference quantizers, operation for operation in
 // float32, including their scale searches: Q4_0/Q5_0 take the element of
 // largest magnitude as the scale's anchor, Q4_1/Q5_1 the min and max, Q8_0
-// rounds half away from zero; Q6_K and Q3_K fit each sub-block's scale by an
+// rounds half away from zero, MXFP4 takes the exponent e that puts the
+// largest magnitude at 8 to 16 times 2^(e−128) and the nearest table value
+// for each element; Q6_K and Q3_K fit each sub-block's scale by an
 // x²-weighted least-squares search (make_qx_quants, make_q3_quants), Q2_K,
 // Q4_K and Q5_K fit a scale and a min per sub-block (make_qkx2_quants), and
 // then all of them quantize the sub-block scales against the super-scales and

@@ -18,13 +18,13 @@ import (
 
 // VecDotType returns the type the activations must be converted to before they
 // can be multiplied with weights of type w: Q8_K for q2_K..q6_K, Q8_0 for q4_0,
-// q5_0, q8_0 and iq4_nl, Q8_1 for q4_1 and q5_1, and the weight's own type for
+// q5_0, q8_0, iq4_nl and mxfp4, Q8_1 for q4_1 and q5_1, and the weight's own type for
 // f32, f16 and bf16. This is llama.cpp's CPU table (type_traits_cpu).
 func VecDotType(w gguf.Type) (gguf.Type, error) {
 	switch w {
 	case gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return gguf.TypeQ8_K, nil
-	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ8_0, gguf.TypeIQ4_NL:
+	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ8_0, gguf.TypeIQ4_NL, gguf.TypeMXFP4:
 		return gguf.TypeQ8_0, nil
 	case gguf.TypeQ4_1, gguf.TypeQ5_1:
 		return gguf.TypeQ8_1, nil
@@ -87,9 +87,9 @@ func MatVec(w gguf.Type) (MatVecFunc, error) { return best.matVec(w) }
 // Under 24 tokens each token's outputs are bit for bit MatVec's for that
 // token alone, so a batch of sequences gets the same numbers as each
 // sequence run by itself. From 24 tokens on, the K-quant GEMM sums in
-// another order. On amd64 the 32-quant types q4_0, q4_1, q5_0, q5_1 (and
-// q8_0 with AVX-512) give MatVec's bits for any number of tokens: every
-// kernel of theirs computes its Go twin's bits.
+// another order. On amd64 the 32-quant types q4_0, q4_1, q5_0, q5_1, mxfp4
+// (and q8_0 with AVX-512) give MatVec's bits for any number of tokens:
+// every kernel of theirs computes its Go twin's bits.
 type MatMulFunc func(n int, w []byte, nrows int, a []byte, ntok int, out []float32, ldo int)
 
 // MatMul returns the batched kernel for weights of type w.
@@ -110,8 +110,8 @@ func MatMul(w gguf.Type) (MatMulFunc, error) { return best.matMul(w) }
 //
 //	q4_K, q5_K, q6_K, q8_0              MatVec/Dot, and MatMul four tokens at a time
 //	                                    (q8_0: AVX2 only, AVX-512 takes the next row)
-//	q4_0, q4_1, q5_0, q5_1, q8_0        MatVec/Dot (several rows at a time), MatMul
-//	                                    two and four tokens at a time and, from two
+//	q4_0, q4_1, q5_0, q5_1, mxfp4,      MatVec/Dot (several rows at a time), MatMul
+//	q8_0                                two and four tokens at a time and, from two
 //	                                    tokens, a GEMM of 8-row (AVX2) or 16-row
 //	                                    (AVX-512) panels; all of them bit for bit
 //	                                    the Go twin's (dot_legacy_amd64.go; q8_0

@@ -17,7 +17,7 @@ import (
 // conversions, which forbid the compiler to fuse a multiply and an add
 // (GOAMD64=v3 and arm64 builds would otherwise round once instead of
 // twice): their assembly kernels give these bits exactly
-// (dot_legacy_amd64.go). dotQ8_0 and dotQ4_0 add each block with
+// (dot_legacy_amd64.go). dotQ8_0, dotQ4_0 and dotMXFP4 add each block with
 // addBlock, which rounds as the architecture's kernels do: fused on arm64,
 // twice elsewhere.
 
@@ -32,6 +32,7 @@ var genericDots = map[gguf.Type]DotFunc{
 	gguf.TypeQ5_0:   dotQ5_0,
 	gguf.TypeQ5_1:   dotQ5_1,
 	gguf.TypeIQ4_NL: dotIQ4NL,
+	gguf.TypeMXFP4:  dotMXFP4,
 	gguf.TypeQ2_K:   dotQ2_K,
 	gguf.TypeQ3_K:   dotQ3_K,
 	gguf.TypeQ4_K:   dotQ4_K,
@@ -172,6 +173,25 @@ func dotIQ4NL(n int, w, a []byte) float32 {
 			s += int32(iq4nlValues[x[2+j]>>4]) * int32(int8(y[18+j]))
 		}
 		sum += f16(x) * f16(y) * float32(s)
+	}
+	return sum
+}
+
+// dotMXFP4: mxfp4 weights (e E8M0 | qs [16]u8 of indices into
+// mxfp4Values, laid out like q4_0) · q8_0 activations, as ggml's
+// ggml_vec_dot_mxfp4_q8_0: the block's scale is f16(d_a)·2^(e-128) (one
+// rounded product: exact unless it leaves float32's normal range), times
+// the exact integer sum, added in block order.
+func dotMXFP4(n int, w, a []byte) float32 {
+	var sum float32
+	for i := 0; i < n/32; i++ {
+		x, y := w[17*i:17*i+17], a[34*i:34*i+34]
+		var s int32
+		for j := 0; j < 16; j++ {
+			s += int32(mxfp4Values[x[1+j]&0xf]) * int32(int8(y[2+j]))
+			s += int32(mxfp4Values[x[1+j]>>4]) * int32(int8(y[18+j]))
+		}
+		sum = addBlock(sum, f16(y)*e8m0Half(x[0]), float32(s))
 	}
 	return sum
 }

@@ -6,8 +6,8 @@ import "github.com/smolgo/smolgo/gguf"
 
 //go:generate go run gen_legacy.go
 
-// The 32-quant types q4_0, q4_1, q5_0 and q5_1, and q8_0 with AVX-512
-// (dot_legacy_avx2_amd64.s, dot_legacy_avx512_amd64.s, written by
+// The 32-quant types q4_0, q4_1, q5_0, q5_1 and mxfp4, and q8_0 with
+// AVX-512 (dot_legacy_avx2_amd64.s, dot_legacy_avx512_amd64.s, written by
 // gen_legacy.go; the batched GEMMs are in gemm_legacy_amd64.go). q8_0's
 // AVX2 kernels are dot_avx2_amd64.s's: VPMADDUBSW would saturate on its
 // quants plus 128.
@@ -16,7 +16,11 @@ import "github.com/smolgo/smolgo/gguf"
 // 256 in a legacy type instead (q4_K → q5_0, q5_K → q5_1, q6_K → q8_0):
 // Gemma 3's width of 1152 and 640 and Qwen2.5-0.5B's of 896 put most of
 // those models' matrices in q5_0. Q4_0 files (Gemma 3's QAT releases among
-// them) are q4_0 throughout.
+// them) are q4_0 throughout. gpt-oss ships its experts in mxfp4: q4_0's
+// layout with an E8M0 scale byte instead of the f16 and the nibbles
+// indexing the E2M1 values (doubled, -12..12), which VPSHUFB looks up; the
+// mv kernels and the GEMM panels take them plus 12, unsigned, and take
+// 12·Σy back as q4_0's take 8·Σy.
 //
 // Unlike the other kernels, which keep eight float lanes per row and
 // reduce them at the end, these give the Go twin's bits on every input:
@@ -41,6 +45,18 @@ func mvQ5_0AVX2(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func mvQ5_1AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvMXFP4AVX2(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func matMXFP4AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matMXFP4AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func mvMXFP4AVX512(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
 func matQ4_0AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
@@ -95,18 +111,20 @@ func legacyKernelSet(level isaLevel) map[gguf.Type]legacyKernels {
 	switch {
 	case level >= levelAVX512:
 		return map[gguf.Type]legacyKernels{
-			gguf.TypeQ4_0: {mv: mvQ4_0AVX512},
-			gguf.TypeQ4_1: {mv: mvQ4_1AVX512},
-			gguf.TypeQ5_0: {mv: mvQ5_0AVX512},
-			gguf.TypeQ5_1: {mv: mvQ5_1AVX512},
-			gguf.TypeQ8_0: {mv: mvQ8_0AVX512},
+			gguf.TypeQ4_0:  {mv: mvQ4_0AVX512},
+			gguf.TypeQ4_1:  {mv: mvQ4_1AVX512},
+			gguf.TypeQ5_0:  {mv: mvQ5_0AVX512},
+			gguf.TypeQ5_1:  {mv: mvQ5_1AVX512},
+			gguf.TypeQ8_0:  {mv: mvQ8_0AVX512},
+			gguf.TypeMXFP4: {mv: mvMXFP4AVX512},
 		}
 	case level >= levelAVX2:
 		return map[gguf.Type]legacyKernels{
-			gguf.TypeQ4_0: {mvQ4_0AVX2, matQ4_0AVX2x4, matQ4_0AVX2x2},
-			gguf.TypeQ4_1: {mvQ4_1AVX2, matQ4_1AVX2x4, matQ4_1AVX2x2},
-			gguf.TypeQ5_0: {mvQ5_0AVX2, matQ5_0AVX2x4, matQ5_0AVX2x2},
-			gguf.TypeQ5_1: {mvQ5_1AVX2, matQ5_1AVX2x4, matQ5_1AVX2x2},
+			gguf.TypeQ4_0:  {mvQ4_0AVX2, matQ4_0AVX2x4, matQ4_0AVX2x2},
+			gguf.TypeQ4_1:  {mvQ4_1AVX2, matQ4_1AVX2x4, matQ4_1AVX2x2},
+			gguf.TypeQ5_0:  {mvQ5_0AVX2, matQ5_0AVX2x4, matQ5_0AVX2x2},
+			gguf.TypeQ5_1:  {mvQ5_1AVX2, matQ5_1AVX2x4, matQ5_1AVX2x2},
+			gguf.TypeMXFP4: {mvMXFP4AVX2, matMXFP4AVX2x4, matMXFP4AVX2x2},
 		}
 	}
 	return nil

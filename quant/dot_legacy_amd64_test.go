@@ -13,7 +13,7 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-var legacyTypes = []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0}
+var legacyTypes = []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0, gguf.TypeMXFP4}
 
 // legacyTypesAt returns the types with legacy kernels at level (q8_0 has
 // them with AVX-512 only; the pure Go level has every twin).
@@ -272,12 +272,13 @@ func benchLegacyGEMM(b *testing.B, level isaLevel, wt gguf.Type, n, rows int) {
 
 // legPackGo is the Go reference of the 32-quant panel packers of rows rows:
 // quant e of row r (unsigned: q4_0's nibble, q5_0's five bits, q8_0's byte
-// plus 128) at 4·rows·(e/4)+4r+e%4, d and m of row r as float32 at
-// 32·rows+4r and 36·rows+4r (the types with one scale have no m: zero).
+// plus 128, mxfp4's table value plus 12) at 4·rows·(e/4)+4r+e%4, d and m
+// of row r as float32 at 32·rows+4r and 36·rows+4r (the types with one
+// scale have no m: zero; mxfp4's d is 2^(e-128)).
 func legPackGo(wt gguf.Type, rows int, panel, w []byte, rb, nb int) {
 	wb, pl := wt.BlockBytes(), 40*rows
 	off := map[gguf.Type][2]int{gguf.TypeQ4_1: {4, -1}, gguf.TypeQ5_0: {6, 2}, gguf.TypeQ5_1: {8, 4},
-		gguf.TypeQ4_0: {2, -1}, gguf.TypeQ8_0: {2, -1}}[wt]
+		gguf.TypeQ4_0: {2, -1}, gguf.TypeQ8_0: {2, -1}, gguf.TypeMXFP4: {1, -1}}[wt]
 	qs, qh := off[0], off[1] // the quants, the fifth bits
 	for b := 0; b < nb; b++ {
 		p := panel[b*pl : (b+1)*pl]
@@ -290,12 +291,19 @@ func legPackGo(wt gguf.Type, rows int, panel, w []byte, rb, nb int) {
 			for e := 0; e < 32; e++ {
 				v := x[qs+e%16] >> (4 * uint(e/16)) & 0xf
 				v |= byte(h>>uint(e)&1) << 4
-				if wt == gguf.TypeQ8_0 {
+				switch wt {
+				case gguf.TypeQ8_0:
 					v = x[qs+e] ^ 0x80
+				case gguf.TypeMXFP4:
+					v = byte(mxfp4Values[v] + 12)
 				}
 				p[4*rows*(e/4)+4*r+e%4] = v
 			}
-			binary.LittleEndian.PutUint32(p[32*rows+4*r:], math.Float32bits(f16(x)))
+			d := f16(x)
+			if wt == gguf.TypeMXFP4 {
+				d = e8m0Half(x[0])
+			}
+			binary.LittleEndian.PutUint32(p[32*rows+4*r:], math.Float32bits(d))
 			m := float32(0)
 			if wt == gguf.TypeQ4_1 || wt == gguf.TypeQ5_1 {
 				m = f16(x[2:])
@@ -307,12 +315,12 @@ func legPackGo(wt gguf.Type, rows int, panel, w []byte, rb, nb int) {
 
 // legGemmOffset is the offset the panels of the types with one scale hold
 // their quants plus (0 for those with an m).
-var legGemmOffset = map[gguf.Type]int32{gguf.TypeQ4_0: 8, gguf.TypeQ5_0: 16, gguf.TypeQ8_0: 128}
+var legGemmOffset = map[gguf.Type]int32{gguf.TypeQ4_0: 8, gguf.TypeQ5_0: 16, gguf.TypeQ8_0: 128, gguf.TypeMXFP4: 12}
 
 // legGemmTypes returns the types with a GEMM at level, in a fixed order.
 func legGemmTypes(level isaLevel) []gguf.Type {
 	var ts []gguf.Type
-	for _, t := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0} {
+	for _, t := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0, gguf.TypeMXFP4} {
 		if _, ok := legGemmSet(level)[t]; ok {
 			ts = append(ts, t)
 		}

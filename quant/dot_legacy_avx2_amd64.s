@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// AVX2 kernels of the types q4_0, q4_1, q5_0 and q5_1; see
+// AVX2 kernels of the types q4_0, q4_1, q5_0, q5_1 and mxfp4; see
 // dot_legacy_amd64.go. VPMADDUBSW meets the unsigned weight bytes with the
 // signed activation bytes (no saturation: at most 2·31·128); the fifth bits
 // are spread to bytes with VPSHUFB and VPCMPEQB as ggml's
@@ -48,6 +48,33 @@ DATA leg2Ones<>+0x08(SB)/8, $0x0001000100010001
 DATA leg2Ones<>+0x10(SB)/8, $0x0001000100010001
 DATA leg2Ones<>+0x18(SB)/8, $0x0001000100010001
 GLOBL leg2Ones<>(SB), RODATA|NOPTR, $32
+// leg2Mx: mxfp4's values plus 12 (both 128-bit lanes); leg2MxS: the values;
+// leg2Twelve: bytes 12; leg2E8One, leg2E8Sub: dwords 1 and 0x200000 (e8m0).
+DATA leg2Mx<>+0x00(SB)/8, $0x181412100f0e0d0c
+DATA leg2Mx<>+0x08(SB)/8, $0x00040608090a0b0c
+DATA leg2Mx<>+0x10(SB)/8, $0x181412100f0e0d0c
+DATA leg2Mx<>+0x18(SB)/8, $0x00040608090a0b0c
+GLOBL leg2Mx<>(SB), RODATA|NOPTR, $32
+DATA leg2MxS<>+0x00(SB)/8, $0x0c08060403020100
+DATA leg2MxS<>+0x08(SB)/8, $0xf4f8fafcfdfeff00
+DATA leg2MxS<>+0x10(SB)/8, $0x0c08060403020100
+DATA leg2MxS<>+0x18(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL leg2MxS<>(SB), RODATA|NOPTR, $32
+DATA leg2Twelve<>+0x00(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA leg2Twelve<>+0x08(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA leg2Twelve<>+0x10(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA leg2Twelve<>+0x18(SB)/8, $0x0c0c0c0c0c0c0c0c
+GLOBL leg2Twelve<>(SB), RODATA|NOPTR, $32
+DATA leg2E8One<>+0x00(SB)/8, $0x0000000100000001
+DATA leg2E8One<>+0x08(SB)/8, $0x0000000100000001
+DATA leg2E8One<>+0x10(SB)/8, $0x0000000100000001
+DATA leg2E8One<>+0x18(SB)/8, $0x0000000100000001
+GLOBL leg2E8One<>(SB), RODATA|NOPTR, $32
+DATA leg2E8Sub<>+0x00(SB)/8, $0x0020000000200000
+DATA leg2E8Sub<>+0x08(SB)/8, $0x0020000000200000
+DATA leg2E8Sub<>+0x10(SB)/8, $0x0020000000200000
+DATA leg2E8Sub<>+0x18(SB)/8, $0x0020000000200000
+GLOBL leg2E8Sub<>(SB), RODATA|NOPTR, $32
 // leg2DM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.
 DATA leg2DM<>+0x00(SB)/8, $0x0d0c090805040100
 DATA leg2DM<>+0x08(SB)/8, $0x0f0e0b0a07060302
@@ -1555,6 +1582,391 @@ q5_1AVX2x16:
 	ADDQ $36, R10
 	DECQ CX
 	JNZ q5_1AVX2x16
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVSS X9, (AX)
+	VEXTRACTPS $1, X9, (AX)(BX*1)
+	VZEROUPPER
+	RET
+
+// func mvMXFP4AVX2(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb mxfp4 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, bit for bit the Go twin's:
+//
+//	for j := 0; j < 16; j++ {
+//		s += int32(mxfp4Values[x[1+j]&0xf]) * int32(int8(y[2+j]))
+//		s += int32(mxfp4Values[x[1+j]>>4]) * int32(int8(y[18+j]))
+//	}
+//	sum = addBlock(sum, f16(y)*e8m0Half(x[0]), float32(s)) // sum + float32(d·s) on amd64
+//
+// Four rows at a time, one per float lane: each block's integer sums are
+// reduced to one lane per row and scaled and added there in the twin's
+// order. A last group of fewer than four rows overlaps the one before.
+TEXT ·mvMXFP4AVX2(SB), NOSPLIT, $0-92
+	MOVQ w_base+0(FP), SI
+	MOVQ nb+48(FP), R8
+	IMULQ $17, R8 // row bytes
+	MOVQ nrows+56(FP), DX // rows left
+	MOVQ out_base+64(FP), R13
+	VMOVDQU leg2Nib<>(SB), Y15
+	VMOVDQU leg2Mx<>(SB), Y14
+	VMOVDQU leg2Twelve<>(SB), Y12
+	VMOVDQU leg2Ones<>(SB), Y11
+	CMPQ DX, $4
+	JLT mxfp4AVX2small
+mxfp4AVX2group:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+	LEAQ (SI)(R8*4), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+mxfp4AVX2mv17:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $68, R14
+	VMOVDQU 2(DI), Y10
+	VPMADDUBSW Y10, Y12, Y8 // 12·y in pairs
+	VMOVDQU 1(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y0
+	VPSUBW Y8, Y0, Y0
+	VMOVDQU 1(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y2
+	VPSUBW Y8, Y2, Y2
+	VMOVDQU 1(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y3
+	VPSUBW Y8, Y3, Y3
+	VMOVDQU 1(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y5
+	VPSUBW Y8, Y5, Y5
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VPHADDW Y5, Y3, Y3
+	VPMADDWD Y11, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVBLZX (R9), AX
+	MOVBLZX (R10), BX
+	SHLQ $8, BX
+	ORQ BX, AX
+	MOVBLZX (R11), BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVBLZX (R12), BX
+	SHLQ $24, BX
+	ORQ BX, AX
+	VMOVD AX, X4
+	VPMOVZXBD X4, X4
+	VMOVDQU leg2E8Sub<>(SB), X6
+	VPSLLVD X4, X6, X6 // 0x200000 << e
+	VPCMPGTD leg2E8One<>(SB), X4, X7 // e > 1
+	VPSUBD leg2E8One<>(SB), X4, X4
+	VPSLLD $23, X4, X4 // (e-1) << 23
+	VPBLENDVB X7, X4, X6, X4 // 2^(e-128)
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $17, R9
+	ADDQ $17, R10
+	ADDQ $17, R11
+	ADDQ $17, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ mxfp4AVX2mv17
+	VMOVUPS X9, (R13)
+	SUBQ $4, DX
+	JEQ mxfp4AVX2done
+	CMPQ DX, $4
+	JGE mxfp4AVX2next
+	MOVQ DX, AX // 1..3 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $4, DX
+	JMP mxfp4AVX2group
+mxfp4AVX2next:
+	LEAQ (SI)(R8*4), SI
+	ADDQ $16, R13
+	JMP mxfp4AVX2group
+mxfp4AVX2done:
+	VEXTRACTPS $3, X9, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+
+mxfp4AVX2small:
+	// One to three rows: lanes past the last row repeat it.
+	MOVQ DX, AX
+	DECQ AX
+	IMULQ R8, AX
+	LEAQ (SI)(AX*1), R12
+	MOVQ SI, R9
+	MOVQ R12, R10
+	MOVQ R12, R11
+	CMPQ DX, $2
+	JLT mxfp4AVX2ptrs
+	LEAQ (SI)(R8*1), R10
+	CMPQ DX, $3
+	JLT mxfp4AVX2ptrs
+	LEAQ (SI)(R8*2), R11
+mxfp4AVX2ptrs:
+	LEAQ (SI)(R8*4), R14
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+mxfp4AVX2mv18:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $68, R14
+	VMOVDQU 2(DI), Y10
+	VPMADDUBSW Y10, Y12, Y8 // 12·y in pairs
+	VMOVDQU 1(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y0
+	VPSUBW Y8, Y0, Y0
+	VMOVDQU 1(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y2
+	VPSUBW Y8, Y2, Y2
+	VMOVDQU 1(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y3
+	VPSUBW Y8, Y3, Y3
+	VMOVDQU 1(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPMADDUBSW Y10, Y1, Y5
+	VPSUBW Y8, Y5, Y5
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VPHADDW Y5, Y3, Y3
+	VPMADDWD Y11, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVBLZX (R9), AX
+	MOVBLZX (R10), BX
+	SHLQ $8, BX
+	ORQ BX, AX
+	MOVBLZX (R11), BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVBLZX (R12), BX
+	SHLQ $24, BX
+	ORQ BX, AX
+	VMOVD AX, X4
+	VPMOVZXBD X4, X4
+	VMOVDQU leg2E8Sub<>(SB), X6
+	VPSLLVD X4, X6, X6 // 0x200000 << e
+	VPCMPGTD leg2E8One<>(SB), X4, X7 // e > 1
+	VPSUBD leg2E8One<>(SB), X4, X4
+	VPSLLD $23, X4, X4 // (e-1) << 23
+	VPBLENDVB X7, X4, X6, X4 // 2^(e-128)
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $17, R9
+	ADDQ $17, R10
+	ADDQ $17, R11
+	ADDQ $17, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ mxfp4AVX2mv18
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JEQ mxfp4AVX2ret
+	VMOVSS X9, (R13)
+	CMPQ DX, $2
+	JLT mxfp4AVX2ret
+	VEXTRACTPS $1, X9, 4(R13)
+	CMPQ DX, $3
+	JLT mxfp4AVX2ret
+	VEXTRACTPS $2, X9, 8(R13)
+mxfp4AVX2ret:
+	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
+	VZEROUPPER
+	RET
+
+// func matMXFP4AVX2x4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One mxfp4 weight row of nb blocks times 4 activation rows (astride bytes
+// apart) into 4 floats ostride bytes apart from out, each bit for bit
+// the Go twin's (so MatVec's): one float lane per token, the weight block
+// unpacked once for the 4.
+TEXT ·matMXFP4AVX2x4(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	LEAQ (DI)(R13*2), R11
+	LEAQ (R10)(R13*2), R12
+	VMOVDQU leg2Nib<>(SB), Y15
+	VMOVDQU leg2MxS<>(SB), Y14
+	VMOVDQU leg2Ones<>(SB), Y11
+	VXORPS X9, X9, X9
+mxfp4AVX2x19:
+	VMOVDQU 1(SI), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPABSB Y1, Y7
+	VMOVDQU 2(DI), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y0
+	VMOVDQU 2(R10), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y2
+	VMOVDQU 2(R11), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y3
+	VMOVDQU 2(R12), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y5
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VPHADDW Y5, Y3, Y3
+	VPMADDWD Y11, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVWLZX (DI), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	MOVWLZX (R11), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVWLZX (R12), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VCVTPH2PS X4, X4
+	MOVBLZX (SI), AX
+	VMOVD AX, X5
+	VMOVDQU leg2E8Sub<>(SB), X6
+	VPSLLVD X5, X6, X6 // 0x200000 << e
+	VPCMPGTD leg2E8One<>(SB), X5, X7 // e > 1
+	VPSUBD leg2E8One<>(SB), X5, X5
+	VPSLLD $23, X5, X5 // (e-1) << 23
+	VPBLENDVB X7, X5, X6, X5 // 2^(e-128)
+	VPBROADCASTD X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $17, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	ADDQ $34, R11
+	ADDQ $34, R12
+	DECQ CX
+	JNZ mxfp4AVX2x19
+	MOVQ out+64(FP), AX
+	MOVQ ostride+72(FP), BX
+	VMOVSS X9, (AX)
+	VEXTRACTPS $1, X9, (AX)(BX*1)
+	LEAQ (AX)(BX*2), AX
+	VEXTRACTPS $2, X9, (AX)
+	VEXTRACTPS $3, X9, (AX)(BX*1)
+	VZEROUPPER
+	RET
+
+// func matMXFP4AVX2x2(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One mxfp4 weight row of nb blocks times 2 activation rows (astride bytes
+// apart) into 2 floats ostride bytes apart from out, each bit for bit
+// the Go twin's (so MatVec's): one float lane per token, the weight block
+// unpacked once for the 2.
+TEXT ·matMXFP4AVX2x2(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ a_base+24(FP), DI
+	MOVQ astride+48(FP), R13
+	MOVQ nb+56(FP), CX
+	LEAQ (DI)(R13*1), R10
+	VMOVDQU leg2Nib<>(SB), Y15
+	VMOVDQU leg2MxS<>(SB), Y14
+	VMOVDQU leg2Ones<>(SB), Y11
+	VXORPS X9, X9, X9
+mxfp4AVX2x20:
+	VMOVDQU 1(SI), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VPABSB Y1, Y7
+	VMOVDQU 2(DI), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y0
+	VMOVDQU 2(R10), Y6
+	VPSIGNB Y1, Y6, Y6
+	VPMADDUBSW Y6, Y7, Y2
+	VPHADDW Y2, Y0, Y0
+	VPMADDWD Y11, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPHADDD X0, X0, X0
+	MOVWLZX (DI), AX
+	MOVWLZX (R10), BX
+	SHLL $16, BX
+	ORL BX, AX
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	MOVBLZX (SI), AX
+	VMOVD AX, X5
+	VMOVDQU leg2E8Sub<>(SB), X6
+	VPSLLVD X5, X6, X6 // 0x200000 << e
+	VPCMPGTD leg2E8One<>(SB), X5, X7 // e > 1
+	VPSUBD leg2E8One<>(SB), X5, X5
+	VPSLLD $23, X5, X5 // (e-1) << 23
+	VPBLENDVB X7, X5, X6, X5 // 2^(e-128)
+	VPBROADCASTD X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $17, SI
+	ADDQ $34, DI
+	ADDQ $34, R10
+	DECQ CX
+	JNZ mxfp4AVX2x20
 	MOVQ out+64(FP), AX
 	MOVQ ostride+72(FP), BX
 	VMOVSS X9, (AX)

@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // AVX-512 MatVec kernels (F, BW, VL, VNNI) of the types q4_0, q4_1,
-// q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
+// q5_0, q5_1 and mxfp4; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
 // weight bytes with the signed activation bytes; a mask register loaded
 // from the blocks' fifth bits adds them as 16s (VPADDB under the mask).
 
@@ -31,6 +31,33 @@ DATA leg5X80<>+0x08(SB)/8, $0x8080808080808080
 DATA leg5X80<>+0x10(SB)/8, $0x8080808080808080
 DATA leg5X80<>+0x18(SB)/8, $0x8080808080808080
 GLOBL leg5X80<>(SB), RODATA|NOPTR, $32
+// leg5Mx: mxfp4's values plus 12 (both 128-bit lanes); leg5MxS: the values;
+// leg5Twelve: bytes 12; leg5E8One, leg5E8Sub: dwords 1 and 0x200000 (e8m0).
+DATA leg5Mx<>+0x00(SB)/8, $0x181412100f0e0d0c
+DATA leg5Mx<>+0x08(SB)/8, $0x00040608090a0b0c
+DATA leg5Mx<>+0x10(SB)/8, $0x181412100f0e0d0c
+DATA leg5Mx<>+0x18(SB)/8, $0x00040608090a0b0c
+GLOBL leg5Mx<>(SB), RODATA|NOPTR, $32
+DATA leg5MxS<>+0x00(SB)/8, $0x0c08060403020100
+DATA leg5MxS<>+0x08(SB)/8, $0xf4f8fafcfdfeff00
+DATA leg5MxS<>+0x10(SB)/8, $0x0c08060403020100
+DATA leg5MxS<>+0x18(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL leg5MxS<>(SB), RODATA|NOPTR, $32
+DATA leg5Twelve<>+0x00(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA leg5Twelve<>+0x08(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA leg5Twelve<>+0x10(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA leg5Twelve<>+0x18(SB)/8, $0x0c0c0c0c0c0c0c0c
+GLOBL leg5Twelve<>(SB), RODATA|NOPTR, $32
+DATA leg5E8One<>+0x00(SB)/8, $0x0000000100000001
+DATA leg5E8One<>+0x08(SB)/8, $0x0000000100000001
+DATA leg5E8One<>+0x10(SB)/8, $0x0000000100000001
+DATA leg5E8One<>+0x18(SB)/8, $0x0000000100000001
+GLOBL leg5E8One<>(SB), RODATA|NOPTR, $32
+DATA leg5E8Sub<>+0x00(SB)/8, $0x0020000000200000
+DATA leg5E8Sub<>+0x08(SB)/8, $0x0020000000200000
+DATA leg5E8Sub<>+0x10(SB)/8, $0x0020000000200000
+DATA leg5E8Sub<>+0x18(SB)/8, $0x0020000000200000
+GLOBL leg5E8Sub<>(SB), RODATA|NOPTR, $32
 // leg5DM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.
 DATA leg5DM<>+0x00(SB)/8, $0x0d0c090805040100
 DATA leg5DM<>+0x08(SB)/8, $0x0f0e0b0a07060302
@@ -1489,6 +1516,375 @@ q5_1AVX512ret:
 	VZEROUPPER
 	RET
 
+// func mvMXFP4AVX512(w, a []byte, nb, nrows int, out []float32) float32
+//
+// For nrows rows of nb mxfp4 blocks, out[r] is the dot product with nb q8_0
+// activation blocks, bit for bit the Go twin's:
+//
+//	for j := 0; j < 16; j++ {
+//		s += int32(mxfp4Values[x[1+j]&0xf]) * int32(int8(y[2+j]))
+//		s += int32(mxfp4Values[x[1+j]>>4]) * int32(int8(y[18+j]))
+//	}
+//	sum = addBlock(sum, f16(y)*e8m0Half(x[0]), float32(s)) // sum + float32(d·s) on amd64
+//
+// Eight rows at a time (two per 512-bit register), one per float lane:
+// each block's integer sums are reduced to one lane per row and scaled
+// and added there in the twin's order. A last group of fewer than eight
+// rows overlaps the one before; under eight rows, four at a time.
+TEXT ·mvMXFP4AVX512(SB), NOSPLIT, $0-92
+	MOVQ w_base+0(FP), SI
+	MOVQ nb+48(FP), R8
+	IMULQ $17, R8 // row bytes
+	MOVQ nrows+56(FP), DX // rows left
+	MOVQ out_base+64(FP), R13
+	VMOVDQU leg5Nib<>(SB), Y15
+	VMOVDQU leg5Mx<>(SB), Y14
+	VMOVDQU leg5Twelve<>(SB), Y12
+	CMPQ DX, $8
+	JLT mxfp4AVX512four
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x0c0c0c0c, AX // the offset
+	VPBROADCASTD AX, Z12
+	VMOVDQU64 leg5Shift<>(SB), Z14
+	VMOVDQU64 leg5Gather<>(SB), Z13
+	VBROADCASTI32X4 leg5Mx<>(SB), Z11 // the table plus 12, in each lane
+	LEAQ (R8)(R8*2), R12 // 3rb
+mxfp4AVX512group8:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*8), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS Y9, Y9, Y9
+mxfp4AVX512loop8:
+	PREFETCHT0 0(R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	ADDQ $136, R14
+	VBROADCASTI64X4 2(DI), Z10 // the activations twice
+	VPXORD Z7, Z7, Z7
+	VPDPBUSD Z10, Z12, Z7
+	VPXORD Z8, Z8, Z8
+	VPSUBD Z7, Z8, Z8 // -12·y in quads
+	VMOVDQU 1(R9), X1
+	VINSERTI32X4 $2, 1(R10), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 0 and 1, element order
+	VPSHUFB Z1, Z11, Z1
+	VMOVDQA64 Z8, Z0
+	VPDPBUSD Z10, Z1, Z0
+	VMOVDQU 1(R9)(R8*2), X1
+	VINSERTI32X4 $2, 1(R9)(R12*1), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 2 and 3, element order
+	VPSHUFB Z1, Z11, Z1
+	VMOVDQA64 Z8, Z2
+	VPDPBUSD Z10, Z1, Z2
+	VMOVDQU 1(R9)(R8*4), X1
+	VINSERTI32X4 $2, 1(R10)(R8*4), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 4 and 5, element order
+	VPSHUFB Z1, Z11, Z1
+	VMOVDQA64 Z8, Z3
+	VPDPBUSD Z10, Z1, Z3
+	VMOVDQU 1(R9)(R12*2), X1
+	VINSERTI32X4 $2, 1(R10)(R12*2), Z1, Z1
+	VSHUFI64X2 $0xa0, Z1, Z1, Z1
+	VPSRLVW Z14, Z1, Z1
+	VPANDD Z15, Z1, Z1 // rows 6 and 7, element order
+	VPSHUFB Z1, Z11, Z1
+	VMOVDQA64 Z8, Z5
+	VPDPBUSD Z10, Z1, Z5
+	VSHUFI64X2 $0x88, Z2, Z0, Z16
+	VSHUFI64X2 $0xdd, Z2, Z0, Z17
+	VPADDD Z17, Z16, Z16 // lane r: four sums of row r
+	VSHUFI64X2 $0x88, Z5, Z3, Z18
+	VSHUFI64X2 $0xdd, Z5, Z3, Z19
+	VPADDD Z19, Z18, Z18 // lane r: four sums of row 4+r
+	VPUNPCKLDQ Z18, Z16, Z17
+	VPUNPCKHDQ Z18, Z16, Z19
+	VPADDD Z19, Z17, Z17
+	VPSHUFD $0x4e, Z17, Z19
+	VPADDD Z19, Z17, Z17 // lane r: S(r), S(4+r), S(r), S(4+r)
+	VPERMD Z17, Z13, Z0 // Y0: the eight rows' sums
+	MOVBLZX (R9), AX
+	MOVBLZX (R10), BX
+	SHLQ $8, BX
+	ORQ BX, AX
+	MOVBLZX (R9)(R8*2), BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVBLZX (R9)(R12*1), BX
+	SHLQ $24, BX
+	ORQ BX, AX
+	MOVBLZX (R9)(R8*4), BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVBLZX (R10)(R8*4), BX
+	SHLQ $40, BX
+	ORQ BX, AX
+	MOVBLZX (R9)(R12*2), BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	MOVBLZX (R10)(R12*2), BX
+	SHLQ $56, BX
+	ORQ BX, AX
+	VMOVQ AX, X4
+	VPMOVZXBD X4, Y4
+	VMOVDQU leg5E8Sub<>(SB), Y6
+	VPSLLVD Y4, Y6, Y6 // 0x200000 << e
+	VPCMPGTD leg5E8One<>(SB), Y4, Y7 // e > 1
+	VPSUBD leg5E8One<>(SB), Y4, Y4
+	VPSLLD $23, Y4, Y4 // (e-1) << 23
+	VPBLENDVB Y7, Y4, Y6, Y4 // 2^(e-128)
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, Y5
+	VMULPS Y5, Y4, Y4
+	VCVTDQ2PS Y0, Y0
+	VMULPS Y4, Y0, Y0 // d_w·d_a·s
+	VADDPS Y0, Y9, Y9
+	ADDQ $17, R9
+	ADDQ $17, R10
+	ADDQ $34, DI
+	DECQ CX
+	JNZ mxfp4AVX512loop8
+	VMOVUPS Y9, (R13)
+	SUBQ $8, DX
+	JEQ mxfp4AVX512done8
+	CMPQ DX, $8
+	JGE mxfp4AVX512next8
+	MOVQ DX, AX // 1..7 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $8, DX
+	JMP mxfp4AVX512group8
+mxfp4AVX512next8:
+	LEAQ (SI)(R8*8), SI
+	ADDQ $32, R13
+	JMP mxfp4AVX512group8
+mxfp4AVX512done8:
+	VEXTRACTF128 $1, Y9, X0
+	VEXTRACTPS $3, X0, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+mxfp4AVX512four:
+	CMPQ DX, $4
+	JLT mxfp4AVX512small
+mxfp4AVX512group:
+	MOVQ SI, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+	LEAQ (SI)(R8*4), R14 // the next group, prefetched
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+mxfp4AVX512mv9:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $68, R14
+	VMOVDQU 2(DI), Y10
+	VPXOR Y8, Y8, Y8
+	VPXOR Y6, Y6, Y6
+	VPDPBUSD Y10, Y12, Y6
+	VPSUBD Y6, Y8, Y8 // -12·y in quads
+	VMOVDQU 1(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y0
+	VPDPBUSD Y10, Y1, Y0
+	VMOVDQU 1(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y2
+	VPDPBUSD Y10, Y1, Y2
+	VMOVDQU 1(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y3
+	VPDPBUSD Y10, Y1, Y3
+	VMOVDQU 1(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y5
+	VPDPBUSD Y10, Y1, Y5
+	VPHADDD Y2, Y0, Y0
+	VPHADDD Y5, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVBLZX (R9), AX
+	MOVBLZX (R10), BX
+	SHLQ $8, BX
+	ORQ BX, AX
+	MOVBLZX (R11), BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVBLZX (R12), BX
+	SHLQ $24, BX
+	ORQ BX, AX
+	VMOVD AX, X4
+	VPMOVZXBD X4, X4
+	VMOVDQU leg5E8Sub<>(SB), X6
+	VPSLLVD X4, X6, X6 // 0x200000 << e
+	VPCMPGTD leg5E8One<>(SB), X4, X7 // e > 1
+	VPSUBD leg5E8One<>(SB), X4, X4
+	VPSLLD $23, X4, X4 // (e-1) << 23
+	VPBLENDVB X7, X4, X6, X4 // 2^(e-128)
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $17, R9
+	ADDQ $17, R10
+	ADDQ $17, R11
+	ADDQ $17, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ mxfp4AVX512mv9
+	VMOVUPS X9, (R13)
+	SUBQ $4, DX
+	JEQ mxfp4AVX512done
+	CMPQ DX, $4
+	JGE mxfp4AVX512next
+	MOVQ DX, AX // 1..3 rows left: the last group ends at the last row
+	IMULQ R8, AX
+	ADDQ AX, SI
+	LEAQ (R13)(DX*4), R13
+	MOVQ $4, DX
+	JMP mxfp4AVX512group
+mxfp4AVX512next:
+	LEAQ (SI)(R8*4), SI
+	ADDQ $16, R13
+	JMP mxfp4AVX512group
+mxfp4AVX512done:
+	VEXTRACTPS $3, X9, ret+88(FP) // the last row's result
+	VZEROUPPER
+	RET
+
+mxfp4AVX512small:
+	// One to three rows: lanes past the last row repeat it.
+	MOVQ DX, AX
+	DECQ AX
+	IMULQ R8, AX
+	LEAQ (SI)(AX*1), R12
+	MOVQ SI, R9
+	MOVQ R12, R10
+	MOVQ R12, R11
+	CMPQ DX, $2
+	JLT mxfp4AVX512ptrs
+	LEAQ (SI)(R8*1), R10
+	CMPQ DX, $3
+	JLT mxfp4AVX512ptrs
+	LEAQ (SI)(R8*2), R11
+mxfp4AVX512ptrs:
+	LEAQ (SI)(R8*4), R14
+	MOVQ a_base+24(FP), DI
+	MOVQ nb+48(FP), CX
+	VXORPS X9, X9, X9
+mxfp4AVX512mv10:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $68, R14
+	VMOVDQU 2(DI), Y10
+	VPXOR Y8, Y8, Y8
+	VPXOR Y6, Y6, Y6
+	VPDPBUSD Y10, Y12, Y6
+	VPSUBD Y6, Y8, Y8 // -12·y in quads
+	VMOVDQU 1(R9), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y0
+	VPDPBUSD Y10, Y1, Y0
+	VMOVDQU 1(R10), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y2
+	VPDPBUSD Y10, Y1, Y2
+	VMOVDQU 1(R11), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y3
+	VPDPBUSD Y10, Y1, Y3
+	VMOVDQU 1(R12), X1
+	VPSRLW $4, X1, X4
+	VINSERTI128 $1, X4, Y1, Y1
+	VPAND Y15, Y1, Y1
+	VPSHUFB Y1, Y14, Y1 // the table's values
+	VMOVDQA Y8, Y5
+	VPDPBUSD Y10, Y1, Y5
+	VPHADDD Y2, Y0, Y0
+	VPHADDD Y5, Y3, Y3
+	VPHADDD Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	MOVBLZX (R9), AX
+	MOVBLZX (R10), BX
+	SHLQ $8, BX
+	ORQ BX, AX
+	MOVBLZX (R11), BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVBLZX (R12), BX
+	SHLQ $24, BX
+	ORQ BX, AX
+	VMOVD AX, X4
+	VPMOVZXBD X4, X4
+	VMOVDQU leg5E8Sub<>(SB), X6
+	VPSLLVD X4, X6, X6 // 0x200000 << e
+	VPCMPGTD leg5E8One<>(SB), X4, X7 // e > 1
+	VPSUBD leg5E8One<>(SB), X4, X4
+	VPSLLD $23, X4, X4 // (e-1) << 23
+	VPBLENDVB X7, X4, X6, X4 // 2^(e-128)
+	VPBROADCASTW (DI), X5
+	VCVTPH2PS X5, X5
+	VMULPS X5, X4, X4
+	VCVTDQ2PS X0, X0
+	VMULPS X4, X0, X0 // d_w·d_a·s
+	VADDPS X0, X9, X9
+	ADDQ $17, R9
+	ADDQ $17, R10
+	ADDQ $17, R11
+	ADDQ $17, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ mxfp4AVX512mv10
+	MOVQ out_len+72(FP), AX
+	TESTQ AX, AX
+	JEQ mxfp4AVX512ret
+	VMOVSS X9, (R13)
+	CMPQ DX, $2
+	JLT mxfp4AVX512ret
+	VEXTRACTPS $1, X9, 4(R13)
+	CMPQ DX, $3
+	JLT mxfp4AVX512ret
+	VEXTRACTPS $2, X9, 8(R13)
+mxfp4AVX512ret:
+	VEXTRACTPS $3, X9, ret+88(FP) // lane 3 holds the last row
+	VZEROUPPER
+	RET
+
 // func mvQ8_0AVX512(w, a []byte, nb, nrows int, out []float32) float32
 //
 // For nrows rows of nb q8_0 blocks, out[r] is the dot product with nb q8_0
@@ -1637,7 +2033,7 @@ q8_0AVX512group:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q8_0AVX512mv9:
+q8_0AVX512mv11:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $136, R14
@@ -1687,7 +2083,7 @@ q8_0AVX512mv9:
 	ADDQ $34, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q8_0AVX512mv9
+	JNZ q8_0AVX512mv11
 	VMOVUPS X9, (R13)
 	SUBQ $4, DX
 	JEQ q8_0AVX512done
@@ -1728,7 +2124,7 @@ q8_0AVX512ptrs:
 	MOVQ a_base+24(FP), DI
 	MOVQ nb+48(FP), CX
 	VXORPS X9, X9, X9
-q8_0AVX512mv10:
+q8_0AVX512mv12:
 	PREFETCHT0 (R14)
 	PREFETCHT0 64(R14)
 	ADDQ $136, R14
@@ -1778,7 +2174,7 @@ q8_0AVX512mv10:
 	ADDQ $34, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ q8_0AVX512mv10
+	JNZ q8_0AVX512mv12
 	MOVQ out_len+72(FP), AX
 	TESTQ AX, AX
 	JEQ q8_0AVX512ret

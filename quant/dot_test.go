@@ -12,7 +12,7 @@ import (
 // dotTypes are the weight types with a dot product.
 var dotTypes = []gguf.Type{
 	gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16,
-	gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeIQ4_NL,
+	gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeIQ4_NL, gguf.TypeMXFP4,
 	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
 }
 
@@ -32,6 +32,21 @@ func halfFields(t gguf.Type) []int {
 		return []int{208}
 	}
 	return nil
+}
+
+// randE8M0 returns an MXFP4 block's E8M0 scale for fill f, the
+// counterpart of randHalf: 2^-8 to 2^1 (halved: 2^(e-128)) at random, 1
+// for fillMax, one power of two for fillExact. fillNegScale has no negative
+// scale to give (E8M0 is unsigned): a random one. The extreme exponents
+// (0, 1, 254, 255) have their own tests (TestMXFP4KernelsEdgeScales).
+func randE8M0(rng *rand.Rand, f blockFill) byte {
+	switch f {
+	case fillMax:
+		return 128
+	case fillExact:
+		return 126
+	}
+	return byte(120 + rng.IntN(10))
 }
 
 // blockFill says how a test block is made.
@@ -112,6 +127,9 @@ func makeWeights(rng *rand.Rand, t gguf.Type, n int, f blockFill) []byte {
 	for blk := 0; blk < len(b)/bb; blk++ {
 		for _, off := range halfFields(t) {
 			binary.LittleEndian.PutUint16(b[blk*bb+off:], randHalf(rng, f))
+		}
+		if t == gguf.TypeMXFP4 && f != fillZero {
+			b[blk*bb] = randE8M0(rng, f)
 		}
 	}
 	return b
@@ -354,7 +372,7 @@ func TestVecDotType(t *testing.T) {
 		{gguf.TypeQ2_K, gguf.TypeQ8_K}, {gguf.TypeQ3_K, gguf.TypeQ8_K}, {gguf.TypeQ4_K, gguf.TypeQ8_K},
 		{gguf.TypeQ5_K, gguf.TypeQ8_K}, {gguf.TypeQ6_K, gguf.TypeQ8_K},
 		{gguf.TypeQ4_0, gguf.TypeQ8_0}, {gguf.TypeQ5_0, gguf.TypeQ8_0}, {gguf.TypeQ8_0, gguf.TypeQ8_0},
-		{gguf.TypeIQ4_NL, gguf.TypeQ8_0}, {gguf.TypeQ4_1, gguf.TypeQ8_1}, {gguf.TypeQ5_1, gguf.TypeQ8_1},
+		{gguf.TypeIQ4_NL, gguf.TypeQ8_0}, {gguf.TypeMXFP4, gguf.TypeQ8_0}, {gguf.TypeQ4_1, gguf.TypeQ8_1}, {gguf.TypeQ5_1, gguf.TypeQ8_1},
 		{gguf.TypeF16, gguf.TypeF16}, {gguf.TypeBF16, gguf.TypeBF16}, {gguf.TypeF32, gguf.TypeF32},
 	}
 	for _, tt := range tests {

@@ -8,8 +8,8 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-// The prefill GEMM of the 32-quant types q4_0, q4_1, q5_0, q5_1 and q8_0
-// (AVX-512 and AVX2, but q8_0 AVX-512 only: gemm_legacy_avx512_amd64.s,
+// The prefill GEMM of the 32-quant types q4_0, q4_1, q5_0, q5_1, mxfp4 and
+// q8_0 (AVX-512 and AVX2, but q8_0 AVX-512 only: gemm_legacy_avx512_amd64.s,
 // gemm_legacy_avx2_amd64.s, written by gen_legacy.go).
 //
 // It is gemm_amd64.go's scheme for 32-quant blocks: legPack* unpacks 16
@@ -28,8 +28,9 @@ import (
 // unsigned bytes by signed ones, so the panels of the types with one scale
 // d hold their quants plus an offset, unsigned: q4_0's nibbles as they are
 // (the value plus 8), q5_0's five bits (plus 16), q8_0's bytes XOR 0x80
-// (plus 128); -offset·Σy, prepared as int32, starts each block's sum and
-// takes the offset back, exactly. These three types share one set of
+// (plus 128), mxfp4's table values plus 12 (its panel's d is 2^(e-128) as
+// float32); -offset·Σy, prepared as int32, starts each block's sum and
+// takes the offset back, exactly. These four types share one set of
 // micro-kernels (legGemmQ_0*). AVX2 has no VNNI: its kernels multiply with
 // VPMADDUBSW, whose 16-bit pair sums would saturate on q8_0's 0..255, so
 // q8_0 has no AVX2 GEMM.
@@ -65,6 +66,12 @@ func legPackQ4_0AVX512(panel, w []byte, rb, nb int)
 
 //go:noescape
 func legPackQ8_0AVX512(panel, w []byte, rb, nb int)
+
+//go:noescape
+func legPackMXFP4AVX512(panel, w []byte, rb, nb int)
+
+//go:noescape
+func legPackMXFP4AVX2(panel, w []byte, rb, nb int)
 
 //go:noescape
 func legGemmQ4_1AVX512x8(panel []byte, nb int, a []byte, astride int, scales []byte, out *float32, ostride int)
@@ -176,11 +183,12 @@ func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
 		q0 := []legGemmKernel{legGemmQ_0AVX512x8, legGemmQ_0AVX512x4, legGemmQ_0AVX512x2, legGemmQ_0AVX512x1}
 		q51 := []legGemmKernel{legGemmQ5_1AVX512x8, legGemmQ5_1AVX512x4, legGemmQ5_1AVX512x2, legGemmQ5_1AVX512x1}
 		return map[gguf.Type]legGemm{
-			gguf.TypeQ4_1: {16, legPackQ4_1AVX512, legPrepQ8_1, q1, t},
-			gguf.TypeQ5_0: {16, legPackQ5_0AVX512, prepOffset(16), q0, t},
-			gguf.TypeQ5_1: {16, legPackQ5_1AVX512, legPrepQ8_1, q51, t},
-			gguf.TypeQ4_0: {16, legPackQ4_0AVX512, prepOffset(8), q0, t},
-			gguf.TypeQ8_0: {16, legPackQ8_0AVX512, prepOffset(128), q0, t},
+			gguf.TypeQ4_1:  {16, legPackQ4_1AVX512, legPrepQ8_1, q1, t},
+			gguf.TypeQ5_0:  {16, legPackQ5_0AVX512, prepOffset(16), q0, t},
+			gguf.TypeQ5_1:  {16, legPackQ5_1AVX512, legPrepQ8_1, q51, t},
+			gguf.TypeQ4_0:  {16, legPackQ4_0AVX512, prepOffset(8), q0, t},
+			gguf.TypeQ8_0:  {16, legPackQ8_0AVX512, prepOffset(128), q0, t},
+			gguf.TypeMXFP4: {16, legPackMXFP4AVX512, prepOffset(12), q0, t},
 		}
 	}
 	t := []int{4, 2, 1}
@@ -188,10 +196,11 @@ func legGemmSet(level isaLevel) map[gguf.Type]legGemm {
 	q0 := []legGemmKernel{legGemmQ_0AVX2x4, legGemmQ_0AVX2x2, legGemmQ_0AVX2x1}
 	q51 := []legGemmKernel{legGemmQ5_1AVX2x4, legGemmQ5_1AVX2x2, legGemmQ5_1AVX2x1}
 	return map[gguf.Type]legGemm{
-		gguf.TypeQ4_1: {8, legPackQ4_1AVX2, legPrepQ8_1, q1, t},
-		gguf.TypeQ5_0: {8, legPackQ5_0AVX2, prepOffset(16), q0, t},
-		gguf.TypeQ5_1: {8, legPackQ5_1AVX2, legPrepQ8_1, q51, t},
-		gguf.TypeQ4_0: {8, legPackQ4_0AVX2, prepOffset(8), q0, t},
+		gguf.TypeQ4_1:  {8, legPackQ4_1AVX2, legPrepQ8_1, q1, t},
+		gguf.TypeQ5_0:  {8, legPackQ5_0AVX2, prepOffset(16), q0, t},
+		gguf.TypeQ5_1:  {8, legPackQ5_1AVX2, legPrepQ8_1, q51, t},
+		gguf.TypeQ4_0:  {8, legPackQ4_0AVX2, prepOffset(8), q0, t},
+		gguf.TypeMXFP4: {8, legPackMXFP4AVX2, prepOffset(12), q0, t},
 	}
 }
 

@@ -62,6 +62,28 @@ DATA legG2Byte3<>+0x08(SB)/8, $0x0f0f0f0f0b0b0b0b
 DATA legG2Byte3<>+0x10(SB)/8, $0x0707070703030303
 DATA legG2Byte3<>+0x18(SB)/8, $0x0f0f0f0f0b0b0b0b
 GLOBL legG2Byte3<>(SB), RODATA|NOPTR, $32
+// legG2Mx: mxfp4's values plus 12 (both lanes); legG2FF: dwords 0xff;
+// legG2E8One, legG2E8Sub: dwords 1 and 0x200000 (e8m0).
+DATA legG2Mx<>+0x00(SB)/8, $0x181412100f0e0d0c
+DATA legG2Mx<>+0x08(SB)/8, $0x00040608090a0b0c
+DATA legG2Mx<>+0x10(SB)/8, $0x181412100f0e0d0c
+DATA legG2Mx<>+0x18(SB)/8, $0x00040608090a0b0c
+GLOBL legG2Mx<>(SB), RODATA|NOPTR, $32
+DATA legG2FF<>+0x00(SB)/8, $0x000000ff000000ff
+DATA legG2FF<>+0x08(SB)/8, $0x000000ff000000ff
+DATA legG2FF<>+0x10(SB)/8, $0x000000ff000000ff
+DATA legG2FF<>+0x18(SB)/8, $0x000000ff000000ff
+GLOBL legG2FF<>(SB), RODATA|NOPTR, $32
+DATA legG2E8One<>+0x00(SB)/8, $0x0000000100000001
+DATA legG2E8One<>+0x08(SB)/8, $0x0000000100000001
+DATA legG2E8One<>+0x10(SB)/8, $0x0000000100000001
+DATA legG2E8One<>+0x18(SB)/8, $0x0000000100000001
+GLOBL legG2E8One<>(SB), RODATA|NOPTR, $32
+DATA legG2E8Sub<>+0x00(SB)/8, $0x0020000000200000
+DATA legG2E8Sub<>+0x08(SB)/8, $0x0020000000200000
+DATA legG2E8Sub<>+0x10(SB)/8, $0x0020000000200000
+DATA legG2E8Sub<>+0x18(SB)/8, $0x0020000000200000
+GLOBL legG2E8Sub<>(SB), RODATA|NOPTR, $32
 // legG2DM orders the halves d0 m0 d1 m1 d2 m2 d3 m3 of each lane as
 // d0 d1 d2 d3 m0 m1 m2 m3.
 DATA legG2DM<>+0x00(SB)/8, $0x0d0c090805040100
@@ -477,6 +499,96 @@ legpack2q5_1loop:
 	ADDQ $320, DI
 	DECQ CX
 	JNZ legpack2q5_1loop
+	VZEROUPPER
+	RET
+
+// func legPackMXFP4AVX2(panel, w []byte, rb, nb int)
+//
+// Unpacks 8 mxfp4 rows (rb bytes apart from w) into nb panel blocks of 320
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 32k+4r, then d and m of the 8 rows as float32, as
+// legPackMXFP4AVX512 does for 16 rows.
+TEXT ·legPackMXFP4AVX2(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (SI)(R8*4), BX // row 4
+	LEAQ (BX)(R8*4), R12 // the next panel, prefetched
+	VMOVDQU legG2Nib<>(SB), Y15
+	VMOVDQU legG2Mx<>(SB), Y13 // the table plus 12
+legpack2mxfp4loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	ADDQ $136, R12
+	VMOVDQU 1(SI), X0
+	VINSERTI128 $1, 1(BX), Y0, Y0
+	VMOVDQU 1(SI)(R8*1), X1
+	VINSERTI128 $1, 1(BX)(R8*1), Y1, Y1
+	VMOVDQU 1(SI)(R8*2), X2
+	VINSERTI128 $1, 1(BX)(R8*2), Y2, Y2
+	VMOVDQU 1(SI)(R9*1), X3
+	VINSERTI128 $1, 1(BX)(R9*1), Y3, Y3
+	VPUNPCKLDQ Y1, Y0, Y4
+	VPUNPCKHDQ Y1, Y0, Y5
+	VPUNPCKLDQ Y3, Y2, Y6
+	VPUNPCKHDQ Y3, Y2, Y7
+	VPUNPCKLQDQ Y6, Y4, Y0 // dword 0 of the 8 rows
+	VPUNPCKHQDQ Y6, Y4, Y1
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y3
+	VPSRLD $4, Y0, Y4
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y4, Y4
+	VPSRLD $4, Y1, Y5
+	VPAND Y15, Y1, Y1
+	VPAND Y15, Y5, Y5
+	VPSRLD $4, Y2, Y6
+	VPAND Y15, Y2, Y2
+	VPAND Y15, Y6, Y6
+	VPSRLD $4, Y3, Y7
+	VPAND Y15, Y3, Y3
+	VPAND Y15, Y7, Y7
+	VPSHUFB Y0, Y13, Y0
+	VPSHUFB Y1, Y13, Y1
+	VPSHUFB Y2, Y13, Y2
+	VPSHUFB Y3, Y13, Y3
+	VPSHUFB Y4, Y13, Y4
+	VPSHUFB Y5, Y13, Y5
+	VPSHUFB Y6, Y13, Y6
+	VPSHUFB Y7, Y13, Y7
+	VMOVD (SI), X10
+	VPINSRD $1, (SI)(R8*1), X10, X10
+	VPINSRD $2, (SI)(R8*2), X10, X10
+	VPINSRD $3, (SI)(R9*1), X10, X10
+	VMOVD (BX), X11
+	VPINSRD $1, (BX)(R8*1), X11, X11
+	VPINSRD $2, (BX)(R8*2), X11, X11
+	VPINSRD $3, (BX)(R9*1), X11, X11
+	VINSERTI128 $1, X11, Y10, Y10
+	VPAND legG2FF<>(SB), Y10, Y10 // the 8 rows' E8M0 bytes
+	VMOVDQU legG2E8Sub<>(SB), Y11
+	VPSLLVD Y10, Y11, Y11 // 0x200000 << e
+	VPCMPGTD legG2E8One<>(SB), Y10, Y12 // e > 1
+	VPSUBD legG2E8One<>(SB), Y10, Y10
+	VPSLLD $23, Y10, Y10 // (e-1) << 23
+	VPBLENDVB Y12, Y10, Y11, Y10 // 2^(e-128)
+	VMOVDQU Y10, 256(DI)
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	VMOVDQU Y4, 128(DI)
+	VMOVDQU Y5, 160(DI)
+	VMOVDQU Y6, 192(DI)
+	VMOVDQU Y7, 224(DI)
+	ADDQ $17, SI
+	ADDQ $17, BX
+	ADDQ $320, DI
+	DECQ CX
+	JNZ legpack2mxfp4loop
 	VZEROUPPER
 	RET
 

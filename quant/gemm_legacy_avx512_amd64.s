@@ -93,6 +93,10 @@ DATA legGByte3<>+0x28(SB)/8, $0x0f0f0f0f0b0b0b0b
 DATA legGByte3<>+0x30(SB)/8, $0x0707070703030303
 DATA legGByte3<>+0x38(SB)/8, $0x0f0f0f0f0b0b0b0b
 GLOBL legGByte3<>(SB), RODATA|NOPTR, $64
+// legGMx: mxfp4's values plus 12.
+DATA legGMx<>+0x00(SB)/8, $0x181412100f0e0d0c
+DATA legGMx<>+0x08(SB)/8, $0x00040608090a0b0c
+GLOBL legGMx<>(SB), RODATA|NOPTR, $16
 
 // func legPackQ4_0AVX512(panel, w []byte, rb, nb int)
 //
@@ -505,6 +509,108 @@ legpackq5_1loop:
 	ADDQ $640, DI
 	DECQ CX
 	JNZ legpackq5_1loop
+	VZEROUPPER
+	RET
+
+// func legPackMXFP4AVX512(panel, w []byte, rb, nb int)
+//
+// Unpacks 16 mxfp4 rows (rb bytes apart from w) into nb panel blocks of 640
+// bytes: the quants (unsigned: q4_0's and q5_0's are their value plus 8 or
+// 16) with dword k of row r at 64k+4r, then d and m of the 16 rows as
+// float32. The nibbles of 16 rows are transposed as dwords (four rows per
+// register, an in-lane 4×4 transpose) and split.
+TEXT ·legPackMXFP4AVX512(SB), NOSPLIT, $0-64
+	MOVQ panel_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ rb+48(FP), R8
+	MOVQ nb+56(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3rb
+	LEAQ (R8)(R8*4), R10 // 5rb
+	LEAQ (R9)(R8*4), R11 // 7rb
+	LEAQ (SI)(R8*8), BX // row 8
+	VPBROADCASTD R8, Z31
+	VPMULLD legGIota<>(SB), Z31, Z31 // the rows' offsets
+	VMOVDQU64 legGNib<>(SB), Z30
+	VBROADCASTI32X4 legGMx<>(SB), Z21 // the table plus 12
+	MOVL $0xff, AX
+	VPBROADCASTD AX, Z20
+	MOVL $1, AX
+	VPBROADCASTD AX, Z22
+	MOVL $0x200000, AX
+	VPBROADCASTD AX, Z23
+	LEAQ (BX)(R8*8), R12 // the next panel, prefetched
+legpackmxfp4loop:
+	PREFETCHT0 0(R12)
+	PREFETCHT0 64(R12)
+	PREFETCHT0 128(R12)
+	PREFETCHT0 192(R12)
+	PREFETCHT0 256(R12)
+	ADDQ $272, R12
+	VMOVDQU 1(SI), X0
+	VINSERTI32X4 $1, 1(SI)(R8*4), Z0, Z0
+	VINSERTI32X4 $2, 1(BX), Z0, Z0
+	VINSERTI32X4 $3, 1(BX)(R8*4), Z0, Z0
+	VMOVDQU 1(SI)(R8*1), X1
+	VINSERTI32X4 $1, 1(SI)(R10*1), Z1, Z1
+	VINSERTI32X4 $2, 1(BX)(R8*1), Z1, Z1
+	VINSERTI32X4 $3, 1(BX)(R10*1), Z1, Z1
+	VMOVDQU 1(SI)(R8*2), X2
+	VINSERTI32X4 $1, 1(SI)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, 1(BX)(R8*2), Z2, Z2
+	VINSERTI32X4 $3, 1(BX)(R9*2), Z2, Z2
+	VMOVDQU 1(SI)(R9*1), X3
+	VINSERTI32X4 $1, 1(SI)(R11*1), Z3, Z3
+	VINSERTI32X4 $2, 1(BX)(R9*1), Z3, Z3
+	VINSERTI32X4 $3, 1(BX)(R11*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z4
+	VPUNPCKHDQ Z1, Z0, Z5
+	VPUNPCKLDQ Z3, Z2, Z6
+	VPUNPCKHDQ Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0 // dword 0 of the 16 rows
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD $4, Z0, Z12
+	VPANDD Z30, Z0, Z8
+	VPANDD Z30, Z12, Z12
+	VPSRLD $4, Z1, Z13
+	VPANDD Z30, Z1, Z9
+	VPANDD Z30, Z13, Z13
+	VPSRLD $4, Z2, Z14
+	VPANDD Z30, Z2, Z10
+	VPANDD Z30, Z14, Z14
+	VPSRLD $4, Z3, Z15
+	VPANDD Z30, Z3, Z11
+	VPANDD Z30, Z15, Z15
+	VPSHUFB Z8, Z21, Z8
+	VPSHUFB Z9, Z21, Z9
+	VPSHUFB Z10, Z21, Z10
+	VPSHUFB Z11, Z21, Z11
+	VPSHUFB Z12, Z21, Z12
+	VPSHUFB Z13, Z21, Z13
+	VPSHUFB Z14, Z21, Z14
+	VPSHUFB Z15, Z21, Z15
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows
+	VPANDD Z20, Z18, Z18 // e
+	VPSUBD Z22, Z18, Z19
+	VPSLLD $23, Z19, Z19 // (e-1) << 23
+	VPCMPUD $2, Z22, Z18, K2 // e ≤ 1
+	VPSLLVD Z18, Z23, K2, Z19 // there 0x200000 << e
+	VMOVDQU64 Z8, 0(DI)
+	VMOVDQU64 Z9, 64(DI)
+	VMOVDQU64 Z10, 128(DI)
+	VMOVDQU64 Z11, 192(DI)
+	VMOVDQU64 Z12, 256(DI)
+	VMOVDQU64 Z13, 320(DI)
+	VMOVDQU64 Z14, 384(DI)
+	VMOVDQU64 Z15, 448(DI)
+	VMOVUPS Z19, 512(DI)
+	ADDQ $17, SI
+	ADDQ $17, BX
+	ADDQ $640, DI
+	DECQ CX
+	JNZ legpackmxfp4loop
 	VZEROUPPER
 	RET
 

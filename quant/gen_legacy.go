@@ -3,8 +3,9 @@
 // gen_legacy writes dot_legacy_avx2_amd64.s and dot_legacy_avx512_amd64.s,
 // the kernels of the 32-quant types q4_0, q4_1, q5_0 and q5_1 (the last
 // three are what llama.cpp's K-quant mixes fall back to for rows that are
-// not a multiple of 256), and gemm_legacy_avx2_amd64.s and
-// gemm_legacy_avx512_amd64.s, their prefill GEMMs and q8_0's (see
+// not a multiple of 256) and mxfp4 (gpt-oss's experts), and
+// gemm_legacy_avx2_amd64.s and gemm_legacy_avx512_amd64.s, their prefill
+// GEMMs and q8_0's (see
 // dot_legacy_amd64.go and gemm_legacy_amd64.go for what they compute and
 // why):
 //
@@ -29,6 +30,8 @@ type qtype struct {
 	signed bool   // q4_0, q5_0, q8_0: q - offset
 	offset int    // q4_0 8, q5_0 16, q8_0 128
 	bytes  bool   // q8_0: 32 quant bytes, not nibbles (AVX-512 only)
+	table  bool   // mxfp4: each nibble indexes a table (VPSHUFB), offset makes its values unsigned
+	e8m0   bool   // mxfp4: the scale is an E8M0 byte at offset 0, not an f16
 	ab, aq int    // activation block bytes and offset of its quants
 	twin   string // the Go twin's loop, for the comments
 }
@@ -60,6 +63,30 @@ var types = []qtype{
 //		s += hi * int32(int8(y[20+j]))
 //	}
 //	sum += float32(float32(f16(x)*f16(y)*float32(s)) + float32(f16(x[2:])*f16(y[2:])))`},
+	{name: "MXFP4", wb: 17, qs: 1, qh: -1, signed: true, offset: 12, table: true, e8m0: true, ab: 34, aq: 2, twin: `//	for j := 0; j < 16; j++ {
+//		s += int32(mxfp4Values[x[1+j]&0xf]) * int32(int8(y[2+j]))
+//		s += int32(mxfp4Values[x[1+j]>>4]) * int32(int8(y[18+j]))
+//	}
+//	sum = addBlock(sum, f16(y)*e8m0Half(x[0]), float32(s)) // sum + float32(d·s) on amd64`},
+}
+
+// mxfp4Table is ggml's kvalues_mxfp4, the E2M1 values doubled; the mv
+// kernels and the GEMM panels take them plus 12 (0..24, unsigned for
+// VPMADDUBSW and VPDPBUSD; -12·Σy takes the offset back), the x kernels as
+// they are (VPSIGNB).
+var mxfp4Table = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+
+// tableQwords returns the 16 table bytes plus off as two qwords.
+func tableQwords(off int) (lo, hi uint64) {
+	for i, v := range mxfp4Table {
+		b := uint64(uint8(int(v) + off))
+		if i < 8 {
+			lo |= b << (8 * i)
+		} else {
+			hi |= b << (8 * (i - 8))
+		}
+	}
+	return lo, hi
 }
 
 // q8_0 has its MatVec kernel here with AVX-512 only: its quants plus 128
@@ -176,11 +203,11 @@ func (g *gen) header() {
 	g.p("")
 	if g.avx512 {
 		g.p(`// AVX-512 MatVec kernels (F, BW, VL, VNNI) of the types q4_0, q4_1,
-// q5_0 and q5_1; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
+// q5_0, q5_1 and mxfp4; see dot_legacy_amd64.go. VPDPBUSD meets the unsigned
 // weight bytes with the signed activation bytes; a mask register loaded
 // from the blocks' fifth bits adds them as 16s (VPADDB under the mask).`)
 	} else {
-		g.p(`// AVX2 kernels of the types q4_0, q4_1, q5_0 and q5_1; see
+		g.p(`// AVX2 kernels of the types q4_0, q4_1, q5_0, q5_1 and mxfp4; see
 // dot_legacy_amd64.go. VPMADDUBSW meets the unsigned weight bytes with the
 // signed activation bytes (no saturation: at most 2·31·128); the fifth bits
 // are spread to bytes with VPSHUFB and VPCMPEQB as ggml's
@@ -213,6 +240,15 @@ func (g *gen) header() {
 		data(pre+"QhBit", 0x8040201008040201, 0x8040201008040201, 0x8040201008040201, 0x8040201008040201)
 		data(pre+"Ones", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
 	}
+	lo, hi := tableQwords(12)
+	slo, shi := tableQwords(0)
+	g.p("// %sMx: mxfp4's values plus 12 (both 128-bit lanes); %sMxS: the values;", pre, pre)
+	g.p("// %sTwelve: bytes 12; %sE8One, %sE8Sub: dwords 1 and 0x200000 (e8m0).", pre, pre, pre)
+	data(pre+"Mx", lo, hi, lo, hi)
+	data(pre+"MxS", slo, shi, slo, shi)
+	data(pre+"Twelve", 0x0c0c0c0c0c0c0c0c, 0x0c0c0c0c0c0c0c0c, 0x0c0c0c0c0c0c0c0c, 0x0c0c0c0c0c0c0c0c)
+	data(pre+"E8One", 0x0000000100000001, 0x0000000100000001, 0x0000000100000001, 0x0000000100000001)
+	data(pre+"E8Sub", 0x0020000000200000, 0x0020000000200000, 0x0020000000200000, 0x0020000000200000)
 	g.p("// %sDM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.", pre)
 	data(pre+"DM", 0x0d0c090805040100, 0x0f0e0b0a07060302, 0x0d0c090805040100, 0x0f0e0b0a07060302)
 	if g.avx512 {
@@ -233,8 +269,9 @@ func (g *gen) pre() string {
 // Registers shared by the kernels (all below 16: VPSIGNB, VPHADDW and
 // VPHADDD have no EVEX form):
 //
-//	Y15 bytes 0x0f; Y14, Y13 the fifth-bit spreading (AVX2); Y12 bytes 0x10
-//	(0xf0 for q5_0's signed quants with AVX2), or q4_0's bytes 8; Y11 words
+//	Y15 bytes 0x0f; Y14, Y13 the fifth-bit spreading (AVX2), or Y14 mxfp4's
+//	table; Y12 bytes 0x10 (0xf0 for q5_0's signed quants with AVX2), or
+//	q4_0's bytes 8, or mxfp4's bytes 12 (mv); Y11 words
 //	1 (AVX2); Y10 the activation block (mv); Y9 the four sums; Y8 the
 //	offset times y (mv: q4_0 8·y, q5_0 16·y); Y1 the unpacked weights, Y7
 //	their absolute values (q4_0, q5_0: x kernels);
@@ -253,7 +290,15 @@ func (g *gen) constants(t qtype, signedX bool) {
 			g.i("VMOVDQU %sHi<>(SB), Y12", pre)
 		}
 	}
-	if t.signed && t.qh < 0 {
+	if t.table {
+		// Y14 the table; the mv kernels' offset bytes in Y12.
+		if signedX {
+			g.i("VMOVDQU %sMxS<>(SB), Y14", pre)
+		} else {
+			g.i("VMOVDQU %sMx<>(SB), Y14", pre)
+			g.i("VMOVDQU %sTwelve<>(SB), Y12", pre)
+		}
+	} else if t.signed && t.qh < 0 {
 		if t.bytes {
 			g.i("VMOVDQU %sX80<>(SB), Y12", pre)
 		} else {
@@ -278,6 +323,13 @@ func (g *gen) unpack(t qtype, P string, signedX bool) {
 	g.i("VPSRLW $4, X1, X4")
 	g.i("VINSERTI128 $1, X4, Y1, Y1")
 	g.i("VPAND Y15, Y1, Y1")
+	if t.table {
+		g.i("VPSHUFB Y1, Y14, Y1 // the table's values")
+		if signedX {
+			g.i("VPABSB Y1, Y7")
+		}
+		return
+	}
 	if t.qh < 0 {
 		if signedX {
 			g.i("VPSUBB Y12, Y1, Y1 // minus 8")
@@ -351,12 +403,83 @@ func (g *gen) reduce(prods []string) {
 	g.i("VPHADDD X0, X0, X0")
 }
 
+// e8m0 turns the E8M0 bytes in the dwords of the X or Y register e into
+// their halved scales 2^(e-128) as float32 bits, in place, as e8m0Half does:
+// exponent field e-1 for e ≥ 2, the subnormal 0x200000 << e for e < 2 (a
+// blend under e > 1). b and m are clobbered; pre names the file's
+// constants (<pre>E8One: dwords 1, <pre>E8Sub: dwords 0x200000).
+func (g *gen) e8m0(pre, e, b, m string) {
+	g.i("VMOVDQU %sE8Sub<>(SB), %s", pre, b)
+	g.i("VPSLLVD %s, %s, %s // 0x200000 << e", e, b, b)
+	g.i("VPCMPGTD %sE8One<>(SB), %s, %s // e > 1", pre, e, m)
+	g.i("VPSUBD %sE8One<>(SB), %s, %s", pre, e, e)
+	g.i("VPSLLD $23, %s, %s // (e-1) << 23", e, e)
+	g.i("VPBLENDVB %s, %s, %s, %s // 2^(e-128)", m, e, b, e)
+}
+
+// e8m0Bytes gathers the E8M0 bytes at the given addresses (up to eight)
+// into the low bytes of AX, the first in the lowest; BX is clobbered.
+func (g *gen) e8m0Bytes(addrs []string) {
+	for k, a := range addrs {
+		if k == 0 {
+			g.i("MOVBLZX %s, AX", a)
+			continue
+		}
+		g.i("MOVBLZX %s, BX", a)
+		g.i("SHLQ $%d, BX", 8*k)
+		g.i("ORQ BX, AX")
+	}
+}
+
 // scale turns the block sums in X0 (lane l: the block at lanes[l]) into the
 // twin's float steps and adds them to the sums in X9: lanes are the rows of
 // the mv kernels, the tokens of the x kernels; shared points at the block
 // (activation or weight) that all lanes share.
 func (g *gen) scale(t qtype, lanes []string, shared string) {
 	pre := g.pre()
+	if t.e8m0 {
+		// d_w·d_a = 2^(e-128)·f16(d_a), one rounded product (VMULPS
+		// commutes: the twin's f16(y)·e8m0Half(e)). X6, X7 are free here.
+		weightLanes := shared == "DI"
+		if weightLanes {
+			addrs := make([]string, len(lanes))
+			for k, l := range lanes {
+				addrs[k] = "(" + l + ")"
+			}
+			g.e8m0Bytes(addrs)
+			g.i("VMOVD AX, X4")
+			g.i("VPMOVZXBD X4, X4")
+			g.e8m0(pre, "X4", "X6", "X7")
+			g.i("VPBROADCASTW (%s), X5", shared)
+			g.i("VCVTPH2PS X5, X5")
+		} else {
+			g.i("MOVWLZX (%s), AX", lanes[0])
+			g.i("MOVWLZX (%s), BX", lanes[1])
+			g.i("SHLL $16, BX")
+			g.i("ORL BX, AX")
+			if len(lanes) == 4 {
+				g.i("MOVWLZX (%s), BX", lanes[2])
+				g.i("SHLQ $32, BX")
+				g.i("ORQ BX, AX")
+				g.i("MOVWLZX (%s), BX", lanes[3])
+				g.i("SHLQ $48, BX")
+				g.i("ORQ BX, AX")
+				g.i("VMOVQ AX, X4")
+			} else {
+				g.i("VMOVD AX, X4")
+			}
+			g.i("VCVTPH2PS X4, X4")
+			g.i("MOVBLZX (%s), AX", shared)
+			g.i("VMOVD AX, X5")
+			g.e8m0(pre, "X5", "X6", "X7")
+			g.i("VPBROADCASTD X5, X5")
+		}
+		g.i("VMULPS X5, X4, X4")
+		g.i("VCVTDQ2PS X0, X0")
+		g.i("VMULPS X4, X0, X0 // d_w·d_a·s")
+		g.i("VADDPS X0, X9, X9")
+		return
+	}
 	if t.hasM {
 		// Y4 = [d of each lane | m or s of each lane], Y5 = [d | m or s] of
 		// the shared block: their product is [d_w·d_a | m·s], exact.
@@ -669,6 +792,9 @@ func (g *gen) gemmHeader() {
 		}
 		data(fmt.Sprintf("legGByte%d", i), q[0], q[1], q[0], q[1], q[0], q[1], q[0], q[1])
 	}
+	lo, hi := tableQwords(12)
+	g.p("// legGMx: mxfp4's values plus 12.")
+	data("legGMx", lo, hi)
 }
 
 // gemmPack emits legPack<T>AVX512(panel, w []byte, rb, nb int): 16 rows of
@@ -700,6 +826,15 @@ func (g *gen) gemmPack(t qtype) {
 			g.i("VMOVDQU64 legGByte%d<>(SB), Z%d", i, 25+i)
 		}
 	}
+	if t.table {
+		g.i("VBROADCASTI32X4 legGMx<>(SB), Z21 // the table plus 12")
+		g.i("MOVL $0xff, AX")
+		g.i("VPBROADCASTD AX, Z20")
+		g.i("MOVL $1, AX")
+		g.i("VPBROADCASTD AX, Z22")
+		g.i("MOVL $0x200000, AX")
+		g.i("VPBROADCASTD AX, Z23")
+	}
 	g.i("LEAQ (BX)(R8*8), R12 // the next panel, prefetched")
 	g.p("%sloop:", lname)
 	// The next panel's 16 rows are one run of 16·rb bytes: 16·wb of it per
@@ -714,6 +849,11 @@ func (g *gen) gemmPack(t qtype) {
 		g.i("VPANDD Z30, Z%d, Z%d", k, 8+k)
 		g.i("VPANDD Z30, Z%d, Z%d", 12+k, 12+k)
 	}
+	if t.table {
+		for k := 8; k < 16; k++ {
+			g.i("VPSHUFB Z%d, Z21, Z%d", k, k)
+		}
+	}
 	if t.qh >= 0 {
 		g.i("KXNORW K1, K1, K1")
 		g.i("VPGATHERDD %d(SI)(Z31*1), K1, Z16 // the fifth bits of the 16 rows", t.qh)
@@ -725,8 +865,17 @@ func (g *gen) gemmPack(t qtype) {
 	}
 	g.i("KXNORW K1, K1, K1")
 	g.i("VPGATHERDD (SI)(Z31*1), K1, Z18 // d and m (or qh) of the 16 rows")
-	g.i("VPMOVDW Z18, Y19")
-	g.i("VCVTPH2PS Y19, Z19")
+	if t.e8m0 {
+		// The 16 rows' E8M0 bytes as 2^(e-128) (see e8m0).
+		g.i("VPANDD Z20, Z18, Z18 // e")
+		g.i("VPSUBD Z22, Z18, Z19")
+		g.i("VPSLLD $23, Z19, Z19 // (e-1) << 23")
+		g.i("VPCMPUD $2, Z22, Z18, K2 // e ≤ 1")
+		g.i("VPSLLVD Z18, Z23, K2, Z19 // there 0x200000 << e")
+	} else {
+		g.i("VPMOVDW Z18, Y19")
+		g.i("VCVTPH2PS Y19, Z19")
+	}
 	if t.hasM {
 		g.i("VPSRLD $16, Z18, Z18")
 		g.i("VPMOVDW Z18, Y20")
@@ -1029,6 +1178,9 @@ func (g *gen) mv8(t qtype, lname string) {
 	g.i("VPBROADCASTD AX, Z12")
 	g.i("VMOVDQU64 leg5Shift<>(SB), Z14")
 	g.i("VMOVDQU64 leg5Gather<>(SB), Z13")
+	if t.table {
+		g.i("VBROADCASTI32X4 leg5Mx<>(SB), Z11 // the table plus 12, in each lane")
+	}
 	g.i("LEAQ (R8)(R8*2), R12 // 3rb")
 	g.p("%sgroup8:", lname)
 	g.i("MOVQ SI, R9")
@@ -1073,6 +1225,9 @@ func (g *gen) mv8(t qtype, lname string) {
 		g.i("VSHUFI64X2 $0xa0, Z1, Z1, Z1")
 		g.i("VPSRLVW Z14, Z1, Z1")
 		g.i("VPANDD Z15, Z1, Z1 // rows %d and %d, element order", a, b)
+		if t.table {
+			g.i("VPSHUFB Z1, Z11, Z1")
+		}
 		if t.qh >= 0 {
 			g.i("MOVL %s, AX", at(t.qh, a))
 			g.i("MOVL %s, BX", at(t.qh, b))
@@ -1129,6 +1284,21 @@ func (g *gen) mv8(t qtype, lname string) {
 		g.i("VCVTDQ2PS Y0, Y0")
 		g.i("VMULPS Y6, Y0, Y0 // d_w·d_a·s")
 		g.i("VADDPS Y7, Y0, Y0 // + m·s_a")
+		g.i("VADDPS Y0, Y9, Y9")
+	} else if t.e8m0 {
+		addrs := make([]string, 8)
+		for r := range addrs {
+			addrs[r] = at(0, r)
+		}
+		g.e8m0Bytes(addrs)
+		g.i("VMOVQ AX, X4")
+		g.i("VPMOVZXBD X4, Y4")
+		g.e8m0("leg5", "Y4", "Y6", "Y7")
+		g.i("VPBROADCASTW (DI), X5")
+		g.i("VCVTPH2PS X5, Y5")
+		g.i("VMULPS Y5, Y4, Y4")
+		g.i("VCVTDQ2PS Y0, Y0")
+		g.i("VMULPS Y4, Y0, Y0 // d_w·d_a·s")
 		g.i("VADDPS Y0, Y9, Y9")
 	} else {
 		for h := 0; h < 2; h++ {
@@ -1220,6 +1390,13 @@ func (g *gen) gemmHeader2() {
 		}
 		data(fmt.Sprintf("legG2Byte%d", i), q[0], q[1], q[0], q[1])
 	}
+	lo, hi := tableQwords(12)
+	g.p("// legG2Mx: mxfp4's values plus 12 (both lanes); legG2FF: dwords 0xff;")
+	g.p("// legG2E8One, legG2E8Sub: dwords 1 and 0x200000 (e8m0).")
+	data("legG2Mx", lo, hi, lo, hi)
+	data("legG2FF", rep(0x000000ff000000ff)...)
+	data("legG2E8One", rep(0x0000000100000001)...)
+	data("legG2E8Sub", rep(0x0020000000200000)...)
 	g.p("// legG2DM orders the halves d0 m0 d1 m1 d2 m2 d3 m3 of each lane as")
 	g.p("// d0 d1 d2 d3 m0 m1 m2 m3.")
 	data("legG2DM", 0x0d0c090805040100, 0x0f0e0b0a07060302, 0x0d0c090805040100, 0x0f0e0b0a07060302)
@@ -1247,6 +1424,9 @@ func (g *gen) gemmPack2(t qtype) {
 	g.i("LEAQ (SI)(R8*4), BX // row 4")
 	g.i("LEAQ (BX)(R8*4), R12 // the next panel, prefetched")
 	g.i("VMOVDQU legG2Nib<>(SB), Y15")
+	if t.table {
+		g.i("VMOVDQU legG2Mx<>(SB), Y13 // the table plus 12")
+	}
 	if t.qh >= 0 {
 		g.i("VMOVDQU legG2Hi<>(SB), Y14")
 		g.i("VMOVDQU legG2Bits0<>(SB), Y13")
@@ -1282,6 +1462,11 @@ func (g *gen) gemmPack2(t qtype) {
 		g.i("VPAND Y15, Y%d, Y%d", k, k)
 		g.i("VPAND Y15, Y%d, Y%d", 4+k, 4+k)
 	}
+	if t.table {
+		for k := 0; k < 8; k++ {
+			g.i("VPSHUFB Y%d, Y13, Y%d", k, k)
+		}
+	}
 	if t.qh >= 0 {
 		for h, X := range []string{"X8", "X9"} {
 			g.i("VMOVD %s, %s", at(t.qh, 4*h), X)
@@ -1311,10 +1496,16 @@ func (g *gen) gemmPack2(t qtype) {
 		}
 	}
 	g.i("VINSERTI128 $1, X11, Y10, Y10")
-	g.i("VPSHUFB legG2DM<>(SB), Y10, Y10")
-	g.i("VPERMQ $0xd8, Y10, Y10 // d0..d7, m0..m7")
-	g.i("VCVTPH2PS X10, Y11")
-	g.i("VMOVUPS Y11, %d(DI)", pl*8/10)
+	if t.e8m0 {
+		g.i("VPAND legG2FF<>(SB), Y10, Y10 // the 8 rows' E8M0 bytes")
+		g.e8m0("legG2", "Y10", "Y11", "Y12")
+		g.i("VMOVDQU Y10, %d(DI)", pl*8/10)
+	} else {
+		g.i("VPSHUFB legG2DM<>(SB), Y10, Y10")
+		g.i("VPERMQ $0xd8, Y10, Y10 // d0..d7, m0..m7")
+		g.i("VCVTPH2PS X10, Y11")
+		g.i("VMOVUPS Y11, %d(DI)", pl*8/10)
+	}
 	if t.hasM {
 		g.i("VEXTRACTI128 $1, Y10, X10")
 		g.i("VCVTPH2PS X10, Y10")

@@ -31,7 +31,7 @@ import (
 // On error the contents of dst are unspecified.
 //
 // Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K,
-// Q4_K, Q5_K, Q6_K, Q8_K (see CanQuantize).
+// Q4_K, Q5_K, Q6_K, Q8_K, MXFP4 (see CanQuantize).
 func Quantize(t gguf.Type, src []float32, dst []byte) error {
 	q, ok := quantizers[t]
 	if !ok {
@@ -131,6 +131,8 @@ var quantizers = map[gguf.Type]quantizer{
 	gguf.TypeQ5_K: {quantQ5K, f16At(q5KD, q5KDmin), f16Limit, "its float16 scales"},
 	gguf.TypeQ6_K: {quantQ6K, f16At(q6KD), f16Limit, "its float16 scales"},
 	gguf.TypeQ8_K: {quantQ8K, nil, 3e38, "the float32 scale"}, // f32 scale; d*127 must stay below MaxFloat32
+	// MXFP4's power-of-two scale holds any finite block (at most e = 253).
+	gguf.TypeMXFP4: {quantMXFP4, nil, 0, ""},
 }
 
 func maxAbs(x []float32) float32 {
@@ -319,4 +321,52 @@ func quantQ8K(x []float32, b []byte) {
 		binary.LittleEndian.PutUint16(b[q8KBsums+2*g:], uint16(int16(s)))
 	}
 	binary.LittleEndian.PutUint32(b[q8KD:], math.Float32bits(1/iscale))
+}
+
+// quantMXFP4 is ggml's quantize_row_mxfp4_ref: the E8M0 exponent puts the
+// block's largest magnitude amax at 8 to 16 times the halved scale d =
+// 2^(e-128), e = floor(log2(amax)) - 2 + 127, and each element takes the
+// E2M1 value nearest to it (mxfp4Nearest). Magnitudes from 12·d up clip to
+// ±6 (12 doubled).
+func quantMXFP4(x []float32, b []byte) {
+	_, amax := largestMagnitude(x)
+	e := mxfp4Exponent(amax)
+	b[mxfp4E] = e
+	d := e8m0Half(e)
+	for j := 0; j < 16; j++ {
+		b[mxfp4QS+j] = mxfp4Nearest(x[j], d) | mxfp4Nearest(x[j+16], d)<<4
+	}
+}
+
+// mxfp4Exponent is the E8M0 exponent ggml gives a block of largest
+// magnitude amax: (uint8_t)(floorf(log2f(amax)) - 2 + 127), 0 for amax = 0.
+// log2f is taken as the correctly rounded float32 of a float64 log2; near
+// a power of two, where the floor depends on the rounding (an amax just
+// below 2^k has a log2f of exactly k), both it and glibc's log2f are far
+// more accurate than the distance to the rounding boundary. For amax below
+// 2^-125 the C conversion of a negative float to uint8_t is undefined; x86
+// keeps the low byte of the truncated int32, and so does this. Every
+// element of such a block then quantizes to 0 (e ≥ 232, a scale of 2^104
+// or more) and dequantizes to 0, an error below 2.4e-38.
+func mxfp4Exponent(amax float32) uint8 {
+	if amax == 0 {
+		return 0
+	}
+	l := float32(math.Log2(float64(amax)))
+	f := float32(math.Floor(float64(l))) - 2 + 127
+	return uint8(int32(f))
+}
+
+// mxfp4Nearest is ggml's best_index_mxfp4: the index of the first table
+// value v minimizing |v·d - x| in float32 (v·d is exact; the subtraction
+// rounds, kept apart from the product so no build fuses them). Ties go to
+// the lower index: the smaller magnitude, and 0 (index 0) rather than -0.
+func mxfp4Nearest(x, d float32) uint8 {
+	best, bestErr := 0, abs32(float32(float32(mxfp4Values[0])*d)-x)
+	for i := 1; i < 16; i++ {
+		if err := abs32(float32(float32(mxfp4Values[i])*d) - x); err < bestErr {
+			best, bestErr = i, err
+		}
+	}
+	return uint8(best)
 }

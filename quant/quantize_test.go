@@ -16,27 +16,29 @@ var quantTypes = []gguf.Type{
 	gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16,
 	gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0, gguf.TypeQ8_1,
 	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ8_K,
+	gguf.TypeMXFP4,
 }
 
 // randomRelRMS bounds the relative RMS round-trip error on Gaussian data:
 // about 20% above the worst of 20 rows of 1024 at scales 0.01, 1 and 100
 // (in parentheses).
 var randomRelRMS = map[gguf.Type]float64{
-	gguf.TypeF32:  0,
-	gguf.TypeF16:  0.0003, // (0.00022)
-	gguf.TypeBF16: 0.0022, // (0.0018)
-	gguf.TypeQ8_0: 0.007,  // (0.0057)
-	gguf.TypeQ8_1: 0.007,  // (0.0057)
-	gguf.TypeQ8_K: 0.0095, // (0.0081)
-	gguf.TypeQ6_K: 0.022,  // (0.0186)
-	gguf.TypeQ5_1: 0.048,  // (0.0399)
-	gguf.TypeQ5_K: 0.047,  // (0.0395)
-	gguf.TypeQ5_0: 0.055,  // (0.0460)
-	gguf.TypeQ4_1: 0.10,   // (0.0830)
-	gguf.TypeQ4_K: 0.09,   // (0.0751)
-	gguf.TypeQ4_0: 0.11,   // (0.0916)
-	gguf.TypeQ3_K: 0.19,   // (0.1603)
-	gguf.TypeQ2_K: 0.38,   // (0.3182)
+	gguf.TypeF32:   0,
+	gguf.TypeF16:   0.0003, // (0.00022)
+	gguf.TypeBF16:  0.0022, // (0.0018)
+	gguf.TypeQ8_0:  0.007,  // (0.0057)
+	gguf.TypeQ8_1:  0.007,  // (0.0057)
+	gguf.TypeQ8_K:  0.0095, // (0.0081)
+	gguf.TypeQ6_K:  0.022,  // (0.0186)
+	gguf.TypeQ5_1:  0.048,  // (0.0399)
+	gguf.TypeQ5_K:  0.047,  // (0.0395)
+	gguf.TypeQ5_0:  0.055,  // (0.0460)
+	gguf.TypeQ4_1:  0.10,   // (0.0830)
+	gguf.TypeQ4_K:  0.09,   // (0.0751)
+	gguf.TypeQ4_0:  0.11,   // (0.0916)
+	gguf.TypeMXFP4: 0.15,   // (0.1242): E2M1's steps widen with magnitude, and 12·d to 16·d clips
+	gguf.TypeQ3_K:  0.19,   // (0.1603)
+	gguf.TypeQ2_K:  0.38,   // (0.3182)
 }
 
 func roundTrip(t *testing.T, typ gguf.Type, x []float32) ([]float32, error) {
@@ -124,6 +126,8 @@ func constBound(typ gguf.Type) float64 {
 		return 0.01
 	case gguf.TypeBF16:
 		return 0.004 // one bfloat16 rounding (2^-9 relative)
+	case gguf.TypeMXFP4:
+		return 0.25 // the power-of-two scale leaves the value on E2M1's grid: 8·d to 16·d go to 8·d or 12·d
 	}
 	return 0.0015 // one float16 rounding (2^-11 relative), plus the quant's
 }
@@ -160,7 +164,7 @@ func TestQuantizeExtremeMagnitudes(t *testing.T) {
 	}
 	// Types whose scales are f32 (or that store f32's exponent range) take any
 	// finite magnitude; the others must reject 1e30.
-	wide := map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeBF16: true, gguf.TypeQ8_K: true}
+	wide := map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeBF16: true, gguf.TypeQ8_K: true, gguf.TypeMXFP4: true}
 	for _, typ := range quantTypes {
 		t.Run(typ.String(), func(t *testing.T) {
 			for _, s := range []float64{1e3, 1e5, 1e6, 1e8, 1e12, 1e15, 1e20, 1e30} {
@@ -197,8 +201,12 @@ func TestQuantizeExtremeMagnitudes(t *testing.T) {
 					}
 				}
 				if s <= 1e-10 { // every scale underflows: zeros (or the input, for wide types)
+					grow := 1.01
+					if typ == gguf.TypeMXFP4 {
+						grow = 1.25 // E2M1's grid: an element near amax may round up from 10·d to 12·d
+					}
 					for i, v := range y {
-						if math.Abs(float64(v)) > 1.01*amax {
+						if math.Abs(float64(v)) > grow*amax {
 							t.Fatalf("scale %g: x[%d] = %g came back as %g", s, i, x[i], v)
 						}
 					}
@@ -208,16 +216,18 @@ func TestQuantizeExtremeMagnitudes(t *testing.T) {
 	}
 }
 
-// TestQuantizeLargestFloat32: F32, BF16 and Q8_K hold values up to 1e38;
-// at math.MaxFloat32 only F32 does (BF16 rounds it to infinity and Q8_K's
-// d*127 would overflow), and the others must refuse.
+// TestQuantizeLargestFloat32: F32, BF16, Q8_K and MXFP4 hold values up to
+// 1e38; at math.MaxFloat32 only F32 and MXFP4 do (BF16 rounds it to
+// infinity and Q8_K's d*127 would overflow; MXFP4 writes 6·2^125, its
+// largest finite value at the exponent ggml picks), and the others must
+// refuse.
 func TestQuantizeLargestFloat32(t *testing.T) {
 	for _, c := range []struct {
 		amax float32
 		ok   map[gguf.Type]bool
 	}{
-		{1e38, map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeBF16: true, gguf.TypeQ8_K: true}},
-		{math.MaxFloat32, map[gguf.Type]bool{gguf.TypeF32: true}},
+		{1e38, map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeBF16: true, gguf.TypeQ8_K: true, gguf.TypeMXFP4: true}},
+		{math.MaxFloat32, map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeMXFP4: true}},
 	} {
 		x := make([]float32, QKK)
 		for i := range x {
