@@ -16,7 +16,7 @@ import (
 // window of 32).
 var moeModels = []string{
 	"qwen3moe-tiny-F32", "qwen3moe-tiny-Q8_0", "qwen3moe-tiny-Q4_K_M",
-	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", // MXFP4 joins with its kernels
+	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", "gptoss-tiny-MXFP4",
 }
 
 // TestMoEGoldenLogits compares the mixtures of experts' logits with
