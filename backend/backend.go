@@ -144,16 +144,31 @@ type Shifter interface {
 // this shift but is unchanged and usable.
 var ErrCannotShift = errors.New("the cache cannot make this shift")
 
-// Rewinder is implemented by caches that keep only the most recent
-// positions of some layers (sliding-window attention keeps a ring of the
-// window plus one batch): once older positions are overwritten, Truncate,
-// Clone and CopyFrom cannot go back to them.
+// Rewinder is implemented by caches that cannot go back to every earlier
+// length: sliding-window attention keeps a ring of the window plus one
+// batch, so once older positions are overwritten Truncate, Clone and
+// CopyFrom cannot go back to them; a recurrent layer (a short convolution,
+// Mamba-2, Gated DeltaNet) keeps one state per sequence, which goes back
+// only to the lengths the cache kept a copy of (see Checkpointer).
 type Rewinder interface {
-	// MinRewind is the smallest n that Truncate(n) and Clone(n) accept now,
-	// other than 0 (an empty cache is always reachable); CopyFrom(src, from,
-	// to) keeps the cache's first from positions only where from >= it.
-	// It is 0 while every position is still held.
-	MinRewind() int
+	// Floor is the largest m <= n that Truncate(m) and Clone(m) accept now
+	// (0, an empty cache, always is; n itself for a cache that goes back
+	// anywhere). CopyFrom(src, from, to) keeps the cache's first from
+	// positions only where its Floor(from) is from, and needs
+	// src.Floor(to) == to.
+	Floor(n int) int
+}
+
+// Checkpointer is implemented by caches whose state at a length can be
+// kept only by copying it (recurrent layers): Checkpoint keeps the state at
+// the cache's current length, so that Truncate and Clone can come back to
+// it later (Rewinder.Floor then reaches it). The engine takes one at the
+// end of every prompt and every CheckpointInterval tokens of a long one;
+// a cache keeps a bounded number, the oldest dropped first. The rows of a
+// step whose logits were asked for (a draft being checked) are kept until
+// the next step without a checkpoint.
+type Checkpointer interface {
+	Checkpoint() error
 }
 
 // ErrContextFull is wrapped by errors for a sequence longer than its cache

@@ -20,8 +20,11 @@ type (
 	// Shifter is implemented by caches that can drop a range of positions.
 	Shifter = backend.Shifter
 	// Rewinder is implemented by caches that cannot go back to every
-	// earlier position (sliding-window layers).
+	// earlier position (sliding-window and recurrent layers).
 	Rewinder = backend.Rewinder
+	// Checkpointer is implemented by caches that go back only to the
+	// lengths they kept (recurrent layers).
+	Checkpointer = backend.Checkpointer
 	// HiddenStates is implemented by backends whose steps return hidden
 	// states (Seq.Hidden), which makes a decoder an embedding model.
 	HiddenStates = backend.HiddenStates

@@ -53,6 +53,15 @@ type Config struct {
 	// forward step (continuous batching); more wait their turn in order of
 	// arrival. Default DefaultMaxSequences.
 	MaxSequences int
+	// CheckpointInterval is how often, in prompt tokens, a model with
+	// recurrent layers (whose caches go back only to where they kept
+	// their state: Checkpointer) keeps its state while computing a
+	// prompt, besides at the prompt's end; 0 means
+	// DefaultCheckpointInterval, a negative number only at the end. A
+	// conversation or a shared prompt whose next use diverges from the
+	// cached tokens resumes from the last checkpoint before the
+	// divergence.
+	CheckpointInterval int
 	// PrefillChunk is how many prompt tokens of one sequence a step
 	// computes while other sequences decode (a multiple of 64; default
 	// DefaultPrefillChunk). It bounds how long a long new prompt delays the
@@ -85,6 +94,9 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultMaxSequences = 4
+	// DefaultCheckpointInterval keeps a recurrent model's state every 1024
+	// prompt tokens (two of llama.cpp's default micro-batches).
+	DefaultCheckpointInterval = 1024
 	// DefaultPrefillChunk is the smallest chunk that keeps a prompt's
 	// logits the same whether or not others decode beside it (a step of
 	// 64 or more of a sequence's tokens takes the blocked attention path,
@@ -146,6 +158,10 @@ func WithModelID(id string) Option { return func(c *Config) { c.ModelID = id } }
 // WithMaxSequences sets how many generations share a forward step.
 func WithMaxSequences(n int) Option { return func(c *Config) { c.MaxSequences = n } }
 
+// WithCheckpointInterval sets how often, in prompt tokens, a recurrent
+// model keeps its state (see Config.CheckpointInterval).
+func WithCheckpointInterval(n int) Option { return func(c *Config) { c.CheckpointInterval = n } }
+
 // WithPrefillChunk sets the prompt tokens per step of a sequence while
 // others decode.
 func WithPrefillChunk(n int) Option { return func(c *Config) { c.PrefillChunk = n } }
@@ -202,6 +218,9 @@ func (c *Config) normalize() error {
 	}
 	if c.MaxSequences == 0 {
 		c.MaxSequences = DefaultMaxSequences
+	}
+	if c.CheckpointInterval == 0 {
+		c.CheckpointInterval = DefaultCheckpointInterval
 	}
 	if c.PrefillChunk == 0 {
 		c.PrefillChunk = DefaultPrefillChunk

@@ -24,6 +24,7 @@ type generation struct {
 
 	stats     Stats
 	dropped   int       // messages prompt dropped to fit the context
+	marks     []int     // prompt positions where a recurrent cache keeps its state (turnMarks)
 	prefilled time.Time // end of the prefill, start of decoding
 
 	// Decoding.
@@ -133,9 +134,37 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 		if len(ids) < ctxLen || last {
 			g.dropped = dropped
 			g.stats.DroppedMessages = dropped
+			g.marks = g.turnMarks(use, popts, ids)
 			return g.checkPrompt(ids, ctxLen, dropped)
 		}
 	}
+}
+
+// turnMarks returns, for a cache that goes back only to where it kept its
+// state (Checkpointer), the prompt positions worth a checkpoint besides its
+// end: where the system prompt ends and where the last message begins, so
+// that sessions sharing a system prompt, and a conversation's next turn,
+// resume there. A position is the length of the longest prefix that the
+// prompt shares with the rendering of the messages before it.
+func (g *generation) turnMarks(msgs []Message, popts PromptOptions, ids []int32) []int {
+	if _, ok := g.s.cache.(Checkpointer); !ok {
+		return nil
+	}
+	var marks []int
+	for _, k := range []int{1, len(msgs) - 1} {
+		if k < 1 || k >= len(msgs) || (k == 1 && msgs[0].Role != "system") {
+			continue
+		}
+		head, err := g.m.f.Prompt(msgs[:k], popts)
+		if err != nil {
+			continue // a template that cannot render that prefix
+		}
+		if n := commonPrefix(head, ids); n > 0 && n < len(ids) && !slices.Contains(marks, n) {
+			marks = append(marks, n)
+		}
+	}
+	slices.Sort(marks)
+	return marks
 }
 
 // checkPrompt checks prompt tokens against the vocabulary and the context.
@@ -189,9 +218,11 @@ func (g *generation) reuse(prompt []int32) ([]float32, error) {
 	} else {
 		common = min(common, len(prompt)-1) // at least one token makes logits
 	}
-	if !canRewind(s.cache, common) {
-		common = 0 // sliding-window layers no longer hold that prefix: recompute
-		logits = nil
+	if f := floor(s.cache, common); f != common {
+		// Sliding-window layers no longer hold that prefix, or recurrent
+		// layers kept their state only at an earlier checkpoint:
+		// recompute from there.
+		common, logits = f, nil
 	}
 	s.tokens = s.tokens[:common]
 	if s.cache.Len() > common {
@@ -218,9 +249,24 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 	V := g.m.b.Vocab()
 	g.logits = grow(g.logits, V)
 	start, from := time.Now(), len(s.tokens)
+	_, recurrent := s.cache.(Checkpointer)
+	every := g.m.cfg.CheckpointInterval
 	for len(s.tokens) < len(prompt) {
 		pos := len(s.tokens)
-		n, err := g.m.sched.prefill(ctx, s.cache, prompt[pos:], g.logits[:V])
+		end := len(prompt)
+		if recurrent && every > 0 {
+			// A recurrent cache goes back only to where it kept its state:
+			// keep it every CheckpointInterval tokens of a long prompt, and
+			// at the turns' marks.
+			end = min(end, (pos/every+1)*every)
+		}
+		for _, mk := range g.marks {
+			if recurrent && mk > pos {
+				end = min(end, mk)
+				break
+			}
+		}
+		n, err := g.m.sched.prefill(ctx, s.cache, prompt[pos:end], g.logits[:V])
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, g.done(StopCancelled)
@@ -228,6 +274,12 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 			return nil, fmt.Errorf("engine: prefill of prompt tokens %d..%d: %w", pos, len(prompt)-1, err)
 		}
 		s.tokens = append(s.tokens, prompt[pos:pos+n]...)
+		if recurrent && (len(s.tokens) == len(prompt) || (every > 0 && len(s.tokens)%every == 0) || slices.Contains(g.marks, len(s.tokens))) {
+			// The end of the prompt is where the next turn resumes.
+			if err := checkpoint(s.cache); err != nil {
+				return nil, fmt.Errorf("engine: checkpoint at %d prompt tokens: %w", len(s.tokens), err)
+			}
+		}
 		if g.opts.PrefillProgress != nil {
 			g.opts.PrefillProgress(len(s.tokens), len(prompt))
 		}

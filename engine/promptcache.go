@@ -164,9 +164,10 @@ func (pc *PromptCache) restore(c Cache, prompt []int32, have int) (int, []float3
 	if e == nil {
 		return have, nil, nil
 	}
-	if !canRewind(e.kv, n) {
-		// A sliding-window snapshot keeps only its last positions:
-		// another prefix of it is not there any more.
+	if n = floor(e.kv, n); n <= have {
+		// A sliding-window snapshot keeps only its last positions, a
+		// recurrent one its state at its checkpoints: that prefix of it
+		// is not there.
 		pc.done(e)
 		return have, nil, nil
 	}
@@ -356,9 +357,24 @@ func commonPrefix(a, b []int32) int {
 	return n
 }
 
-// canRewind reports whether cache c can still go back to n positions (a
-// Rewinder's MinRewind; every other cache can).
-func canRewind(c Cache, n int) bool {
-	r, ok := c.(Rewinder)
-	return !ok || n == 0 || n >= c.Len() || n >= r.MinRewind()
+// floor is the largest length m <= n that cache c can go back to now (a
+// Rewinder's Floor; every other cache goes back anywhere).
+func floor(c Cache, n int) int {
+	n = min(n, c.Len())
+	if r, ok := c.(Rewinder); ok {
+		return r.Floor(n)
+	}
+	return n
+}
+
+// canRewind reports whether cache c can still go back to n positions.
+func canRewind(c Cache, n int) bool { return n == 0 || n >= c.Len() || floor(c, n) == n }
+
+// checkpoint keeps the state of c at its current length where c keeps
+// states only at checkpoints (Checkpointer); other caches need none.
+func checkpoint(c Cache) error {
+	if cp, ok := c.(Checkpointer); ok {
+		return cp.Checkpoint()
+	}
+	return nil
 }

@@ -59,6 +59,9 @@ type Arch struct {
 	// ForContext resolves the choice for a model's cache length before a
 	// backend sees the description.
 	LongContext int
+	// OutputNorm names the tensor of the final norm, <OutputNorm>.weight;
+	// "" means output_norm. (LFM2 stores it as token_embd_norm.)
+	OutputNorm string
 	// RankSoftmax ends a reranker's classification head (cls.output, see
 	// Weights.ClsOut) in a softmax over its labels, as llama.cpp does for
 	// Qwen3-Reranker (scores are then probabilities: "yes", "no").
@@ -84,7 +87,8 @@ type Layer struct {
 
 // A Mixer is a layer's token mixer, the part of a block that moves
 // information between positions. The kinds are this package's types that
-// implement it: *Attention.
+// implement it: *Attention, and the recurrent *ShortConv, whose sequences
+// keep a fixed-size state instead of keys and values (state.go).
 type Mixer interface {
 	// Kind names the kind ("attention"), as errors and Features name it.
 	Kind() string
@@ -206,6 +210,9 @@ func (a *Arch) Validate(cfg Config) error {
 	for i, l := range a.Layers {
 		if l.Mixer == nil || l.FFN == nil {
 			return fmt.Errorf("llama: %s: layer %d has no token mixer or no feed-forward network", a.Name, i)
+		}
+		if cfg.LayerKVHeads != nil && (cfg.LayerKVHeads[i] > 0) != (l.Attention() != nil) {
+			return fmt.Errorf("llama: %s: layer %d has %d KV heads (attention.head_count_kv), but its mixer is %s", a.Name, i, cfg.LayerKVHeads[i], l.Mixer.Kind())
 		}
 		if err := l.Mixer.validate(a, cfg); err != nil {
 			return fmt.Errorf("llama: %s: layer %d: %w", a.Name, i, err)

@@ -33,8 +33,10 @@ type BackendOptions struct {
 // quant.MatMulFunc); and a chunk of 24 or more tokens has its logits
 // computed as Forward's only when it asks for one row or all of them.
 //
-// Its caches implement backend.Snapshotter, backend.Persister and, unless the architecture has
-// sliding-window layers, backend.Shifter; with them, backend.Rewinder.
+// Its caches implement backend.Snapshotter, backend.Persister,
+// backend.Shifter (refusing with backend.ErrCannotShift where a
+// sliding-window ring lacks what a shift needs, and always for recurrent
+// layers), backend.Rewinder and backend.Checkpointer.
 // Steady-state steps allocate nothing: the work buffers belong to the
 // backend and are reused (Step is called from one goroutine at a time, as
 // backend.Backend requires).
@@ -102,11 +104,7 @@ func (b *cpuBackend) NewCache() (backend.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &seqCache{Cache: c, b: b}
-	if b.m.Arch.Windowed() {
-		return &windowCache{sc}, nil
-	}
-	return sc, nil
+	return b.wrap(c), nil
 }
 
 // Step implements backend.Backend.
@@ -132,6 +130,8 @@ func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 			return fmt.Errorf("llama: sequence %d: %d hidden values is not a whole number of rows of %d for at most %d tokens", i, len(s.Hidden), E, len(s.Tokens))
 		case c.n+len(s.Tokens) > c.maxLen:
 			return fmt.Errorf("llama: sequence %d: %d cached + %d new tokens exceed the cache length %d: %w", i, c.n, len(s.Tokens), c.maxLen, ErrContextFull)
+		case c.recurrent() && !c.valid:
+			return fmt.Errorf("llama: sequence %d: %w", i, errInterrupted)
 		}
 		for k, t := range s.Tokens {
 			if t < 0 || int(t) >= V {
@@ -159,43 +159,45 @@ type seqCache struct {
 	closed bool
 }
 
-// windowCache is the seqCache of an architecture with sliding-window
-// layers: a MinRewind the engine heeds, and a Shift that refuses
-// (backend.ErrCannotShift) where the rings no longer hold what the shifted
-// sequence's window needs, so that the engine recomputes instead.
-type windowCache struct{ c *seqCache }
+// recurrentCache is the seqCache of a model with recurrent layers, which
+// goes back only to the lengths it kept: a backend.Checkpointer.
+type recurrentCache struct{ *seqCache }
 
-func (w *windowCache) Shift(keep, drop int) error { return w.c.Shift(keep, drop) }
-
-func (w *windowCache) Len() int             { return w.c.Len() }
-func (w *windowCache) MaxLen() int          { return w.c.MaxLen() }
-func (w *windowCache) Bytes() int64         { return w.c.Bytes() }
-func (w *windowCache) Close() error         { return w.c.Close() }
-func (w *windowCache) Truncate(n int) error { return w.c.Truncate(n) }
-func (w *windowCache) MinRewind() int       { return w.c.MinRewind() }
-func (w *windowCache) Clone(n int) (backend.Cache, error) {
-	d, err := w.c.Clone(n)
-	if err != nil {
-		return nil, err
+// wrap makes c a backend.Cache of b: a recurrentCache for a model with
+// recurrent layers, else a seqCache.
+func (b *cpuBackend) wrap(c *Cache) backend.Cache {
+	sc := &seqCache{Cache: c, b: b}
+	if c.recurrent() {
+		return recurrentCache{sc}
 	}
-	return &windowCache{d.(*seqCache)}, nil
+	return sc
 }
-func (w *windowCache) CopyFrom(src backend.Cache, from, to int) error {
-	return w.c.CopyFrom(src, from, to)
-}
-func (w *windowCache) Layout() string                      { return w.c.Layout() }
-func (w *windowCache) SaveTo(dst io.Writer) error          { return w.c.SaveTo(dst) }
-func (w *windowCache) LoadFrom(src io.Reader, n int) error { return w.c.LoadFrom(src, n) }
 
-// asSeqCache returns the seqCache a backend.Cache of this package wraps.
+// asSeqCache returns the seqCache a backend.Cache of this package is.
 func asSeqCache(c backend.Cache) (*seqCache, bool) {
 	switch c := c.(type) {
 	case *seqCache:
 		return c, true
-	case *windowCache:
-		return c.c, true
+	case recurrentCache:
+		return c.seqCache, true
 	}
 	return nil, false
+}
+
+// Floor implements backend.Rewinder (see Cache.Floor).
+func (c *seqCache) Floor(n int) int {
+	if c.closed {
+		return 0
+	}
+	return c.Cache.Floor(n)
+}
+
+// Checkpoint implements backend.Checkpointer (see Cache.Checkpoint).
+func (c recurrentCache) Checkpoint() error {
+	if c.closed {
+		return fmt.Errorf("llama: checkpoint of a closed cache")
+	}
+	return c.Cache.Checkpoint()
 }
 
 // Close frees the cache's memory; the backend refuses it afterwards.
@@ -216,7 +218,7 @@ func (c *seqCache) Clone(n int) (backend.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &seqCache{Cache: d, b: c.b}, nil
+	return c.b.wrap(d), nil
 }
 
 // CopyFrom implements backend.Snapshotter: src must be a cache of the same

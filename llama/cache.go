@@ -57,6 +57,10 @@ type CacheOptions struct {
 	// (0: the runner's batch size). It sizes the rings of sliding-window
 	// layers: window + Batch positions.
 	Batch int
+	// Checkpoints is the most checkpoints of the recurrent layers' state
+	// the cache keeps (see state.go): 0 means DefaultCheckpoints, a
+	// negative number none. A model of attention layers keeps none.
+	Checkpoints int
 }
 
 // Cache is one sequence's state: the keys and values of every position seen
@@ -77,6 +81,14 @@ type Cache struct {
 	ring   []int     // per layer: ring size, 0 for an ordinary layer
 	lost   []int     // per layer: positions below it were overwritten in its ring
 	buf    buffers
+
+	// The recurrent layers' states (state.go): nil for a model of
+	// attention only.
+	state          [][]float32 // per layer: the state after n positions (nil for attention layers)
+	valid          bool        // state is the state after n positions (false after a failed step)
+	points         []*statePoint
+	free           []*statePoint // dropped points, for reuse
+	maxCheckpoints int
 }
 
 // NewCache returns an empty cache for sequences run on m.
@@ -101,10 +113,12 @@ func (m *CPU) NewCache(opts CacheOptions) (*Cache, error) {
 	c := &Cache{model: m, typ: opts.Type, maxLen: max}
 	kv, hd := m.Config.KVDim(), m.Config.HeadDim
 	for _, l := range m.Arch.Layers {
-		switch c.typ {
-		case KVQ8_0:
+		switch {
+		case l.Attention() == nil:
+			c.kv = append(c.kv, &f32KV{}) // no keys or values: a store of width 0
+		case c.typ == KVQ8_0:
 			c.kv = append(c.kv, newQ8KV(kv, hd))
-		case KVF16:
+		case c.typ == KVF16:
 			c.kv = append(c.kv, &f16KV{kv: kv})
 		default:
 			c.kv = append(c.kv, &f32KV{kv: kv})
@@ -116,6 +130,11 @@ func (m *CPU) NewCache(opts CacheOptions) (*Cache, error) {
 		c.ring = append(c.ring, r)
 	}
 	c.lost = make([]int, len(c.ring))
+	cps := opts.Checkpoints
+	if cps == 0 {
+		cps = DefaultCheckpoints
+	}
+	c.initState(cps)
 	return c, nil
 }
 
@@ -163,6 +182,10 @@ func (c *Cache) Truncate(n int) error {
 	if err := c.rewindable(n); err != nil {
 		return err
 	}
+	if err := c.setState(n); err != nil {
+		return err
+	}
+	c.dropPoints(func(p *statePoint) bool { return p.pos > n })
 	c.n = n
 	if n == 0 {
 		clear(c.lost)
@@ -174,6 +197,8 @@ func (c *Cache) Truncate(n int) error {
 func (c *Cache) Reset() {
 	c.n = 0
 	clear(c.lost)
+	c.setState(0)
+	c.dropPoints(func(*statePoint) bool { return true })
 }
 
 // slots is how many slots layer l has for capLen positions.
@@ -241,6 +266,8 @@ type buffers struct {
 	q, att   []float32   // queries, attention output      [rows × QDim]
 	k, v     []float32   // new keys and values            [rows × KVDim]
 	proj     []float32   // projection output              [rows × Embd]
+	xb2      []float32   // a mixer's inner rows            [rows × Embd]
+	conv     []float32   // a short convolution's b, c, x   [rows × 3·Embd]
 	gate, up []float32   //                                 [rows × FFN]
 	cos, sin [][]float32 // RoPE angles per distinct rotation [rows × Dims/2]
 	runM     []float32   // attention running max and sum   [rows × Heads]
@@ -280,6 +307,7 @@ func (b *buffers) ensure(m *CPU, rows int) {
 	b.x = grow(b.x, rows*cfg.Embd)
 	b.xb = grow(b.xb, rows*cfg.Embd)
 	b.proj = grow(b.proj, rows*cfg.Embd)
+	b.xb2 = grow(b.xb2, rows*cfg.Embd)
 	b.q = grow(b.q, rows*cfg.QDim())
 	b.att = grow(b.att, rows*cfg.QDim())
 	b.k = grow(b.k, rows*cfg.KVDim())
@@ -309,4 +337,6 @@ func (c *Cache) release() {
 	}
 	clear(c.lost)
 	c.n, c.capLen, c.buf = 0, 0, buffers{}
+	c.setState(0)
+	c.points, c.free = nil, nil
 }

@@ -19,9 +19,20 @@ func (c *Cache) Clone(n int) (*Cache, error) {
 	if err := c.rewindable(n); err != nil {
 		return nil, err
 	}
+	state, ok := c.stateAt(n)
+	if c.recurrent() && !ok {
+		return nil, fmt.Errorf("llama: cannot clone %d of %d positions: the recurrent layers' state is kept only at checkpoints (Floor(%d) = %d)", n, c.n, n, c.Floor(n))
+	}
 	d := &Cache{model: c.model, typ: c.typ, maxLen: c.maxLen, n: n, capLen: n, ring: c.ring, lost: slices.Clone(c.lost)}
 	if n == 0 {
 		clear(d.lost)
+	}
+	if c.recurrent() {
+		d.initState(c.maxCheckpoints)
+		if state != nil {
+			d.copyState(d.state, state)
+		}
+		d.clonePoints(c, 0, n)
 	}
 	for l, s := range c.kv {
 		d.kv = append(d.kv, s.clone(d.slots(l, n))) // a wrapped ring whole
@@ -51,6 +62,10 @@ func (c *Cache) CopyFrom(src *Cache, from, to int) error {
 	}
 	if err := c.rewindable(from); err != nil {
 		return err
+	}
+	state, ok := src.stateAt(to)
+	if c.recurrent() && !ok {
+		return fmt.Errorf("llama: copying %d positions: the snapshot's recurrent state is kept only at checkpoints (Floor(%d) = %d)", to, to, src.Floor(to))
 	}
 	// Each ring layer needs at least the window before to from src (or,
 	// where from is later, what c keeps).
@@ -84,5 +99,17 @@ func (c *Cache) CopyFrom(src *Cache, from, to int) error {
 		}
 	}
 	c.n = to
+	if c.recurrent() {
+		if state == nil {
+			for _, l := range c.state {
+				clear(l)
+			}
+		} else {
+			c.copyState(c.state, state)
+		}
+		c.valid = true
+		c.dropPoints(func(p *statePoint) bool { return p.pos > from })
+		c.clonePoints(src, from, to)
+	}
 	return nil
 }

@@ -43,7 +43,7 @@ func (c *Cache) Bytes() int64 {
 	for _, s := range c.kv {
 		n += s.bytes()
 	}
-	return n
+	return n + c.StateBytes()
 }
 
 // Cap is the number of positions the cache has memory for now.

@@ -16,6 +16,10 @@ import (
 //	per layer, in turn: the keys of the slots held, then their values,
 //	                    rows of KVDim values in the store's element type
 //	                    (f16 and f32 as bits, q8_0 as its 34-byte blocks)
+//	                    (none for a recurrent layer)
+//	recurrent models:   per recurrent layer, its state after the positions
+//	                    held (f32); uint32 checkpoints; per checkpoint,
+//	                    uint64 its length, then its states likewise
 //
 // The slots held are the positions for an ordinary layer, and for a
 // sliding-window layer its ring (whole once it has wrapped), exactly what
@@ -24,7 +28,7 @@ import (
 // share with the writer.
 
 // saveFormat is the version of the bytes above, part of Layout.
-const saveFormat = 1
+const saveFormat = 2
 
 // Layout implements backend.Persister: the format version, element type,
 // layers, widths, and the windows and rings of sliding-window layers. A
@@ -35,6 +39,11 @@ func (c *Cache) Layout() string {
 	for l, r := range c.ring {
 		if r > 0 {
 			fmt.Fprintf(&b, " ring%d=%d/%d", l, c.model.Arch.Layers[l].window(), r)
+		}
+	}
+	for l, s := range c.state {
+		if s != nil {
+			fmt.Fprintf(&b, " state%d=%s/%d", l, c.model.Arch.Layers[l].Mixer.Kind(), len(s))
 		}
 	}
 	return b.String()
@@ -62,10 +71,60 @@ func (c *Cache) SaveTo(w io.Writer) error {
 	if _, err := w.Write(hdr); err != nil {
 		return err
 	}
+	if c.recurrent() && !c.valid {
+		return errInterrupted
+	}
 	buf := make([]byte, saveChunk)
 	for l, s := range c.kv {
 		if err := s.save(w, buf, c.held(l, c.n)); err != nil {
 			return err
+		}
+	}
+	if !c.recurrent() {
+		return nil
+	}
+	if err := writeStates(w, buf, c.state); err != nil {
+		return err
+	}
+	var cps []*statePoint
+	for _, p := range c.points {
+		if p.checkpoint {
+			cps = append(cps, p)
+		}
+	}
+	if _, err := w.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(cps)))); err != nil {
+		return err
+	}
+	for _, p := range cps {
+		if _, err := w.Write(binary.LittleEndian.AppendUint64(nil, uint64(p.pos))); err != nil {
+			return err
+		}
+		if err := writeStates(w, buf, p.state); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeStates writes the recurrent layers' states, layer after layer.
+func writeStates(w io.Writer, buf []byte, state [][]float32) error {
+	for _, s := range state {
+		if s != nil {
+			if err := writeLE(w, buf, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readStates reads what writeStates wrote, into state's slices.
+func readStates(r io.Reader, buf []byte, state [][]float32) error {
+	for _, s := range state {
+		if s != nil {
+			if err := readLE(r, buf, s); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -116,6 +175,38 @@ func (c *Cache) loadFrom(r io.Reader, n int) error {
 		}
 	}
 	c.n, c.capLen = n, n
+	if !c.recurrent() {
+		return nil
+	}
+	if err := readStates(r, buf, c.state); err != nil {
+		return noEOF(err)
+	}
+	var hdr4 [4]byte
+	if _, err := io.ReadFull(r, hdr4[:]); err != nil {
+		return noEOF(err)
+	}
+	cps := binary.LittleEndian.Uint32(hdr4[:])
+	if cps > uint32(max(0, c.maxCheckpoints)) {
+		return fmt.Errorf("%d checkpoints, the cache keeps at most %d", cps, c.maxCheckpoints)
+	}
+	last := uint64(0)
+	for range cps {
+		var hdr8 [8]byte
+		if _, err := io.ReadFull(r, hdr8[:]); err != nil {
+			return noEOF(err)
+		}
+		pos := binary.LittleEndian.Uint64(hdr8[:])
+		if pos == 0 || pos > uint64(n) || pos <= last {
+			return fmt.Errorf("a checkpoint at %d (after %d) in a cache of %d positions", pos, last, n)
+		}
+		last = pos
+		p := c.newPoint(int(pos))
+		p.checkpoint = true
+		if err := readStates(r, buf, p.state); err != nil {
+			return noEOF(err)
+		}
+	}
+	c.valid = true
 	return nil
 }
 

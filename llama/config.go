@@ -25,6 +25,11 @@ type Config struct {
 	FFN     int    // feed_forward_length (0 in a mixture-of-experts file without it)
 	Heads   int    // attention.head_count
 	KVHeads int    // attention.head_count_kv (defaults to Heads)
+	// LayerKVHeads is attention.head_count_kv per layer where the file
+	// gives it as an array with zeros, the layers without attention of a
+	// hybrid model (LFM2, Granite 4.0-H); the others all have KVHeads. Nil
+	// when every layer is attention.
+	LayerKVHeads []int
 	HeadDim int    // attention.key_length (defaults to Embd/Heads)
 	Vocab   int    // vocab_size, or the rows of token_embd.weight
 	Context int    // context_length: the longest sequence the model was trained for
@@ -110,7 +115,9 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		req("feed_forward_length", &c.FFN)
 	}
 	req("attention.head_count", &c.Heads)
-	opt("attention.head_count_kv", &c.KVHeads, c.Heads)
+	if err == nil {
+		c.KVHeads, c.LayerKVHeads, err = kvHeads(f, k("attention.head_count_kv"), c.Layers, c.Heads)
+	}
 	opt("context_length", &c.Context, 2048)
 	if err == nil && c.Embd%c.Heads != 0 {
 		err = fmt.Errorf("%s %d is not a multiple of %s %d", k("embedding_length"), c.Embd, k("attention.head_count"), c.Heads)
@@ -245,4 +252,54 @@ func lastBlock(f *gguf.File) int {
 		}
 	}
 	return last
+}
+
+// kvHeads reads attention.head_count_kv: absent (def), one count, one
+// count per layer all equal, or one per layer with zeros for the layers
+// without attention (hybrid models), whose other entries are all equal.
+func kvHeads(f *gguf.File, key string, layers, def int) (int, []int, error) {
+	v, ok := f.Get(key)
+	if !ok {
+		return def, nil, nil
+	}
+	if _, arr := v.([]int32); !arr {
+		switch v.(type) {
+		case []uint32, []int64, []uint64, []int16, []uint16, []int8, []uint8:
+		default:
+			n, err := uint32OrUniform(f, key)
+			if err == nil && (n == 0 || n > 1<<24) {
+				err = fmt.Errorf("%s = %d is out of range", key, n)
+			}
+			return int(n), nil, err
+		}
+	}
+	vals, err := f.Int32s(key)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(vals) != layers {
+		return 0, nil, fmt.Errorf("%s has %d entries for %d layers", key, len(vals), layers)
+	}
+	kv, zeros := 0, false
+	per := make([]int, layers)
+	for i, x := range vals {
+		switch {
+		case x < 0 || x > 1<<24:
+			return 0, nil, fmt.Errorf("%s[%d] = %d is out of range", key, i, x)
+		case x == 0:
+			zeros = true
+		case kv == 0:
+			kv = int(x)
+		case int(x) != kv:
+			return 0, nil, fmt.Errorf("%s varies by layer (%d in one layer, %d in layer %d): not supported", key, kv, x, i)
+		}
+		per[i] = int(x)
+	}
+	if kv == 0 {
+		return 0, nil, fmt.Errorf("%s is 0 in every layer: no attention layer", key)
+	}
+	if !zeros {
+		per = nil
+	}
+	return kv, per, nil
 }

@@ -33,6 +33,8 @@ func (m *CPU) Forward(ctx context.Context, c *Cache, tokens []int32, pos int, al
 		return nil, fmt.Errorf("llama: forward at position %d, but the cache holds %d positions (Truncate it first)", pos, c.n)
 	case pos+n > c.maxLen:
 		return nil, fmt.Errorf("llama: %d cached + %d new tokens exceed the cache length %d: %w", pos, n, c.maxLen, ErrContextFull)
+	case c.recurrent() && !c.valid:
+		return nil, errInterrupted
 	}
 	for i, t := range tokens {
 		if t < 0 || int(t) >= cfg.Vocab {

@@ -218,7 +218,7 @@ func TestBadModels(t *testing.T) {
 			}
 		}, "blk.2.ffn_down.weight is missing"},
 		{"kv heads varying by layer", setKV("llama.attention.head_count_kv", []uint32{2, 4, 2}), nil, "varies by layer"},
-		{"empty kv heads array", setKV("llama.attention.head_count_kv", []uint32{}), nil, "empty array"},
+		{"empty kv heads array", setKV("llama.attention.head_count_kv", []uint32{}), nil, "has 0 entries for 3 layers"},
 		{"kv heads as strings", setKV("llama.attention.head_count_kv", []string{"2"}), nil, "head_count_kv"},
 	}
 	for _, c := range cases {

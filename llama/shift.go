@@ -44,6 +44,9 @@ func (c *Cache) Shift(keep, drop int) error {
 	if drop == 0 {
 		return nil
 	}
+	if c.recurrent() {
+		return fmt.Errorf("llama: a recurrent layer's state cannot drop positions: %w", backend.ErrCannotShift)
+	}
 	// Plan the rings first, so that a refusal changes nothing.
 	lost := slices.Clone(c.lost)
 	for l, r := range c.ring {

@@ -53,6 +53,11 @@ type piece struct {
 	out    []float32
 	hidden []float32 // the hidden states of its last len(hidden)/Embd tokens
 	row    int
+	// keepFrom, keepTo: the recurrent layers keep their state after each
+	// of the tokens [keepFrom, keepTo) of the piece (rows whose logits
+	// were asked for, so that a draft's rejected tail can be dropped:
+	// state.go).
+	keepFrom, keepTo int
 }
 
 // span is a range of rows that one product call covers.
@@ -67,6 +72,7 @@ func (m *CPU) run(ctx context.Context, b *buffers, jobs []job, batch int) error 
 		j := &jobs[i]
 		j.start, j.done = j.c.n, 0
 		j.c.reserve(j.start + len(j.tokens))
+		j.c.beginStep()
 	}
 	V := m.Config.Vocab
 	for {
@@ -90,6 +96,14 @@ func (m *CPU) run(ctx context.Context, b *buffers, jobs []job, batch int) error 
 			if lo := max(first, j.done); lo < j.done+take {
 				p.hidden = j.hidden[(lo-first)*E : (j.done+take-first)*E]
 			}
+			// Keep the recurrent state after every row asked for but the
+			// job's last (whose state is the cache's own).
+			if rows := len(j.out) / V; j.c.recurrent() && rows > 1 && rows-1 <= maxStepPoints {
+				lo, hi := max(n-rows, j.done), min(n-1, j.done+take)
+				if lo < hi {
+					p.keepFrom, p.keepTo = lo-j.done, hi-j.done
+				}
+			}
 			ps = append(ps, p)
 			j.done += take
 			room -= take
@@ -100,6 +114,9 @@ func (m *CPU) run(ctx context.Context, b *buffers, jobs []job, batch int) error 
 		}
 		if err := m.pass(ctx, b, ps); err != nil {
 			for i := range jobs {
+				if jobs[i].done > 0 {
+					jobs[i].c.failStep() // some recurrent state may have moved on
+				}
 				jobs[i].c.n = jobs[i].start
 			}
 			return err

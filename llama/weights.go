@@ -44,6 +44,7 @@ type LayerWeights struct {
 	PostAttnNorm, PostFFNNorm []float32 // Layer.PostNorms: [Embd]
 
 	Attention *AttentionWeights // Mixer *Attention
+	ShortConv *ShortConvWeights // Mixer *ShortConv
 	GLU       *GLUWeights       // FFN *GLU
 	MoE       *MoEWeights       // FFN *MoE
 }
@@ -53,6 +54,9 @@ func (lw *LayerWeights) matrices() []**tensor.Matrix {
 	var ms []**tensor.Matrix
 	if lw.Attention != nil {
 		ms = append(ms, lw.Attention.matrices()...)
+	}
+	if lw.ShortConv != nil {
+		ms = append(ms, lw.ShortConv.matrices()...)
 	}
 	if lw.GLU != nil {
 		ms = append(ms, lw.GLU.matrices()...)
@@ -70,6 +74,10 @@ func (lw LayerWeights) clone() LayerWeights {
 	if lw.Attention != nil {
 		a := *lw.Attention
 		lw.Attention = &a
+	}
+	if lw.ShortConv != nil {
+		s := *lw.ShortConv
+		lw.ShortConv = &s
 	}
 	if lw.GLU != nil {
 		g := *lw.GLU
@@ -103,7 +111,11 @@ func LoadWeights(f *gguf.File, cfg Config, arch Arch) (*Weights, error) {
 	} else {
 		w.Output = w.Embd
 	}
-	w.OutNorm = ld.vector("output_norm.weight", cfg.Embd)
+	outNorm := "output_norm"
+	if arch.OutputNorm != "" {
+		outNorm = arch.OutputNorm
+	}
+	w.OutNorm = ld.vector(outNorm+".weight", cfg.Embd)
 	w.Layers = make([]LayerWeights, cfg.Layers)
 	for i := 0; i < len(w.Layers) && ld.err == nil; i++ {
 		n := func(s string) string { return fmt.Sprintf("blk.%d.%s", i, s) }
@@ -360,4 +372,14 @@ func (l *loader) rowMatrix(name string, cols int) *tensor.Matrix {
 		l.err = err
 	}
 	return m
+}
+
+// vectorShaped reads a 2-D f32 tensor [cols, rows] (a convolution's
+// kernels: rows channels of cols taps) into one slice, row after row.
+func (l *loader) vectorShaped(name string, cols, rows int) []float32 {
+	t := l.info(name, cols, rows)
+	if t == nil {
+		return nil
+	}
+	return l.floats(t, cols*rows)
 }

@@ -25,6 +25,7 @@ import (
 	_ "github.com/smolgo/smolgo/models/gemma3"
 	_ "github.com/smolgo/smolgo/models/gptoss"
 	_ "github.com/smolgo/smolgo/models/granite"
+	_ "github.com/smolgo/smolgo/models/lfm2"
 	_ "github.com/smolgo/smolgo/models/llamaarch"
 	_ "github.com/smolgo/smolgo/models/phi3"
 	_ "github.com/smolgo/smolgo/models/qwen2"

@@ -10,22 +10,24 @@ import (
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
-// The mixtures of experts of ../shared/golden-next (README.md): tiny
-// qwen3moe and gpt-oss models written by llama.cpp's own writer, with
-// llama.cpp's logits for three prompts (rand100 is longer than gpt-oss's
-// window of 32).
-var moeModels = []string{
+// The models of ../shared/golden-next (README.md): tiny mixtures of experts
+// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2) written by
+// llama.cpp's own writer, with llama.cpp's logits for three prompts
+// (rand100 is longer than gpt-oss's window of 32).
+var nextModels = []string{
 	"qwen3moe-tiny-F32", "qwen3moe-tiny-Q8_0", "qwen3moe-tiny-Q4_K_M",
 	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", "gptoss-tiny-MXFP4",
+	"lfm2-tiny-F32", "lfm2-tiny-Q8_0", "lfm2-tiny-Q4_K_M",
 }
 
-// TestMoEGoldenLogits compares the mixtures of experts' logits with
+// TestNextGoldenLogits compares golden-next's models' logits with
 // llama.cpp's (prefill at every position, teacher-forced and greedy
-// decode), with the whole prompt in one pass and in batches of 7, within
-// the tolerance llama.cpp's own self-consistency on these files sets
+// decode), with the whole prompt in one pass and in batches of 7 (which
+// carries a recurrent state across passes), within the tolerance
+// llama.cpp's own self-consistency on these files sets
 // (goldentest.NextTolerance).
-func TestMoEGoldenLogits(t *testing.T) {
-	for _, name := range moeModels {
+func TestNextGoldenLogits(t *testing.T) {
+	for _, name := range nextModels {
 		for _, batch := range []int{1024, 7} {
 			t.Run(name+"/batch"+itoa(batch), func(t *testing.T) {
 				cut := strings.LastIndexByte(name, '-')
