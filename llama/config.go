@@ -30,11 +30,11 @@ type Config struct {
 	// hybrid model (LFM2, Granite 4.0-H); the others all have KVHeads. Nil
 	// when every layer is attention.
 	LayerKVHeads []int
-	HeadDim int    // attention.key_length (defaults to Embd/Heads)
-	Vocab   int    // vocab_size, or the rows of token_embd.weight
-	Context int    // context_length: the longest sequence the model was trained for
-	RMSEps  float32
-	Rope    rope.Config
+	HeadDim      int // attention.key_length (defaults to Embd/Heads)
+	Vocab        int // vocab_size, or the rows of token_embd.weight
+	Context      int // context_length: the longest sequence the model was trained for
+	RMSEps       float32
+	Rope         rope.Config
 }
 
 // ConfigFromGGUF reads the hyper-parameters of a llama-family model from the

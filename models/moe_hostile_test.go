@@ -109,7 +109,7 @@ func TestMoEBadFiles(t *testing.T) {
 		{"qwen3moe-tiny-Q4_K_M", "more used than experts", setKV("qwen3moe.expert_used_count", uint32(5)), nil, "qwen3moe.expert_used_count = 5"},
 		{"qwen3moe-tiny-Q4_K_M", "no used count", dropKV("qwen3moe.expert_used_count"), nil, "qwen3moe.expert_used_count is missing"},
 		{"qwen3moe-tiny-Q4_K_M", "wrong expert width", setKV("qwen3moe.expert_feed_forward_length", uint32(64)), nil, "ffn_gate_exps.weight has shape"},
-		{"qwen3moe-tiny-Q4_K_M", "huge expert width", setKV("qwen3moe.expert_feed_forward_length", uint32(1 << 30)), nil, "qwen3moe.expert_feed_forward_length"},
+		{"qwen3moe-tiny-Q4_K_M", "huge expert width", setKV("qwen3moe.expert_feed_forward_length", uint32(1<<30)), nil, "qwen3moe.expert_feed_forward_length"},
 		{"qwen3moe-tiny-Q4_K_M", "no router", nil, dropTensor("blk.1.ffn_gate_inp.weight"), "blk.1.ffn_gate_inp.weight is missing"},
 		{"qwen3moe-tiny-Q4_K_M", "no down experts", nil, dropTensor("blk.0.ffn_down_exps.weight"), "blk.0.ffn_down_exps.weight is missing"},
 		{"gptoss-tiny-Q8_0", "no router bias", nil, dropTensor("blk.0.ffn_gate_inp.bias"), "blk.0.ffn_gate_inp.bias is missing"},
