@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/rope"
+	"github.com/smolgo/smolgo/smollm3"
 )
 
-func lastLogits(t *testing.T, m *Model, tokens []int32) []float32 {
+func lastLogits(t *testing.T, m *family.Model, tokens []int32) []float32 {
 	t.Helper()
 	c, err := m.NewCache()
 	if err != nil {
@@ -51,9 +52,9 @@ func maxAbsDiff(a, b []float32) float64 {
 
 var testPrompt = []int32{331, 296, 308, 311, 313, 318, 320, 262}
 
-func TestLoadWiring(t *testing.T) {
+func TestSmolLM3Wiring(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
-	m, err := Load(path, engine.WithThreads(1))
+	m, err := family.Load(path, engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +97,10 @@ func TestLoadWiring(t *testing.T) {
 	}
 }
 
-// Load opens SmolLM3 files only; family.Load opens the others.
+// smollm3.Load opens SmolLM3 files only; family.Load opens the others.
 func TestLoadRefusesOtherArchitectures(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf")
-	if m, err := Load(path, engine.WithThreads(1)); err == nil || !strings.Contains(err.Error(), `"llama"`) {
+	if m, err := smollm3.Load(path, engine.WithThreads(1)); err == nil || !strings.Contains(err.Error(), `"llama"`) {
 		if m != nil {
 			m.Close()
 		}
@@ -114,7 +115,7 @@ func TestLoadRefusesOtherArchitectures(t *testing.T) {
 
 func TestLoadOptions(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q8_0.gguf")
-	m, err := Load(path, engine.WithThreads(1), engine.WithContext(10), engine.WithKVType("f32"))
+	m, err := family.Load(path, engine.WithThreads(1), engine.WithContext(10), engine.WithKVType("f32"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestLoadOptions(t *testing.T) {
 		t.Errorf("11 tokens in a context of 10: %v", err)
 	}
 	// The f32 cache agrees with the default f16 one to attention noise.
-	f16, err := Load(path, engine.WithThreads(1))
+	f16, err := family.Load(path, engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +140,10 @@ func TestLoadOptions(t *testing.T) {
 	if d := maxAbsDiff(lastLogits(t, m, testPrompt), lastLogits(t, f16, testPrompt)); d > 0.6 || d == 0 {
 		t.Errorf("f32 vs f16 cache differ by %g (want a small nonzero noise)", d)
 	}
-	if _, err := Load(path, engine.WithContext(-1)); err == nil {
+	if _, err := family.Load(path, engine.WithContext(-1)); err == nil {
 		t.Error("negative context: no error")
 	}
-	if _, err := Load("/nonexistent/model.gguf"); err == nil {
+	if _, err := family.Load("/nonexistent/model.gguf"); err == nil {
 		t.Error("missing file: no error")
 	}
 }

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -16,7 +17,7 @@ import (
 // greedy decoding picks llama.cpp's tokens up to the first step whose margin
 // is below the F16 tolerance (realvocab/README.md).
 func TestRealVocabGreedy(t *testing.T) {
-	m, err := Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2), engine.WithBatchSize(4096))
+	m, err := family.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2), engine.WithBatchSize(4096))
 	if err != nil {
 		t.Fatal(err)
 	}

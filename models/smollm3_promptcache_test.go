@@ -1,20 +1,21 @@
-package smollm3
+package models_test
 
 import (
 	"context"
 	"fmt"
-	"github.com/smolgo/smolgo/family"
-	_ "github.com/smolgo/smolgo/models/llamaarch"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/smolgo/smolgo/family"
+	_ "github.com/smolgo/smolgo/models/llamaarch"
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
 )
 
-func loadGoldenModel(t testing.TB, name string, opts ...engine.Option) *Model {
+func loadGoldenModel(t testing.TB, name string, opts ...engine.Option) *family.Model {
 	t.Helper()
 	m, err := family.Load(goldenModelPath(t, name), opts...) // llama-tiny too
 
@@ -107,7 +108,7 @@ func TestPromptCacheSharesPrefixes(t *testing.T) {
 // conversation's growing prompt replaces its earlier snapshot.
 func TestPromptCacheEviction(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
-	probe, err := Load(path)
+	probe, err := family.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/synth"
 )
@@ -24,10 +25,10 @@ var benchShape = synth.Shape{
 // benchModel loads the model named by SMOLGO_MODEL, or, if that is empty
 // and synthetic is true, a synthetic Q4_K_M model of benchShape written in
 // memory. It skips the benchmark when neither applies.
-func benchModel(b *testing.B, synthetic bool, threads int) *Model {
+func benchModel(b *testing.B, synthetic bool, threads int) *family.Model {
 	b.Helper()
 	if path := os.Getenv("SMOLGO_MODEL"); path != "" {
-		m, err := Load(path, engine.WithThreads(threads), engine.WithContext(1024))
+		m, err := family.Load(path, engine.WithThreads(threads), engine.WithContext(1024))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func benchModel(b *testing.B, synthetic bool, threads int) *Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(f, engine.WithThreads(threads), engine.WithContext(1024))
+	m, err := family.New(f, engine.WithThreads(threads), engine.WithContext(1024))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func benchModel(b *testing.B, synthetic bool, threads int) *Model {
 // benchDecode measures one decode step at a context of 16 to 16+steps
 // positions; it reports tok/s and, with ReportAllocs, the allocations of a
 // step (which must be zero once the cache's buffers have grown).
-func benchDecode(b *testing.B, m *Model) {
+func benchDecode(b *testing.B, m *family.Model) {
 	c, err := m.NewCache()
 	if err != nil {
 		b.Fatal(err)
@@ -91,7 +92,7 @@ func benchDecode(b *testing.B, m *Model) {
 	b.ReportMetric((processCPU()-cpu0)*1e3/float64(b.N), "cpu-ms/tok")
 }
 
-func benchPrefill(b *testing.B, m *Model, n int) {
+func benchPrefill(b *testing.B, m *family.Model, n int) {
 	c, err := m.NewCache()
 	if err != nil {
 		b.Fatal(err)
@@ -120,7 +121,7 @@ func benchPrefill(b *testing.B, m *Model, n int) {
 // BenchmarkSpeedDecode is decode speed on a synthetic Q4_K_M model, or on
 // the file named by SMOLGO_MODEL:
 //
-//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SpeedDecode -benchtime 32x ./smollm3
+//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SpeedDecode -benchtime 32x ./models
 func BenchmarkSpeedDecode(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
@@ -152,7 +153,7 @@ func BenchmarkSpeedPrefill(b *testing.B) {
 // BenchmarkSpeedDecode's bare Forward calls: each op is one 32-token
 // greedy answer after a short prompt, reported as decode tokens/s.
 //
-//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SessionDecode -benchtime 5x ./smollm3
+//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SessionDecode -benchtime 5x ./models
 func BenchmarkSessionDecode(b *testing.B) {
 	m := benchModel(b, true, 2)
 	defer m.Close()

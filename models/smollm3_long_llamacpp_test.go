@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // model's selfcheck tolerance. The stored golden prompts are too short for
 // the GEMMs (12 tokens), and the long one is stored for F32 and Q4_K_M only.
 //
-//	go test -run BatchedPrefillMatchesLlamaCpp -v ./smollm3/
+//	go test -run BatchedPrefillMatchesLlamaCpp -v ./models/
 func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
 	var prompt []int32
 	for _, p := range goldentest.Load(t, "golden/logits/smollm3-tinyq-F32.json.gz").Prompts {

@@ -1,4 +1,4 @@
-package smollm3_test
+package models_test
 
 import (
 	"context"
@@ -70,6 +70,10 @@ func describeVariant(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	}
 	return a, nil
 }
+
+// tinyModel is the repository's small random-weight SmolLM3 (8 layers,
+// Q4_K_M, 2 MB).
+const tinyModel = "../testdata/smollm3-tinyq-Q4_K_M.gguf"
 
 // writeVariant writes the demo model with its keys renamed to the new
 // architecture.
