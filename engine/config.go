@@ -88,14 +88,15 @@ const (
 	// DefaultPrefillChunk is the smallest chunk that keeps a prompt's
 	// logits the same whether or not others decode beside it (a step of
 	// 64 or more of a sequence's tokens takes the blocked attention path,
-	// and whole chunks are merged when the prompt runs alone). Measured on
-	// the 3B model with AVX2 (2 Zen 3 cores, two alternating rounds), a
-	// 2,000-token prompt arriving while 3 streams decode froze them for at
-	// most 3.5-3.7 s with 64 against 6.3-6.6 s with 128, and its own first
-	// token came after 93-94 s against 87-89 s: the multi-token products
+	// and whole chunks are merged when the prompt runs alone). A smaller
+	// chunk than the previous default of 128 halves how long a long new
+	// prompt holds up the streams decoding beside it, for a first token of
+	// its own that comes a few percent later: the multi-token products
 	// cost about the same per token at 64 as at 128 (only the weights are
-	// read twice as often), and alone a prompt still runs in steps of up to
-	// BatchSize tokens.
+	// read twice as often), and alone a prompt still runs in steps of up
+	// to BatchSize tokens. examples/bench -parallel 3 -arrive 2000 measures
+	// both (arrive_max_gap_ms, arrive_first_token_s); docs/speed.md has
+	// the runs.
 	DefaultPrefillChunk = 64
 	// MaxThreads bounds Config.Threads.
 	MaxThreads = 1024

@@ -33,8 +33,12 @@ type BackendOptions struct {
 // quant.MatMulFunc); and a chunk of 24 or more tokens has its logits
 // computed as Forward's only when it asks for one row or all of them.
 //
-// Its caches implement backend.Snapshotter, backend.Persister and, unless the architecture has
-// sliding-window layers, backend.Shifter; with them, backend.Rewinder.
+// Its caches implement backend.Snapshotter, backend.Persister,
+// backend.Shifter and backend.Rewinder. With sliding-window layers, whose
+// caches are rings, a cache cannot go back to positions a ring has
+// overwritten (MinRewind) and Shift refuses with backend.ErrCannotShift
+// where the shortened sequence's window needs them (Cache.Shift), so that
+// the engine recomputes instead.
 // Steady-state steps allocate nothing: the work buffers belong to the
 // backend and are reused (Step is called from one goroutine at a time, as
 // backend.Backend requires).

@@ -26,8 +26,9 @@ type Options struct {
 	// and q6_K on AVX2 and AVX-512) an interleaved copy (tensor.Matrix.Interleave),
 	// outside the Go heap, and drops the file's pages of them from memory
 	// (gguf.File.DropPages): decode steps of several sequences and prefill
-	// run faster, and loading takes longer (the copy is written once; see
-	// BenchmarkLoad... in the README's speed section).
+	// run faster, and loading takes longer (the copy is written once, by
+	// the runner's threads; examples/bench's load_s with and without
+	// -keep-layout measures both).
 	KeepLayout bool
 }
 
