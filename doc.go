@@ -66,10 +66,10 @@
 // # Using it
 //
 // A sketch of a whole program (see the smollm3 and engine packages for
-// runnable examples):
+// runnable examples); engine.Open is the one way to open a model file:
 //
 //	import _ "github.com/smolgo/smolgo/models" // every family
-//	m, err := family.Load("Qwen3-1.7B-Q4_K_M.gguf", engine.WithThreads(4))
+//	m, err := engine.Open("Qwen3-1.7B-Q4_K_M.gguf", engine.WithThreads(4))
 //	if err != nil { ... }
 //	defer m.Close()
 //	s := m.NewSession()

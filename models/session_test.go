@@ -25,15 +25,26 @@ var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-
 // (goldentest.TinyModel).
 func modelPath(t *testing.T, name string) string { return goldentest.TinyModel(t, name) }
 
-func loadFamily(t *testing.T, name string, opts ...engine.Option) *family.Model {
+func loadFamily(t *testing.T, name string, opts ...engine.Option) *engine.Model {
 	t.Helper()
 	opts = append([]engine.Option{engine.WithThreads(2)}, opts...)
-	m, err := family.Load(modelPath(t, name), opts...)
+	m, err := engine.Open(modelPath(t, name), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
+}
+
+// partsOf returns the parts under a family's model (family.Of): the runner
+// for Forward, the weights, the file, the tokenizer.
+func partsOf(t testing.TB, m *engine.Model) *family.Parts {
+	t.Helper()
+	p, ok := family.Of(m)
+	if !ok {
+		t.Fatal("not a family's model")
+	}
+	return p
 }
 
 type run struct {

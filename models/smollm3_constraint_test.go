@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/sample"
@@ -19,7 +18,7 @@ import (
 // sampling with SmolLM3's settings and a new seed each time, must answer
 // JSON that parses and has the schema's shape.
 func TestGenerateJSONRealVocab(t *testing.T) {
-	m, err := family.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(1))
+	m, err := engine.Open(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -54,11 +53,7 @@ func TestSmolLM3GoldenLogits(t *testing.T) {
 			tol := goldenTolerance(t, name)
 			g := goldentest.Load(t, "golden/logits/"+name+".json.gz")
 			// Like the reference run: the whole prompt in one batch.
-			m, err := family.Load(goldenModelPath(t, name), engine.WithThreads(2), engine.WithBatchSize(1024))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			_, m := goldentest.Open(t, goldenModelPath(t, name), engine.WithThreads(2), engine.WithBatchSize(1024))
 			goldentest.CheckModel(t, name, m, g, tol, func(prompt string) bool { return heavyPrompt(name, prompt) && !heavy })
 		})
 	}

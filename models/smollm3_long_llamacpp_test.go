@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -42,11 +41,7 @@ func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
 			if len(ref) != len(prompt) {
 				t.Fatalf("llamaref gave %d prefill rows for %d tokens", len(ref), len(prompt))
 			}
-			m, err := family.Load(path, engine.WithThreads(2), engine.WithBatchSize(1024))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			_, m := goldentest.Open(t, path, engine.WithThreads(2), engine.WithBatchSize(1024))
 			cache, err := m.NewCache()
 			if err != nil {
 				t.Fatal(err)

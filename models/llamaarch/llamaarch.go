@@ -1,7 +1,7 @@
 // Package llamaarch is the family of GGUF files of architecture "llama": Llama
 // 3.x (1B and 3B are the sizes people run on a CPU), and any other model
 // stored as a plain llama block. Importing it registers the architecture
-// with package family (and so engine.Open and family.Load).
+// with package family, so that engine.Open opens such files.
 //
 // The block is llama.Plain (NORM RoPE pairs, SwiGLU, tied embeddings when
 // output.weight is absent), with Llama 3's per-frequency RoPE factors when
