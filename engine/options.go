@@ -75,7 +75,8 @@ type GenerateOptions struct {
 	Logprobs    bool
 	TopLogprobs int
 	// Speculation turns lookup speculative decoding on or off for this
-	// request; nil leaves it to the model's default (Options.Speculation).
+	// request; nil leaves it to the model's default (Config.Speculation, set
+	// by WithSpeculation).
 	Speculation *bool
 	// RawPrompt, if not nil, is the prompt itself, as tokens (a plain
 	// completion: OpenAI's /v1/completions): Generate then takes no

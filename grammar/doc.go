@@ -27,7 +27,7 @@
 // builds the Vocab from the model's tokenizer once, and a constraint in the
 // generation options masks every token (thinking is then turned off):
 //
-//	c, err := m.NewConstraint(g) // m: an *engine.Model (smollm3.Load returns one)
+//	c, err := m.NewConstraint(g) // m: an *engine.Model (engine.Open returns one)
 //	opts := engine.GenerateOptions{Constraint: c, MaxTokens: 256}
 //	for ev, err := range session.Generate(ctx, msgs, opts) { ... }
 //

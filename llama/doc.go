@@ -25,7 +25,10 @@
 //
 // Where it runs is a device: NewCPU runs Weights on the CPU (CPU, below);
 // other devices register with RegisterDevice (package cuda registers
-// "cuda" when a program imports it), and NewBackend picks one by name. Every
+// "cuda" when a program imports it), and NewBackend picks one by name. One
+// value says how, Options (backend.Options): the device, threads, batch
+// size, KV cache type and length, layout; package engine's Config holds it
+// and hands it to NewBackend unchanged. Every
 // device reads the same Arch and refuses, by name, a feature it lacks
 // (Arch.Unsupported).
 //
@@ -79,7 +82,7 @@
 //	logits, err := m.Forward(ctx, c, prompt, 0, false)   // prefill
 //	logits, err = m.Forward(ctx, c, []int32{next}, c.Len(), false) // decode
 //
-// The cache type is a memory/precision trade (CacheOptions.Type): KVF16 is
+// The cache type is a memory/precision trade (CacheOptions.KVType): KVF16 is
 // llama.cpp's default, KVF32 twice its size, and KVQ8_0 (llama.cpp's -ctk
 // q8_0 -ctv q8_0) 17/32 of it: 34 bytes per 32 values. Config.KVBytes gives
 // the memory for a number of positions and Cache.Bytes what a cache holds;
@@ -95,8 +98,9 @@
 //
 // # Many sequences in one pass
 //
-// (*CPU).NewBackend makes the runner a backend.Backend (package engine
-// schedules sessions onto it). Its Step runs one forward pass over a batch of
+// NewBackend makes a model's backend.Backend (package engine schedules
+// sessions onto it): on the CPU device a runner and its batched step, which
+// (*CPU).AsBackend also makes over a runner of the caller's. Its Step runs one forward pass over a batch of
 // sequences, each with its own cache, position and new tokens (decode
 // tokens, drafts, prompt chunks): the rows of all of them go through every
 // weight product together, so each weight block is read from memory once

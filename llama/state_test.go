@@ -183,7 +183,7 @@ func TestRecurrentRewind(t *testing.T) {
 // them continues as a cache that only ever saw the accepted tokens.
 func TestRecurrentStepAndDraft(t *testing.T) {
 	m := openLFM2(t, "lfm2-tiny-Q4_K_M", Options{Threads: 2, BatchSize: 64})
-	b := newBackend(t, m, BackendOptions{})
+	b := newBackend(t, m, CacheOptions{})
 	ctx := context.Background()
 	V := m.Config.Vocab
 	rng := rand.New(rand.NewPCG(3, 4))

@@ -3,18 +3,18 @@
 //
 //	import _ "github.com/smolgo/smolgo/models"
 //
-//	m, err := family.Load("Qwen3-1.7B-Q4_K_M.gguf") // or engine.Open
+//	m, err := engine.Open("Qwen3-1.7B-Q4_K_M.gguf")
 //
 // The families and their general.architecture names:
 //
 //	smollm3  SmolLM3 (package smollm3)
 //	llama    Llama 3.x, SmolLM2 and other plain llama files (package models/llamaarch)
-//	qwen2    Qwen2 and Qwen2.5 (package qwen2)
-//	qwen3    Qwen3 (package qwen3)
-//	gemma3   Gemma 3 (package gemma3)
-//	granite  Granite 3.x and dense Granite 4.0 (package granite)
-//	phi3     Phi-4-mini and Phi-3.5-mini (package phi3)
-//	bert     BERT encoders for embeddings and reranking: bge, all-MiniLM (package bert; engine.Open only, family.Load is for the decoders)
+//	qwen2    Qwen2 and Qwen2.5 (package models/qwen2)
+//	qwen3    Qwen3 (package models/qwen3)
+//	gemma3   Gemma 3 (package models/gemma3)
+//	granite  Granite 3.x and dense Granite 4.0 (package models/granite)
+//	phi3     Phi-4-mini and Phi-3.5-mini (package models/phi3)
+//	bert     BERT encoders for embeddings and reranking: bge, all-MiniLM (package models/bert)
 //
 // A file of any other architecture is refused with an error that names it
 // and lists these (family.Families).

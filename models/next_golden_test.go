@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -33,12 +32,8 @@ func TestNextGoldenLogits(t *testing.T) {
 				cut := strings.LastIndexByte(name, '-')
 				tol := goldentest.NextTolerance(t, name[:cut], name[cut+1:])
 				g := goldentest.Load(t, "golden-next/logits/"+name+".json.gz")
-				m, err := family.Load(sharedtest.Path(t, "golden-next/models/"+name+".gguf"),
+				_, m := goldentest.Open(t, sharedtest.Path(t, "golden-next/models/"+name+".gguf"),
 					engine.WithThreads(2), engine.WithBatchSize(batch))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
 				goldentest.CheckModel(t, name, m, g, tol, nil)
 			})
 		}

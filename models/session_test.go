@@ -34,15 +34,26 @@ var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
 // (LFM2's Python-style calls).
 var noToolModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
 
-func loadFamily(t *testing.T, name string, opts ...engine.Option) *family.Model {
+func loadFamily(t *testing.T, name string, opts ...engine.Option) *engine.Model {
 	t.Helper()
 	opts = append([]engine.Option{engine.WithThreads(2)}, opts...)
-	m, err := family.Load(modelPath(t, name), opts...)
+	m, err := engine.Open(modelPath(t, name), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
+}
+
+// partsOf returns the parts under a family's model (family.Of): the runner
+// for Forward, the weights, the file, the tokenizer.
+func partsOf(t testing.TB, m *engine.Model) *family.Parts {
+	t.Helper()
+	p, ok := family.Of(m)
+	if !ok {
+		t.Fatal("not a family's model")
+	}
+	return p
 }
 
 type run struct {

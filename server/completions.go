@@ -172,7 +172,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	s.runJob(w, r, jobRun{endpoint: "completions", idPrefix: "cmpl-", affinity: req.affinityKey(), stream: req.Stream, job: job},
-		func(ctx context.Context, g *generation) {
+		func(ctx context.Context, g *reply) {
 			if req.Stream {
 				g.streamText(ctx, includeUsage)
 			} else {
@@ -249,13 +249,13 @@ type textCompletion struct {
 	Timings           *timings     `json:"timings,omitempty"`
 }
 
-func (g *generation) textCompletion(choices ...textChoice) textCompletion {
+func (g *reply) textCompletion(choices ...textChoice) textCompletion {
 	return textCompletion{ID: g.id, Object: "text_completion", Created: g.created, Model: g.s.engine.ModelName(),
 		SystemFingerprint: fingerprint, Choices: choices}
 }
 
 // completeText produces a non-streaming text completion.
-func (g *generation) completeText(ctx context.Context) {
+func (g *reply) completeText(ctx context.Context) {
 	var text strings.Builder
 	var lp *textLogprobs
 	if g.job.opts.Logprobs {
@@ -288,7 +288,7 @@ func (g *generation) completeText(ctx context.Context) {
 
 // streamText produces a streaming text completion: text_completion chunks,
 // the last with finish_reason, an optional usage chunk, then [DONE].
-func (g *generation) streamText(ctx context.Context, includeUsage bool) {
+func (g *reply) streamText(ctx context.Context, includeUsage bool) {
 	out := newSSE(g.w)
 	started := false
 	offset := 0

@@ -18,7 +18,6 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	_ "github.com/smolgo/smolgo/models/bert"
 	_ "github.com/smolgo/smolgo/models/qwen3"
@@ -314,11 +313,11 @@ func TestModelKinds(t *testing.T) {
 		if pooling != "" {
 			opts = append(opts, engine.WithPooling(pooling))
 		}
-		m, err := family.Load(path, append(opts, engine.WithThreads(2))...)
+		m, err := engine.Open(path, append(opts, engine.WithThreads(2))...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, _ := server.FromModel(m.Model, server.ModelOptions{Name: "qwen3"})
+		e, _ := server.FromModel(m, server.ModelOptions{Name: "qwen3"})
 		ts := start(t, e, server.Config{})
 		status, b := postJSON(t, ts.URL+"/v1/embeddings", `{"input":[1,2,3]}`)
 		switch {

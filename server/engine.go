@@ -47,10 +47,10 @@ type Session interface {
 }
 
 // Occupancy is implemented by engines that batch several sessions' steps and
-// can say how full the batch is (engine.Model's Load); /health and the web
-// page show it.
+// can say how full the batch is (engine.Model's Occupancy); /health and the
+// web page show it.
 type Occupancy interface {
-	Load() engine.Load
+	Occupancy() engine.Occupancy
 }
 
 // ModelOptions configure FromModel.
@@ -77,10 +77,10 @@ type modelEngine struct {
 	name string
 }
 
-func (e *modelEngine) ModelName() string   { return e.name }
-func (e *modelEngine) ContextLength() int  { return e.m.ContextLength() }
-func (e *modelEngine) NewSession() Session { return e.m.NewSession() }
-func (e *modelEngine) Load() engine.Load   { return e.m.Load() }
+func (e *modelEngine) ModelName() string           { return e.name }
+func (e *modelEngine) ContextLength() int          { return e.m.ContextLength() }
+func (e *modelEngine) NewSession() Session         { return e.m.NewSession() }
+func (e *modelEngine) Occupancy() engine.Occupancy { return e.m.Occupancy() }
 func (e *modelEngine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) {
 	return e.m.NewConstraint(g)
 }

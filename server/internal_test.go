@@ -12,7 +12,7 @@ import (
 )
 
 func TestSchedulerFIFO(t *testing.T) {
-	s := newScheduler(1, 3)
+	s := newSlotQueue(1, 3)
 	first, err := s.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestSchedulerFIFO(t *testing.T) {
 }
 
 func TestSchedulerCancelledWaiterLeavesLine(t *testing.T) {
-	s := newScheduler(1, 1)
+	s := newSlotQueue(1, 1)
 	slot, _ := s.acquire(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

@@ -318,7 +318,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.runJob(w, r, jobRun{endpoint: "messages", idPrefix: "msg_", sessionID: req.SessionID, affinity: req.Metadata.UserID, stream: req.Stream, job: job, errBody: anthropicErrorBody},
-		func(ctx context.Context, g *generation) {
+		func(ctx context.Context, g *reply) {
 			ms := &messageStream{g: g}
 			if req.Stream {
 				ms.out = newSSE(g.w)
@@ -382,7 +382,7 @@ type anthropicMessageObject struct {
 // messageStream turns a generation's events into content blocks, and when
 // out is set streams them as Anthropic's events.
 type messageStream struct {
-	g       *generation
+	g       *reply
 	out     *sse
 	started bool
 	msg     anthropicMessageObject

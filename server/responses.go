@@ -409,7 +409,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	summary := req.Reasoning != nil && req.Reasoning.Summary != ""
 	s.runJob(w, r, jobRun{endpoint: "responses", idPrefix: "resp_", sessionID: req.SessionID, affinity: req.affinityKey(), stream: req.Stream, job: job},
-		func(ctx context.Context, g *generation) {
+		func(ctx context.Context, g *reply) {
 			rs := &responseStream{g: g, req: &req, summary: summary}
 			if req.Stream {
 				rs.out = newSSE(g.w)
@@ -540,7 +540,7 @@ type contentPart struct {
 // responseStream turns a generation's events into output items, and when
 // out is set streams them as the API's events.
 type responseStream struct {
-	g       *generation
+	g       *reply
 	req     *responsesRequest
 	summary bool // reasoning as summary_text parts (the request asked for a summary)
 	out     *sse

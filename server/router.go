@@ -619,7 +619,7 @@ func (rt *Router) modelHealth(w http.ResponseWriter, m *pooledModel) {
 		body["slots_idle"], body["slots_processing"], body["queued"] = srv.cfg.Slots-busy, busy, queued
 		body["sessions"], body["session_bytes"] = n, bytes
 		if o, ok := srv.engine.(Occupancy); ok {
-			l := o.Load()
+			l := o.Occupancy()
 			body["sequences_active"], body["sequences_max"], body["sequences_waiting"] = l.Sequences, l.MaxSequences, l.Waiting
 		}
 	}

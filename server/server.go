@@ -24,12 +24,13 @@
 // Each API has one validator that turns its request straight into engine
 // messages and options, with errors in its own field names (door.go); the
 // answers are written in the API's own shapes and events. The model is
-// anything that implements Engine; FromModel adapts an *engine.Model (a
-// *smollm3.Model embeds one) and package servertest runs the real engine
+// anything that implements Engine; FromModel adapts an *engine.Model (what
+// engine.Open returns) and package servertest runs the real engine
 // over a scripted fake model for tests. The server sees sessions and their
 // events, never kernels.
 //
-//	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "smollm3"})
+//	m, err := engine.Open("SmolLM3-3B-Q4_K_M.gguf") // with _ "github.com/smolgo/smolgo/models"
+//	e, err := server.FromModel(m, server.ModelOptions{Name: "smollm3"})
 //	srv := server.New(e, server.Config{Sampler: sample.SmolLM3Defaults()})
 //	err := srv.ListenAndServe(ctx, "127.0.0.1:8080") // returns when ctx ends, after a graceful shutdown
 //
@@ -218,7 +219,7 @@ type Server struct {
 	engine   Engine
 	cfg      Config
 	log      *slog.Logger
-	sched    *scheduler
+	sched    *slotQueue
 	sessions *sessionStore
 	stored   *responseStore // for previous_response_id
 	metrics  *metrics
@@ -242,14 +243,14 @@ type Server struct {
 // New returns a Server for e.
 func New(e Engine, cfg Config) *Server {
 	if o, ok := e.(Occupancy); ok && cfg.Slots <= 0 {
-		cfg.Slots = o.Load().MaxSequences
+		cfg.Slots = o.Occupancy().MaxSequences
 	}
 	cfg.defaults()
 	s := &Server{
 		engine:       e,
 		cfg:          cfg,
 		log:          cfg.Logger,
-		sched:        newScheduler(cfg.Slots, cfg.MaxQueue),
+		sched:        newSlotQueue(cfg.Slots, cfg.MaxQueue),
 		sessions:     newSessionStore(e, cfg.MaxSessions, cfg.MaxSessionBytes, cfg.SessionIdle, cfg.Now),
 		stored:       newResponseStore(cfg.MaxStoredResponses, cfg.MaxStoredResponseBytes),
 		metrics:      newMetrics(),
@@ -504,7 +505,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"status": "ok", "model": s.engine.ModelName(), "slots_idle": s.cfg.Slots - busy,
 		"slots_processing": busy, "queued": queued, "sessions": n, "session_bytes": bytes, "demo": s.cfg.Demo}
 	if o, ok := s.engine.(Occupancy); ok {
-		l := o.Load()
+		l := o.Occupancy()
 		body["sequences_active"], body["sequences_max"], body["sequences_waiting"] = l.Sequences, l.MaxSequences, l.Waiting
 	}
 	status := http.StatusOK

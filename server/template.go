@@ -16,7 +16,7 @@ import (
 // works and waits in the same line as generations: a flood of them cannot
 // take the machine from the generations, nor the other way round.
 
-// withSlot runs fn holding a slot of the scheduler, after waiting in line
+// withSlot runs fn holding a slot of the slot queue, after waiting in line
 // for one; it writes the queue's errors in errBody's shape (nil: OpenAI's).
 func (s *Server) withSlot(w http.ResponseWriter, r *http.Request, errBody func(*apiError) any, fn func(ctx context.Context)) {
 	ctx := r.Context()

@@ -1,8 +1,6 @@
 package smollm3
 
 import (
-	"fmt"
-
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
@@ -39,43 +37,4 @@ func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		}
 	}
 	return a, nil
-}
-
-// Model is a loaded model (family.Model): SmolLM3's, or any registered
-// family's opened through family.Load.
-type Model = family.Model
-
-// Load opens a SmolLM3 GGUF file and builds the model with opts' engine
-// settings (threads, device, KV cache type and length, prompt cache,
-// batching). Close the model to release the file. Files of other
-// architectures are refused with an error naming it: family.Load opens any
-// registered family.
-func Load(path string, opts ...engine.Option) (*Model, error) {
-	f, err := gguf.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("smollm3: %w", err)
-	}
-	m, err := New(f, opts...)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return m, nil
-}
-
-// New builds a SmolLM3 model over an already open GGUF file, which the
-// model then owns (Model.Close closes it).
-func New(f *gguf.File, opts ...engine.Option) (*Model, error) {
-	arch, err := f.Architecture()
-	if err != nil {
-		return nil, fmt.Errorf("smollm3: %w", err)
-	}
-	if arch != Arch {
-		return nil, fmt.Errorf("smollm3: the file's architecture is %q, not %q (family.Load opens any registered family)", arch, Arch)
-	}
-	m, err := family.New(f, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("smollm3: %w", err)
-	}
-	return m, nil
 }

@@ -42,8 +42,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "webchat: -fake serves one echo engine; it does not combine with -models-dir or several -model")
 			return 2
 		}
-		if _, err := llama.ParseKVType(*kv); err != nil {
+		if _, err := backend.ParseKVType(*kv); err != nil {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}
@@ -183,7 +183,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			id = filepath.Base(path)
 			id = id[:len(id)-len(filepath.Ext(id))]
 		}
-		if _, err := llama.ParseKVType(*kv); err != nil {
+		if _, err := backend.ParseKVType(*kv); err != nil {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}

@@ -25,7 +25,7 @@ func Format(f *gguf.File) (engine.Format, error) {
 	t, ok := chat.Detect(src)
 	switch {
 	case src == "":
-		return family.NewFormat(f, FormatSpec41), nil // the newest, as llama3 takes Llama 3's
+		return family.NewFormat(f, FormatSpec41), nil // the newest, as llamaarch takes Llama 3's
 	case !ok:
 		return family.NewFormat(f, unknown(src)), nil
 	case t == chat.Granite33:

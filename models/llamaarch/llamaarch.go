@@ -1,7 +1,7 @@
-// Package llama3 is the family of GGUF files of architecture "llama": Llama
+// Package llamaarch is the family of GGUF files of architecture "llama": Llama
 // 3.x (1B and 3B are the sizes people run on a CPU), and any other model
 // stored as a plain llama block. Importing it registers the architecture
-// with package family (and so engine.Open and family.Load).
+// with package family, so that engine.Open opens such files.
 //
 // The block is llama.Plain (NORM RoPE pairs, SwiGLU, tied embeddings when
 // output.weight is absent), with Llama 3's per-frequency RoPE factors when
@@ -90,7 +90,7 @@ func Format(f *gguf.File) (engine.Format, error) {
 	head := tmpl[:min(len(tmpl), 60)]
 	return family.NewFormat(f, family.FormatSpec{
 		Render: func(*gguf.File, []engine.Message, engine.PromptOptions) (string, [][2]int, error) {
-			return "", nil, fmt.Errorf("llama3: the file's chat template (%q...) is not one this package renders (Llama 3's, SmolLM2's)", head)
+			return "", nil, fmt.Errorf("llamaarch: the file's chat template (%q...) is not one this package renders (Llama 3's, SmolLM2's)", head)
 		},
 	}), nil
 }

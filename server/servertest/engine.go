@@ -89,7 +89,10 @@ func (e *Engine) init() {
 		e.b = enginetest.NewBackend(enginetest.Options{Context: e.ContextLength(), StepDelay: e.TokenDelay,
 			PrefillDelay: e.PrefillDelay, BytesPerToken: e.BytesPerToken, Vocab: 1 << 14, Answer: e.answerPrompt})
 		e.f = &enginetest.Format{Tok: e.b.Tok}
-		e.model, e.err = engine.New(e.b, e.f, engine.Config{Context: e.ContextLength(), MaxSequences: seqs})
+		var cfg engine.Config
+		if cfg, e.err = engine.NewConfig(engine.WithContext(e.ContextLength()), engine.WithMaxSequences(seqs)); e.err == nil {
+			e.model, e.err = engine.New(e.b, e.f, cfg)
+		}
 	})
 }
 

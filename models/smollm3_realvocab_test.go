@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -16,13 +17,9 @@ import (
 // greedy decoding picks llama.cpp's tokens up to the first step whose margin
 // is below the F16 tolerance (realvocab/README.md).
 func TestRealVocabGreedy(t *testing.T) {
-	m, err := Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2), engine.WithBatchSize(4096))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if m.LLM().Config.Vocab != 128256 {
-		t.Fatalf("vocab %d", m.LLM().Config.Vocab)
+	_, m := goldentest.Open(t, sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2), engine.WithBatchSize(4096))
+	if m.CPU().Config.Vocab != 128256 {
+		t.Fatalf("vocab %d", m.CPU().Config.Vocab)
 	}
 	tol := goldenTolerance(t, "smollm3-tinyq-F16").MaxAbs
 	f, err := os.Open(sharedtest.Path(t, "golden/realvocab/cases.jsonl"))

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -15,11 +16,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, model := range []string{"smollm3-tinyq-Q4_K_M", "smollm3-tinyq-Q8_0", "smollm3-tinyq-F16"} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", model, threads), func(b *testing.B) {
-				m, err := Load(sharedtest.Path(b, "golden/models/"+model+".gguf"), engine.WithThreads(threads))
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer m.Close()
+				_, m := goldentest.Open(b, sharedtest.Path(b, "golden/models/"+model+".gguf"), engine.WithThreads(threads))
 				c, _ := m.NewCache()
 				ctx := context.Background()
 				prompt := []int32{331, 296, 308, 311, 313, 318, 320, 262, 323, 325, 13, 198}
@@ -48,11 +45,7 @@ func BenchmarkPrefill(b *testing.B) {
 	for _, model := range []string{"smollm3-tinyq-Q4_K_M", "smollm3-tinyq-Q8_0"} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", model, threads), func(b *testing.B) {
-				m, err := Load(sharedtest.Path(b, "golden/models/"+model+".gguf"), engine.WithThreads(threads))
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer m.Close()
+				_, m := goldentest.Open(b, sharedtest.Path(b, "golden/models/"+model+".gguf"), engine.WithThreads(threads))
 				c, _ := m.NewCache()
 				ctx := context.Background()
 				prompt := make([]int32, 128)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package smollm3
+package models_test
 
 import "golang.org/x/sys/unix"
 

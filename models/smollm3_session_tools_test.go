@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/sample"
+	"github.com/smolgo/smolgo/smollm3"
 )
 
 // Tests of the generation API on real forward passes: the golden tiny model
@@ -24,9 +25,9 @@ import (
 // nonsense, so these tests compare runs with each other; realvocab compares
 // with llama.cpp.
 
-func loadTiny(t *testing.T, opts ...engine.Option) *Model {
+func loadTiny(t *testing.T, opts ...engine.Option) *engine.Model {
 	t.Helper()
-	m, err := Load(sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf"), opts...)
+	m, err := engine.Open(sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestModelGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := m.Tokenizer()
+	tok, err := partsOf(t, m).Tokenizer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func readJSONL[T any](t *testing.T, rel string) []T {
 // and text with what llama.cpp produced.
 func TestRealvocabEndToEnd(t *testing.T) {
 	const tolerance = 0.04 // F16 max-abs logit tolerance of golden/selfcheck.md
-	m, err := Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"))
+	m, err := engine.Open(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestRealvocabEndToEnd(t *testing.T) {
 				thinking = &v
 			}
 			// The same backend under a format dated as the reference was.
-			dated, err := engine.New(m.Backend(), family.NewFormat(m.File(), FormatSpec(func() time.Time { return date })), m.Config())
+			dated, err := engine.New(m.Backend(), family.NewFormat(partsOf(t, m).File(), smollm3.FormatSpec(func() time.Time { return date })), m.Config())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +288,7 @@ func TestRealvocabEndToEnd(t *testing.T) {
 					return // the texts legitimately differ
 				}
 			}
-			tok, _ := m.Tokenizer()
+			tok, _ := partsOf(t, m).Tokenizer()
 			if got, _ := tok.Decode(sampled, false); got != c.Text {
 				t.Errorf("decoded text %q, llama.cpp/HF %q", got, c.Text)
 			}
@@ -306,7 +307,7 @@ func TestRealvocabEndToEnd(t *testing.T) {
 func TestSpeculationGreedyIdentical(t *testing.T) {
 	for _, name := range []string{"smollm3-tinyq-Q4_K_M.gguf", "smollm3-tinyq-Q8_0.gguf", "smollm3-tinyq-F16.gguf"} {
 		t.Run(name, func(t *testing.T) {
-			m, err := family.Load(sharedtest.Path(t, "golden/models/"+name))
+			m, err := engine.Open(sharedtest.Path(t, "golden/models/"+name))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"os"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -41,32 +40,28 @@ func heavyPrompt(model, prompt string) bool {
 	return prompt == "long600" && model != "smollm3-tinyq-Q4_K_M"
 }
 
-// TestGoldenLogits compares our logits with llama.cpp's for every golden
+// TestSmolLM3GoldenLogits compares our logits with llama.cpp's for every golden
 // model and prompt: the whole prompt in one Forward (all rows), then the 16
 // decode steps fed the golden tokens (teacher forcing); max abs and RMS over
 // the model's file must be within selfcheck.json's tolerance. Then greedy
 // decoding from our own argmax must reproduce llama.cpp's tokens for as long
 // as every golden margin on the way exceeds twice the max-abs tolerance.
-func TestGoldenLogits(t *testing.T) {
+func TestSmolLM3GoldenLogits(t *testing.T) {
 	heavy := os.Getenv("SMOLGO_HEAVY") == "1"
 	for _, name := range goldenModels {
 		t.Run(name, func(t *testing.T) {
 			tol := goldenTolerance(t, name)
 			g := goldentest.Load(t, "golden/logits/"+name+".json.gz")
 			// Like the reference run: the whole prompt in one batch.
-			m, err := family.Load(goldenModelPath(t, name), engine.WithThreads(2), engine.WithBatchSize(1024))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			_, m := goldentest.Open(t, goldenModelPath(t, name), engine.WithThreads(2), engine.WithBatchSize(1024))
 			goldentest.CheckModel(t, name, m, g, tol, func(prompt string) bool { return heavyPrompt(name, prompt) && !heavy })
 		})
 	}
 }
 
-// TestGoldenModelsListed guards against a golden model being added to
+// TestSmolLM3GoldenModelsListed guards against a golden model being added to
 // ../shared without a test here.
-func TestGoldenModelsListed(t *testing.T) {
+func TestSmolLM3GoldenModelsListed(t *testing.T) {
 	entries, err := os.ReadDir(sharedtest.Path(t, "golden/logits"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"testing"
@@ -13,8 +13,8 @@ import (
 func TestQ8KVSession(t *testing.T) {
 	f16 := loadGoldenModel(t, "smollm3-tinyq-F32", engine.WithThreads(2))
 	q8 := loadGoldenModel(t, "smollm3-tinyq-F32", engine.WithThreads(2), engine.WithKVType("q8_0"))
-	if q8.KVType() != llama.KVQ8_0 || f16.KVType() != llama.KVF16 {
-		t.Fatalf("KVType: %v, %v", q8.KVType(), f16.KVType())
+	if partsOf(t, q8).KVType() != llama.KVQ8_0 || partsOf(t, f16).KVType() != llama.KVF16 {
+		t.Fatalf("KVType: %v, %v", partsOf(t, q8).KVType(), partsOf(t, f16).KVType())
 	}
 	msgs := sysChat("How long is a piece of string?")
 	fs := f16.NewSession()

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // sampling with SmolLM3's settings and a new seed each time, must answer
 // JSON that parses and has the schema's shape.
 func TestGenerateJSONRealVocab(t *testing.T) {
-	m, err := Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(1))
+	m, err := engine.Open(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,16 @@
-package smollm3
+package models_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/gguf"
+	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/synth"
 )
 
@@ -21,41 +22,39 @@ var benchShape = synth.Shape{
 	Context: 4096, Vocab: 16384, RopeBase: 5e6, RMSEps: 1e-6,
 }
 
-// benchModel loads the model named by SMOLGO_MODEL, or, if that is empty
-// and synthetic is true, a synthetic Q4_K_M model of benchShape written in
-// memory. It skips the benchmark when neither applies.
-func benchModel(b *testing.B, synthetic bool, threads int) *Model {
+// benchModel opens the model named by SMOLGO_MODEL, or, if that is empty
+// and synthetic is true, a synthetic Q4_K_M model of benchShape written to
+// a temporary file, and returns it with its parts (closed at the
+// benchmark's end). It skips the benchmark when neither applies.
+func benchModel(b *testing.B, synthetic bool, threads int) (*engine.Model, *family.Parts) {
 	b.Helper()
+	opts := []engine.Option{engine.WithThreads(threads), engine.WithContext(1024)}
 	if path := os.Getenv("SMOLGO_MODEL"); path != "" {
-		m, err := Load(path, engine.WithThreads(threads), engine.WithContext(1024))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return m
+		return goldentest.Open(b, path, opts...)
 	}
 	if !synthetic {
 		b.Skip("set SMOLGO_MODEL to a GGUF file (e.g. the 3B Q4_K_M from shared/tools/peer-bench/make-3b.sh)")
 	}
-	var buf bytes.Buffer
+	path := filepath.Join(b.TempDir(), "bench.gguf")
+	out, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	sm := synth.Model{Name: "bench", Seed: 7, Shape: benchShape}
-	if err := synth.Write(context.Background(), &buf, sm, synth.Options{Mix: synth.MixQ4_K_M}); err != nil {
-		b.Fatal(err)
+	err = synth.Write(context.Background(), out, sm, synth.Options{Mix: synth.MixQ4_K_M})
+	if err2 := out.Close(); err == nil {
+		err = err2
 	}
-	f, err := gguf.Parse(buf.Bytes())
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(f, engine.WithThreads(threads), engine.WithContext(1024))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m
+	return goldentest.Open(b, path, opts...)
 }
 
 // benchDecode measures one decode step at a context of 16 to 16+steps
 // positions; it reports tok/s and, with ReportAllocs, the allocations of a
 // step (which must be zero once the cache's buffers have grown).
-func benchDecode(b *testing.B, m *Model) {
+func benchDecode(b *testing.B, m *family.Parts) {
 	c, err := m.NewCache()
 	if err != nil {
 		b.Fatal(err)
@@ -91,7 +90,7 @@ func benchDecode(b *testing.B, m *Model) {
 	b.ReportMetric((processCPU()-cpu0)*1e3/float64(b.N), "cpu-ms/tok")
 }
 
-func benchPrefill(b *testing.B, m *Model, n int) {
+func benchPrefill(b *testing.B, m *family.Parts, n int) {
 	c, err := m.NewCache()
 	if err != nil {
 		b.Fatal(err)
@@ -120,13 +119,12 @@ func benchPrefill(b *testing.B, m *Model, n int) {
 // BenchmarkSpeedDecode is decode speed on a synthetic Q4_K_M model, or on
 // the file named by SMOLGO_MODEL:
 //
-//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SpeedDecode -benchtime 32x ./smollm3
+//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SpeedDecode -benchtime 32x ./models
 func BenchmarkSpeedDecode(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
-			m := benchModel(b, true, threads)
-			defer m.Close()
-			benchDecode(b, m)
+			_, p := benchModel(b, true, threads)
+			benchDecode(b, p)
 		})
 	}
 }
@@ -136,13 +134,12 @@ func BenchmarkSpeedDecode(b *testing.B) {
 func BenchmarkSpeedPrefill(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
-			m := benchModel(b, true, threads)
-			defer m.Close()
+			_, p := benchModel(b, true, threads)
 			n := 128
 			if os.Getenv("SMOLGO_MODEL") != "" {
 				n = 512
 			}
-			benchPrefill(b, m, n)
+			benchPrefill(b, p, n)
 		})
 	}
 }
@@ -152,11 +149,10 @@ func BenchmarkSpeedPrefill(b *testing.B) {
 // BenchmarkSpeedDecode's bare Forward calls: each op is one 32-token
 // greedy answer after a short prompt, reported as decode tokens/s.
 //
-//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SessionDecode -benchtime 5x ./smollm3
+//	SMOLGO_MODEL=/work/models/smollm3-3b-Q4_K_M.gguf go test -run '^$' -bench SessionDecode -benchtime 5x ./models
 func BenchmarkSessionDecode(b *testing.B) {
-	m := benchModel(b, true, 2)
-	defer m.Close()
-	if _, err := m.Tokenizer(); err != nil {
+	m, p := benchModel(b, true, 2)
+	if _, err := p.Tokenizer(); err != nil {
 		b.Skipf("the model has no tokenizer: %v", err)
 	}
 	var rates []float64

@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -20,7 +19,7 @@ import (
 // model's selfcheck tolerance. The stored golden prompts are too short for
 // the GEMMs (12 tokens), and the long one is stored for F32 and Q4_K_M only.
 //
-//	go test -run BatchedPrefillMatchesLlamaCpp -v ./smollm3/
+//	go test -run BatchedPrefillMatchesLlamaCpp -v ./models/
 func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
 	var prompt []int32
 	for _, p := range goldentest.Load(t, "golden/logits/smollm3-tinyq-F32.json.gz").Prompts {
@@ -42,11 +41,7 @@ func TestBatchedPrefillMatchesLlamaCpp(t *testing.T) {
 			if len(ref) != len(prompt) {
 				t.Fatalf("llamaref gave %d prefill rows for %d tokens", len(ref), len(prompt))
 			}
-			m, err := family.Load(path, engine.WithThreads(2), engine.WithBatchSize(1024))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			_, m := goldentest.Open(t, path, engine.WithThreads(2), engine.WithBatchSize(1024))
 			cache, err := m.NewCache()
 			if err != nil {
 				t.Fatal(err)

@@ -1,22 +1,22 @@
-package smollm3
+package models_test
 
 import (
 	"context"
 	"fmt"
-	"github.com/smolgo/smolgo/family"
-	_ "github.com/smolgo/smolgo/models/llamaarch"
 	"math"
 	"strings"
 	"testing"
+
+	_ "github.com/smolgo/smolgo/models/llamaarch"
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
 )
 
-func loadGoldenModel(t testing.TB, name string, opts ...engine.Option) *Model {
+func loadGoldenModel(t testing.TB, name string, opts ...engine.Option) *engine.Model {
 	t.Helper()
-	m, err := family.Load(goldenModelPath(t, name), opts...) // llama-tiny too
+	m, err := engine.Open(goldenModelPath(t, name), opts...) // llama-tiny too
 
 	if err != nil {
 		t.Fatal(err)
@@ -107,11 +107,11 @@ func TestPromptCacheSharesPrefixes(t *testing.T) {
 // conversation's growing prompt replaces its earlier snapshot.
 func TestPromptCacheEviction(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
-	probe, err := Load(path)
+	probe, err := engine.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := probe.LLM().Config
+	cfg := partsOf(t, probe).CPU().Config
 	probe.Close()
 	// Room for one prompt of about 150 tokens, not two.
 	m := loadGoldenModel(t, "smollm3-tinyq-Q4_K_M", engine.WithPromptCache(cfg.KVBytes(llama.KVF16, 220)))

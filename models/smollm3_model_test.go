@@ -1,4 +1,4 @@
-package smollm3
+package models_test
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/llama"
-	"github.com/smolgo/smolgo/rope"
+	"github.com/smolgo/smolgo/smollm3"
 )
 
-func lastLogits(t *testing.T, m *Model, tokens []int32) []float32 {
+func lastLogits(t *testing.T, m *family.Parts, tokens []int32) []float32 {
 	t.Helper()
 	c, err := m.NewCache()
 	if err != nil {
@@ -51,15 +52,11 @@ func maxAbsDiff(a, b []float32) float64 {
 
 var testPrompt = []int32{331, 296, 308, 311, 313, 318, 320, 262}
 
-func TestLoadWiring(t *testing.T) {
+func TestSmolLM3Wiring(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
-	m, err := Load(path, engine.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	llm := m.LLM()
-	for i := range m.LLM().Config.Layers {
+	_, m := goldentest.Open(t, path, engine.WithThreads(1))
+	llm := m.CPU()
+	for i := range llm.Config.Layers {
 		if want := (i+1)%4 != 0; llm.RotatesLayer(i) != want {
 			t.Errorf("layer %d: RoPE %v, want %v", i, llm.RotatesLayer(i), want)
 		}
@@ -84,41 +81,35 @@ func TestLoadWiring(t *testing.T) {
 	if d := maxAbsDiff(base, llamaLogits(t, all, testPrompt)); d < 0.01 {
 		t.Errorf("RoPE in every layer changed the logits by only %g", d)
 	}
-	// And a mask equal to the rule gives identical logits; two models over
-	// one file are independent.
-	same, err := llama.New(m.File(), llama.Options{Threads: 2}, rope.EveryNth(8, 4))
+	// And SmolLM3's description, loaded again over the same file, gives
+	// identical logits: two models over one file are independent.
+	cfg, err := llama.ConfigFromGGUF(m.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch, err := smollm3.Describe(m.File(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := llama.LoadWeights(m.File(), cfg, arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := llama.NewCPU(w, llama.Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer same.Close()
 	if d := maxAbsDiff(base, llamaLogits(t, same, testPrompt)); d != 0 {
-		t.Errorf("explicit SmolLM3 mask differs from the default by %g", d)
+		t.Errorf("SmolLM3's description loaded again differs from the model's by %g", d)
 	}
 }
 
-// Load opens SmolLM3 files only; family.Load opens the others.
-func TestLoadRefusesOtherArchitectures(t *testing.T) {
-	path := sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf")
-	if m, err := Load(path, engine.WithThreads(1)); err == nil || !strings.Contains(err.Error(), `"llama"`) {
-		if m != nil {
-			m.Close()
-		}
-		t.Fatalf("Load of a llama file: %v, want an error naming the architecture", err)
-	}
-	m, err := family.Load(path, engine.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Close()
-}
-
+// The engine's options reach the caches: the context bounds them, the KV
+// type is theirs.
 func TestLoadOptions(t *testing.T) {
 	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q8_0.gguf")
-	m, err := Load(path, engine.WithThreads(1), engine.WithContext(10), engine.WithKVType("f32"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	_, m := goldentest.Open(t, path, engine.WithThreads(1), engine.WithContext(10), engine.WithKVType("f32"))
 	c, err := m.NewCache()
 	if err != nil {
 		t.Fatal(err)
@@ -131,18 +122,19 @@ func TestLoadOptions(t *testing.T) {
 		t.Errorf("11 tokens in a context of 10: %v", err)
 	}
 	// The f32 cache agrees with the default f16 one to attention noise.
-	f16, err := Load(path, engine.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f16.Close()
+	_, f16 := goldentest.Open(t, path, engine.WithThreads(1))
 	if d := maxAbsDiff(lastLogits(t, m, testPrompt), lastLogits(t, f16, testPrompt)); d > 0.6 || d == 0 {
 		t.Errorf("f32 vs f16 cache differ by %g (want a small nonzero noise)", d)
 	}
-	if _, err := Load(path, engine.WithContext(-1)); err == nil {
+	if _, err := engine.Open(path, engine.WithContext(-1)); err == nil {
 		t.Error("negative context: no error")
 	}
-	if _, err := Load("/nonexistent/model.gguf"); err == nil {
+	if _, err := engine.Open("/nonexistent/model.gguf"); err == nil {
 		t.Error("missing file: no error")
+	}
+	// The KV type is parsed once, by the option: an unknown name fails
+	// before the file is read.
+	if _, err := engine.Open(path, engine.WithKVType("q4_0")); err == nil || !strings.Contains(err.Error(), `"q4_0"`) {
+		t.Errorf("KV type q4_0: %v, want an error naming it", err)
 	}
 }

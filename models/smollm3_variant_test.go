@@ -1,4 +1,4 @@
-package smollm3_test
+package models_test
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 // A new llama-family architecture is a description and a registration:
 // here "tinyvariant", SmolLM3's block with RoPE skipped in every second
 // layer instead of every fourth, speaking SmolLM3's chat format. Nothing in
-// llama, engine or server names it, yet family.Load and engine.Open load
-// its files and sessions chat with it.
+// llama, engine or server names it, yet engine.Open loads its files and
+// sessions chat with it.
 func TestArchitectureVariant(t *testing.T) {
 	registerVariant.Do(func() {
 		family.Register(family.Family{Arch: "tinyvariant", Describe: describeVariant,
@@ -30,12 +30,12 @@ func TestArchitectureVariant(t *testing.T) {
 		t.Fatalf("registered architectures: %v", engine.Architectures())
 	}
 	path := writeVariant(t)
-	m, err := family.Load(path, engine.WithThreads(1), engine.WithContext(512))
+	m, err := engine.Open(path, engine.WithThreads(1), engine.WithContext(512))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if llm := m.LLM(); llm.Config.Arch != "tinyvariant" || llm.RotatesLayer(1) || !llm.RotatesLayer(2) {
+	if llm := partsOf(t, m).CPU(); llm.Config.Arch != "tinyvariant" || llm.RotatesLayer(1) || !llm.RotatesLayer(2) {
 		t.Fatalf("the variant's description was not used (arch %q)", llm.Config.Arch)
 	}
 	n := 0
@@ -50,11 +50,6 @@ func TestArchitectureVariant(t *testing.T) {
 	if n != 5 {
 		t.Errorf("generated %d tokens, want 5", n)
 	}
-	e, err := engine.Open(path, engine.WithThreads(1), engine.WithContext(512))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
 }
 
 // The registration is process-wide, like database/sql drivers', so it
@@ -70,6 +65,10 @@ func describeVariant(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	}
 	return a, nil
 }
+
+// tinyModel is the repository's small random-weight SmolLM3 (8 layers,
+// Q4_K_M, 2 MB).
+const tinyModel = "../testdata/smollm3-tinyq-Q4_K_M.gguf"
 
 // writeVariant writes the demo model with its keys renamed to the new
 // architecture.
