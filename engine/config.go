@@ -228,13 +228,15 @@ func (c *Config) normalize() error {
 			return fmt.Errorf("engine: Matryoshka width %d is not positive", d)
 		}
 	}
-	switch {
-	case c.optErr != nil:
+	if c.optErr != nil {
 		return fmt.Errorf("engine: %w", c.optErr)
+	}
+	if err := c.Options.Check(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	switch {
 	case c.Pooling < PoolDefault || c.Pooling > PoolRank:
 		return fmt.Errorf("engine: unknown pooling %v", c.Pooling)
-	case c.Options.Check() != nil:
-		return fmt.Errorf("engine: %w", c.Options.Check())
 	case c.PromptCacheBytes < 0:
 		return fmt.Errorf("engine: negative prompt cache size %d", c.PromptCacheBytes)
 	case c.PromptCacheDiskBytes < 0:

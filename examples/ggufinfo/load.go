@@ -43,7 +43,7 @@ func checkLoad(f *gguf.File) *loadCheck {
 	} else {
 		c.Chat = true
 	}
-	// A backend gets the description for the cache length Load uses by
+	// A backend gets the description for the cache length engine.Open uses by
 	// default (the training context): LongRoPE resolved.
 	resolved := arch.ForContext(cfg.Context)
 	if err := resolved.Unsupported("cuda", cuda.Features()...); err != nil {
