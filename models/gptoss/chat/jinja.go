@@ -1,0 +1,233 @@
+package chat
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/smolgo/smolgo/internal/chatfmt"
+)
+
+// value is a JSON value as the template's expressions see it under jinja2:
+// a lookup of a missing key (or any key of a value that is not an object)
+// is undefined, which is false, equal to nothing and prints as nothing.
+type value struct {
+	v       chatfmt.Value
+	defined bool
+}
+
+func defined(v chatfmt.Value) value { return value{v: v, defined: true} }
+
+// attr is v.name and v['name'] (the template's tool schemas never name a
+// method of dict, list or str, which jinja2 would find first).
+func (v value) attr(name string) value {
+	if !v.defined {
+		return value{}
+	}
+	x, ok := v.v.Get(name)
+	return value{v: x, defined: ok}
+}
+
+// truthy is Python's bool(): undefined, null, false, zero, "" and empty
+// containers are false.
+func (v value) truthy() bool {
+	if !v.defined {
+		return false
+	}
+	switch v.v.Kind {
+	case chatfmt.Bool:
+		return v.v.Bool
+	case chatfmt.Number:
+		f, err := strconv.ParseFloat(string(v.v.Number), 64)
+		return err != nil || f != 0 // an out-of-range literal is ±inf: true
+	case chatfmt.String:
+		return v.v.Str != ""
+	case chatfmt.Array, chatfmt.Object:
+		return len(v.v.Items) > 0
+	}
+	return false
+}
+
+// is reports whether v is the string s (Python's ==).
+func (v value) is(s string) bool {
+	return v.defined && v.v.Kind == chatfmt.String && v.v.Str == s
+}
+
+// iterate is Python's iteration over v (a for loop, join): an array's
+// items, an object's keys, a string's characters. Anything else is not
+// iterable, a TypeError.
+func (v value) iterate() ([]chatfmt.Value, error) {
+	switch {
+	case !v.defined:
+		return nil, nil // jinja2 iterates an undefined value as empty
+	case v.v.Kind == chatfmt.Array:
+		return v.v.Items, nil
+	case v.v.Kind == chatfmt.Object:
+		out := make([]chatfmt.Value, len(v.v.Keys))
+		for i, k := range v.v.Keys {
+			out[i] = chatfmt.Value{Kind: chatfmt.String, Str: k}
+		}
+		return out, nil
+	case v.v.Kind == chatfmt.String:
+		var out []chatfmt.Value
+		for _, r := range v.v.Str {
+			out = append(out, chatfmt.Value{Kind: chatfmt.String, Str: string(r)})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s is not iterable", pyType(v.v))
+}
+
+// contains is Python's name in v for the template's `name in (v or [])`:
+// a list holds name as an element, an object as a key, a string as a
+// substring; a false v is the empty list.
+func (v value) contains(name string) (bool, error) {
+	if !v.truthy() {
+		return false, nil
+	}
+	switch v.v.Kind {
+	case chatfmt.Array:
+		for _, x := range v.v.Items {
+			if x.Kind == chatfmt.String && x.Str == name {
+				return true, nil
+			}
+		}
+		return false, nil
+	case chatfmt.Object:
+		_, ok := v.v.Get(name)
+		return ok, nil
+	case chatfmt.String:
+		return strings.Contains(v.v.Str, name), nil
+	}
+	return false, fmt.Errorf("argument of type '%s' is not iterable", pyType(v.v))
+}
+
+// concat is the template's "text" + v: Python adds only a str to a str.
+func concat(v value) (string, error) {
+	if !v.defined {
+		return "", fmt.Errorf("a template variable is undefined")
+	}
+	if v.v.Kind != chatfmt.String {
+		return "", fmt.Errorf(`can only concatenate str (not "%s") to str`, pyType(v.v))
+	}
+	return v.v.Str, nil
+}
+
+func pyType(v chatfmt.Value) string {
+	switch v.Kind {
+	case chatfmt.Null:
+		return "NoneType"
+	case chatfmt.Bool:
+		return "bool"
+	case chatfmt.Number:
+		if strings.ContainsAny(string(v.Number), ".eE") {
+			return "float"
+		}
+		return "int"
+	case chatfmt.String:
+		return "str"
+	case chatfmt.Array:
+		return "list"
+	}
+	return "dict"
+}
+
+// tojson is the template's tojson filter: json.dumps(v, ensure_ascii=False).
+func tojson(v chatfmt.Value) string {
+	var b strings.Builder
+	v.Dump(&b, chatfmt.Python, -1)
+	return b.String()
+}
+
+// pyStr is Python's str(v), what jinja2 prints for a value and what its
+// join filter joins: a string as it is, True, False and None, numbers as
+// Python prints the int or float they parse to, containers as their repr.
+func pyStr(v chatfmt.Value) string {
+	if v.Kind == chatfmt.String {
+		return v.Str
+	}
+	var b strings.Builder
+	pyRepr(&b, v)
+	return b.String()
+}
+
+func pyRepr(b *strings.Builder, v chatfmt.Value) {
+	switch v.Kind {
+	case chatfmt.Null:
+		b.WriteString("None")
+	case chatfmt.Bool:
+		if v.Bool {
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
+		}
+	case chatfmt.Number:
+		switch s := tojson(v); s {
+		case "Infinity":
+			b.WriteString("inf")
+		case "-Infinity":
+			b.WriteString("-inf")
+		default:
+			b.WriteString(s)
+		}
+	case chatfmt.String:
+		reprString(b, v.Str)
+	case chatfmt.Array:
+		b.WriteByte('[')
+		for i, x := range v.Items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pyRepr(b, x)
+		}
+		b.WriteByte(']')
+	case chatfmt.Object:
+		b.WriteByte('{')
+		for i, k := range v.Keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			reprString(b, k)
+			b.WriteString(": ")
+			pyRepr(b, v.Items[i])
+		}
+		b.WriteByte('}')
+	}
+}
+
+// reprString is Python's repr of a str: single quotes unless the text has
+// one and no double quote, printable characters as they are, the others
+// escaped.
+func reprString(b *strings.Builder, s string) {
+	quote := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		quote = '"'
+	}
+	b.WriteByte(quote)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		switch {
+		case r == '\\' || r == rune(quote):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == ' ' || r != utf8.RuneError && unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte(quote)
+}
