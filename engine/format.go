@@ -38,6 +38,10 @@ type PromptOptions struct {
 	// Thinking turns the reasoning mode on or off; nil is the template's
 	// default.
 	Thinking *bool
+	// ReasoningEffort is how hard a model that reasons at several levels
+	// should think (GenerateOptions.ReasoningEffort); "" is the template's
+	// default. Formats without levels ignore it.
+	ReasoningEffort string
 	// Tools are function definitions in the OpenAI form to show the model.
 	Tools []json.RawMessage
 	// ParseSpecial tokenizes special tokens written in message contents

@@ -36,6 +36,13 @@ type FormatSpec struct {
 	// without them (a prompt with tools is then an error naming the
 	// architecture).
 	Tools ToolSyntax
+	// Parser, if set, reads the answers instead of the parsers Reasoning
+	// and Tools describe, for a model whose answers are not reasoning tags
+	// followed by text with calls in it: gpt-oss's harmony messages, each
+	// on a channel (reasoning, answer, call). It returns the parser of one
+	// answer; tok is the model's vocabulary (nil without one). Tools still
+	// says that the model takes tools and gives the forced-call grammar.
+	Parser func(tok *tokenizer.Tokenizer, opts engine.ParserOptions) engine.Parser
 }
 
 // ToolSyntax is how a model writes tool calls: a parser that reads them out
@@ -230,9 +237,12 @@ func (f *Format) ToolCallGrammar(ctx context.Context, funcs []grammar.Function, 
 // NewParser returns a parser that splits an answer into reasoning (the
 // <think> block, white space around the tags trimmed, where the family
 // reasons), content and, with opts.Tools, the calls read out of the content
-// in the family's syntax (engine.Format).
+// in the family's syntax (engine.Format); or the spec's own Parser.
 func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 	f.tokenizer() // the marker ids; -1 (text matching only) without a tokenizer
+	if f.spec.Parser != nil {
+		return f.spec.Parser(f.tok, opts)
+	}
 	p := &parser{}
 	if f.spec.Reasoning {
 		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true})
