@@ -65,7 +65,7 @@ func pieces(answer string, n int, ids, withText bool) []reftest.Token {
 	var out []reftest.Token
 	for answer != "" {
 		i, m := -1, ""
-		for s, _ := range vocab {
+		for s := range vocab {
 			if j := strings.Index(answer, s); j >= 0 && (i < 0 || j < i) {
 				i, m = j, s
 			}
