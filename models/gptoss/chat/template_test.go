@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/internal/chatfmt"
 	"github.com/smolgo/smolgo/internal/chatfmt/reftest"
 )
 
@@ -103,28 +102,6 @@ func TestRenderErrors(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := Render(tt.msgs, tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Render(%v): err = %v, want one mentioning %q", tt.msgs, err, tt.want)
-		}
-	}
-}
-
-func TestPyStr(t *testing.T) {
-	tests := []struct{ json, want string }{
-		{`"a"`, "a"},
-		{`null`, "None"},
-		{`true`, "True"},
-		{`1e400`, "inf"},
-		{`-0.0`, "-0.0"},
-		{`1.5e-7`, "1.5e-07"},
-		{`[1, "it's", "x\"y'z", {"k": [false, null]}]`, `[1, "it's", 'x"y\'z', {'k': [False, None]}]`},
-		{`["\u0007\n é 😀 \u00a0"]`, `['\x07\n é 😀 \xa0']`},
-	}
-	for _, tt := range tests {
-		v, err := chatfmt.Parse([]byte(tt.json))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := pyStr(v); got != tt.want {
-			t.Errorf("pyStr(%s) = %s, want %s", tt.json, got, tt.want)
 		}
 	}
 }

@@ -171,7 +171,7 @@ func typeScript(spec value) (string, error) {
 	case typ.defined && typ.v.Kind == chatfmt.Array && len(typ.v.Items) > 0:
 		parts := make([]string, len(typ.v.Items))
 		for i, x := range typ.v.Items {
-			parts[i] = pyStr(x)
+			parts[i] = chatfmt.PyStr(x)
 		}
 		return strings.Join(parts, " | "), nil
 	case spec.attr("oneOf").truthy():
@@ -184,7 +184,7 @@ func typeScript(spec value) (string, error) {
 			}
 			parts := make([]string, len(vals))
 			for i, x := range vals {
-				parts[i] = pyStr(x)
+				parts[i] = chatfmt.PyStr(x)
 			}
 			return `"` + strings.Join(parts, `" | "`) + `"`, nil
 		}

@@ -1,0 +1,2 @@
+// Package chat is Qwen3-Coder's chat format.
+package chat
