@@ -54,6 +54,10 @@ type PromptOptions struct {
 type ParserOptions struct {
 	// Tools makes the parser read tool calls out of the answer.
 	Tools bool
+	// ToolDefinitions are the request's tools (GenerateOptions.Tools),
+	// for formats whose calls are read by the tools' schemas (Qwen3-Coder
+	// writes each argument as raw text, typed by its schema).
+	ToolDefinitions []json.RawMessage
 	// Thinking is whether the prompt asked for reasoning (nil: the
 	// template's default).
 	Thinking *bool

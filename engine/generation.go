@@ -259,7 +259,7 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	if g.opts.RawPrompt != nil {
 		g.parser = &rawParser{} // a completion: all text is content
 	} else {
-		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, Thinking: g.opts.Thinking})
+		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, ToolDefinitions: g.opts.Tools, Thinking: g.opts.Thinking})
 	}
 	if g.opts.Constraint != nil {
 		g.cons = &constrained{c: g.opts.Constraint}

@@ -2,6 +2,7 @@ package family
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -62,6 +63,16 @@ type ToolSyntax interface {
 type ToolParser interface {
 	Push(id int32, text string) []toolcall.Event
 	Flush() []toolcall.Event
+}
+
+// TypedToolSyntax is a ToolSyntax whose parser reads calls by the
+// request's tool definitions (engine.ParserOptions.ToolDefinitions):
+// Qwen3-Coder writes each argument as raw text, which becomes a JSON value
+// by the type its schema gives it. Format uses NewTypedParser instead of
+// NewParser for it.
+type TypedToolSyntax interface {
+	ToolSyntax
+	NewTypedParser(tok *tokenizer.Tokenizer, tools []json.RawMessage) ToolParser
 }
 
 // Hermes is the tool-call syntax of SmolLM3, Qwen2.5 and Qwen3 (and of the
@@ -248,7 +259,11 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true})
 	}
 	if opts.Tools && f.spec.Tools != nil {
-		p.tools = f.spec.Tools.NewParser(f.tok)
+		if ts, ok := f.spec.Tools.(TypedToolSyntax); ok {
+			p.tools = ts.NewTypedParser(f.tok, opts.ToolDefinitions)
+		} else {
+			p.tools = f.spec.Tools.NewParser(f.tok)
+		}
 	}
 	return p
 }

@@ -1,7 +1,6 @@
 package gptoss
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -13,67 +12,48 @@ import (
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/scripted"
 	"github.com/smolgo/smolgo/models/gptoss/chat"
 	"github.com/smolgo/smolgo/tokenizer"
 )
 
-// markers are gpt-oss's added tokens at their ids, which the converter
-// writes as control tokens (llama.cpp and package tokenizer then make
+// markers are gpt-oss's added tokens, after the bytes (not at gpt-oss's
+// ids, 199998 on: a small vocabulary builds fast). The converter writes
+// them as control tokens; llama.cpp and package tokenizer then make
 // <|channel|>, <|message|>, <|start|>, <|constrain|> and <|end|>
-// user-defined, and drop <|end|> from the end-of-generation tokens).
-var markers = map[int]string{199998: "<|startoftext|>", 199999: "<|endoftext|>", 200002: chat.Return, 200003: chat.Constrain,
-	200005: chat.Channel, 200006: chat.Start, 200007: chat.End, 200008: chat.Message, 200012: chat.Call}
+// user-defined, and drop <|end|> from the end-of-generation tokens.
+var markers = map[int]string{idStartOfText: "<|startoftext|>", idEndOfText: "<|endoftext|>", idReturn: chat.Return, idConstrain: chat.Constrain,
+	idChannel: chat.Channel, idStart: chat.Start, idEnd: chat.End, idMessage: chat.Message, idCall: chat.Call}
 
-// vocabFile is a vocabulary-only GGUF with gpt-oss's token layout: the 256
-// bytes as byte-level BPE tokens (no merges), [PAD] tokens up to the added
-// tokens, and the markers at their ids, pre-tokenizer "gpt-4o".
+const (
+	idStartOfText = 256 + iota
+	idEndOfText
+	idReturn
+	idConstrain
+	idChannel
+	idStart
+	idEnd
+	idMessage
+	idCall
+)
+
+// vocabFile is a vocabulary-only GGUF in gpt-oss's manner: the bytes, the
+// markers, pre-tokenizer "gpt-4o".
 func vocabFile(t *testing.T) *gguf.File {
 	t.Helper()
-	const n = 200013
-	tokens := make([]string, n)
-	types := make([]int32, n)
-	for i := range tokens {
-		tokens[i], types[i] = "[PAD"+string(rune('0'+i%10))+"]", 5 // unused
-	}
-	for b := range 256 {
-		tokens[b], types[b] = string(byteRune(byte(b))), 1
-	}
-	for id, s := range markers {
-		tokens[id], types[id] = s, 3 // control
-	}
-	kv := []gguf.KV{
-		{Key: "general.architecture", Value: Arch},
-		{Key: "tokenizer.ggml.model", Value: "gpt2"},
-		{Key: "tokenizer.ggml.pre", Value: "gpt-4o"},
-		{Key: "tokenizer.ggml.tokens", Value: tokens},
-		{Key: "tokenizer.ggml.token_type", Value: types},
-		{Key: "tokenizer.ggml.merges", Value: []string{}},
-		{Key: "tokenizer.ggml.bos_token_id", Value: uint32(199998)},
-		{Key: "tokenizer.ggml.eos_token_id", Value: uint32(200002)},
-		{Key: "tokenizer.ggml.padding_token_id", Value: uint32(199999)},
-	}
-	var buf bytes.Buffer
-	if err := gguf.Write(&buf, kv, nil); err != nil {
+	b, err := scripted.Vocab(markers, nil, "gpt-4o",
+		gguf.KV{Key: "general.architecture", Value: Arch},
+		gguf.KV{Key: "tokenizer.ggml.bos_token_id", Value: uint32(idStartOfText)},
+		gguf.KV{Key: "tokenizer.ggml.eos_token_id", Value: uint32(idReturn)},
+		gguf.KV{Key: "tokenizer.ggml.padding_token_id", Value: uint32(idEndOfText)})
+	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Parse(buf.Bytes())
+	f, err := gguf.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
-}
-
-// byteRune is GPT-2's byte-level alphabet.
-func byteRune(b byte) rune {
-	switch {
-	case b >= 0x21 && b <= 0x7E, b >= 0xA1 && b <= 0xAC, b >= 0xAE:
-		return rune(b)
-	case b <= 0x20:
-		return 0x100 + rune(b)
-	case b <= 0xA0:
-		return 0x100 + 33 + rune(b-0x7F)
-	}
-	return 0x143
 }
 
 var weatherTool = json.RawMessage(`{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"]}}}`)
@@ -101,16 +81,16 @@ func TestPrompt(t *testing.T) {
 	if !strings.Contains(text, "Reasoning: high") {
 		t.Errorf("the render has no high effort:\n%s", text)
 	}
-	if n := countID(ids, 200002); n != 0 {
+	if n := countID(ids, idReturn); n != 0 {
 		t.Errorf("%d <|return|> tokens in the prompt, want 0 (the user's is text)", n)
 	}
-	if n, want := countID(ids, 200006), strings.Count(text, chat.Start); n != want {
+	if n, want := countID(ids, idStart), strings.Count(text, chat.Start); n != want {
 		t.Errorf("%d <|start|> tokens, want %d", n, want)
 	}
 	for _, c := range []struct {
 		id  int32
 		end bool
-	}{{200002, true}, {200012, true}, {200007, false}, {200008, false}} {
+	}{{idReturn, true}, {idCall, true}, {idEnd, false}, {idMessage, false}} {
 		if got := f.EndOfTurn(c.id); got != c.end {
 			t.Errorf("EndOfTurn(%d) = %v, want %v", c.id, got, c.end)
 		}
@@ -153,7 +133,7 @@ func TestGenerate(t *testing.T) {
 			"Need it.", "", `get_weather{"city":"Paris"}`},
 	}
 	for _, tt := range tests {
-		b.answer = b.tok.Encode(tt.answer, true)
+		b.Answer = b.tok.Encode(tt.answer, true)
 		reasoning, content, calls := generate(t, m, engine.GenerateOptions{MaxTokens: 200, Tools: []json.RawMessage{weatherTool}})
 		if reasoning != tt.reasoning || content != tt.content || strings.Join(calls, " ") != tt.call {
 			t.Errorf("%q:\n got reasoning %q content %q calls %v\nwant %q %q %q", tt.answer, reasoning, content, calls, tt.reasoning, tt.content, tt.call)
@@ -166,7 +146,7 @@ func TestGenerate(t *testing.T) {
 func TestForcedToolCall(t *testing.T) {
 	m, b := newModel(t, vocabFile(t), "")
 	for seed := range uint64(2) {
-		b.rng = rand.New(rand.NewPCG(seed, 7))
+		b.Rand = rand.New(rand.NewPCG(seed, 7))
 		g, err := m.ToolCallGrammar(context.Background(), []grammar.Function{{Name: "get_weather",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"]}`)}},
 			grammar.ToolCallOptions{})
@@ -210,8 +190,8 @@ func generate(t *testing.T, m *engine.Model, opts engine.GenerateOptions) (reaso
 
 // newModel is an engine.Model with gpt-oss's format over f whose backend
 // writes answer (tokenized with its markers) and then <|return|>, or random
-// logits once the test sets its rng.
-func newModel(t *testing.T, f *gguf.File, answer string) (*engine.Model, *scripted) {
+// logits once the test sets its Rand.
+func newModel(t *testing.T, f *gguf.File, answer string) (*engine.Model, *backend) {
 	t.Helper()
 	format := family.NewFormat(f, FormatSpec)
 	tok, err := tokenizer.FromGGUF(f)
@@ -222,8 +202,8 @@ func newModel(t *testing.T, f *gguf.File, answer string) (*engine.Model, *script
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &scripted{tok: tok, vocab: tok.Len(), promptLen: len(prompt), answer: tok.Encode(answer, true), end: 200002}
-	m, err := engine.New(b, format, engine.Config{})
+	b := &backend{tok: tok, Backend: scripted.Backend{Size: tok.Len(), PromptLen: len(prompt), Answer: tok.Encode(answer, true), End: idReturn}}
+	m, err := engine.New(&b.Backend, format, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,49 +211,7 @@ func newModel(t *testing.T, f *gguf.File, answer string) (*engine.Model, *script
 	return m, b
 }
 
-// scripted is a backend whose rows predict the answer's next token, then
-// the end of the answer; or random logits.
-type scripted struct {
-	tok              *tokenizer.Tokenizer
-	vocab, promptLen int
-	answer           []int32
-	end              int32
-	rng              *rand.Rand
-}
-
-type scriptedCache struct{ n int }
-
-func (c *scriptedCache) Len() int             { return c.n }
-func (c *scriptedCache) MaxLen() int          { return 4096 }
-func (c *scriptedCache) Truncate(n int) error { c.n = min(c.n, n); return nil }
-func (c *scriptedCache) Bytes() int64         { return 0 }
-func (c *scriptedCache) Close() error         { return nil }
-
-func (b *scripted) Vocab() int                      { return b.vocab }
-func (b *scripted) BatchSize() int                  { return 512 }
-func (b *scripted) NewCache() (engine.Cache, error) { return &scriptedCache{}, nil }
-
-func (b *scripted) Step(_ context.Context, batch []engine.Seq) error {
-	for _, s := range batch {
-		c := s.Cache.(*scriptedCache)
-		rows := len(s.Logits) / b.vocab
-		for r := range rows {
-			row := s.Logits[r*b.vocab : (r+1)*b.vocab]
-			if b.rng != nil {
-				for i := range row {
-					row[i] = float32(b.rng.NormFloat64())
-				}
-				continue
-			}
-			p := c.n + len(s.Tokens) - rows + r // the row of position p predicts p+1
-			next := b.end
-			if i := p + 1 - b.promptLen; i >= 0 && i < len(b.answer) {
-				next = b.answer[i]
-			}
-			clear(row)
-			row[next] = 1
-		}
-		c.n += len(s.Tokens)
-	}
-	return nil
+type backend struct {
+	scripted.Backend
+	tok *tokenizer.Tokenizer
 }
