@@ -38,6 +38,10 @@ type PromptOptions struct {
 	// Thinking turns the reasoning mode on or off; nil is the template's
 	// default.
 	Thinking *bool
+	// ReasoningEffort is how hard a model that reasons at several levels
+	// should think (GenerateOptions.ReasoningEffort); "" is the template's
+	// default. Formats without levels ignore it.
+	ReasoningEffort string
 	// Tools are function definitions in the OpenAI form to show the model.
 	Tools []json.RawMessage
 	// ParseSpecial tokenizes special tokens written in message contents
@@ -50,6 +54,10 @@ type PromptOptions struct {
 type ParserOptions struct {
 	// Tools makes the parser read tool calls out of the answer.
 	Tools bool
+	// ToolDefinitions are the request's tools (GenerateOptions.Tools),
+	// for formats whose calls are read by the tools' schemas (Qwen3-Coder
+	// writes each argument as raw text, typed by its schema).
+	ToolDefinitions []json.RawMessage
 	// Thinking is whether the prompt asked for reasoning (nil: the
 	// template's default).
 	Thinking *bool

@@ -114,7 +114,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 	if msgs[0].Role == "system" {
 		head = 1
 	}
-	popts := PromptOptions{Thinking: g.opts.Thinking, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial}
+	popts := PromptOptions{Thinking: g.opts.Thinking, ReasoningEffort: g.opts.ReasoningEffort, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial}
 	for dropped := 0; ; dropped++ {
 		use := msgs
 		if dropped > 0 {
@@ -311,7 +311,7 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	if g.opts.RawPrompt != nil {
 		g.parser = &rawParser{} // a completion: all text is content
 	} else {
-		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, Thinking: g.opts.Thinking})
+		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, ToolDefinitions: g.opts.Tools, Thinking: g.opts.Thinking})
 	}
 	if g.opts.Constraint != nil {
 		g.cons = &constrained{c: g.opts.Constraint}

@@ -25,6 +25,12 @@ type GenerateOptions struct {
 	// Thinking turns the model's reasoning mode on or off for this request;
 	// nil leaves it to the template.
 	Thinking *bool
+	// ReasoningEffort asks a model whose template sets how hard it
+	// reasons for a level: OpenAI's reasoning_effort, "low", "medium" or
+	// "high" (gpt-oss's "Reasoning:" line). "" leaves it to the template;
+	// formats without levels ignore it, and a format with levels may
+	// reject a value it has no level for.
+	ReasoningEffort string
 	// Tools are function definitions in the OpenAI form ({"type":
 	// "function", "function": {...}}) that the chat template shows the
 	// model. With Tools set, Generate reads the calls the model writes out

@@ -2,6 +2,7 @@ package family
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -36,6 +37,13 @@ type FormatSpec struct {
 	// without them (a prompt with tools is then an error naming the
 	// architecture).
 	Tools ToolSyntax
+	// Parser, if set, reads the answers instead of the parsers Reasoning
+	// and Tools describe, for a model whose answers are not reasoning tags
+	// followed by text with calls in it: gpt-oss's harmony messages, each
+	// on a channel (reasoning, answer, call). It returns the parser of one
+	// answer; tok is the model's vocabulary (nil without one). Tools still
+	// says that the model takes tools and gives the forced-call grammar.
+	Parser func(tok *tokenizer.Tokenizer, opts engine.ParserOptions) engine.Parser
 }
 
 // ToolSyntax is how a model writes tool calls: a parser that reads them out
@@ -55,6 +63,16 @@ type ToolSyntax interface {
 type ToolParser interface {
 	Push(id int32, text string) []toolcall.Event
 	Flush() []toolcall.Event
+}
+
+// TypedToolSyntax is a ToolSyntax whose parser reads calls by the
+// request's tool definitions (engine.ParserOptions.ToolDefinitions):
+// Qwen3-Coder writes each argument as raw text, which becomes a JSON value
+// by the type its schema gives it. Format uses NewTypedParser instead of
+// NewParser for it.
+type TypedToolSyntax interface {
+	ToolSyntax
+	NewTypedParser(tok *tokenizer.Tokenizer, tools []json.RawMessage) ToolParser
 }
 
 // Hermes is the tool-call syntax of SmolLM3, Qwen2.5 and Qwen3 (and of the
@@ -230,15 +248,22 @@ func (f *Format) ToolCallGrammar(ctx context.Context, funcs []grammar.Function, 
 // NewParser returns a parser that splits an answer into reasoning (the
 // <think> block, white space around the tags trimmed, where the family
 // reasons), content and, with opts.Tools, the calls read out of the content
-// in the family's syntax (engine.Format).
+// in the family's syntax (engine.Format); or the spec's own Parser.
 func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 	f.tokenizer() // the marker ids; -1 (text matching only) without a tokenizer
+	if f.spec.Parser != nil {
+		return f.spec.Parser(f.tok, opts)
+	}
 	p := &parser{}
 	if f.spec.Reasoning {
 		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true})
 	}
 	if opts.Tools && f.spec.Tools != nil {
-		p.tools = f.spec.Tools.NewParser(f.tok)
+		if ts, ok := f.spec.Tools.(TypedToolSyntax); ok {
+			p.tools = ts.NewTypedParser(f.tok, opts.ToolDefinitions)
+		} else {
+			p.tools = f.spec.Tools.NewParser(f.tok)
+		}
 	}
 	return p
 }

@@ -19,7 +19,7 @@ import (
 // templates' markers as text, which is enough to run every path), and of
 // the tiny models that have no golden files there (goldentest.TinyModel).
 var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M",
-	"qwen3moe-tiny-Q4_K_M", "lfm2-tiny-Q4_K_M"} // gptoss-tiny joins with the harmony format
+	"qwen3moe-tiny-Q4_K_M", "gptoss-tiny-Q4_K_M", "lfm2-tiny-Q4_K_M"}
 
 // modelPath returns the file of a tiny model named stem-MIX
 // ("gemma3-tiny-Q4_K_M"): a golden-families file, or one synth writes
@@ -29,6 +29,12 @@ func modelPath(t *testing.T, name string) string { return goldentest.TinyModel(t
 // recurrentModels are the session models with recurrent layers, whose
 // caches cannot shift (a dropped turn is recomputed instead).
 var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
+
+// rewritesHistory are the session models whose template renders earlier
+// answers differently from how they were generated (gpt-oss drops the
+// analysis channel of earlier turns): a dropped turn is recomputed, since
+// the cache's positions are not the new prompt's.
+var rewritesHistory = map[string]bool{"gptoss-tiny-Q4_K_M": true}
 
 // noToolModels are the session models whose format has no tool calls yet
 // (LFM2's Python-style calls).
@@ -206,7 +212,7 @@ func TestFamilyConstraintAndContextShift(t *testing.T) {
 			switch {
 			case recurrentModels[name] && shifted != 0:
 				t.Errorf("a recurrent model's cache shifted %d tokens", shifted)
-			case !recurrentModels[name] && shifted == 0:
+			case !recurrentModels[name] && !rewritesHistory[name] && shifted == 0:
 				t.Errorf("the cache never shifted: every drop was recomputed")
 			}
 		})

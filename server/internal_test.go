@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"testing"
@@ -169,5 +170,35 @@ func TestSessionStoreFullOfBusySessions(t *testing.T) {
 	defer done()
 	if _, err := st.create(); !errors.Is(err, errTooManySessions) {
 		t.Fatalf("create with every session busy: %v", err)
+	}
+}
+
+// reasoning_effort (chat) and reasoning.effort (Responses) reach the
+// engine as GenerateOptions.ReasoningEffort, for templates with levels,
+// beside the thinking switch they also set.
+func TestReasoningEffortReachesEngine(t *testing.T) {
+	cfg := Config{}
+	for _, tt := range []struct {
+		effort   string
+		thinking bool
+	}{{"low", true}, {"high", true}, {"none", false}, {"", true}} {
+		body := `{"messages":[{"role":"user","content":"hi"}]`
+		if tt.effort != "" {
+			body += `,"reasoning_effort":"` + tt.effort + `"`
+		}
+		var req chatRequest
+		if err := json.Unmarshal([]byte(body+"}"), &req); err != nil {
+			t.Fatal(err)
+		}
+		job, ae := req.validate(&cfg, nil)
+		if ae != nil {
+			t.Fatalf("%s: %v", body, ae)
+		}
+		if job.opts.ReasoningEffort != tt.effort {
+			t.Errorf("%s: ReasoningEffort %q, want %q", body, job.opts.ReasoningEffort, tt.effort)
+		}
+		if tt.effort != "" && (job.opts.Thinking == nil || *job.opts.Thinking != tt.thinking) {
+			t.Errorf("%s: Thinking %v, want %v", body, job.opts.Thinking, tt.thinking)
+		}
 	}
 }

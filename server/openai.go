@@ -246,6 +246,7 @@ func (req *chatRequest) validate(cfg *Config, syntax toolSyntax) (*chatJob, *api
 	if opts.Thinking, err = thinking(req.ChatTemplateKwargs.EnableThinking, req.ReasoningEffort, "reasoning_effort"); err != nil {
 		return nil, err
 	}
+	opts.ReasoningEffort = req.ReasoningEffort // for templates with levels (gpt-oss's)
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return nil, badRequest("top_logprobs", "top_logprobs %d is out of range [0, 20]", *req.TopLogprobs)

@@ -138,6 +138,7 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 		if opts.Thinking, ae = thinking(nil, req.Reasoning.Effort, "reasoning.effort"); ae != nil {
 			return nil, ae
 		}
+		opts.ReasoningEffort = req.Reasoning.Effort
 	}
 	opts.ParseSpecial = cfg.ParseSpecialTokens
 	opts.DropOldest = req.SessionID != ""

@@ -40,7 +40,7 @@ func (s *Server) promptOf(job *chatJob) ([]int32, *apiError) {
 		return nil, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "not_supported",
 			Message: "this engine does not expose its chat template"}
 	}
-	ids, err := t.PromptTokens(job.msgs, engine.PromptOptions{Thinking: job.opts.Thinking, Tools: job.opts.Tools, ParseSpecial: job.opts.ParseSpecial})
+	ids, err := t.PromptTokens(job.msgs, engine.PromptOptions{Thinking: job.opts.Thinking, ReasoningEffort: job.opts.ReasoningEffort, Tools: job.opts.Tools, ParseSpecial: job.opts.ParseSpecial})
 	if err != nil {
 		return nil, badRequest("messages", "the model's chat template cannot render these messages: %v", err)
 	}

@@ -1,8 +1,8 @@
 // Package chatfmt holds what the chat subpackages of the model families
 // (models/qwen3/chat, models/qwen2/chat, models/llamaarch/chat,
 // models/llamaarch/chatml, models/gemma3/chat, models/granite/chat,
-// models/phi3/chat, smollm3/chat) and package family's tool-call syntaxes
-// share:
+// models/phi3/chat, models/gptoss/chat, models/qwen3moe/chat,
+// smollm3/chat) and package family's tool-call syntaxes share:
 //
 //   - the renderers' common front: Check (ErrNoMessages for an empty
 //     conversation, then CheckRoles), so that every template refuses the
@@ -13,7 +13,7 @@
 //   - JSON printed the way the reference implementations print it (Python's
 //     json.dumps, which is what Hugging Face's tojson filter calls, and
 //     nlohmann::json's dump, which is what llama.cpp's template polyfills
-//     call);
+//     call), and Python's str of a JSON value (PyStr, what Jinja prints);
 //   - a streaming parser for answers that call tools by writing a bare JSON
 //     object or list (LeadParser), and llama.cpp's generic tool format for
 //     templates that show no tools (GenericTurns, GenericParser,

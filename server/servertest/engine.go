@@ -401,7 +401,7 @@ func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engi
 				off := false
 				thinking = &off
 			}
-			ids, err := e.f.Prompt(msgs, engine.PromptOptions{Thinking: thinking, Tools: opts.Tools, ParseSpecial: opts.ParseSpecial})
+			ids, err := e.f.Prompt(msgs, engine.PromptOptions{Thinking: thinking, ReasoningEffort: opts.ReasoningEffort, Tools: opts.Tools, ParseSpecial: opts.ParseSpecial})
 			if err == nil {
 				prompt, _ := e.b.Tok.Decode(ids, false)
 				e.b.SetAnswer(prompt, e.answer(msgs, thinking == nil || *thinking))
