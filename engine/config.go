@@ -17,6 +17,9 @@ type Config struct {
 	// KVType is the KV cache element type by the name llama.cpp's -ctk/-ctv
 	// flags use: "f16" (default), "f32" or "q8_0".
 	KVType string
+	// ChatTemplate, when set, is a Jinja chat template that replaces the
+	// file's (WithChatTemplate).
+	ChatTemplate string
 	// Context bounds each sequence's cache to this many positions (default:
 	// the model's trained context).
 	Context int
@@ -110,6 +113,12 @@ type Option func(*Config)
 
 // WithThreads sets the number of CPU threads per forward step.
 func WithThreads(n int) Option { return func(c *Config) { c.Threads = n } }
+
+// WithChatTemplate renders prompts with a Jinja chat template of your
+// own instead of the file's tokenizer.chat_template (llama-server's
+// --chat-template-file): the reasoning and tool-call markers are read
+// from it as for any template the engine renders.
+func WithChatTemplate(src string) Option { return func(c *Config) { c.ChatTemplate = src } }
 
 // WithKVType sets the KV cache type: "f16", "f32" or "q8_0".
 func WithKVType(t string) Option { return func(c *Config) { c.KVType = t } }

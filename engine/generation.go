@@ -113,7 +113,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 	if msgs[0].Role == "system" {
 		head = 1
 	}
-	popts := PromptOptions{Thinking: g.opts.Thinking, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial}
+	popts := PromptOptions{Thinking: g.opts.Thinking, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial, TemplateKwargs: g.opts.TemplateKwargs}
 	for dropped := 0; ; dropped++ {
 		use := msgs
 		if dropped > 0 {

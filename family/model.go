@@ -126,6 +126,11 @@ func build(fam Family, f *gguf.File, cfg engine.Config) (*parts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fam.Arch, err)
 	}
+	if cfg.ChatTemplate != "" { // engine.WithChatTemplate replaces the file's template
+		if format, err = TemplateFormat(f, cfg.ChatTemplate); err != nil {
+			return nil, err
+		}
+	}
 	pooling, matryoshka, err := embedKeys(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fam.Arch, err)

@@ -31,6 +31,7 @@ const Arch = "granite"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+	family.ProvideToolSyntax("granite", Tools3)
 }
 
 // Describe is Granite's block for a file.
