@@ -95,6 +95,20 @@ func TemplateSpec(f *gguf.File, src string) (FormatSpec, error) {
 	}
 	tt := &templateText{t: t, src: src, special: specialTokens(f), now: time.Now}
 	m := DetectMarkers(tt)
+	if f != nil {
+		// A file may carry a variant for requests with tools
+		// (tokenizer.chat_template.tool_use: Hermes 2 Pro and 3, Command-R),
+		// which transformers and llama.cpp render those with.
+		if tsrc, err := f.String("tokenizer.chat_template.tool_use"); err == nil && tsrc != "" && tsrc != src {
+			tu, err := jinja.Parse(tsrc)
+			if err != nil {
+				return FormatSpec{}, fmt.Errorf("family: the tool_use chat template: %w", err)
+			}
+			tt.tools = &templateText{t: tu, src: tsrc, special: tt.special, now: tt.now}
+			tm := DetectMarkers(tt.tools)
+			m.Syntax, m.ToolsShown, m.CallsShown = tm.Syntax, tm.ToolsShown, tm.CallsShown
+		}
+	}
 	spec := FormatSpec{
 		Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
 			return tt.render(msgs, opts, m)
@@ -123,6 +137,7 @@ func TemplateSpec(f *gguf.File, src string) (FormatSpec, error) {
 type templateText struct {
 	t       *jinja.Template
 	src     string
+	tools   *templateText // the variant for requests with tools, if the file has one
 	special map[string]string // bos_token, eos_token
 	now     func() time.Time
 }
@@ -141,9 +156,7 @@ func (tt *templateText) vars(msgs []jinja.Value, tools []json.RawMessage, addGen
 			ts[i] = x
 		}
 		v.Set("tools", jinja.ListOf(ts...))
-	} else {
-		v.Set("tools", jinja.None())
-	}
+	} // without tools, tools is undefined (as llama.cpp leaves it): templates loop over it unguarded
 	v.Set("add_generation_prompt", jinja.Bool(addGen))
 	for k, s := range tt.special {
 		v.Set(k, jinja.String(s))
@@ -199,7 +212,11 @@ func (tt *templateText) render(msgs []engine.Message, opts engine.PromptOptions,
 		}
 		values, tools = turns, nil
 	}
-	text, err := tt.renderValues(values, tools, true, opts.Thinking, opts.TemplateKwargs)
+	with := tt
+	if tt.tools != nil && len(opts.Tools) > 0 {
+		with = tt.tools
+	}
+	text, err := with.renderValues(values, tools, true, opts.Thinking, opts.TemplateKwargs)
 	if err != nil {
 		return "", nil, err
 	}
