@@ -137,7 +137,7 @@ func TemplateSpec(f *gguf.File, src string) (FormatSpec, error) {
 type templateText struct {
 	t       *jinja.Template
 	src     string
-	tools   *templateText // the variant for requests with tools, if the file has one
+	tools   *templateText     // the variant for requests with tools, if the file has one
 	special map[string]string // bos_token, eos_token
 	now     func() time.Time
 }
