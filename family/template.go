@@ -184,7 +184,7 @@ func (tt *templateText) renderValues(msgs []jinja.Value, tools []json.RawMessage
 	}
 	out, err := tt.t.Render(context.Background(), vars, jinja.Options{Now: tt.now})
 	if err != nil {
-		return "", fmt.Errorf("family: the chat template: %w", err)
+		return "", fmt.Errorf("family: %w: %w", engine.ErrTemplate, err)
 	}
 	return out, nil
 }

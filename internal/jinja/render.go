@@ -24,10 +24,10 @@ type Limits struct {
 	Timeout time.Duration
 }
 
-// DefaultLimits are generous for a chat template (a conversation of
-// thousands of turns renders in a few million steps and milliseconds)
-// and stop a runaway one within a second.
-var DefaultLimits = Limits{MaxSteps: 20_000_000, MaxDepth: 200, MaxOutput: 16 << 20, Timeout: time.Second}
+// DefaultLimits are generous for a chat template (Qwen3's renders a turn
+// in a few hundred steps, so thousands of turns fit) and stop a runaway
+// one within a second (5 million steps take about half a second).
+var DefaultLimits = Limits{MaxSteps: 5_000_000, MaxDepth: 200, MaxOutput: 16 << 20, Timeout: time.Second}
 
 // Options are a render's inputs besides the variables.
 type Options struct {
