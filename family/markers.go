@@ -106,18 +106,18 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 	return []ToolSyntaxEntry{
 		{Name: "harmony", Match: has("to=functions." + probeFn)},
 		{Name: "Qwen3-Coder XML", Match: has("<function="+probeFn+">", "<parameter="+probeArg+">")},
-		{Name: "GLM", Match: has("<tool_call>"+probeFn, "<arg_key>"+probeArg+"</arg_key>")},
-		{Name: "Kimi K2", Match: has("<|tool_call_begin|>", probeFn)},
+		{Name: "GLM", Match: has("<tool_call>"+probeFn, "<arg_key>"+probeArg+"</arg_key>"), Syntax: GLMTools},
+		{Name: "Kimi K2", Match: has("<|tool_call_begin|>", probeFn), Syntax: KimiTools},
 		{Name: "DeepSeek", Match: has("<｜tool▁call▁begin｜>", probeFn), Syntax: DeepSeekTools},
 		{Name: "Hermes", Match: func(s string) bool {
 			i := strings.Index(s, "<tool_call>")
 			return i >= 0 && strings.Contains(s[i:], `"name": `+fn) && strings.Contains(s[i:], "</tool_call>")
 		}, Syntax: Hermes},
-		{Name: "Mistral", Match: has("[TOOL_CALLS]", probeFn)},
+		{Name: "Mistral", Match: has("[TOOL_CALLS]", probeFn), Syntax: MistralTools},
 		{Name: "Command-R", Match: has("<|START_ACTION|>", probeFn)},
 		{Name: "Command-R", Match: has("Action:", `"tool_name": `+fn)},
 		{Name: "functionary v3.2", Match: has(">>>" + probeFn)},
-		{Name: "functionary v3.1", Match: has("<function=" + probeFn + ">")},
+		{Name: "functionary v3.1", Match: has("<function=" + probeFn + ">"), Syntax: FunctionaryTools},
 		{Name: "LFM2 Python calls", Match: has("<|tool_call_start|>[" + probeFn + "(")},
 		{Name: "Phi-4", Match: has("<|tool_call|>", "<|/tool_call|>", fn), Syntax: provided("phi4")},
 		{Name: "Granite", Match: has("<|tool_call|>", fn), Syntax: provided("granite")},
@@ -297,21 +297,34 @@ func trailingMarker(s string) string {
 
 var markerPairs = [][2]string{{"<", ">"}, {"[", "]"}, {"◁", "▷"}}
 
-// DeepSeekTools is DeepSeek's tool-call syntax (R1 and its distills,
-// V3): calls between <｜tool▁calls▁begin｜> and <｜tool▁calls▁end｜>, each
-// <｜tool▁call▁begin｜>function<｜tool▁sep｜>name, then the arguments as a
-// ```json block (R1) or bare (V3.1), then <｜tool▁call▁end｜>. Its
-// markers are special tokens, which grammars cannot spell, so a forced
-// call is an error.
-var DeepSeekTools ToolSyntax = deepseekSyntax{}
-
-type deepseekSyntax struct{}
-
-func (deepseekSyntax) NewParser(*tokenizer.Tokenizer) ToolParser { return chatfmt.NewDeepSeekParser() }
-
-func (deepseekSyntax) Grammar(context.Context, []grammar.Function, grammar.ToolCallOptions) (*grammar.Grammar, error) {
-	return nil, errors.New("family: DeepSeek's tool calls are written with special tokens, which a grammar cannot force (tool_choice required or a named function); use tool_choice auto")
+// MarkedSyntax is a tool-call syntax whose calls sit between markers
+// (chatfmt.MarkedCalls: DeepSeek's, Kimi K2's, Mistral's, functionary
+// v3.1's, GLM's). Its markers are special tokens of the models'
+// vocabularies, which a grammar (spelled with ordinary tokens) cannot
+// write, so a forced call is an error saying so.
+type MarkedSyntax struct {
+	Name  string
+	Calls chatfmt.MarkedCalls
 }
+
+// NewParser implements ToolSyntax.
+func (m MarkedSyntax) NewParser(*tokenizer.Tokenizer) ToolParser {
+	return chatfmt.NewMarkedParser(m.Calls)
+}
+
+// Grammar implements ToolSyntax: an error.
+func (m MarkedSyntax) Grammar(context.Context, []grammar.Function, grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return nil, errors.New("family: " + m.Name + "'s tool calls are written with special tokens, which a grammar cannot force (tool_choice required or a named function); use tool_choice auto")
+}
+
+// The marker syntaxes of the table.
+var (
+	DeepSeekTools    ToolSyntax = MarkedSyntax{"DeepSeek", chatfmt.DeepSeekCalls}
+	KimiTools        ToolSyntax = MarkedSyntax{"Kimi K2", chatfmt.KimiCalls}
+	MistralTools     ToolSyntax = MarkedSyntax{"Mistral", chatfmt.MistralCalls}
+	FunctionaryTools ToolSyntax = MarkedSyntax{"functionary v3.1", chatfmt.FunctionaryCalls}
+	GLMTools         ToolSyntax = MarkedSyntax{"GLM", chatfmt.GLMCalls}
+)
 
 // unparsedSyntax is a syntax the table recognises but smolgo does not
 // parse yet: a prompt with tools fails (render says so), and an answer is
