@@ -22,7 +22,11 @@
 //   - the format (FormatSpec: a template renderer, the end-of-turn markers,
 //     the reasoning tags and a ToolSyntax).
 //
-// and an init function calling Register. Granite (package granite) is an
+// and an init function calling Register. A hand-written format is for the
+// templates it was verified on: the family recognises them (by their
+// SHA-256, KnownTemplate) and gives any other file its own template through
+// the Jinja engine (FileFormat, TemplateSpec), whose markers are read from
+// the template; engine.WithChatTemplate replaces a file's template. Granite (package granite) is an
 // example of a family that is only data: its four multipliers are Arch
 // fields. Adding it touched granite/ plus the block's switches: llama/arch.go
 // (three scale fields), llama/step.go (where they apply) and a synth preset
