@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
@@ -180,4 +181,36 @@ func hasToolTurns(msgs []engine.Message) bool {
 		}
 	}
 	return false
+}
+
+// A file carrying another template than the one its family's format was
+// verified on gets its own template through the engine: llama.cpp's copy
+// of SmolLM3's (Unsloth's edit, which most uploads ship) and of Llama
+// 3.1's; one carrying the verified text keeps the hand-written format.
+func TestFileTemplateChoosesFormat(t *testing.T) {
+	dir := filepath.Join(sharedtest.LlamaCpp(t), "models", "templates")
+	for _, c := range []struct {
+		arch, template string
+		engine         bool
+	}{
+		{"smollm3", "HuggingFaceTB-SmolLM3-3B", true},
+		{"llama", "meta-llama-Llama-3.1-8B-Instruct", true},
+		{"llama", "meta-llama-Llama-3.2-3B-Instruct", false},
+		{"qwen3", "Qwen-Qwen3-0.6B", false},
+		{"qwen2", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", true},
+	} {
+		src, err := os.ReadFile(filepath.Join(dir, c.template+".jinja"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fam, _ := family.Lookup(c.arch)
+		format, err := fam.Format(templateFile(t, c.arch, string(src), "<s>", "</s>"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, ok := format.(*family.Format)
+		if got := ok && f.Spec().Template != nil; got != c.engine {
+			t.Errorf("%s file with %s: through the engine %v, want %v", c.arch, c.template, got, c.engine)
+		}
+	}
 }
