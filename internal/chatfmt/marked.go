@@ -30,8 +30,8 @@ type MarkedParser struct {
 	syn       MarkedCalls
 	inCall    bool
 	afterCall bool // the last thing read was a call: white space before the next is dropped
-	buf    string
-	out    []toolcall.Event
+	buf       string
+	out       []toolcall.Event
 }
 
 // NewMarkedParser returns a parser for one answer.
