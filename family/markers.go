@@ -74,7 +74,9 @@ var (
 )
 
 // ProvideToolSyntax gives the table of tool-call syntaxes the parser and
-// grammar of the syntax named name ("llama3-json", "granite", "phi4"),
+// grammar of the syntax named name ("llama3-json", "granite", "phi4"; the
+// table also asks for "harmony" and "qwen3-coder-xml", which no package
+// provides yet),
 // for templates that write calls so; a family package calls it in its
 // init, as it calls Register.
 func ProvideToolSyntax(name string, s ToolSyntax) {
@@ -104,8 +106,8 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 	}
 	fn := `"` + probeFn + `"`
 	return []ToolSyntaxEntry{
-		{Name: "harmony", Match: has("to=functions." + probeFn)},
-		{Name: "Qwen3-Coder XML", Match: has("<function="+probeFn+">", "<parameter="+probeArg+">")},
+		{Name: "harmony", Match: has("to=functions." + probeFn), Syntax: provided("harmony")},
+		{Name: "Qwen3-Coder XML", Match: has("<function="+probeFn+">", "<parameter="+probeArg+">"), Syntax: provided("qwen3-coder-xml")},
 		{Name: "GLM", Match: has("<tool_call>"+probeFn, "<arg_key>"+probeArg+"</arg_key>"), Syntax: GLMTools},
 		{Name: "Kimi K2", Match: has("<|tool_call_begin|>", probeFn), Syntax: KimiTools},
 		{Name: "DeepSeek", Match: has("<｜tool▁call▁begin｜>", probeFn), Syntax: DeepSeekTools},
