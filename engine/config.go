@@ -21,6 +21,9 @@ type Config struct {
 	// Device to "cpu" and Logger to slog.Default() where they are unset;
 	// the engine logs scheduling messages to Logger too.
 	backend.Options
+	// ChatTemplate, when set, is a Jinja chat template that replaces the
+	// file's (WithChatTemplate).
+	ChatTemplate string
 
 	// PromptCacheBytes bounds the prompt cache shared by the sessions (see
 	// PromptCache); 0 means none.
@@ -109,6 +112,12 @@ type Option func(*Config)
 
 // WithThreads sets the number of CPU threads per forward step.
 func WithThreads(n int) Option { return func(c *Config) { c.Threads = n } }
+
+// WithChatTemplate renders prompts with a Jinja chat template of your
+// own instead of the file's tokenizer.chat_template (llama-server's
+// --chat-template-file): the reasoning and tool-call markers are read
+// from it as for any template the engine renders.
+func WithChatTemplate(src string) Option { return func(c *Config) { c.ChatTemplate = src } }
 
 // WithKVType sets the KV cache type by its llama.cpp name: "f16" (the
 // default), "f32" or "q8_0" (an unknown name is an error of NewConfig and

@@ -48,6 +48,16 @@ type PromptOptions struct {
 	// as those tokens (GenerateOptions.ParseSpecial). When false, contents
 	// are plain text and only the template's own markers are special.
 	ParseSpecial bool
+	// TemplateKwargs are extra variables for a Jinja chat template
+	// (llama-server's chat_template_kwargs), as JSON values by name.
+	// Formats without a Jinja template ignore them.
+	TemplateKwargs map[string]json.RawMessage
+}
+
+// PromptTexter is implemented by formats that can return the rendered
+// prompt as text, before tokenizing (llama-server's /apply-template).
+type PromptTexter interface {
+	PromptText(msgs []Message, opts PromptOptions) (string, error)
 }
 
 // ParserOptions configure Format.NewParser.

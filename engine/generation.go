@@ -114,7 +114,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 	if msgs[0].Role == "system" {
 		head = 1
 	}
-	popts := PromptOptions{Thinking: g.opts.Thinking, ReasoningEffort: g.opts.ReasoningEffort, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial}
+	popts := PromptOptions{Thinking: g.opts.Thinking, ReasoningEffort: g.opts.ReasoningEffort, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial, TemplateKwargs: g.opts.TemplateKwargs}
 	for dropped := 0; ; dropped++ {
 		use := msgs
 		if dropped > 0 {

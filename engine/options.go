@@ -75,6 +75,10 @@ type GenerateOptions struct {
 	// text from users: with it, a message can forge turns of the
 	// conversation. The template's own markers are always special.
 	ParseSpecial bool
+	// TemplateKwargs are extra variables for the model's Jinja chat
+	// template (llama-server's chat_template_kwargs), JSON values by name;
+	// enable_thinking among them is Thinking's business.
+	TemplateKwargs map[string]json.RawMessage
 	// Logprobs asks for the log-probability of every generated token, and
 	// TopLogprobs (0 to 20) for that many most likely alternatives at each
 	// position, on the events (Event.Logprobs).

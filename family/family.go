@@ -46,11 +46,15 @@
 //     the reasoning tags and a ToolSyntax).
 //
 // and an init function calling Register, and its import in package models.
-// Granite (package models/granite) is an example of a family that is only
-// data: its four multipliers are Arch fields. Only a feature the block lacks
-// (a new kind of layer) touches package llama: see its documentation for
-// how a kind joins the block, and the devices' lists of what they
-// implement.
+// A hand-written format is for the templates it was verified on: the family
+// recognises them (by their SHA-256, KnownTemplate) and gives any other file
+// its own template through the Jinja engine (FileFormat, TemplateSpec),
+// whose markers are read from the template; engine.WithChatTemplate
+// replaces a file's template. Granite (package models/granite) is an
+// example of a family that is only data: its four multipliers are Arch
+// fields. Only a feature the block lacks (a new kind of layer) touches
+// package llama: see its documentation for how a kind joins the block, and
+// the devices' lists of what they implement.
 package family
 
 import (

@@ -33,6 +33,19 @@ type FormatSpec struct {
 	// Reasoning says the model writes its reasoning in <think>…</think>
 	// (SmolLM3, Qwen3), which the parser separates from the answer.
 	Reasoning bool
+	// ReasoningTags are the reasoning block's open and close tags when
+	// they are not <think> and </think> (a template's [THINK] [/THINK],
+	// <seed:think> </seed:think>); zero for <think>.
+	ReasoningTags [2]string
+	// ReasoningStarted reports whether the prompt rendered with this
+	// thinking setting already opened the reasoning block (a generation
+	// prompt that ends with <think>), so that the answer starts inside
+	// it; nil for never.
+	ReasoningStarted func(thinking *bool) bool
+	// Template is, for a format rendered by the Jinja engine from a chat
+	// template (TemplateSpec), what was read from the template; nil for a
+	// hand-written format.
+	Template *Markers
 	// Tools is the syntax of the model's tool calls; nil for a model
 	// without them (a prompt with tools is then an error naming the
 	// architecture).
@@ -149,14 +162,33 @@ func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {
 				f.eot = append(f.eot, id)
 			}
 		}
-		if id, ok := f.tok.ID(think.OpenTag); ok {
+		open, close := f.reasoningTags()
+		if id, ok := f.tok.ID(open); ok {
 			f.thinkOpen = id
 		}
-		if id, ok := f.tok.ID(think.CloseTag); ok {
+		if id, ok := f.tok.ID(close); ok {
 			f.thinkClose = id
 		}
 	})
 	return f.tok, f.err
+}
+
+// reasoningTags returns the tags of the reasoning block.
+func (f *Format) reasoningTags() (open, close string) {
+	if t := f.spec.ReasoningTags; t[0] != "" && t[1] != "" {
+		return t[0], t[1]
+	}
+	return think.OpenTag, think.CloseTag
+}
+
+// PromptText renders msgs as Prompt does and returns the text itself,
+// special tokens written out (llama-server's /apply-template).
+func (f *Format) PromptText(msgs []engine.Message, opts engine.PromptOptions) (string, error) {
+	if len(opts.Tools) > 0 && f.spec.Tools == nil {
+		return "", errNoTools(f.file)
+	}
+	text, _, err := f.spec.Render(f.file, msgs, opts)
+	return text, err
 }
 
 // Tokenizer returns the model's tokenizer (engine.Format).
@@ -256,7 +288,10 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 	}
 	p := &parser{}
 	if f.spec.Reasoning {
-		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true})
+		open, close := f.reasoningTags()
+		started := f.spec.ReasoningStarted != nil && f.spec.ReasoningStarted(opts.Thinking)
+		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true, Open: open, Close: close,
+			StartInReasoning: started})
 	}
 	if opts.Tools && f.spec.Tools != nil {
 		if ts, ok := f.spec.Tools.(TypedToolSyntax); ok {

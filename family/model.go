@@ -64,6 +64,11 @@ func load(fam Family, f *gguf.File, cfg engine.Config) (engine.Loaded, error) {
 	if err != nil {
 		return engine.Loaded{}, fmt.Errorf("%s: %w", fam.Arch, err)
 	}
+	if cfg.ChatTemplate != "" { // engine.WithChatTemplate replaces the file's template
+		if format, err = TemplateFormat(f, cfg.ChatTemplate); err != nil {
+			return engine.Loaded{}, err
+		}
+	}
 	pooling, matryoshka, err := embedKeys(f)
 	if err != nil {
 		return engine.Loaded{}, fmt.Errorf("%s: %w", fam.Arch, err)

@@ -174,3 +174,17 @@ type Templating interface {
 func (e *modelEngine) PromptTokens(msgs []engine.Message, opts engine.PromptOptions) ([]int32, error) {
 	return e.m.Format().Prompt(msgs, opts)
 }
+
+// errNoPromptText says a model's format renders no text of its own.
+var errNoPromptText = errors.New("the model's format does not render text")
+
+// PromptText renders msgs with the model's template and returns the text,
+// or fails when the format cannot say it (then /apply-template decodes
+// the tokens).
+func (e *modelEngine) PromptText(msgs []engine.Message, opts engine.PromptOptions) (string, error) {
+	pt, ok := e.m.Format().(engine.PromptTexter)
+	if !ok {
+		return "", errNoPromptText
+	}
+	return pt.PromptText(msgs, opts)
+}

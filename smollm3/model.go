@@ -21,8 +21,17 @@ const Arch = "smollm3"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) { return NewFormat(f), nil }})
+		Format: func(f *gguf.File) (engine.Format, error) {
+			return family.FileFormat(f, FormatSpec(nil), TemplateSHA256), nil
+		}})
 }
+
+// TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
+// byte for byte (Hugging Face's SmolLM3-3B, ../shared/tokenizer/chat_template.jinja):
+// a file carrying it (or none) gets FormatSpec, a file carrying another
+// (Unsloth's edit, which most GGUF uploads ship; a fine-tune's) its own
+// template through the Jinja engine.
+const TemplateSHA256 = "3e0e275a527f249670056e0078e474eadbdd007c134b4fdfae5a7b3089702814"
 
 // Describe is SmolLM3's block: the plain llama block (RoPE with NORM pairs,
 // YaRN or linear scaling where the file asks for it, SwiGLU, tied

@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
 	sessions := fs.Int("sessions", 32, "web-chat conversations kept on the server (least recently used are evicted)")
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
+	templateFile := fs.String("chat-template-file", "", "Jinja chat template `file` that replaces the model file's own (llama-server's --chat-template-file); its reasoning and tool-call markers are read from it")
 	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
 	promptCache := fs.Int64("prompt-cache", 512<<20, "memory in `bytes` for prompts shared between requests and conversations (0: off)")
 	promptCacheDir := fs.String("prompt-cache-dir", "", "`directory` where the prompt cache's snapshots are also written, so that a restarted server reuses them (needs -prompt-cache)")
@@ -138,6 +139,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if _, err := backend.ParseKVType(*kv); err != nil {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
+			return 2
+		}
+		if *templateFile != "" {
+			fmt.Fprintln(stderr, "webchat: -chat-template-file is for one model (-model FILE)")
 			return 2
 		}
 		return serveModels(ctx, log, stdout, stderr, *addr, models, *modelsDir, splitList(*pins),
@@ -187,9 +192,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}
-		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads,
-			engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
-			engine.WithDevice(*device), engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk))
+		opts := []engine.Option{engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
+			engine.WithDevice(*device), engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk)}
+		if *templateFile != "" {
+			src, err := os.ReadFile(*templateFile)
+			if err != nil {
+				fmt.Fprintf(stderr, "webchat: -chat-template-file: %v\n", err)
+				return 2
+			}
+			opts = append(opts, engine.WithChatTemplate(string(src)))
+		}
+		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads, opts...)
 		if err != nil {
 			fmt.Fprintf(stderr, "webchat: %v\n", err)
 			return 1

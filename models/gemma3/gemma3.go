@@ -45,8 +45,16 @@ const Arch = "gemma3"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, FormatSpec), nil }})
+		Format: func(f *gguf.File) (engine.Format, error) {
+			return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
+		}})
 }
+
+// TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
+// byte for byte (Gemma 3's, chat/testdata/google-gemma-3-1b-it.jinja): a file carrying it gets FormatSpec, a file
+// carrying another (a fine-tune's) its own template through the Jinja
+// engine.
+const TemplateSHA256 = "d2f96210400e38149e26e01918a408c3f2ad3d4bd87c44e8dcf8e1a611a98535"
 
 // DefaultPattern is the sliding-window period llama.cpp assumes when a file
 // has sliding_window but no sliding_window_pattern: five local layers, then

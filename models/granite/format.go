@@ -27,7 +27,7 @@ func Format(f *gguf.File) (engine.Format, error) {
 	case src == "":
 		return family.NewFormat(f, FormatSpec41), nil // the newest, as llamaarch takes Llama 3's
 	case !ok:
-		return family.NewFormat(f, unknown(src)), nil
+		return family.FileFormat(f, unknown(src)), nil // the file's own template, through the Jinja engine
 	case t == chat.Granite33:
 		return &format33{Format: family.NewFormat(f, FormatSpec)}, nil
 	case t == chat.Granite40:

@@ -45,7 +45,12 @@ const Arch = "llama"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+	family.ProvideToolSyntax("llama3-json", FormatSpec.Tools)
 }
+
+// TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
+// byte for byte (Llama 3.2's, chat/testdata/meta-llama-Llama-3.2-3B-Instruct.jinja).
+const TemplateSHA256 = "5816fce10444e03c2e9ee1ef8a4a1ea61ae7e69e438613f3b17b69d0426223a4"
 
 // Describe is the llama block for a file: RoPE factors and biases where the
 // file has them, and a mixture of experts in every layer where it has
@@ -81,16 +86,22 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 // with an error naming the template's start.
 func Format(f *gguf.File) (engine.Format, error) {
 	tmpl, _ := f.String("tokenizer.chat_template")
-	if tmpl == "" || strings.Contains(tmpl, "<|start_header_id|>") {
+	if tmpl == "" || family.KnownTemplate(f, TemplateSHA256) {
 		return family.NewFormat(f, FormatSpec), nil
 	}
 	if system, ok := chatml.Recognize(tmpl); ok {
 		return family.NewFormat(f, ChatMLSpec(system)), nil
 	}
+	// Any other template (Llama 3.1's, 3.3's, a fine-tune's: Hermes 3,
+	// DeepSeek-R1-Distill-Llama) renders through the Jinja engine; the
+	// spec below is for a template the engine cannot parse.
 	head := tmpl[:min(len(tmpl), 60)]
-	return family.NewFormat(f, family.FormatSpec{
+	if strings.Contains(tmpl, "<|start_header_id|>") {
+		return family.FileFormat(f, FormatSpec), nil
+	}
+	return family.FileFormat(f, family.FormatSpec{
 		Render: func(*gguf.File, []engine.Message, engine.PromptOptions) (string, [][2]int, error) {
-			return "", nil, fmt.Errorf("llamaarch: the file's chat template (%q...) is not one this package renders (Llama 3's, SmolLM2's)", head)
+			return "", nil, fmt.Errorf("llamaarch: the file's chat template (%q...) is not one this package renders (Llama 3's, SmolLM2's), and the Jinja engine cannot parse it", head)
 		},
 	}), nil
 }

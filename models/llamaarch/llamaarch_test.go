@@ -33,7 +33,9 @@ func fileWithTemplate(t *testing.T, tmpl string) *gguf.File {
 }
 
 // The format follows from the file's chat template: what its render starts
-// with, and which token ends a turn, tell which one was chosen.
+// with, and which token ends a turn, tell which one was chosen: Llama
+// 3.2's and SmolLM2's hand-written formats for their templates, the
+// file's own template through the Jinja engine for any other.
 func TestFormatByTemplate(t *testing.T) {
 	b, err := os.ReadFile("chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja")
 	if err != nil {
@@ -46,11 +48,15 @@ func TestFormatByTemplate(t *testing.T) {
 		endOfTurn  []string
 	}{
 		{"no template", "", "<|begin_of_text|><|start_header_id|>system", []string{"<|eot_id|>", "<|eom_id|>"}},
-		{"Llama 3", "{{ bos_token }}{% for m in messages %}<|start_header_id|>{% endfor %}", "<|begin_of_text|><|start_header_id|>system", []string{"<|eot_id|>", "<|eom_id|>"}},
+		// Any other template renders through the Jinja engine, its end of
+		// turn read from it (the file has no vocabulary: bos_token is "").
+		{"Llama 3-like", "{{ bos_token }}{% for m in messages %}<|start_header_id|>{% endfor %}", "<|start_header_id|>", nil},
 		{"SmolLM2", smol, "<|im_start|>system\n" + chatml.DefaultSystem + "<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", []string{"<|im_end|>"}},
 		{"SmolLM2 fine-tune", strings.Replace(smol, chatml.DefaultSystem, "You are Pip.", 1), "<|im_start|>system\nYou are Pip.<|im_end|>\n", []string{"<|im_end|>"}},
-		{"plain ChatML", "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}", "", nil},
-		{"Gemma", "{{ bos_token }}<start_of_turn>", "", nil},
+		{"plain ChatML", "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}",
+			"<|im_start|>user\nHi<|im_end|>\n", []string{"<|im_end|>"}},
+		{"Gemma", "{{ bos_token }}<start_of_turn>", "<start_of_turn>", nil},
+		{"does not parse", "{% if %}", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +68,7 @@ func TestFormatByTemplate(t *testing.T) {
 			spec := format.(*family.Format).Spec()
 			text, _, err := spec.Render(f, []engine.Message{{Role: "user", Content: "Hi"}}, engine.PromptOptions{})
 			if tt.start == "" {
-				if err == nil || !strings.Contains(err.Error(), "not one this package renders") {
+				if err == nil || !strings.Contains(err.Error(), "the Jinja engine cannot parse it") {
 					t.Errorf("render %q, err %v; want an error naming the template", text, err)
 				}
 				return

@@ -47,6 +47,9 @@ type ParserOptions struct {
 	// of a reasoning block, so "<think>\nhmm\n</think>\n\nHi" gives the
 	// reasoning "hmm" and the content "Hi".
 	TrimSpace bool
+	// Open and Close are the tags; empty means <think> and </think>
+	// (others: <seed:think>, [THINK], ◁think▷, read from a chat template).
+	Open, Close string
 }
 
 // Parser splits a stream of generated tokens into reasoning and content. It
@@ -71,6 +74,9 @@ type Parser struct {
 // (SmolLM3: 128002 and 128003, or look them up with the tokenizer's ID);
 // pass -1 for a tag that is not a single token in the vocabulary.
 func NewParser(openID, closeID int32, opts ParserOptions) *Parser {
+	if opts.Open == "" || opts.Close == "" {
+		opts.Open, opts.Close = OpenTag, CloseTag
+	}
 	return &Parser{openID: openID, closeID: closeID, opts: opts, inThink: opts.StartInReasoning, trimLead: opts.StartInReasoning && opts.TrimSpace}
 }
 
@@ -114,18 +120,18 @@ func (p *Parser) feed(text string) {
 	s := p.pending + text
 	p.pending = ""
 	for s != "" {
-		want := OpenTag
+		want := p.opts.Open
 		if p.inThink {
-			want = CloseTag
+			want = p.opts.Close
 		}
 		i := strings.Index(s, want)
 		stray := -1
 		if !p.inThink {
-			stray = strings.Index(s, CloseTag)
+			stray = strings.Index(s, p.opts.Close)
 		}
 		if stray >= 0 && (i < 0 || stray < i) {
 			p.emit(s[:stray])
-			s = s[stray+len(CloseTag):]
+			s = s[stray+len(p.opts.Close):]
 			continue
 		}
 		if i >= 0 {
@@ -135,7 +141,7 @@ func (p *Parser) feed(text string) {
 			continue
 		}
 		// No whole tag: hold back a suffix that could start one.
-		k := partialTagAt(s, p.inThink)
+		k := partialTagAt(s, p.inThink, p.opts.Open, p.opts.Close)
 		p.emit(s[:k])
 		p.pending = s[k:]
 		return
@@ -144,13 +150,13 @@ func (p *Parser) feed(text string) {
 
 // partialTagAt returns the index of the longest suffix of s that is a
 // proper prefix of a tag the parser looks for in this state.
-func partialTagAt(s string, inThink bool) int {
-	tags := []string{OpenTag, CloseTag}
+func partialTagAt(s string, inThink bool, open, close string) int {
+	tags := []string{open, close}
 	if inThink {
 		tags = tags[1:]
 	}
-	for i := max(0, len(s)-len(CloseTag)+1); i < len(s); i++ {
-		if s[i] != '<' {
+	for i := max(0, len(s)-max(len(open), len(close))+1); i < len(s); i++ {
+		if s[i] != open[0] && s[i] != close[0] {
 			continue
 		}
 		for _, t := range tags {
