@@ -27,4 +27,5 @@ import "github.com/smolgo/smolgo/family"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+	family.ProvideToolSyntax("harmony", Tools) // for other files whose template writes harmony calls
 }
