@@ -3,6 +3,7 @@ package family
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/smolgo/smolgo/engine"
@@ -125,6 +126,9 @@ func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {
 		f.tok, f.err = tokenizer.FromGGUF(f.file)
 		if f.err != nil {
 			return
+		}
+		for _, w := range f.tok.Warnings() {
+			slog.Warn("tokenizer: " + w) // llama.cpp warns the same at load
 		}
 		for _, s := range f.spec.EndOfTurn {
 			if id, ok := f.tok.ID(s); ok {
