@@ -150,10 +150,16 @@ func LoadGGUF(path string, opts ...Option) (*Tokenizer, error) {
 //     add_eos_token, add_space_prefix and the WordPiece normalizer's
 //     lowercase and strip_accents.
 //
-// The tokenizer copies what it needs; f may be closed afterwards. A
-// malformed vocabulary (arrays of different lengths, a merge of unknown
-// tokens, a score that is not a finite number, an id out of range) is an
-// error naming the key.
+// The tokenizer copies what it needs; f may be closed afterwards. What
+// llama.cpp passes over with a warning is passed over here too, and listed
+// by Tokenizer.Warnings: a special-token id outside the vocabulary (the
+// default id is kept), a "gpt2" file without tokenizer.ggml.pre (llama.cpp's
+// default pre-tokenizer), a token type it does not know (UNDEFINED);
+// integer scores and score or type arrays longer than the vocabulary are
+// read as llama.cpp reads them. A malformed vocabulary (a score or type
+// array shorter than the vocabulary, a merge of unknown tokens, a score
+// that is not a finite number, a key of the wrong type) is an error naming
+// the key.
 //
 // For the Llama-3 pre-tokenizers ignore_merges is on (see the package
 // documentation); WithIgnoreMerges(false) gives llama.cpp's smaug-bpe.
