@@ -258,6 +258,9 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	g.dec = g.m.f.NewDecoder()
 	if g.opts.RawPrompt != nil {
 		g.parser = &rawParser{} // a completion: all text is content
+		if c, ok := g.dec.(Continuer); ok && len(g.opts.RawPrompt) > 0 {
+			c.Continue()
+		}
 	} else {
 		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, Thinking: g.opts.Thinking})
 	}
