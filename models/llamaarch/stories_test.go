@@ -1,7 +1,9 @@
 package llamaarch_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	_ "github.com/smolgo/smolgo/models/llamaarch"
 	"github.com/smolgo/smolgo/tokenizer"
@@ -198,4 +201,77 @@ func llamaref(t *testing.T) string {
 		return ""
 	}
 	return bin
+}
+
+// Whole-model mutants of stories260K, metadata changed as other converters
+// write it: each that llama.cpp loads (llamaref logits) must load here too
+// and chat (the tokenizer reads, the prompt renders and the model answers).
+// tokenizer's TestLenientLikeLlamaCpp checks the tokenization of many more.
+func TestStories260KMutantsLoad(t *testing.T) {
+	bin := sharedtest.Llamaref(t)
+	src, err := gguf.Open(sharedtest.Path(t, stories260K+"stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	tensors := make([]gguf.WriterTensor, len(src.Tensors))
+	for i := range src.Tensors {
+		ti := &src.Tensors[i]
+		tensors[i] = gguf.WriterTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: src.TensorData(ti)}
+	}
+	set := func(key string, v any) func([]gguf.KV) []gguf.KV {
+		return func(kv []gguf.KV) []gguf.KV {
+			kv = slices.DeleteFunc(slices.Clone(kv), func(e gguf.KV) bool { return e.Key == key })
+			if v != nil {
+				kv = append(kv, gguf.KV{Key: key, Value: v})
+			}
+			return kv
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		edit    func([]gguf.KV) []gguf.KV
+		version uint32
+	}{
+		{"as published", set("x", nil), 3},
+		{"gguf v2", set("x", nil), 2},
+		{"bos 0xFFFFFFFF", set("tokenizer.ggml.bos_token_id", uint32(0xFFFFFFFF)), 3},
+		{"eos out of range", set("tokenizer.ggml.eos_token_id", uint32(512)), 3},
+		{"no add_bos_token", set("tokenizer.ggml.add_bos_token", nil), 3},
+		{"add_bos_token false", set("tokenizer.ggml.add_bos_token", false), 3},
+		{"no scores", set("tokenizer.ggml.scores", nil), 3},
+		{"no token types", set("tokenizer.ggml.token_type", nil), 3},
+		{"no general.name", set("general.name", nil), 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := gguf.Write(&buf, c.edit(src.KV), tensors); err != nil {
+				t.Fatal(err)
+			}
+			b := buf.Bytes()
+			binary.LittleEndian.PutUint32(b[4:8], c.version)
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(bin, "logits", "--model", path, "--tokens", "1,403", "--no-logits").CombinedOutput(); err != nil {
+				t.Skipf("llama.cpp does not load it: %v %s", err, out)
+			}
+			m, err := family.Load(path, engine.WithThreads(1), engine.WithContext(64))
+			if err != nil {
+				t.Fatalf("llama.cpp loads it, smolgo does not: %v", err)
+			}
+			defer m.Close()
+			n := 0
+			for _, err := range m.NewSession().Generate(context.Background(), []engine.Message{{Role: "user", Content: "Hi"}}, engine.GenerateOptions{MaxTokens: 4}) {
+				if err != nil {
+					t.Fatalf("llama.cpp loads it, smolgo cannot chat with it: %v", err)
+				}
+				n++
+			}
+			if n == 0 {
+				t.Error("no answer")
+			}
+		})
+	}
 }
