@@ -11,7 +11,9 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -467,4 +469,110 @@ func TestOpenAINodeEmbeddings(t *testing.T) {
 		t.Fatalf("embeddings.mjs output: %s", out)
 	}
 	t.Logf("openai npm client: %s", lines[len(lines)-1])
+}
+
+// spyEmbedder wraps a real engine, counting the documents it is asked to
+// build rerank inputs of and holding the first EmbedTokens until hold is
+// closed (nil: not at all).
+type spyEmbedder struct {
+	server.Engine
+	em      server.Embedder
+	docs    atomic.Int64
+	calls   atomic.Int64
+	started chan struct{}
+	hold    chan struct{}
+}
+
+func (s *spyEmbedder) EmbedInfo() engine.EmbedInfo { return s.em.EmbedInfo() }
+func (s *spyEmbedder) EmbedInputs(texts []string) ([][]int32, error) {
+	return s.em.EmbedInputs(texts)
+}
+func (s *spyEmbedder) RerankInputs(q string, docs []string, max int) ([][]int32, error) {
+	s.docs.Add(int64(len(docs)))
+	return s.em.RerankInputs(q, docs, max)
+}
+func (s *spyEmbedder) EmbedTokens(ctx context.Context, in [][]int32, opts engine.EmbedOptions) (engine.Embeddings, error) {
+	if s.hold != nil && s.calls.Add(1) == 1 {
+		s.started <- struct{}{}
+		<-s.hold
+	}
+	return s.em.EmbedTokens(ctx, in, opts)
+}
+
+func spyServer(t *testing.T, name string, cfg server.Config) (*httptest.Server, *spyEmbedder) {
+	t.Helper()
+	m, err := engine.Open(sharedtest.Path(t, "golden-families/models/"+name+".gguf"), engine.WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := server.FromModel(m, server.ModelOptions{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spy := &spyEmbedder{Engine: e, em: e.(server.Embedder)}
+	ts := start(t, spy, cfg)
+	t.Cleanup(func() { ts.Close(); m.Close() })
+	return ts, spy
+}
+
+// Issue 39's amplification: a 410 KB body (a 400 KB query, 2,048
+// one-letter documents) tokenized the query once per document, 614 M
+// tokens, before the token limit was checked. Now the bytes the inputs
+// would take are bounded before anything is tokenized, and the tokens as
+// the inputs are built.
+func TestRerankAmplification(t *testing.T) {
+	ts, spy := spyServer(t, "bert-rank-tiny-F32", server.Config{})
+	docs, _ := json.Marshal(slices.Repeat([]string{"x"}, 2048))
+	body := `{"query":"` + strings.Repeat("a ", 200_000) + `","documents":` + string(docs) + `}`
+	status, b := postJSON(t, ts.URL+"/v1/rerank", body)
+	if status != 400 || !strings.Contains(string(b), "bytes") || !strings.Contains(string(b), "context_length_exceeded") {
+		t.Errorf("%d %.300s, want 400 context_length_exceeded about bytes", status, b)
+	}
+	if n := spy.docs.Load(); n != 0 {
+		t.Errorf("%d documents tokenized before the refusal", n)
+	}
+	// Under the byte bound, over the token bound: refused once the inputs
+	// pass it.
+	ts2, spy2 := spyServer(t, "bert-rank-tiny-F32", server.Config{Embed: server.EmbedLimits{MaxTokens: 1000}})
+	docs, _ = json.Marshal(slices.Repeat([]string{"a b c"}, 100))
+	status, b = postJSON(t, ts2.URL+"/v1/rerank", `{"query":"`+strings.Repeat("a ", 40)+`","documents":`+string(docs)+`}`)
+	if status != 400 || !strings.Contains(string(b), "more than 1000 tokens") {
+		t.Errorf("%d %.300s, want 400 about 1000 tokens", status, b)
+	}
+	if spy2.docs.Load() != 100 {
+		t.Errorf("RerankInputs saw %d documents, want 100", spy2.docs.Load())
+	}
+	status, b = postJSON(t, ts.URL+"/v1/embeddings", `{"input":"x"}`)
+	if status != 400 || !strings.Contains(string(b), "reranker") {
+		t.Errorf("embeddings of a reranker: %d %s", status, b)
+	}
+}
+
+// Embedding and rerank requests take a place in the queue like
+// generations: with one slot and no queue, a second request while the
+// first computes gets 503 queue_full.
+func TestEmbedTakesASlot(t *testing.T) {
+	for _, c := range []struct{ model, path, body string }{
+		{"bert-rank-tiny-F32", "/v1/rerank", `{"query":"q","documents":["a","b"]}`},
+		{"bert-tiny-F32", "/v1/embeddings", `{"input":"hello"}`},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			ts, spy := spyServer(t, c.model, server.Config{Slots: 1, MaxQueue: -1})
+			spy.started, spy.hold = make(chan struct{}, 1), make(chan struct{})
+			first := make(chan int, 1)
+			go func() {
+				status, _ := postJSON(t, ts.URL+c.path, c.body)
+				first <- status
+			}()
+			<-spy.started
+			status, b := postJSON(t, ts.URL+c.path, c.body)
+			if status != 503 || !strings.Contains(string(b), "queue_full") {
+				t.Errorf("second request: %d %s, want 503 queue_full", status, b)
+			}
+			close(spy.hold)
+			if s := <-first; s != 200 {
+				t.Errorf("first request: %d", s)
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -99,19 +100,29 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	inputs, err := em.RerankInputs(*req.Query, docs)
-	if err != nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "not_supported",
-			Message: "tokenizing the documents: " + err.Error()})
+	// The query goes into every input: bound what that makes in bytes
+	// before anything is tokenized, then in tokens as the inputs are built.
+	size := len(docs) * len(*req.Query)
+	for _, d := range docs {
+		size += len(d)
+	}
+	if size > lim.MaxBytes {
+		writeError(w, tooLong("documents", "the query once per document and the documents make %d bytes; this server takes at most %d per request", size, lim.MaxBytes))
 		return
 	}
-	total := 0
-	for _, in := range inputs {
-		total += len(in)
+	release, ok := s.embedSlot(w, r, "rerank")
+	if !ok {
+		return
 	}
-	if total > lim.MaxTokens {
-		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "documents", Code: "context_length_exceeded",
-			Message: fmt.Sprintf("the query and documents make %d tokens together; this server takes at most %d per request", total, lim.MaxTokens)})
+	defer release()
+	inputs, err := em.RerankInputs(*req.Query, docs, lim.MaxTokens)
+	switch {
+	case errors.Is(err, engine.ErrTooManyTokens):
+		writeError(w, tooLong("documents", "the query and documents make more than %d tokens together, the most this server takes per request", lim.MaxTokens))
+		return
+	case err != nil:
+		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "not_supported",
+			Message: "tokenizing the documents: " + err.Error()})
 		return
 	}
 	res, err := em.EmbedTokens(r.Context(), inputs, engine.EmbedOptions{Pooling: engine.PoolRank, Truncate: req.Truncate})
