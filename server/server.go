@@ -109,17 +109,23 @@ import (
 
 // Config tunes a Server. Zero values mean the defaults in brackets.
 type Config struct {
-	Slots           int           // generations that run at once [the engine's MaxSequences, or 1]
-	MaxQueue        int           // requests that may wait for a slot [16]; -1 means none may wait
-	MaxBodyBytes    int64         // request body limit [1 MiB]
-	MaxPromptBytes  int           // limit on the messages' text [256 KiB]
-	MaxSessions     int           // web-chat sessions kept [32]
-	MaxSessionBytes int64         // memory the kept sessions may hold, when they report it [0: no bound]
-	SessionIdle     time.Duration // a session idle this long is evicted [30m]
-	SessionWait     time.Duration // how long a request waits for its busy session before 409 [5s]
-	ShutdownGrace   time.Duration // how long Serve lets streams finish on shutdown [10s]
-	Logger          *slog.Logger  // [slog.Default()]
-	DisableUI       bool          // serve only the API, not the web page
+	Slots          int   // generations that run at once [the engine's MaxSequences, or 1]
+	MaxQueue       int   // requests that may wait for a slot [16]; -1 means none may wait
+	MaxBodyBytes   int64 // request body limit [1 MiB]
+	MaxPromptBytes int   // limit on the messages' text [256 KiB]
+	MaxSessions    int   // web-chat sessions kept [32]
+	// MaxSessionsPerClient bounds the web-chat sessions one client (its IP
+	// address) keeps: its next one replaces its own least recently used,
+	// so that a client creating sessions in a loop cannot lock others out
+	// [a quarter of MaxSessions, at least 1]; -1 means no bound (behind a
+	// proxy every client has the proxy's address).
+	MaxSessionsPerClient int
+	MaxSessionBytes      int64         // memory the kept sessions may hold, when they report it [0: no bound]
+	SessionIdle          time.Duration // a session idle this long is evicted [30m]
+	SessionWait          time.Duration // how long a request waits for its busy session before 409 [5s]
+	ShutdownGrace        time.Duration // how long Serve lets streams finish on shutdown [10s]
+	Logger               *slog.Logger  // [slog.Default()]
+	DisableUI            bool          // serve only the API, not the web page
 	// Sampler is the sampling a request gets where it says nothing;
 	// requests override temperature, top_p, top_k, min_p, penalties and
 	// seed. The zero value is greedy; sample.SmolLM3Defaults() is SmolLM3's
@@ -181,6 +187,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxSessions <= 0 {
 		c.MaxSessions = 32
+	}
+	switch {
+	case c.MaxSessionsPerClient == 0:
+		c.MaxSessionsPerClient = max(1, c.MaxSessions/4)
+	case c.MaxSessionsPerClient < 0:
+		c.MaxSessionsPerClient = 0
 	}
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = 30 * time.Minute
@@ -250,7 +262,7 @@ func New(e Engine, cfg Config) *Server {
 		cfg:          cfg,
 		log:          cfg.Logger,
 		sched:        newScheduler(cfg.Slots, cfg.MaxQueue),
-		sessions:     newSessionStore(e, cfg.MaxSessions, cfg.MaxSessionBytes, cfg.SessionIdle, cfg.Now),
+		sessions:     newSessionStore(e, cfg.MaxSessions, cfg.MaxSessionsPerClient, cfg.MaxSessionBytes, cfg.SessionIdle, cfg.Now),
 		stored:       newResponseStore(cfg.MaxStoredResponses, cfg.MaxStoredResponseBytes),
 		metrics:      newMetrics(),
 		mux:          http.NewServeMux(),
@@ -521,13 +533,28 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleNewSession(w http.ResponseWriter, r *http.Request) {
-	id, err := s.sessions.create()
+	id, err := s.sessions.create(clientAddr(r))
+	if errors.Is(err, errClientSessions) {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, &apiError{Status: http.StatusTooManyRequests, Type: "invalid_request_error", Code: "too_many_sessions", Message: err.Error()})
+		return
+	}
 	if err != nil {
 		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "too_many_sessions", Message: err.Error()})
 		return
 	}
 	s.log.Info("session created", "request_id", requestID(r.Context()), "session", id)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+// clientAddr is the client's IP address, for per-client bounds (the
+// connection's: a header could name anyone).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
