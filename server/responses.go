@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/smolgo/smolgo/engine"
 )
@@ -80,6 +81,9 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 		return nil, badRequest("background", "background responses are not supported: this server answers while the request is open")
 	case len(req.Conversation) > 0 && string(req.Conversation) != "null":
 		return nil, badRequest("conversation", "conversation is not supported; use previous_response_id or send the whole input")
+	}
+	if ae := checkMetadata(req.Metadata); ae != nil {
+		return nil, ae
 	}
 	job := &chatJob{}
 	if req.Instructions != "" {
@@ -421,6 +425,43 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			conv := job.conversation // without the instructions
 			s.stored.put(resp.ID, storedResponse{conversation: append(conv[:len(conv):len(conv)], rs.answer()...), response: resp})
 		})
+}
+
+// OpenAI's bounds on metadata: at most 16 pairs, keys of at most 64
+// characters, string values of at most 512.
+const (
+	maxMetadataPairs = 16
+	maxMetadataKey   = 64
+	maxMetadataValue = 512
+)
+
+// checkMetadata checks a request's metadata as OpenAI does: null, or an
+// object of at most maxMetadataPairs strings with bounded keys and values.
+// It is echoed in the response and kept with stored responses, so an
+// unbounded one would cost memory for nothing.
+func checkMetadata(raw json.RawMessage) *apiError {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return badRequest("metadata", "metadata must be an object of string values")
+	}
+	if len(m) > maxMetadataPairs {
+		return badRequest("metadata", "metadata has %d pairs; at most %d are allowed", len(m), maxMetadataPairs)
+	}
+	for k, v := range m {
+		var str string
+		switch {
+		case utf8.RuneCountInString(k) > maxMetadataKey:
+			return badRequest("metadata", "metadata key %.20q... is %d characters; at most %d are allowed", k, utf8.RuneCountInString(k), maxMetadataKey)
+		case json.Unmarshal(v, &str) != nil:
+			return badRequest("metadata", "metadata[%q] must be a string", k)
+		case utf8.RuneCountInString(str) > maxMetadataValue:
+			return badRequest("metadata", "metadata[%q] is %d characters; at most %d are allowed", k, utf8.RuneCountInString(str), maxMetadataValue)
+		}
+	}
+	return nil
 }
 
 // --- the response object and its items ---
