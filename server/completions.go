@@ -173,6 +173,9 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, ae := req.validate(s, tok)
+	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
 	if ae != nil {
 		writeError(w, ae)
 		return

@@ -85,6 +85,9 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 	if ae := checkMetadata(req.Metadata); ae != nil {
 		return nil, ae
 	}
+	if ae := s.checkModel(req.Model); ae != nil {
+		return nil, ae
+	}
 	job := &chatJob{}
 	if req.Instructions != "" {
 		job.msgs = append(job.msgs, engine.Message{Role: "system", Content: req.Instructions})

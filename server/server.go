@@ -142,9 +142,10 @@ type Config struct {
 	// Demo says the model is the random-weight demo model (the web page
 	// shows a banner; /health reports "demo": true).
 	Demo bool
-	// ModelAliases are other model names that requests may ask for; a
-	// request for any other name than the engine's gets 404 model_not_found.
-	// "*" accepts every name.
+	// ModelAliases, when set, are the other model names that requests may
+	// ask for: a request for any other name than the engine's then gets
+	// 404 model_not_found. Without them (or with "*") every name is the
+	// served model, as with llama-server.
 	ModelAliases []string
 	// CORSOrigins are the web origins ("https://app.example.com", or "*"
 	// for any) whose pages may call the API from a browser: they get
@@ -492,13 +493,16 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.modelObject())
 }
 
-// checkModel answers a request for model id. The server has one model and
-// serves it whatever name a request gives (clients send their defaults:
-// gpt-…, claude-…), as llama-server does; answers name the served model.
-// Only GET /v1/models/{id} is particular: it knows the engine's name and
-// the aliases (Config.ModelAliases).
+// checkModel answers a request for model id, on every endpoint that takes
+// one (chat, completions, responses, messages, embeddings, rerank, GET
+// /v1/models/{id}). The server has one model and serves it whatever name a
+// request gives (clients send their defaults: gpt-…, claude-…,
+// text-embedding-3-small, rerank-english-v3.0), as llama-server does;
+// answers name the served model. With Config.ModelAliases set (and no
+// "*"), only the engine's name and the aliases are served, the others 404.
 func (s *Server) checkModel(id string) *apiError {
-	if id == "" || id == s.engine.ModelName() || slices.Contains(s.cfg.ModelAliases, id) || slices.Contains(s.cfg.ModelAliases, "*") {
+	if id == "" || id == s.engine.ModelName() || len(s.cfg.ModelAliases) == 0 ||
+		slices.Contains(s.cfg.ModelAliases, id) || slices.Contains(s.cfg.ModelAliases, "*") {
 		return nil
 	}
 	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model",

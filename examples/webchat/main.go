@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
 	trustSpecial := fs.Bool("trust-special-tokens", false, "tokenize special tokens typed in messages (<|im_end|>) as control tokens; only for trusted clients")
-	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use (\"*\": any); others get 404")
+	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use; with it set, others get 404 (default: any name is the model)")
 	corsOrigins := fs.String("cors-origin", "", "comma-separated web `origins` (https://app.example, or \"*\") whose pages may call the API from a browser; others are refused")
 	readTimeout := fs.Duration("read-timeout", 60*time.Second, "time a client has to send a whole request, body included")
 	storedResponses := fs.Int("stored-responses", 256, "responses kept for previous_response_id on /v1/responses (-1: none)")
