@@ -356,6 +356,16 @@ func TestRerank(t *testing.T) {
 		Usage   struct {
 			PromptTokens int `json:"prompt_tokens"`
 		} `json:"usage"`
+		// Cohere's (issue 39: @ai-sdk/cohere's rerank() needs id and meta).
+		ID   string `json:"id"`
+		Meta *struct {
+			APIVersion struct {
+				Version string `json:"version"`
+			} `json:"api_version"`
+			BilledUnits struct {
+				SearchUnits int `json:"search_units"`
+			} `json:"billed_units"`
+		} `json:"meta"`
 	}
 	for _, path := range []string{"/v1/rerank", "/rerank", "/v1/reranking"} {
 		status, b := postJSON(t, ts.URL+path, `{"model":"bert-rank-tiny-F32","query":"quick fox","documents":["the quick brown fox",{"text":"Hello world"},"jumps over the lazy dog","a b c"],"top_n":3,"return_documents":true}`)
@@ -369,6 +379,9 @@ func TestRerank(t *testing.T) {
 		if len(res.Results) != 3 || res.Object != "list" || res.Model != "bert-rank-tiny-F32" || res.Usage.PromptTokens != want.Tokens {
 			t.Fatalf("%s: %s", path, b)
 		}
+		if res.ID == "" || res.Meta == nil || res.Meta.APIVersion.Version != "2" || res.Meta.BilledUnits.SearchUnits != 1 {
+			t.Errorf("%s: no Cohere id and meta: %s", path, b)
+		}
 		for i, r := range res.Results {
 			if r.RelevanceScore != want.Scores[r.Index] || r.Document == nil || r.Document.Text != docs[r.Index] {
 				t.Errorf("%s: result %d: %+v, want score %v", path, i, r, want.Scores[r.Index])
@@ -378,7 +391,7 @@ func TestRerank(t *testing.T) {
 			}
 		}
 	}
-	status, b := postJSON(t, ts.URL+"/v1/rerank", `{"query":"q","documents":["a","b"]}`)
+	status, b := postJSON(t, ts.URL+"/v1/rerank", `{"model":"rerank-english-v3.0","query":"q","documents":["a","b"]}`)
 	res.Results = nil
 	json.Unmarshal(b, &res)
 	if status != 200 || len(res.Results) != 2 || res.Results[0].Document != nil {
