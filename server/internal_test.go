@@ -220,4 +220,22 @@ func TestSessionStorePerClient(t *testing.T) {
 	if _, ok := st.ids[alice]; !ok {
 		t.Error("the new user's session was evicted")
 	}
+	// A client's own unused sessions go before its conversations.
+	var talks []string
+	for range 3 {
+		id, _ := st.create("10.0.0.10")
+		_, done, _ := st.acquire(context.Background(), id, 0)
+		done()
+		talks = append(talks, id)
+	}
+	for range 50 {
+		if _, err := st.create("10.0.0.10"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range talks {
+		if _, ok := st.ids[id]; !ok {
+			t.Errorf("conversation %s evicted by its own client's unused sessions", id)
+		}
+	}
 }

@@ -117,7 +117,7 @@ type Config struct {
 	// MaxSessionsPerClient bounds the web-chat sessions one client (its IP
 	// address) keeps: its next one replaces its own least recently used,
 	// so that a client creating sessions in a loop cannot lock others out
-	// [a quarter of MaxSessions, at least 1]; -1 means no bound (behind a
+	// [a quarter of MaxSessions, at least 8]; -1 means no bound (behind a
 	// proxy every client has the proxy's address).
 	MaxSessionsPerClient int
 	MaxSessionBytes      int64         // memory the kept sessions may hold, when they report it [0: no bound]
@@ -191,7 +191,7 @@ func (c *Config) defaults() {
 	}
 	switch {
 	case c.MaxSessionsPerClient == 0:
-		c.MaxSessionsPerClient = max(1, c.MaxSessions/4)
+		c.MaxSessionsPerClient = max(8, c.MaxSessions/4)
 	case c.MaxSessionsPerClient < 0:
 		c.MaxSessionsPerClient = 0
 	}

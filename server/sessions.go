@@ -78,14 +78,19 @@ func (st *sessionStore) create(client string) (string, error) {
 				mine = append(mine, el)
 			}
 		}
+		// Its own sessions go: those never used first, then the least
+		// recently used; never one that is generating.
 		kept := len(mine)
-		for _, el := range mine {
-			if kept < st.perClient {
-				break
-			}
-			if !el.Value.(*storedSession).busy {
-				st.dropLocked(el)
-				kept--
+		for _, unusedOnly := range []bool{true, false} {
+			for i, el := range mine {
+				if kept < st.perClient {
+					break
+				}
+				if s, _ := el.Value.(*storedSession); s != nil && !s.busy && (!unusedOnly || !s.used) {
+					st.dropLocked(el)
+					mine[i].Value = nil // dropped
+					kept--
+				}
 			}
 		}
 		if kept >= st.perClient {

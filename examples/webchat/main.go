@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
 	sessions := fs.Int("sessions", 32, "web-chat conversations kept on the server (least recently used are evicted)")
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
-	perClient := fs.Int("sessions-per-client", 0, "web-chat conversations one client address may keep; its next replaces its oldest (0: a quarter of -sessions; -1: no bound, for a server behind a proxy)")
+	perClient := fs.Int("sessions-per-client", 0, "web-chat conversations one client address may keep; its next replaces its oldest (0: a quarter of -sessions, at least 8; -1: no bound, for a server behind a proxy)")
 	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
 	promptCache := fs.Int64("prompt-cache", 512<<20, "memory in `bytes` for prompts shared between requests and conversations (0: off)")
 	promptCacheDir := fs.String("prompt-cache-dir", "", "`directory` where the prompt cache's snapshots are also written, so that a restarted server reuses them (needs -prompt-cache)")
