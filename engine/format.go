@@ -81,6 +81,15 @@ type Decoder interface {
 	Flush() string
 }
 
+// A Continuer is a Decoder that can be told that its tokens continue text
+// decoded before, a plain completion's prompt (GenerateOptions.RawPrompt):
+// it then keeps the leading space that a decoder of a whole text drops
+// (SentencePiece's space prefix), so that the prompt and the completion
+// together are the text, as in llama.cpp's completions.
+type Continuer interface {
+	Continue()
+}
+
 // Parser splits an answer into events as its tokens arrive: Push takes a
 // token's id and its decoded text and returns the events that are complete
 // (EventReasoning, EventContent, EventToolCall, EventToolError; Token is

@@ -79,7 +79,7 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	defer release()
 	g.stats.QueueSeconds = time.Since(queued).Seconds()
 
-	logits, err := g.reuse(prompt)
+	logits, err := g.reuse(ctx, prompt)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (g *generation) checkPrompt(ids []int32, ctxLen, dropped int) ([]int32, err
 // reuse keeps what the session's cache (or the prompt cache) already holds
 // of prompt and truncates the rest. It returns the prompt's logits when the
 // very same prompt was computed before.
-func (g *generation) reuse(prompt []int32) ([]float32, error) {
+func (g *generation) reuse(ctx context.Context, prompt []int32) ([]float32, error) {
 	s := g.s
 	if g.dropped > 0 && g.opts.ShiftContext {
 		if err := g.shift(prompt); err != nil {
@@ -197,7 +197,7 @@ func (g *generation) reuse(prompt []int32) ([]float32, error) {
 	}
 	common := commonPrefix(s.tokens, prompt)
 	if pc := g.m.pc; pc != nil {
-		n, logits, err := pc.restore(s.cache, prompt, common)
+		n, logits, err := pc.restore(ctx, s.cache, prompt, common)
 		if err != nil {
 			return nil, fmt.Errorf("engine: reusing a shared prompt prefix: %w", err)
 		}
@@ -310,6 +310,9 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	g.dec = g.m.f.NewDecoder()
 	if g.opts.RawPrompt != nil {
 		g.parser = &rawParser{} // a completion: all text is content
+		if c, ok := g.dec.(Continuer); ok && len(g.opts.RawPrompt) > 0 {
+			c.Continue()
+		}
 	} else {
 		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, ToolDefinitions: g.opts.Tools, Thinking: g.opts.Thinking})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/smolgo/smolgo/engine"
@@ -156,6 +157,9 @@ func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {
 		f.tok, f.err = tokenizer.FromGGUF(f.file)
 		if f.err != nil {
 			return
+		}
+		for _, w := range f.tok.Warnings() {
+			slog.Warn("tokenizer: " + w) // llama.cpp warns the same at load
 		}
 		for _, s := range f.spec.EndOfTurn {
 			if id, ok := f.tok.ID(s); ok {

@@ -63,7 +63,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			return
 		}
 		var v uint32
-		v, err = uint32OrUniform(f, k(name))
+		v, err = uint32OrUniform(f, k(name), c.Layers)
 		if err == nil && (v == 0 || v > 1<<24) {
 			err = fmt.Errorf("%s = %d is out of range", k(name), v)
 		}
@@ -210,8 +210,9 @@ func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 // value per layer (llama.cpp reads head counts that way, and Granite 4.0's
 // converter writes attention.head_count_kv as an array): an array whose
 // entries are all equal is that value; one that varies by layer is refused,
-// since the block has one shape for every layer.
-func uint32OrUniform(f *gguf.File, key string) (uint32, error) {
+// since the block has one shape for every layer, and so is one whose length
+// is not the number of layers (when layers > 0), as llama.cpp refuses it.
+func uint32OrUniform(f *gguf.File, key string, layers int) (uint32, error) {
 	v, ok := f.Get(key)
 	if !ok {
 		return f.Uint32(key) // the missing-key error
@@ -227,6 +228,9 @@ func uint32OrUniform(f *gguf.File, key string) (uint32, error) {
 	}
 	if len(vals) == 0 {
 		return 0, fmt.Errorf("%s is an empty array", key)
+	}
+	if layers > 0 && len(vals) != layers {
+		return 0, fmt.Errorf("%s has %d entries for %d layers", key, len(vals), layers)
 	}
 	for i, x := range vals {
 		if x != vals[0] {
@@ -266,7 +270,7 @@ func kvHeads(f *gguf.File, key string, layers, def int) (int, []int, error) {
 		switch v.(type) {
 		case []uint32, []int64, []uint64, []int16, []uint16, []int8, []uint8:
 		default:
-			n, err := uint32OrUniform(f, key)
+			n, err := uint32OrUniform(f, key, 0)
 			if err == nil && (n == 0 || n > 1<<24) {
 				err = fmt.Errorf("%s = %d is out of range", key, n)
 			}

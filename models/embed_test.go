@@ -222,7 +222,7 @@ func TestDecoderReranker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := m.RerankInputs("quick fox", docs)
+	inputs, err := m.RerankInputs("quick fox", docs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

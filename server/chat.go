@@ -24,6 +24,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	job, ae := req.validate(&s.cfg, s.syntax)
 	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
+	if ae == nil {
 		ae = s.checkLogitBias(job.opts.LogitBias)
 	}
 	if ae != nil {

@@ -61,7 +61,9 @@ func (s *Server) tokenizerRequest(w http.ResponseWriter, r *http.Request, v any)
 }
 
 // promptTokens reads prompt: a string, an array of one string, an array of
-// token ids, or an array of one such array.
+// token ids, or an array of one such array. A text is tokenized with the
+// special tokens the vocabulary puts around a prompt (PromptTokenizing), as
+// llama-server does; token ids are taken as they are.
 func (s *Server) promptTokens(raw json.RawMessage, tok Tokenizing) ([]int32, *apiError) {
 	var text string
 	var texts []string
@@ -91,7 +93,12 @@ func (s *Server) promptTokens(raw json.RawMessage, tok Tokenizing) ([]int32, *ap
 				Code: "context_length_exceeded", Message: fmt.Sprintf("the prompt is %d bytes; this server accepts at most %d", len(text), s.cfg.MaxPromptBytes)}
 		}
 		var err error
-		if ids, err = tok.Tokenize(text, s.cfg.ParseSpecialTokens); err != nil {
+		if pt, ok := tok.(PromptTokenizing); ok {
+			ids, err = pt.TokenizePrompt(text, s.cfg.ParseSpecialTokens) // BOS as the vocabulary asks
+		} else {
+			ids, err = tok.Tokenize(text, s.cfg.ParseSpecialTokens)
+		}
+		if err != nil {
 			return nil, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "tokenizing the prompt: " + err.Error()}
 		}
 	} else if _, err := tok.Detokenize(ids); err != nil {
@@ -166,6 +173,9 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, ae := req.validate(s, tok)
+	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
 	if ae != nil {
 		writeError(w, ae)
 		return

@@ -105,6 +105,31 @@ type Tokenizing interface {
 	TokenPiece(id int32) (string, error)
 }
 
+// PromptTokenizing is implemented by engines whose vocabulary puts tokens
+// around a prompt (BOS, and EOS where the file asks), as llama_tokenize
+// does with add_special: /v1/completions tokenizes a text prompt so, as
+// llama-server does. Engines without it get Tokenize.
+type PromptTokenizing interface {
+	TokenizePrompt(text string, special bool) ([]int32, error)
+}
+
+// specialTokenizer is a tokenizer that adds the vocabulary's special tokens
+// around a text (tokenizer.Tokenizer.Tokenize).
+type specialTokenizer interface {
+	Tokenize(text string, addSpecial, parseSpecial bool) []int32
+}
+
+func (e *modelEngine) TokenizePrompt(text string, special bool) ([]int32, error) {
+	tok, err := e.tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := tok.(specialTokenizer); ok {
+		return st.Tokenize(text, true, special), nil
+	}
+	return tok.Encode(text, special), nil
+}
+
 func (e *modelEngine) tokenizer() (engine.Tokenizer, error) {
 	tok, err := e.m.Format().Tokenizer()
 	if err != nil {

@@ -120,10 +120,10 @@ func TestSessionStoreEviction(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := newSessionStore(sizedEngine{bytes: 100}, tc.max, tc.maxBytes, tc.idle, clock)
+			st := newSessionStore(sizedEngine{bytes: 100}, tc.max, 0, tc.maxBytes, tc.idle, clock)
 			ids := map[string]string{}
 			for _, name := range []string{"a", "b"} {
-				id, err := st.create()
+				id, err := st.create("")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -145,7 +145,7 @@ func TestSessionStoreEviction(t *testing.T) {
 				done()
 			}
 			now = now.Add(tc.gap)
-			id, err := st.create()
+			id, err := st.create("")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,11 +164,11 @@ func TestSessionStoreEviction(t *testing.T) {
 }
 
 func TestSessionStoreFullOfBusySessions(t *testing.T) {
-	st := newSessionStore(sizedEngine{}, 1, 0, 0, time.Now)
-	id, _ := st.create()
+	st := newSessionStore(sizedEngine{}, 1, 0, 0, 0, time.Now)
+	id, _ := st.create("")
 	_, done, _ := st.acquire(context.Background(), id, 0)
 	defer done()
-	if _, err := st.create(); !errors.Is(err, errTooManySessions) {
+	if _, err := st.create(""); !errors.Is(err, errTooManySessions) {
 		t.Fatalf("create with every session busy: %v", err)
 	}
 }
@@ -199,6 +199,74 @@ func TestReasoningEffortReachesEngine(t *testing.T) {
 		}
 		if tt.effort != "" && (job.opts.Thinking == nil || *job.opts.Thinking != tt.thinking) {
 			t.Errorf("%s: Thinking %v, want %v", body, job.opts.Thinking, tt.thinking)
+		}
+	}
+}
+
+// Issue 39: a client looping POST /api/sessions (and chatting in each, so
+// that they are protected) filled the store and locked new users out. With
+// a per-client bound its own sessions churn and another client still gets
+// one; a client whose every session is generating is refused, others not.
+func TestSessionStorePerClient(t *testing.T) {
+	now := time.Unix(1000, 0)
+	st := newSessionStore(sizedEngine{}, 32, 8, 0, 0, func() time.Time { return now })
+	for i := range 1000 {
+		id, err := st.create("10.0.0.66")
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		_, done, err := st.acquire(context.Background(), id, 0) // used: protected from eviction
+		if err != nil {
+			t.Fatal(err)
+		}
+		done()
+		now = now.Add(time.Millisecond)
+	}
+	if n, _ := st.stats(); n != 8 {
+		t.Errorf("the looping client keeps %d sessions, want 8", n)
+	}
+	alice, err := st.create("10.0.0.7")
+	if err != nil {
+		t.Fatalf("a new user: %v", err)
+	}
+	// Every session of a client generating: that client waits, no other.
+	var dones []func()
+	for range 8 {
+		id, err := st.create("10.0.0.8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, done, _ := st.acquire(context.Background(), id, 0)
+		dones = append(dones, done)
+	}
+	if _, err := st.create("10.0.0.8"); !errors.Is(err, errClientSessions) {
+		t.Errorf("a ninth session while eight generate: %v, want errClientSessions", err)
+	}
+	if _, err := st.create("10.0.0.9"); err != nil {
+		t.Errorf("another client meanwhile: %v", err)
+	}
+	for _, d := range dones {
+		d()
+	}
+	if _, ok := st.ids[alice]; !ok {
+		t.Error("the new user's session was evicted")
+	}
+	// A client's own unused sessions go before its conversations.
+	var talks []string
+	for range 3 {
+		id, _ := st.create("10.0.0.10")
+		_, done, _ := st.acquire(context.Background(), id, 0)
+		done()
+		talks = append(talks, id)
+	}
+	for range 50 {
+		if _, err := st.create("10.0.0.10"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range talks {
+		if _, ok := st.ids[id]; !ok {
+			t.Errorf("conversation %s evicted by its own client's unused sessions", id)
 		}
 	}
 }

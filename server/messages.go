@@ -313,6 +313,9 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, ae := req.validate(s, false)
+	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
 	if ae != nil {
 		fail(ae)
 		return
@@ -336,6 +339,9 @@ func (s *Server) handleCountTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, ae := req.validate(s, true)
+	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
 	if ae != nil {
 		fail(ae)
 		return

@@ -146,7 +146,7 @@ func TestO200kLlamaRef(t *testing.T) {
 				if special {
 					flags = []string{"--special", "--add-special"}
 				}
-				want := llamarefTokenize(t, bin, path, records, len(texts), flags...)
+				want := llamarefTokenizeCached(t, bin, path, records, len(texts), flags...)
 				bad := 0
 				for i, s := range texts {
 					if got := tok.Tokenize(string(s), special, special); !slices.Equal(got, want[i]) {
@@ -166,7 +166,7 @@ func TestO200kLlamaRef(t *testing.T) {
 			if err := os.WriteFile(benchRecords, br.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			want := llamarefTokenize(t, bin, path, benchRecords, 1)[0]
+			want := llamarefTokenizeCached(t, bin, path, benchRecords, 1)[0]
 			ids := tok.Tokenize(string(benchText), false, false)
 			if i := firstDiff(ids, want); i >= 0 {
 				t.Errorf("bench text: %d ids, llama.cpp %d; first difference at %d: %v, want %v", len(ids), len(want), i, window(ids, i), window(want, i))
@@ -213,11 +213,11 @@ func checkHarmonyKinds(t *testing.T, tok *Tokenizer) {
 	}
 }
 
-// llamarefTokenize runs llamaref tokenize --texts and returns one id list
+// llamarefTokenizeCached runs llamaref tokenize --texts and returns one id list
 // per text. The ids are cached beside the vocabulary, under the hash of
 // the model file's name (itself a hash of its sources), the records, the
 // flags and the llamaref binary, so that llama.cpp runs once per change.
-func llamarefTokenize(t *testing.T, bin, model, records string, n int, flags ...string) [][]int32 {
+func llamarefTokenizeCached(t *testing.T, bin, model, records string, n int, flags ...string) [][]int32 {
 	t.Helper()
 	rec, err := os.ReadFile(records)
 	if err != nil {

@@ -122,6 +122,16 @@ func (f *Format) RerankTokens(query, doc string) ([]int32, error) {
 	return sp.RerankInput(t, query, doc), nil
 }
 
+// RerankQuery implements engine.RerankFormat: the query is tokenized once
+// for all the documents.
+func (f *Format) RerankQuery(query string) (func(doc string) []int32, error) {
+	t, sp, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return sp.Reranker(t, query), nil
+}
+
 // Prompt implements engine.Format: an encoder has no chat template.
 func (f *Format) Prompt([]engine.Message, engine.PromptOptions) ([]int32, error) {
 	return nil, engine.ErrNotGenerative

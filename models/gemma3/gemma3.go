@@ -29,6 +29,7 @@
 package gemma3
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -78,12 +79,21 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		PostNorms: true,
 	})
 	a.EmbedScale = float32(math.Sqrt(float64(cfg.Embd)))
+	// A missing key means the default; one of the wrong type (a string, a
+	// negative number) is an error, never silently the default.
 	if v, err := f.Float32(key("final_logit_softcapping")); err == nil {
 		a.LogitSoftcap = v
+	} else if !errors.Is(err, gguf.ErrKeyNotFound) {
+		return llama.Arch{}, err
 	}
 	window, err := f.Uint32(key("attention.sliding_window"))
-	if err != nil || window == 0 {
+	switch {
+	case errors.Is(err, gguf.ErrKeyNotFound):
 		return a, nil // no sliding window: every layer global
+	case err != nil:
+		return llama.Arch{}, err
+	case window == 0:
+		return a, nil
 	}
 	if window > 1<<24 {
 		return llama.Arch{}, fmt.Errorf("%s = %d is out of range", key("attention.sliding_window"), window)
@@ -95,6 +105,8 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	lr := rope.Config{Dims: global.Dims, Base: 10000, Layout: rope.NeoX}
 	if b, err := f.Float32(key("rope.freq_base_swa")); err == nil {
 		lr.Base = b
+	} else if !errors.Is(err, gguf.ErrKeyNotFound) {
+		return llama.Arch{}, err
 	}
 	for i, on := range local {
 		if on {

@@ -16,8 +16,17 @@
 //
 // The format follows from the file's tokenizer.chat_template:
 //
-//   - a Llama-3 header template (<|start_header_id|>), or none, gets Llama
-//     3's format (package chat);
+//   - a Llama-3 header template (<|start_header_id|>) gets Llama 3's format
+//     (package chat);
+//   - a file without a template gets what llama-server renders for it,
+//     llama.cpp's built-in ChatML (DefaultSpec): no default system turn,
+//     <|im_end|> ending a turn, tools in llama.cpp's generic JSON format.
+//     That is right for the files that have none: llama2.c's converter
+//     (the TinyStories models), Llama 2 and other SentencePiece llama
+//     files, base models. The one exception is a Llama 3 vocabulary (its
+//     <|begin_of_text|> or <|start_header_id|> is a token): it gets Llama
+//     3's format, which its markers were made for, where llama.cpp would
+//     spell ChatML's markers in pieces;
 //   - SmolLM2-Instruct's template, or a fine-tune's copy of it with another
 //     default system text, gets SmolLM2's ChatML format (package chatml):
 //     <|im_end|> ends a turn, and tools use llama.cpp's generic JSON format
@@ -29,6 +38,7 @@ package llamaarch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/smolgo/smolgo/engine"
@@ -81,12 +91,20 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 }
 
 // Format returns the format the file's chat template asks for: Llama 3's
-// for a Llama-3 header template (or a file without a template), SmolLM2's
-// ChatML for SmolLM2's template (ChatMLSpec), else one whose prompts fail
-// with an error naming the template's start.
+// for a Llama-3 header template, SmolLM2's ChatML for SmolLM2's template
+// (ChatMLSpec), else one whose prompts fail with an error naming the
+// template's start. A file without a template gets llama.cpp's built-in
+// ChatML (DefaultSpec), or Llama 3's format when its vocabulary is Llama
+// 3's (see the package documentation).
 func Format(f *gguf.File) (engine.Format, error) {
 	tmpl, _ := f.String("tokenizer.chat_template")
-	if tmpl == "" || family.KnownTemplate(f, TemplateSHA256) {
+	if tmpl == "" {
+		if llama3Vocab(f) {
+			return family.NewFormat(f, FormatSpec), nil
+		}
+		return family.NewFormat(f, DefaultSpec), nil
+	}
+	if family.KnownTemplate(f, TemplateSHA256) {
 		return family.NewFormat(f, FormatSpec), nil
 	}
 	if system, ok := chatml.Recognize(tmpl); ok {
@@ -118,6 +136,26 @@ func ChatMLSpec(defaultSystem string) family.FormatSpec {
 		EndOfTurn: []string{chatml.ImEnd},
 		Tools:     family.GenericJSON,
 	}
+}
+
+// llama3Vocab reports whether the file's vocabulary has Llama 3's
+// <|begin_of_text|> or <|start_header_id|> token.
+func llama3Vocab(f *gguf.File) bool {
+	tokens, _ := f.Strings("tokenizer.ggml.tokens")
+	return slices.Contains(tokens, "<|begin_of_text|>") || slices.Contains(tokens, "<|start_header_id|>")
+}
+
+// DefaultSpec is the format of a file without a chat template, as
+// llama-server renders one: llama.cpp's built-in ChatML template (no
+// default system turn; chatml.Options.NoSystem), <|im_end|> ending a turn
+// where it is a token (else the model's EOS does), and tools in llama.cpp's
+// generic JSON format, which it uses for templates without tools.
+var DefaultSpec = family.FormatSpec{
+	Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
+		return chatml.RenderSpans(msgs, chatml.Options{NoSystem: true, Tools: opts.Tools, AddGenerationPrompt: true})
+	},
+	EndOfTurn: []string{chatml.ImEnd},
+	Tools:     family.GenericJSON,
 }
 
 // FormatSpec is Llama 3's chat format: the template of package chat (tools
