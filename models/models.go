@@ -7,14 +7,19 @@
 //
 // The families and their general.architecture names:
 //
-//	smollm3  SmolLM3 (package smollm3)
-//	llama    Llama 3.x, SmolLM2 and other plain llama files (package models/llamaarch)
-//	qwen2    Qwen2 and Qwen2.5 (package models/qwen2)
-//	qwen3    Qwen3 (package models/qwen3)
-//	gemma3   Gemma 3 (package models/gemma3)
-//	granite  Granite 3.x and dense Granite 4.0 (package models/granite)
-//	phi3     Phi-4-mini and Phi-3.5-mini (package models/phi3)
-//	bert     BERT encoders for embeddings and reranking: bge, all-MiniLM (package models/bert)
+//	smollm3     SmolLM3 (package smollm3)
+//	llama       Llama 3.x, SmolLM2, Mixtral-style experts and other llama files (package models/llamaarch)
+//	qwen2       Qwen2 and Qwen2.5 (package models/qwen2)
+//	qwen2moe    Qwen2-MoE (package models/qwen2moe)
+//	qwen3       Qwen3 (package models/qwen3)
+//	qwen3moe    Qwen3-30B-A3B, Qwen3-Coder-30B-A3B (package models/qwen3moe)
+//	gpt-oss     gpt-oss-20b and -120b (package models/gptoss)
+//	gemma3      Gemma 3 (package models/gemma3)
+//	granite     Granite 3.x and dense Granite 4.0 (package models/granite)
+//	granitemoe  Granite 3.x mixtures of experts (package models/granite)
+//	phi3        Phi-4-mini and Phi-3.5-mini (package models/phi3)
+//	lfm2        LFM2 and LFM2.5, short convolutions and attention (package models/lfm2)
+//	bert        BERT encoders for embeddings and reranking: bge, all-MiniLM (package models/bert)
 //
 // A file of any other architecture is refused with an error that names it
 // and lists these (family.Families).
