@@ -31,6 +31,7 @@ import (
 	_ "github.com/smolgo/smolgo/models/qwen2"
 	_ "github.com/smolgo/smolgo/models/qwen2moe"
 	_ "github.com/smolgo/smolgo/models/qwen3"
+	_ "github.com/smolgo/smolgo/models/qwen35"
 	_ "github.com/smolgo/smolgo/models/qwen3moe"
 	_ "github.com/smolgo/smolgo/smollm3"
 )

@@ -18,6 +18,7 @@ var nextModels = []string{
 	"qwen3moe-tiny-F32", "qwen3moe-tiny-Q8_0", "qwen3moe-tiny-Q4_K_M",
 	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", "gptoss-tiny-MXFP4",
 	"lfm2-tiny-F32", "lfm2-tiny-Q8_0", "lfm2-tiny-Q4_K_M",
+	"qwen35-tiny-F32", "qwen35-tiny-Q8_0", "qwen35-tiny-Q4_K_M",
 }
 
 // TestNextGoldenLogits compares golden-next's models' logits with
