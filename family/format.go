@@ -32,6 +32,10 @@ type FormatSpec struct {
 	// Reasoning says the model writes its reasoning in <think>…</think>
 	// (SmolLM3, Qwen3), which the parser separates from the answer.
 	Reasoning bool
+	// OpensReasoning says the generation prompt ends with the open tag
+	// when thinking is on (PromptOptions.Thinking nil or true), as
+	// Qwen3.5's does: the answer then starts inside the reasoning.
+	OpensReasoning bool
 	// Tools is the syntax of the model's tool calls; nil for a model
 	// without them (a prompt with tools is then an error naming the
 	// architecture).
@@ -235,7 +239,8 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 	f.tokenizer() // the marker ids; -1 (text matching only) without a tokenizer
 	p := &parser{}
 	if f.spec.Reasoning {
-		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true})
+		open := f.spec.OpensReasoning && (opts.Thinking == nil || *opts.Thinking)
+		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true, StartInReasoning: open})
 	}
 	if opts.Tools && f.spec.Tools != nil {
 		p.tools = f.spec.Tools.NewParser(f.tok)
