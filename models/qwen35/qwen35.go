@@ -34,8 +34,8 @@ func init() {
 
 // Describe is Qwen3.5's block for a file.
 func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
-	if moe, _ := llama.MoEFromGGUF(f, cfg); moe != nil {
-		return llama.Arch{}, fmt.Errorf("%s.expert_count = %d: Qwen3.5's mixtures of experts are architecture qwen35moe", Arch, moe.Experts)
+	if n, err := f.Uint32(Arch + ".expert_count"); err == nil && n > 0 {
+		return llama.Arch{}, fmt.Errorf("%s.expert_count = %d: Qwen3.5's mixtures of experts are architecture qwen35moe", Arch, n)
 	}
 	return Hybrid(f, cfg, func() llama.FFN { return &llama.GLU{} })
 }
