@@ -32,6 +32,7 @@ import (
 	_ "github.com/smolgo/smolgo/models/qwen2moe"
 	_ "github.com/smolgo/smolgo/models/qwen3"
 	_ "github.com/smolgo/smolgo/models/qwen35"
+	_ "github.com/smolgo/smolgo/models/qwen35moe"
 	_ "github.com/smolgo/smolgo/models/qwen3moe"
 	_ "github.com/smolgo/smolgo/smollm3"
 )
