@@ -158,7 +158,8 @@ func (g *GatedDeltaNet) load(ld *loader, cfg Config, i int, lw *LayerWeights) {
 type gdnScratch struct {
 	qg []float32 // Attention.QueryGate: each row's queries and gates, head by head [rows × 2·QDim]
 
-	qkv   []float32   // the q, k, v projection, convolved in place [rows × convDim]
+	qkv   []float32   // the q, k, v projection [rows × convDim]
+	conv  []float32   // qkv convolved, then SiLU [rows × convDim]
 	z     []float32   // the output gate [rows × valueDim]
 	beta  []float32   // β, as h·Wβ then its sigmoid [rows × ValueHeads]
 	gate  []float32   // h·Wα, then the decay's exponent g [rows × ValueHeads]
@@ -167,19 +168,28 @@ type gdnScratch struct {
 	keep  [][]float32 // the pieces' kept states (piece.keepFrom...), in order
 	first []int       // per piece: its first entry in keep
 	job   deltaJob
+	job2  convJob
 }
 
 // gatedDeltaNetStep is a Gated DeltaNet layer on the CPU.
 type gatedDeltaNetStep struct {
 	spec *GatedDeltaNet
 	w    *GatedDeltaNetWeights
+	taps []float32 // the convolution's weights tap by tap: [Kernel × convDim]
 }
 
 func (g *GatedDeltaNet) newStep(m *CPU, l int, lw *LayerWeights) (sublayer, error) {
 	if lw.GatedDeltaNet == nil {
 		return nil, fmt.Errorf("llama: layer %d: a gated deltanet without its weights", l)
 	}
-	return &gatedDeltaNetStep{spec: g, w: lw.GatedDeltaNet}, nil
+	C, K := g.convDim(), g.Kernel
+	taps := make([]float32, K*C)
+	for ch := range C {
+		for k := range K {
+			taps[k*C+ch] = lw.GatedDeltaNet.Conv[ch*K+k]
+		}
+	}
+	return &gatedDeltaNetStep{spec: g, w: lw.GatedDeltaNet, taps: taps}, nil
 }
 
 // forward runs the Gated DeltaNet of layer l over the pass's rows: the
@@ -192,6 +202,7 @@ func (s *gatedDeltaNetStep) forward(m *CPU, p *pass, l int, in, out []float32) e
 	E, C, VD, H, S := m.Config.Embd, g.convDim(), g.valueDim(), g.ValueHeads, g.HeadSize
 	sc := &b.gdn
 	sc.qkv = grow(sc.qkv, n*C)
+	sc.conv = grow(sc.conv, n*C)
 	sc.z = grow(sc.z, n*VD)
 	sc.beta = grow(sc.beta, n*H)
 	sc.gate = grow(sc.gate, n*H)
@@ -210,7 +221,7 @@ func (s *gatedDeltaNetStep) forward(m *CPU, p *pass, l int, in, out []float32) e
 			return fmt.Errorf("llama: layer %d: %w", l, err)
 		}
 	}
-	s.convolve(p, l)
+	s.convolve(m, p, l)
 
 	// q and k L2-normalized per head: ggml_rms_norm with eps/HeadSize, then
 	// a scale by 1/√HeadSize; β and the decay's exponent per value head.
@@ -218,7 +229,7 @@ func (s *gatedDeltaNetStep) forward(m *CPU, p *pass, l int, in, out []float32) e
 	eps := m.Config.RMSEps / float32(S)
 	inv := 1 / float32(math.Sqrt(float64(S)))
 	for r := range n {
-		qk := sc.qkv[r*C : r*C+2*KD]
+		qk := sc.conv[r*C : r*C+2*KD]
 		tensor.RMSNormRows(qk, qk, sc.ones[:S], eps)
 		tensor.Scale(qk, inv)
 		beta, gate := sc.beta[r*H:(r+1)*H], sc.gate[r*H:(r+1)*H]
@@ -250,41 +261,86 @@ func (s *gatedDeltaNetStep) forward(m *CPU, p *pass, l int, in, out []float32) e
 }
 
 // convolve runs the causal convolution and its SiLU over each piece's rows
-// of the q, k, v projection, in place, moving each piece's window (the
-// first part of its state) on by its tokens; it makes the points of the
-// piece's kept rows (keepState) and copies the window into them, the
-// recurrence adding the matrices.
-func (s *gatedDeltaNetStep) convolve(p *pass, l int) {
+// of the q, k, v projection (sc.qkv) into sc.conv, the channels shared out
+// among the pool's threads, then moves each piece's window (the first
+// part of its state: the last Kernel−1 inputs) on by its tokens. It makes
+// the points of the piece's kept rows (keepState) and copies the window
+// after each such row into them; the recurrence adds the matrices.
+func (s *gatedDeltaNetStep) convolve(m *CPU, p *pass, l int) {
 	g, sc := s.spec, &p.b.gdn
 	C, K := g.convDim(), g.Kernel
+	sc.job2 = convJob{s: s, p: p, l: l}
+	m.pool.Run(len(p.ps)*((C+convBlock-1)/convBlock), 1, &sc.job2)
+	sc.job2 = convJob{}
 	sc.keep, sc.first = sc.keep[:0], sc.first[:0]
 	for _, pc := range p.ps {
 		sc.first = append(sc.first, len(sc.keep))
-		state := pc.c.state[l]
-		win := state[:(K-1)*C] // (K-1) rows of C inputs, oldest first
+		win := pc.c.state[l][:(K-1)*C]
+		in := sc.qkv[pc.row*C : (pc.row+len(pc.tokens))*C]
+		for t := pc.keepFrom; t < pc.keepTo; t++ {
+			dst := pc.c.keepState(l, pc.pos+t+1)
+			windowAfter(dst[:(K-1)*C], win, in, t+1, C)
+			sc.keep = append(sc.keep, dst)
+		}
+		windowAfter(win, win, in, len(pc.tokens), C)
+	}
+}
+
+// windowAfter writes to dst the window of the last K−1 inputs (rows of C,
+// oldest first; len(dst) = (K−1)·C) after the first n rows of in have
+// followed the window win. dst may be win.
+func windowAfter(dst, win, in []float32, n, C int) {
+	k := len(dst) / C
+	if n >= k {
+		copy(dst, in[(n-k)*C:n*C])
+		return
+	}
+	copy(dst, win[n*C:]) // the old rows that stay, moved up (copy handles the overlap)
+	copy(dst[(k-n)*C:], in[:n*C])
+}
+
+// convBlock is how many channels a unit of the convolution's job takes
+// (a multiple of 8, so that SiLU takes every value through the same path).
+const convBlock = 256
+
+// convJob is the convolution of a pass: unit u is piece u/blocks's
+// channels [b·convBlock, (b+1)·convBlock) with b = u%blocks.
+type convJob struct {
+	s *gatedDeltaNetStep
+	p *pass
+	l int
+}
+
+func (j *convJob) Do(lo, hi int) {
+	g, sc := j.s.spec, &j.p.b.gdn
+	C, K := g.convDim(), g.Kernel
+	blocks := (C + convBlock - 1) / convBlock
+	for u := lo; u < hi; u++ {
+		pc := &j.p.ps[u/blocks]
+		c0 := (u % blocks) * convBlock
+		c1 := min(C, c0+convBlock)
+		win := pc.c.state[j.l][:(K-1)*C]
 		for t := range pc.tokens {
-			row := sc.qkv[(pc.row+t)*C : (pc.row+t+1)*C]
-			for ch, x := range row {
-				w := s.w.Conv[ch*K : (ch+1)*K]
-				// ggml_ssm_conv: the window oldest first, each product
-				// rounded, summed in that order.
-				var sum float32
-				for k := range K - 1 {
-					sum += float32(win[k*C+ch] * w[k])
+			r := pc.row + t
+			out := sc.conv[r*C+c0 : r*C+c1]
+			// ggml_ssm_conv: the window oldest first, each product
+			// rounded, summed in that order; input t-K+1+k is a window
+			// row while it precedes the piece.
+			clear(out)
+			for k := range K {
+				src := t - (K - 1) + k
+				var x []float32
+				if src < 0 {
+					x = win[(K-1+src)*C+c0 : (K-1+src)*C+c1]
+				} else {
+					x = sc.qkv[(pc.row+src)*C+c0 : (pc.row+src)*C+c1]
 				}
-				sum += float32(x * w[K-1])
-				for k := range K - 2 {
-					win[k*C+ch] = win[(k+1)*C+ch]
+				w := j.s.taps[k*C+c0 : k*C+c1]
+				for i := range out {
+					out[i] += float32(x[i] * w[i])
 				}
-				win[(K-2)*C+ch] = x
-				row[ch] = sum
 			}
-			tensor.SwiGLU(row, row, sc.ones[:C])
-			if t >= pc.keepFrom && t < pc.keepTo {
-				dst := pc.c.keepState(l, pc.pos+t+1)
-				copy(dst, win)
-				sc.keep = append(sc.keep, dst)
-			}
+			tensor.SwiGLU(out, out, sc.ones[:len(out)])
 		}
 	}
 }
@@ -311,7 +367,7 @@ func (j *deltaJob) Do(lo, hi int) {
 		kept := sc.keep[sc.first[i]:]
 		for t := range pc.tokens {
 			r := pc.row + t
-			row := sc.qkv[r*C : (r+1)*C]
+			row := sc.conv[r*C : (r+1)*C]
 			q, k, v := row[kh*S:(kh+1)*S], row[KD+kh*S:KD+(kh+1)*S], row[2*KD+h*S:2*KD+(h+1)*S]
 			decay := float32(math.Exp(float64(sc.gate[r*H+h])))
 			tensor.DeltaRule(st, q, k, v, sc.o[r*VD+h*S:r*VD+(h+1)*S], decay, sc.beta[r*H+h], j.scale)

@@ -2,30 +2,71 @@
 
 #include "textflag.h"
 
-// DELTA_REDUCE sums the accumulators Y0-Y3 (the 32-value chunks' lanes
-// 0-7, 8-15, 16-23, 24-31) into X0 as ggml_vec_dot_f32's AVX2 build does:
-// (acc0+acc2) + (acc1+acc3), the 128-bit halves added, two horizontal
-// adds. Clobbers Y1-Y3.
-#define DELTA_REDUCE \
-	VADDPS Y2, Y0, Y0 \
-	VADDPS Y3, Y1, Y1 \
-	VADDPS Y1, Y0, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS X1, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VHADDPS X0, X0, X0
+// DELTA_REDUCE sums the accumulators A0-A3 (a 32-value chunk's lanes 0-7,
+// 8-15, 16-23, 24-31) into the low lane of XA0 (A0's X register) as
+// ggml_vec_dot_f32's AVX2 build does: (acc0+acc2) + (acc1+acc3), the
+// 128-bit halves added, two horizontal adds. XA1 is A1's X register.
+#define DELTA_REDUCE(A0, A1, A2, A3, XA0, XA1) \
+	VADDPS A2, A0, A0 \
+	VADDPS A3, A1, A1 \
+	VADDPS A1, A0, A0 \
+	VEXTRACTF128 $1, A0, XA1 \
+	VADDPS XA1, XA0, XA0 \
+	VHADDPS XA0, XA0, XA0 \
+	VHADDPS XA0, XA0, XA0
 
-#define DELTA_ZERO \
+// SCALEDOT scales 32 values of the column at COL+AX by Y15, stores them
+// and adds their products with k (R9+AX) to A0-A3.
+#define SCALEDOT(COL, A0, A1, A2, A3) \
+	VMULPS (COL)(AX*1), Y15, Y8 \
+	VMULPS 32(COL)(AX*1), Y15, Y9 \
+	VMULPS 64(COL)(AX*1), Y15, Y10 \
+	VMULPS 96(COL)(AX*1), Y15, Y11 \
+	VMOVUPS Y8, (COL)(AX*1) \
+	VMOVUPS Y9, 32(COL)(AX*1) \
+	VMOVUPS Y10, 64(COL)(AX*1) \
+	VMOVUPS Y11, 96(COL)(AX*1) \
+	VFMADD231PS (R9)(AX*1), Y8, A0 \
+	VFMADD231PS 32(R9)(AX*1), Y9, A1 \
+	VFMADD231PS 64(R9)(AX*1), Y10, A2 \
+	VFMADD231PS 96(R9)(AX*1), Y11, A3
+
+// UPDATEDOT adds k·D to 32 values of the column at COL+AX, stores them and
+// adds their products with q (R8+AX) to A0-A3.
+#define UPDATEDOT(COL, D, A0, A1, A2, A3) \
+	VMOVUPS (COL)(AX*1), Y8 \
+	VMOVUPS 32(COL)(AX*1), Y9 \
+	VMOVUPS 64(COL)(AX*1), Y10 \
+	VMOVUPS 96(COL)(AX*1), Y11 \
+	VFMADD231PS (R9)(AX*1), D, Y8 \
+	VFMADD231PS 32(R9)(AX*1), D, Y9 \
+	VFMADD231PS 64(R9)(AX*1), D, Y10 \
+	VFMADD231PS 96(R9)(AX*1), D, Y11 \
+	VMOVUPS Y8, (COL)(AX*1) \
+	VMOVUPS Y9, 32(COL)(AX*1) \
+	VMOVUPS Y10, 64(COL)(AX*1) \
+	VMOVUPS Y11, 96(COL)(AX*1) \
+	VFMADD231PS (R8)(AX*1), Y8, A0 \
+	VFMADD231PS 32(R8)(AX*1), Y9, A1 \
+	VFMADD231PS 64(R8)(AX*1), Y10, A2 \
+	VFMADD231PS 96(R8)(AX*1), Y11, A3
+
+#define ZERO8 \
 	VXORPS Y0, Y0, Y0 \
 	VXORPS Y1, Y1, Y1 \
 	VXORPS Y2, Y2, Y2 \
-	VXORPS Y3, Y3, Y3
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7
 
 // func deltaRuleAVX2(s, q, k, v, out *float32, n int, decay, beta, scale float32)
 //
-// For each column j of the state (n floats at s + j*n*4): scale it by
-// decay and dot it with k (one pass), then d = (v[j] - dot)*beta, add
-// k*d to it and dot it with q (a second pass), out[j] = dot*scale.
+// Two columns at a time (DI and SI = DI + n floats), their dependency
+// chains side by side: scale each by decay and dot it with k (one pass),
+// then d = (v[j] - dot)*beta, add k*d to it and dot it with q (a second
+// pass), out[j] = dot*scale. n is a positive multiple of 32.
 TEXT ·deltaRuleAVX2(SB), NOSPLIT, $0-60
 	MOVQ s+0(FP), DI
 	MOVQ q+8(FP), R8
@@ -35,69 +76,54 @@ TEXT ·deltaRuleAVX2(SB), NOSPLIT, $0-60
 	MOVQ n+40(FP), CX
 	VBROADCASTSS decay+48(FP), Y15
 	VMOVSS beta+52(FP), X14
-	VMOVSS scale+56(FP), X13
 	MOVQ CX, BX
 	SHLQ $2, BX // column bytes
-	MOVQ CX, R12 // columns left
+	MOVQ CX, R12
+	SHRQ $1, R12 // column pairs left
 
-column:
-	DELTA_ZERO
+pair:
+	LEAQ (DI)(BX*1), SI
+	ZERO8
 	XORQ AX, AX
 
 scaledot:
-	VMULPS (DI)(AX*1), Y15, Y4
-	VMULPS 32(DI)(AX*1), Y15, Y5
-	VMULPS 64(DI)(AX*1), Y15, Y6
-	VMULPS 96(DI)(AX*1), Y15, Y7
-	VMOVUPS Y4, (DI)(AX*1)
-	VMOVUPS Y5, 32(DI)(AX*1)
-	VMOVUPS Y6, 64(DI)(AX*1)
-	VMOVUPS Y7, 96(DI)(AX*1)
-	VFMADD231PS (R9)(AX*1), Y4, Y0
-	VFMADD231PS 32(R9)(AX*1), Y5, Y1
-	VFMADD231PS 64(R9)(AX*1), Y6, Y2
-	VFMADD231PS 96(R9)(AX*1), Y7, Y3
+	SCALEDOT(DI, Y0, Y1, Y2, Y3)
+	SCALEDOT(SI, Y4, Y5, Y6, Y7)
 	ADDQ $128, AX
 	CMPQ AX, BX
 	JNE  scaledot
 
-	DELTA_REDUCE
-	VMOVSS (R10), X8
-	VSUBSS X0, X8, X8
-	VMULSS X14, X8, X8
-	VBROADCASTSS X8, Y12
-	DELTA_ZERO
+	DELTA_REDUCE(Y0, Y1, Y2, Y3, X0, X1)
+	DELTA_REDUCE(Y4, Y5, Y6, Y7, X4, X5)
+	VMOVSS (R10), X12
+	VSUBSS X0, X12, X12
+	VMULSS X14, X12, X12
+	VBROADCASTSS X12, Y12
+	VMOVSS 4(R10), X13
+	VSUBSS X4, X13, X13
+	VMULSS X14, X13, X13
+	VBROADCASTSS X13, Y13
+	ZERO8
 	XORQ AX, AX
 
 updatedot:
-	VMOVUPS (DI)(AX*1), Y4
-	VMOVUPS 32(DI)(AX*1), Y5
-	VMOVUPS 64(DI)(AX*1), Y6
-	VMOVUPS 96(DI)(AX*1), Y7
-	VFMADD231PS (R9)(AX*1), Y12, Y4
-	VFMADD231PS 32(R9)(AX*1), Y12, Y5
-	VFMADD231PS 64(R9)(AX*1), Y12, Y6
-	VFMADD231PS 96(R9)(AX*1), Y12, Y7
-	VMOVUPS Y4, (DI)(AX*1)
-	VMOVUPS Y5, 32(DI)(AX*1)
-	VMOVUPS Y6, 64(DI)(AX*1)
-	VMOVUPS Y7, 96(DI)(AX*1)
-	VFMADD231PS (R8)(AX*1), Y4, Y0
-	VFMADD231PS 32(R8)(AX*1), Y5, Y1
-	VFMADD231PS 64(R8)(AX*1), Y6, Y2
-	VFMADD231PS 96(R8)(AX*1), Y7, Y3
+	UPDATEDOT(DI, Y12, Y0, Y1, Y2, Y3)
+	UPDATEDOT(SI, Y13, Y4, Y5, Y6, Y7)
 	ADDQ $128, AX
 	CMPQ AX, BX
 	JNE  updatedot
 
-	DELTA_REDUCE
-	VMULSS X13, X0, X0
+	DELTA_REDUCE(Y0, Y1, Y2, Y3, X0, X1)
+	DELTA_REDUCE(Y4, Y5, Y6, Y7, X4, X5)
+	VMULSS scale+56(FP), X0, X0
+	VMULSS scale+56(FP), X4, X4
 	VMOVSS X0, (R11)
+	VMOVSS X4, 4(R11)
 
-	ADDQ BX, DI
-	ADDQ $4, R10
-	ADDQ $4, R11
+	LEAQ (SI)(BX*1), DI
+	ADDQ $8, R10
+	ADDQ $8, R11
 	DECQ R12
-	JNZ  column
+	JNZ  pair
 	VZEROUPPER
 	RET
