@@ -162,7 +162,7 @@ type gdnScratch struct {
 	conv  []float32   // qkv convolved, then SiLU [rows × convDim]
 	z     []float32   // the output gate [rows × valueDim]
 	beta  []float32   // β, as h·Wβ then its sigmoid [rows × ValueHeads]
-	gate  []float32   // h·Wα, then the decay's exponent g [rows × ValueHeads]
+	gate  []float32   // h·Wα, then the decay e^g [rows × ValueHeads]
 	o     []float32   // the recurrence's output, then normed and gated [rows × valueDim]
 	ones  []float32   // 1s, to run SiLU as SwiGLU and the L2 norm as an RMSNorm
 	keep  [][]float32 // the pieces' kept states (piece.keepFrom...), in order
@@ -234,8 +234,8 @@ func (s *gatedDeltaNetStep) forward(m *CPU, p *pass, l int, in, out []float32) e
 		tensor.Scale(qk, inv)
 		beta, gate := sc.beta[r*H:(r+1)*H], sc.gate[r*H:(r+1)*H]
 		sigmoid(beta)
-		for h, a := range gate {
-			gate[h] = softplus(a+w.DTBias[h]) * w.A[h]
+		for h, a := range gate { // the decay e^g, g = softplus(α + dt_bias)·A
+			gate[h] = float32(math.Exp(float64(softplus(a+w.DTBias[h]) * w.A[h])))
 		}
 	}
 
@@ -365,15 +365,21 @@ func (j *deltaJob) Do(lo, hi int) {
 		kh := h % g.KeyHeads
 		st := pc.c.state[l][win+h*S*S : win+(h+1)*S*S]
 		kept := sc.keep[sc.first[i]:]
-		for t := range pc.tokens {
-			r := pc.row + t
-			row := sc.conv[r*C : (r+1)*C]
-			q, k, v := row[kh*S:(kh+1)*S], row[KD+kh*S:KD+(kh+1)*S], row[2*KD+h*S:2*KD+(h+1)*S]
-			decay := float32(math.Exp(float64(sc.gate[r*H+h])))
-			tensor.DeltaRule(st, q, k, v, sc.o[r*VD+h*S:r*VD+(h+1)*S], decay, sc.beta[r*H+h], j.scale)
-			if t >= pc.keepFrom && t < pc.keepTo {
-				copy(kept[t-pc.keepFrom][win+h*S*S:win+(h+1)*S*S], st)
+		row := sc.conv[pc.row*C:]
+		q, k, v := row[kh*S:], row[KD+kh*S:], row[2*KD+h*S:]
+		o, decay, beta := sc.o[pc.row*VD+h*S:], sc.gate[pc.row*H+h:], sc.beta[pc.row*H+h:]
+		// Run the tokens up to each kept row in one call, then keep the
+		// state after that row.
+		for t := 0; t < len(pc.tokens); {
+			end := len(pc.tokens)
+			if t < pc.keepTo {
+				end = max(t, pc.keepFrom) + 1
 			}
+			tensor.DeltaRuleTokens(st, q[t*C:], k[t*C:], v[t*C:], o[t*VD:], C, VD, decay[t*H:], beta[t*H:], H, end-t, j.scale)
+			if end-1 >= pc.keepFrom && end-1 < pc.keepTo {
+				copy(kept[end-1-pc.keepFrom][win+h*S*S:win+(h+1)*S*S], st)
+			}
+			t = end
 		}
 	}
 }

@@ -127,3 +127,104 @@ updatedot:
 	JNZ  pair
 	VZEROUPPER
 	RET
+
+// The AVX-512 kernel: a 16-lane register holds two of ggml's 8-lane
+// accumulators (values i..i+15 of each 32: acc0 and acc1; i+16..i+31:
+// acc2 and acc3), so adding the two registers is (acc0+acc2 | acc1+acc3),
+// and the rest of the reduction is the AVX2 kernel's.
+#define DELTA_REDUCE512(ZA, ZB, YA, YB, XA, XB) \
+	VADDPS ZB, ZA, ZA \
+	VEXTRACTF64X4 $1, ZA, YB \
+	VADDPS YB, YA, YA \
+	VEXTRACTF128 $1, YA, XB \
+	VADDPS XB, XA, XA \
+	VHADDPS XA, XA, XA \
+	VHADDPS XA, XA, XA
+
+#define SCALEDOT512(COL, ZA, ZB) \
+	VMULPS (COL)(AX*1), Z15, Z8 \
+	VMULPS 64(COL)(AX*1), Z15, Z9 \
+	VMOVUPS Z8, (COL)(AX*1) \
+	VMOVUPS Z9, 64(COL)(AX*1) \
+	VFMADD231PS (R9)(AX*1), Z8, ZA \
+	VFMADD231PS 64(R9)(AX*1), Z9, ZB
+
+#define UPDATEDOT512(COL, D, ZA, ZB) \
+	VMOVUPS (COL)(AX*1), Z8 \
+	VMOVUPS 64(COL)(AX*1), Z9 \
+	VFMADD231PS (R9)(AX*1), D, Z8 \
+	VFMADD231PS 64(R9)(AX*1), D, Z9 \
+	VMOVUPS Z8, (COL)(AX*1) \
+	VMOVUPS Z9, 64(COL)(AX*1) \
+	VFMADD231PS (R8)(AX*1), Z8, ZA \
+	VFMADD231PS 64(R8)(AX*1), Z9, ZB
+
+#define ZERO4Z \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3
+
+// func deltaRuleAVX512(s, q, k, v, out *float32, n int, decay, beta, scale float32)
+//
+// deltaRuleAVX2 in 16-lane registers, bit for bit.
+TEXT ·deltaRuleAVX512(SB), NOSPLIT, $0-60
+	MOVQ s+0(FP), DI
+	MOVQ q+8(FP), R8
+	MOVQ k+16(FP), R9
+	MOVQ v+24(FP), R10
+	MOVQ out+32(FP), R11
+	MOVQ n+40(FP), CX
+	VBROADCASTSS decay+48(FP), Z15
+	VMOVSS beta+52(FP), X14
+	MOVQ CX, BX
+	SHLQ $2, BX
+	MOVQ CX, R12
+	SHRQ $1, R12
+
+pair512:
+	LEAQ (DI)(BX*1), SI
+	ZERO4Z
+	XORQ AX, AX
+
+scaledot512:
+	SCALEDOT512(DI, Z0, Z1)
+	SCALEDOT512(SI, Z2, Z3)
+	ADDQ $128, AX
+	CMPQ AX, BX
+	JNE  scaledot512
+
+	DELTA_REDUCE512(Z0, Z1, Y0, Y1, X0, X1)
+	DELTA_REDUCE512(Z2, Z3, Y2, Y3, X2, X3)
+	VMOVSS (R10), X12
+	VSUBSS X0, X12, X12
+	VMULSS X14, X12, X12
+	VBROADCASTSS X12, Z12
+	VMOVSS 4(R10), X13
+	VSUBSS X2, X13, X13
+	VMULSS X14, X13, X13
+	VBROADCASTSS X13, Z13
+	ZERO4Z
+	XORQ AX, AX
+
+updatedot512:
+	UPDATEDOT512(DI, Z12, Z0, Z1)
+	UPDATEDOT512(SI, Z13, Z2, Z3)
+	ADDQ $128, AX
+	CMPQ AX, BX
+	JNE  updatedot512
+
+	DELTA_REDUCE512(Z0, Z1, Y0, Y1, X0, X1)
+	DELTA_REDUCE512(Z2, Z3, Y2, Y3, X2, X3)
+	VMULSS scale+56(FP), X0, X0
+	VMULSS scale+56(FP), X2, X2
+	VMOVSS X0, (R11)
+	VMOVSS X2, 4(R11)
+
+	LEAQ (SI)(BX*1), DI
+	ADDQ $8, R10
+	ADDQ $8, R11
+	DECQ R12
+	JNZ  pair512
+	VZEROUPPER
+	RET
