@@ -193,9 +193,10 @@ func (g *GatedDeltaNet) newStep(m *CPU, l int, lw *LayerWeights) (sublayer, erro
 }
 
 // forward runs the Gated DeltaNet of layer l over the pass's rows: the
-// products over the pass's spans, then per piece the convolution (token by
-// token, channels side by side), then the recurrence of every (piece, value
-// head) pair over the pool, then the gated norm and the output product.
+// products over the pass's spans, the convolution (its channels shared out
+// among the pool's threads), the L2 norms, β and the decays row by row, the
+// recurrence of every (piece, value head) pair over the pool, then the
+// gated norm and the output product.
 func (s *gatedDeltaNetStep) forward(m *CPU, p *pass, l int, in, out []float32) error {
 	b, n := p.b, p.n
 	g, w := s.spec, s.w
@@ -224,7 +225,7 @@ func (s *gatedDeltaNetStep) forward(m *CPU, p *pass, l int, in, out []float32) e
 	s.convolve(m, p, l)
 
 	// q and k L2-normalized per head: ggml_rms_norm with eps/HeadSize, then
-	// a scale by 1/√HeadSize; β and the decay's exponent per value head.
+	// a scale by 1/√HeadSize; β and the decay per value head.
 	KD := g.keyDim()
 	eps := m.Config.RMSEps / float32(S)
 	inv := 1 / float32(math.Sqrt(float64(S)))

@@ -11,6 +11,8 @@
 //	llama    Llama 3.x, SmolLM2 and other plain llama files (package models/llamaarch)
 //	qwen2    Qwen2 and Qwen2.5 (package qwen2)
 //	qwen3    Qwen3 (package qwen3)
+//	qwen35   Qwen3.5 0.8B to 9B, Gated DeltaNet and gated attention (package qwen35)
+//	qwen35moe Qwen3.5/3.6-35B-A3B, Qwen3.5's hybrid with experts (package qwen35moe)
 //	gemma3   Gemma 3 (package gemma3)
 //	granite  Granite 3.x and dense Granite 4.0 (package granite)
 //	phi3     Phi-4-mini and Phi-3.5-mini (package phi3)
