@@ -11,7 +11,7 @@ import (
 )
 
 // The models of ../shared/golden-next (README.md): tiny mixtures of experts
-// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2) written by
+// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2, qwen35) written by
 // llama.cpp's own writer, with llama.cpp's logits for three prompts
 // (rand100 is longer than gpt-oss's window of 32).
 var nextModels = []string{
