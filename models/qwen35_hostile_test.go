@@ -1,13 +1,17 @@
 package models_test
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/llama"
 )
 
 // Qwen3.5's bad keys and tensors get an error naming the key or the tensor,
@@ -35,7 +39,7 @@ func TestQwen35BadFiles(t *testing.T) {
 		{"no sections", dropKV("qwen35.rope.dimension_sections"), nil, "qwen35.rope.dimension_sections"},
 		{"sections all zero", setKV("qwen35.rope.dimension_sections", []int32{0, 0, 0, 0}), nil, "all zeros"},
 		{"a negative section", setKV("qwen35.rope.dimension_sections", []int32{1, -1, 2, 0}), nil, "qwen35.rope.dimension_sections[1] = -1"},
-		{"multi-token prediction", setKV("qwen35.nextn_predict_layers", uint32(1)), nil, "qwen35.nextn_predict_layers = 1"},
+		{"every block multi-token prediction", setKV("qwen35.nextn_predict_layers", uint32(4)), nil, "qwen35.nextn_predict_layers = 4, but qwen35.block_count is 4"},
 		{"experts", setKV("qwen35.expert_count", uint32(4)), nil, "qwen35moe"},
 		{"no ssm_a", nil, dropTensor("blk.2.ssm_a"), "blk.2.ssm_a is missing"},
 		{"no gate", nil, dropTensor("blk.0.attn_gate.weight"), "blk.0.attn_gate.weight is missing"},
@@ -79,7 +83,7 @@ func TestQwen35HostileHeaderSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	var keys []string
+	keys := []string{"qwen35.nextn_predict_layers"} // not in the file, read when there
 	for _, kv := range src.KV {
 		switch kv.Value.(type) {
 		case uint32, []int32:
@@ -100,5 +104,61 @@ func TestQwen35HostileHeaderSweep(t *testing.T) {
 				t.Errorf("%s = %v: allocated %d bytes", key, v, n)
 			}
 		}
+	}
+}
+
+// A file with a multi-token-prediction block after the model's own (block
+// count one more, nextn_predict_layers 1, the block's tensors as
+// llama.cpp's converter names them) runs the model without it: the same
+// logits as the file without the block.
+func TestQwen35SkipsMTPBlock(t *testing.T) {
+	src, err := gguf.Open(sharedtest.Path(t, "golden-next/models/qwen35-tiny-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	mtp := rewrite(t, src, func(kv []gguf.KV) []gguf.KV {
+		kv = setKV("qwen35.block_count", uint32(5))(kv)
+		return setKV("qwen35.nextn_predict_layers", uint32(1))(kv)
+	}, func(ts []gguf.WriterTensor) []gguf.WriterTensor {
+		var extra []gguf.WriterTensor
+		for _, x := range ts {
+			if rest, ok := strings.CutPrefix(x.Name, "blk.3."); ok {
+				extra = append(extra, gguf.WriterTensor{Name: "blk.4." + rest, Dims: x.Dims, Type: x.Type, Data: x.Data})
+			}
+		}
+		eh := gguf.WriterTensor{Name: "blk.4.nextn.eh_proj.weight", Dims: []uint64{512, 256}, Type: gguf.TypeF32, Data: make([]byte, 4*512*256)}
+		return append(append(ts, extra...), eh)
+	})
+	logits := func(f *gguf.File) []float32 {
+		cfg, arch, err := family.Describe(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := llama.LoadWeights(f, cfg, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := llama.NewCPU(w, llama.Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		c, err := m.NewCache(llama.CacheOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := m.Forward(context.Background(), c, []int32{331, 296, 308, 311, 313, 318, 320}, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]float32(nil), out...)
+	}
+	cfg, err := llama.ConfigFromGGUF(mtp)
+	if err != nil || cfg.Layers != 4 || cfg.NextN != 1 {
+		t.Fatalf("config of the file with an MTP block: %d layers, %d NextN, %v", cfg.Layers, cfg.NextN, err)
+	}
+	if a, b := logits(src), logits(mtp); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("the MTP block changed the logits")
 	}
 }

@@ -13,7 +13,10 @@
 // small convolution window and one state matrix per value head instead of
 // keys and values. Every layer has a dense SwiGLU feed-forward whose input
 // norm is post_attention_norm; embeddings are tied unless the file has
-// output.weight.
+// output.weight. A multi-token-prediction block after the model's own
+// (nextn_predict_layers, as llama.cpp's converter now writes Qwen3.5) is
+// left unread: the model runs without drafting with it, as llama.cpp does
+// by default.
 package qwen35
 
 import (
@@ -46,9 +49,6 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 // others Gated DeltaNets.
 func Hybrid(f *gguf.File, cfg llama.Config, ffn func() llama.FFN) (llama.Arch, error) {
 	key := func(k string) string { return cfg.Arch + "." + k }
-	if n, err := f.Uint32(key("nextn_predict_layers")); err == nil && n > 0 {
-		return llama.Arch{}, fmt.Errorf("%s = %d: multi-token-prediction layers are not supported", key("nextn_predict_layers"), n)
-	}
 	gdn, err := llama.GatedDeltaNetFromGGUF(f, cfg)
 	if err != nil {
 		return llama.Arch{}, err
