@@ -90,7 +90,7 @@ func TestGatedDeltaNetStepEqualsForwardAlone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			const batch = 48 // some steps take two passes
 			m := openQwen35(t, name, Options{Threads: 2, BatchSize: batch})
-			b := newBackend(t, m, BackendOptions{KVType: KVF32})
+			b := newBackend(t, m, CacheOptions{KVType: KVF32})
 			V := m.Config.Vocab
 			rng := rand.New(rand.NewPCG(3, 5))
 			type seq struct {
@@ -101,7 +101,7 @@ func TestGatedDeltaNetStepEqualsForwardAlone(t *testing.T) {
 			}
 			seqs := make([]seq, 4)
 			for i := range seqs {
-				seqs[i] = seq{c: newSeqCache(t, b), ref: newCache(t, m, CacheOptions{Type: KVF32})}
+				seqs[i] = seq{c: newSeqCache(t, b), ref: newCache(t, m, CacheOptions{KVType: KVF32})}
 			}
 			checked, truncated := 0, 0
 			for step := range 12 {
@@ -159,7 +159,7 @@ func TestGatedDeltaNetStepEqualsForwardAlone(t *testing.T) {
 				if sq.n == 0 {
 					continue
 				}
-				fresh := newCache(t, m, CacheOptions{Type: KVF32})
+				fresh := newCache(t, m, CacheOptions{KVType: KVF32})
 				for _, ch := range sq.chunks {
 					forward(t, m, fresh, ch, false)
 				}
@@ -183,7 +183,7 @@ func TestGatedDeltaNetStepAllocatesNothing(t *testing.T) {
 	m := openQwen35(t, "qwen35-tiny-Q8_0", Options{Threads: 2})
 	V := m.Config.Vocab
 	ctx := context.Background()
-	b := newBackend(t, m, BackendOptions{})
+	b := newBackend(t, m, CacheOptions{})
 	steps := make([]engine.Seq, 3)
 	for i := range steps {
 		steps[i] = engine.Seq{Cache: newSeqCache(t, b), Tokens: prompt[:3+i], Logits: make([]float32, V)}

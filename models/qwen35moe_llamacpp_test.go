@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
@@ -36,11 +35,7 @@ func TestQwen35MoEMatchesLlamaCpp(t *testing.T) {
 	for _, c := range []struct{ path, typ string }{{f32, "F32"}, {q4, "Q4_K_M"}} {
 		t.Run(c.typ, func(t *testing.T) {
 			want, _ := sharedtest.LlamarefLogits(t, c.path, tokens, "--cpu-variant", "haswell", "--threads", "1")
-			m, err := family.Load(c.path, engine.WithThreads(2))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			_, m := goldentest.Open(t, c.path, engine.WithThreads(2))
 			cache, err := m.NewCache()
 			if err != nil {
 				t.Fatal(err)

@@ -11,10 +11,14 @@ import (
 	"github.com/smolgo/smolgo/internal/chatfmt"
 )
 
-// Format is Qwen3.5's chat format (FormatSpec).
-func Format(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, FormatSpec), nil }
+// Format is a Qwen3.5 file's chat format: its own template through the
+// Jinja engine (family.FileFormat), which renders Qwen3.5's published
+// template byte for byte, tools included, with the Qwen3-Coder XML calls
+// that template writes read by package qwen3moe's syntax; FormatSpec,
+// hand-written, for a file without a template.
+func Format(f *gguf.File) (engine.Format, error) { return family.FileFormat(f, FormatSpec), nil }
 
-// FormatSpec is Qwen3.5's chat format: Render's ChatML, reasoning in
+// FormatSpec is Qwen3.5's hand-written chat format: Render's ChatML, reasoning in
 // <think>…</think> that the generation prompt has already opened when
 // thinking is on, <|im_end|> ending a turn. Qwen3.5's tool calls are
 // Qwen3-Coder's XML form (<tool_call><function=name><parameter=…>), which
@@ -25,9 +29,9 @@ var FormatSpec = family.FormatSpec{
 	Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
 		return Render(msgs, Options{AddGenerationPrompt: true, EnableThinking: opts.Thinking, NoQueryOK: true})
 	},
-	EndOfTurn:      []string{"<|im_end|>"},
-	Reasoning:      true,
-	OpensReasoning: true,
+	EndOfTurn:        []string{"<|im_end|>"},
+	Reasoning:        true,
+	ReasoningStarted: func(thinking *bool) bool { return thinking == nil || *thinking },
 }
 
 // Options are Render's options, the template's variables.
