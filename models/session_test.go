@@ -38,7 +38,7 @@ var rewritesHistory = map[string]bool{"gptoss-tiny-Q4_K_M": true}
 
 // noToolModels are the session models whose format has no tool calls yet
 // (LFM2's Python-style calls).
-var noToolModels = map[string]bool{"lfm2-tiny-Q4_K_M": true, "qwen35-tiny-Q4_K_M": true}
+var noToolModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
 
 func loadFamily(t *testing.T, name string, opts ...engine.Option) *engine.Model {
 	t.Helper()

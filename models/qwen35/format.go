@@ -1,6 +1,7 @@
 package qwen35
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,9 +15,22 @@ import (
 // Format is a Qwen3.5 file's chat format: its own template through the
 // Jinja engine (family.FileFormat), which renders Qwen3.5's published
 // template byte for byte, tools included, with the Qwen3-Coder XML calls
-// that template writes read by package qwen3moe's syntax; FormatSpec,
-// hand-written, for a file without a template.
-func Format(f *gguf.File) (engine.Format, error) { return family.FileFormat(f, FormatSpec), nil }
+// that template writes read by package qwen3moe's syntax. A file without a
+// template gets the one published with Qwen/Qwen3.5-4B (Qwen3.5-4B.jinja,
+// as llama.cpp keeps it in models/templates), so that it has tools too;
+// FormatSpec, hand-written, is the fallback where a file's template does
+// not parse.
+func Format(f *gguf.File) (engine.Format, error) {
+	if src, _ := f.String("tokenizer.chat_template"); src == "" {
+		return family.TemplateFormat(f, publishedTemplate)
+	}
+	return family.FileFormat(f, FormatSpec), nil
+}
+
+// publishedTemplate is Qwen3.5's chat template as Qwen published it.
+//
+//go:embed Qwen3.5-4B.jinja
+var publishedTemplate string
 
 // FormatSpec is Qwen3.5's hand-written chat format: Render's ChatML, reasoning in
 // <think>…</think> that the generation prompt has already opened when

@@ -14,7 +14,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "..", "internal", "chatfmt", "testdata"))
 import hfjinja as hf  # noqa: E402
 
-TEMPLATE = os.path.join(here, "Qwen3.5-4B.jinja")
+TEMPLATE = os.path.join(here, "..", "Qwen3.5-4B.jinja")
 
 from hfjinja import S, U1, A1, U2, W, CALL1, CALL2, T1, T2  # noqa: E402
 
