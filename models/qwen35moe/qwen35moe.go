@@ -17,7 +17,6 @@ package qwen35moe
 import (
 	"fmt"
 
-	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
@@ -29,7 +28,7 @@ const Arch = "qwen35moe"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, qwen35.FormatSpec), nil }})
+		Format: qwen35.Format})
 }
 
 // Describe is Qwen3.5-MoE's block for a file.
