@@ -311,11 +311,13 @@ func WriteSynth(t testing.TB, preset, typ, path, wantSHA string) {
 
 // synthOnly are the tiny family models that ../shared/golden-families does
 // not hold: SmolLM2's file format (a llama file with SmolLM2's
-// pre-tokenizer and ChatML template), and the architectures llama.cpp's
-// writer has no synth for (granite, phi3; their golden logits are in their
-// packages' testdata), and a Qwen3-Embedding file (qwen3 with pooling_type
-// last).
-var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true, "qwen3-embed-tiny": true}
+// pre-tokenizer and ChatML template), the architectures llama.cpp's
+// writer has no synth for (granite, phi3, and the mixtures of experts
+// mixtral, a llama file with experts, qwen2moe and granitemoe; their golden
+// logits are in their packages' testdata), and a Qwen3-Embedding file
+// (qwen3 with pooling_type last).
+var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true, "qwen3-embed-tiny": true,
+	"mixtral-tiny": true, "qwen2moe-tiny": true, "granitemoe-tiny": true}
 
 // inNext are the tiny models of ../shared/golden-next.
 var inNext = map[string]bool{"qwen3moe-tiny": true, "gptoss-tiny": true, "lfm2-tiny": true, "qwen35-tiny": true, "granitehybrid-tiny": true}
@@ -353,12 +355,42 @@ func TinyModel(t testing.TB, name string) string {
 	return path
 }
 
+// selfcheckRuns is the schema of golden-next/selfcheck.json and of the
+// PRESET-selfcheck.json files synth_golden.py --selfcheck writes: per model
+// stem, per type, per rerun ("variant", "batch7"), per prompt, [max |diff|,
+// RMS diff, decode tokens differing].
+type selfcheckRuns struct {
+	Models map[string]map[string]map[string][][]float64 `json:"models"`
+}
+
+// CheckSynthGolden compares the model of a synth preset with llama.cpp's
+// references that testdata/synth_golden.py --moe wrote into dir (a
+// family's testdata: PRESET-TYPE.json.gz and PRESET-selfcheck.json), in
+// F32, Q8_0 and Q4_K_M: each file written again here byte for byte (the
+// SHA-256 the reference names), then every prompt with the whole prompt in
+// one pass and in batches of 7 (CheckModel), within the tolerance the
+// selfcheck file sets (SelfcheckFileTolerance).
+func CheckSynthGolden(t *testing.T, preset, dir string) {
+	tmp := t.TempDir()
+	for _, typ := range []string{"F32", "Q8_0", "Q4_K_M"} {
+		name := preset + "-" + typ
+		path := filepath.Join(tmp, name+".gguf")
+		g := LoadFile(t, filepath.Join(dir, name+".json.gz"))
+		WriteSynth(t, preset, typ, path, g.SHA256)
+		tol := SelfcheckFileTolerance(t, filepath.Join(dir, preset+"-selfcheck.json"), preset, typ)
+		for _, batch := range []int{1024, 7} {
+			t.Run(typ+"/batch"+strconv.Itoa(batch), func(t *testing.T) {
+				_, m := Open(t, path, engine.WithThreads(2), engine.WithBatchSize(batch))
+				CheckModel(t, name, m, g, tol, nil)
+			})
+		}
+	}
+}
+
 var (
 	nextOnce sync.Once
-	next     struct {
-		Models map[string]map[string]map[string][][]float64 `json:"models"`
-	}
-	nextErr error
+	next     selfcheckRuns
+	nextErr  error
 )
 
 // NextTolerance returns the tolerance of golden-next's model stem in type
@@ -379,9 +411,35 @@ func NextTolerance(t testing.TB, stem, typ string) Tolerance {
 	if nextErr != nil {
 		t.Fatalf("golden-next/selfcheck.json: %v", nextErr)
 	}
-	runs, ok := next.Models[stem][typ]
+	return selfcheckTolerance(t, "golden-next/selfcheck.json", next, stem, typ)
+}
+
+// SelfcheckFileTolerance returns the tolerance of model stem in type typ
+// that a selfcheck file kept in the repository sets (a family's
+// testdata/STEM-selfcheck.json, which testdata/synth_golden.py --selfcheck
+// writes beside the references: llama.cpp's spread on those files with
+// another CPU variant and with the prompt in batches of 7), by
+// NextTolerance's rule.
+func SelfcheckFileTolerance(t testing.TB, path, stem, typ string) Tolerance {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc selfcheckRuns
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return selfcheckTolerance(t, path, sc, stem, typ)
+}
+
+// selfcheckTolerance is twice the worst max and RMS difference of any
+// rerun and prompt of stem's type typ, rounded up to one significant digit.
+func selfcheckTolerance(t testing.TB, where string, sc selfcheckRuns, stem, typ string) Tolerance {
+	t.Helper()
+	runs, ok := sc.Models[stem][typ]
 	if !ok || len(runs) == 0 {
-		t.Fatalf("golden-next/selfcheck.json has nothing for %s %s", stem, typ)
+		t.Fatalf("%s has nothing for %s %s", where, stem, typ)
 	}
 	var worst Tolerance
 	for _, prompts := range runs {
