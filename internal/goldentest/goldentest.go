@@ -195,7 +195,8 @@ func Open(t testing.TB, path string, opts ...engine.Option) (*engine.Model, *fam
 }
 
 // CheckPrompt runs one reference prompt through m: the whole prompt in one
-// Forward (all rows), the decode steps fed the golden tokens (teacher
+// Forward (every row the reference holds: all of them, or some positions
+// of a long prompt), the decode steps fed the golden tokens (teacher
 // forcing), then greedy decoding from m's own argmax, which must pick
 // llama.cpp's tokens for as long as every golden margin on the way exceeds
 // twice the max-abs tolerance. It returns the differences of the first two.
@@ -212,11 +213,14 @@ func CheckPrompt(t testing.TB, m *family.Parts, p Prompt, tol Tolerance) Diff {
 	if err != nil {
 		t.Fatalf("%s prefill: %v", p.Name, err)
 	}
-	if len(logits) != len(p.Tokens)*V || len(p.Prefill) != len(p.Tokens) {
-		t.Fatalf("%s: %d logits for %d tokens, %d golden rows", p.Name, len(logits), len(p.Tokens), len(p.Prefill))
+	if len(logits) != len(p.Tokens)*V {
+		t.Fatalf("%s: %d logits for %d tokens", p.Name, len(logits), len(p.Tokens))
 	}
-	for i, r := range p.Prefill {
-		row := logits[i*V : (i+1)*V]
+	if err := checkRows(p, V); err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+	for _, r := range p.Prefill {
+		row := logits[r.Pos*V : (r.Pos+1)*V]
 		d.Add(fmt.Sprintf("%s prefill pos %d", p.Name, r.Pos), row, r.Logits)
 		if r.Margin > 2*tol.MaxAbs && Argmax(row) != r.Argmax {
 			t.Errorf("%s prefill pos %d: argmax %d, golden %d (margin %g)", p.Name, r.Pos, Argmax(row), r.Argmax, r.Margin)
@@ -259,6 +263,35 @@ func CheckPrompt(t testing.TB, m *family.Parts, p Prompt, tol Tolerance) Diff {
 		prev, margin = logits, r.Margin
 	}
 	return d
+}
+
+// checkRows checks that p's prefill rows are at increasing positions of
+// the prompt, the last at its last token (whose row the greedy decode
+// starts from): every position, or a subset of them (a long prompt's
+// reference kept small, as synth_golden.py --long-stride writes); and that
+// every row, decode steps included, has V logits.
+func checkRows(p Prompt, V int) error {
+	n := len(p.Tokens)
+	if n == 0 || len(p.Prefill) == 0 || len(p.Prefill) > n {
+		return fmt.Errorf("%d golden prefill rows for %d tokens", len(p.Prefill), n)
+	}
+	for i, r := range p.Prefill {
+		if r.Pos < 0 || r.Pos >= n || (i > 0 && r.Pos <= p.Prefill[i-1].Pos) {
+			return fmt.Errorf("golden prefill row %d is at position %d (prompt of %d tokens, rows in increasing order)", i, r.Pos, n)
+		}
+		if len(r.Logits) != V {
+			return fmt.Errorf("golden prefill row at position %d has %d logits, want %d", r.Pos, len(r.Logits), V)
+		}
+	}
+	for _, r := range p.Decode {
+		if len(r.Logits) != V {
+			return fmt.Errorf("golden decode row at position %d has %d logits, want %d", r.Pos, len(r.Logits), V)
+		}
+	}
+	if last := p.Prefill[len(p.Prefill)-1].Pos; last != n-1 {
+		return fmt.Errorf("the last golden prefill row is at position %d, not the prompt's last (%d)", last, n-1)
+	}
+	return nil
 }
 
 // CheckModel runs every prompt of g through m (CheckPrompt) but those skip

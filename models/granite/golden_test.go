@@ -35,3 +35,17 @@ func TestGoldenLogits(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEGoldenLogits compares Granite's mixture-of-experts block (Granite's
+// four multipliers; softmax over 4 experts as wide as feed_forward_length,
+// the top 2 renormalized, plus an ungated shared expert of 256) with
+// llama.cpp on synth's preset granitemoe-tiny, in F32, Q8_0 and Q4_K_M:
+// prefill at every position, teacher-forced and greedy decode, whole prompts
+// and batches of 7. The references in testdata are llama.cpp's logits on
+// synth's files (internal/goldentest/testdata/synth_golden.py --moe); the
+// tolerances are twice llama.cpp's own worst spread on those files with
+// another CPU variant and in batches of 7
+// (testdata/granitemoe-tiny-selfcheck.json).
+func TestMoEGoldenLogits(t *testing.T) {
+	goldentest.CheckSynthGolden(t, "granitemoe-tiny", "testdata")
+}

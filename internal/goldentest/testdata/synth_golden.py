@@ -18,7 +18,16 @@ PRESET-selfcheck.json, from which their tests derive the tolerances:
     python3 internal/goldentest/testdata/synth_golden.py --preset qwen2moe-tiny --out models/qwen2moe/testdata --moe
     python3 internal/goldentest/testdata/synth_golden.py --preset granitemoe-tiny --out models/granite/testdata --moe
 
-(--moe is --cpu-variant haswell --long 100 --selfcheck.)
+(--moe is --cpu-variant haswell --long 100 --long-stride 10 --selfcheck
+--round.) To keep these references small (about 40 KB a file), the long
+prompt keeps the prefill rows of positions 0, 10, ..., 90 and its last (99;
+the offsets within a batch of 7 all come up), every row of the short
+prompts and every decode step, and --round rounds the logits of each type
+to the decimals whose step is at most a fifth of the RMS tolerance the
+selfcheck sets (its max rounding error is at most a tenth of it): 3
+decimals for mixtral's and qwen2moe's F32 (tolerance 0.007), 2 for their
+quantized files (0.2), more for granitemoe, whose logits are small. The
+selfcheck's spreads are measured on the unrounded logits of every row.
 
 llama.cpp loads and runs our synth's file, and its quantizer must give the
 same Q8_0 and Q4_K_M bytes as ours (checked here). --ctx sets llama.cpp's
@@ -42,6 +51,7 @@ import filecmp
 import gzip
 import hashlib
 import json
+import math
 import os
 import random
 import subprocess
@@ -102,6 +112,24 @@ def spread(a, b):
     return worst, (sq / max(1, n)) ** 0.5, dec
 
 
+def rms_tolerance(check):
+    """The RMS tolerance goldentest derives from one type's selfcheck: twice the worst, up to one significant digit."""
+    worst = max(p[1] for prompts in check.values() for p in prompts)
+    if worst <= 0:
+        return 1e-6
+    e = math.floor(math.log10(2 * worst))
+    return math.ceil(2 * worst / 10 ** e - 1e-9) * 10 ** e
+
+
+def decimals(check):
+    """The fewest decimals whose step is at most a fifth of the type's RMS tolerance."""
+    tol = rms_tolerance(check)
+    d = 0
+    while 10 ** -d > tol / 5:
+        d += 1
+    return d
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preset", required=True, help="internal/synth preset (granite-tiny, phi3-tiny)")
@@ -112,10 +140,15 @@ def main():
     ap.add_argument("--cpu-variant", default="", help="llama.cpp's CPU backend for the stored logits (default: its choice)")
     ap.add_argument("--long", type=int, default=64, help="length of the long prompt")
     ap.add_argument("--selfcheck", action="store_true", help="measure llama.cpp's own spread on the files (PRESET-selfcheck.json)")
-    ap.add_argument("--moe", action="store_true", help="golden-next's settings: --cpu-variant haswell --long 100 --selfcheck")
+    ap.add_argument("--long-stride", type=int, default=1, help="keep the long prompt's prefill rows at multiples of this and its last")
+    ap.add_argument("--round", action="store_true", help="round each type's logits to a fifth of its selfcheck RMS tolerance (needs --selfcheck)")
+    ap.add_argument("--moe", action="store_true",
+                    help="golden-next's settings, kept small: --cpu-variant haswell --long 100 --long-stride 10 --selfcheck --round")
     a = ap.parse_args()
     if a.moe:
-        a.cpu_variant, a.long, a.selfcheck = "haswell", 100, True
+        a.cpu_variant, a.long, a.long_stride, a.selfcheck, a.round = "haswell", 100, 10, True, True
+    if a.round and not a.selfcheck:
+        sys.exit("--round needs --selfcheck (the tolerance it rounds to)")
     PRESET, TYPES = a.preset, a.types.split(",")
     bin_ = llamaref()
     work = tempfile.mkdtemp(prefix="synth-golden-")
@@ -152,7 +185,20 @@ def main():
                                     "n_ctx": r.get("n_ctx"),
                                     "digits": DIGITS, "decode": "greedy (argmax of the previous row)"},
                        "n_vocab": r["n_vocab"], "prompts": []}
-            doc["prompts"].append({"name": name, "tokens": r["tokens"], "prefill": r["prefill"], "decode": r["decode"]})
+            prefill = r["prefill"]
+            if name == f"rand{a.long}" and a.long_stride > 1:
+                n = len(prefill)
+                prefill = [row for row in prefill if row["pos"] % a.long_stride == 0 or row["pos"] == n - 1]
+                doc["settings"]["rows"] = f"every position; rand{a.long}: multiples of {a.long_stride} and the last"
+            doc["prompts"].append({"name": name, "tokens": r["tokens"], "prefill": prefill, "decode": r["decode"]})
+        if a.round:
+            d = decimals(checks[t])
+            for p in doc["prompts"]:
+                for row in p["prefill"] + p["decode"]:
+                    row["logits"] = [round(x, d) for x in row["logits"]]
+            del doc["settings"]["digits"]
+            doc["settings"]["decimals"] = d
+            log(t, "rounded to", d, "decimals")
         out = os.path.join(ROOT, a.out, f"{PRESET}-{t}{a.suffix}.json.gz")
         with open(out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as f:
             f.write(json.dumps(doc, separators=(",", ":")).encode())
