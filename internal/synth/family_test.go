@@ -113,7 +113,10 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 	if m.Tokenizer != nil {
 		return nil, fmt.Errorf("%s: a copied tokenizer needs --vocab FILE", m.Name)
 	}
-	if s.Arch == synth.ArchGranite || s.Arch == synth.ArchPhi3 || s.Arch != synth.ArchBERT && s.Pooling != "" {
+	switch {
+	case s.Arch == synth.ArchGranite || s.Arch == synth.ArchGraniteMoE || s.Arch == synth.ArchPhi3 || s.Arch == synth.ArchQwen2MoE,
+		s.Arch == synth.ArchLlama && s.Experts > 0, // its --n-expert is for the MoE archs only
+		s.Arch != synth.ArchBERT && s.Pooling != "":
 		return nil, errNoArch
 	}
 	if m.Pre != "" || m.ChatTemplate != "" {
@@ -174,7 +177,8 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 }
 
 // errNoArch is llamarefArgs' answer for an architecture llamaref synth
-// does not write (granite, phi3, a decoder with a pooling type): llama.cpp still loads and runs synth's file
+// does not write (granite, granitemoe, phi3, qwen2moe, llama with experts, a
+// decoder with a pooling type): llama.cpp still loads and runs synth's file
 // (TestLlamarefLoads).
 var errNoArch = errors.New("llamaref synth does not write this architecture")
 
@@ -269,6 +273,9 @@ func llamaCppTensors(s synth.Shape, nVocab int) []loaderTensor {
 		add("output.weight", e, v)
 	}
 	x, n := uint64(s.ExpertFFN), uint64(s.Experts)
+	if s.Arch == synth.ArchLlama || s.Arch == synth.ArchGraniteMoE {
+		x = f // their loaders size the experts by n_ff
+	}
 	if s.Arch == synth.ArchGPTOSS { // llama.cpp's openai-moe.cpp
 		for i := range s.Layers {
 			for _, p := range []struct {
@@ -314,22 +321,32 @@ func llamaCppTensors(s synth.Shape, nVocab int) []loaderTensor {
 		}
 		add(blk(i, "attn_output.weight"), nq, e)
 		add(blk(i, "ffn_norm.weight"), e)
-		switch s.Arch {
-		case synth.ArchPhi3:
-		case synth.ArchQwen3MoE: // llama.cpp's qwen3moe.cpp
+		switch {
+		case s.Arch == synth.ArchPhi3:
+			add(blk(i, "ffn_down.weight"), f, e)
+		case s.Experts > 0: // qwen3moe.cpp, qwen2moe.cpp, llama.cpp, granite.cpp (granitemoe)
 			add(blk(i, "ffn_gate_inp.weight"), e, n)
 			add(blk(i, "ffn_gate_exps.weight"), e, x, n)
 			add(blk(i, "ffn_up_exps.weight"), e, x, n)
 			add(blk(i, "ffn_down_exps.weight"), x, e, n)
+			if sh := uint64(s.SharedFFN); sh > 0 {
+				// qwen2moe's is required (its width n_ff without the
+				// key), granitemoe's where the key says so, llama's
+				// never (its loader reads no shared width).
+				add(blk(i, "ffn_gate_shexp.weight"), e, sh)
+				add(blk(i, "ffn_up_shexp.weight"), e, sh)
+				add(blk(i, "ffn_down_shexp.weight"), sh, e)
+			}
+			if s.Arch == synth.ArchQwen2MoE {
+				add(blk(i, "ffn_gate_inp_shexp.weight"), e)
+			}
 		default:
 			add(blk(i, "ffn_gate.weight"), e, f)
 			add(blk(i, "ffn_up.weight"), e, f)
-		}
-		if s.Arch != synth.ArchQwen3MoE {
 			add(blk(i, "ffn_down.weight"), f, e)
 		}
 		switch s.Arch {
-		case synth.ArchQwen2:
+		case synth.ArchQwen2, synth.ArchQwen2MoE:
 			add(blk(i, "attn_q.bias"), nq)
 			add(blk(i, "attn_k.bias"), nkv)
 			add(blk(i, "attn_v.bias"), nkv)
@@ -392,7 +409,15 @@ func llamaCppKeys(s synth.Shape, nVocab int) map[string]any {
 	if s.Experts > 0 {
 		k[a+"expert_count"] = uint32(s.Experts)
 		k[a+"expert_used_count"] = uint32(s.ExpertsUsed)
-		k[a+"expert_feed_forward_length"] = uint32(s.ExpertFFN)
+		if s.Arch != synth.ArchLlama && s.Arch != synth.ArchGraniteMoE {
+			k[a+"expert_feed_forward_length"] = uint32(s.ExpertFFN)
+		}
+	}
+	if s.SharedFFN > 0 {
+		k[a+"expert_shared_feed_forward_length"] = uint32(s.SharedFFN)
+	}
+	if s.Arch == synth.ArchGranite || s.Arch == synth.ArchGraniteMoE {
+		k[a+"logit_scale"] = s.Granite.Logit // required
 	}
 	switch {
 	case s.Arch == synth.ArchGPTOSS: // the pattern defaults to 2
@@ -688,7 +713,17 @@ func TestValidateFamilies(t *testing.T) {
 		{"qwen2-tiny", func(s *synth.Shape) { s.Arch = "gemma2" }, "want smollm3, llama"},
 		{"qwen3moe-tiny", func(s *synth.Shape) { s.Experts = 0 }, "qwen3moe needs experts"},
 		{"qwen3moe-tiny", func(s *synth.Shape) { s.ExpertsUsed = 5 }, "1 ≤ used ≤ experts"},
-		{"qwen3-tiny", func(s *synth.Shape) { s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128 }, "experts are for arch qwen3moe or gpt-oss"},
+		{"qwen3-tiny", func(s *synth.Shape) { s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128 }, "experts are for arch qwen3moe, gpt-oss, qwen2moe, granitemoe or llama"},
+		{"mixtral-tiny", func(s *synth.Shape) { s.ExpertFFN = 128 }, "feed_forward_length (FFN) wide"},
+		{"granitemoe-tiny", func(s *synth.Shape) { s.ExpertFFN = 128 }, "feed_forward_length (FFN) wide"},
+		{"mixtral-tiny", func(s *synth.Shape) { s.Experts = 0 }, "llama needs experts"},
+		{"mixtral-tiny", func(s *synth.Shape) { s.SharedFFN = 256 }, "shared expert is for arch qwen2moe or granitemoe"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.SharedFFN = 0 }, "qwen2moe needs a shared expert"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.ExpertFFN = 0 }, "positive expert FFN"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.Untied = false }, "untied output.weight"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.HeadDim = 64 }, "heads × head dim = hidden size"},
+		{"granitemoe-tiny", func(s *synth.Shape) { s.SharedFFN = -1 }, "negative"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.Granite.Logit = 2 }, "for arch granite"},
 		{"gptoss-tiny", func(s *synth.Shape) { s.Untied = false }, "untied output.weight"},
 		{"gptoss-tiny", func(s *synth.Shape) { s.SlidingWindow = 0 }, "gpt-oss needs a sliding window"},
 		{"gptoss-tiny", func(s *synth.Shape) { s.RopeBaseSWA = 1e4 }, "local rope base is for arch gemma3"},

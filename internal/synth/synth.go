@@ -3,7 +3,9 @@
 // quantization mixes: SmolLM3 (arch smollm3), Llama and Llama 3.2 (llama,
 // optionally with rope_freqs.weight), Qwen2.5 (qwen2), Qwen3 (qwen3),
 // Gemma 3 (gemma3), Granite (granite), Phi-3 (phi3), BERT encoders (bert)
-// and the mixture-of-experts Qwen3-MoE (qwen3moe) and gpt-oss (gpt-oss).
+// and the mixtures of experts Qwen3-MoE (qwen3moe), gpt-oss (gpt-oss),
+// Mixtral (llama with experts), Qwen2-MoE (qwen2moe) and Granite MoE
+// (granitemoe).
 // Each family gets the tensors and metadata keys that llama.cpp's loader for
 // it reads (src/models/<arch>.cpp in llama.cpp).
 //
@@ -59,6 +61,12 @@ const (
 	// Mixture of experts (Shape.Experts): a router picks experts per token.
 	ArchQwen3MoE = "qwen3moe" // qwen3 with an MoE FFN (softmax over all experts, top k renormalized)
 	ArchGPTOSS   = "gpt-oss"  // biases, attention sinks, alternating sliding window, MoE FFN with biases
+	// qwen2 with an MoE FFN (softmax over all experts, top k, not
+	// renormalized) and a shared expert gated by a sigmoid (SharedFFN)
+	ArchQwen2MoE = "qwen2moe"
+	// granite with an MoE FFN (softmax, top k renormalized, experts as
+	// wide as FFN) and, with SharedFFN, an ungated shared expert
+	ArchGraniteMoE = "granitemoe"
 )
 
 // Shape is a model's architecture and size.
@@ -105,7 +113,7 @@ type Shape struct {
 	RopeBaseSWA          float32 // gemma3: rope.freq_base_swa, the local layers' base
 	Softcap              float32 // gemma3: final_logit_softcapping, written when > 0
 
-	// Granite (granite) is Granite's four multipliers; zero fields are
+	// Granite (granite, granitemoe) is Granite's four multipliers; zero fields are
 	// not written, except the logit scale, which llama.cpp requires (0
 	// writes 1).
 	Granite GraniteScales
@@ -126,17 +134,37 @@ type Shape struct {
 	// cls.bias, cls.output.weight, cls.output.bias) and one output label.
 	Pooling string
 
-	// Mixture of experts (qwen3moe, gpt-oss, which require it): each
-	// block's FFN is Experts networks of width ExpertFFN, stored as 3-D
-	// tensors (ffn_{gate,up}_exps [Embd, ExpertFFN, Experts], ffn_down_exps
+	// Mixture of experts (qwen3moe, gpt-oss, qwen2moe, granitemoe, which
+	// require it, and llama, where it makes a Mixtral file): each block's
+	// FFN is Experts networks of width ExpertFFN, stored as 3-D tensors
+	// (ffn_{gate,up}_exps [Embd, ExpertFFN, Experts], ffn_down_exps
 	// [ExpertFFN, Embd, Experts]), of which the router ffn_gate_inp [Embd,
 	// Experts] picks ExpertsUsed per token; written as expert_count,
 	// expert_used_count and expert_feed_forward_length (FFN stays
 	// feed_forward_length, which llama.cpp reads but these blocks do not
-	// use). gpt-oss also uses SlidingWindow and SlidingWindowPattern (its
-	// layers alternate local and global from layer 0 with the pattern 2;
-	// no local rope base).
+	// use). llama's and granitemoe's experts are FFN wide, as their
+	// converters and llama.cpp's loaders have it: ExpertFFN must be 0 there,
+	// and no expert_feed_forward_length is written. gpt-oss also uses
+	// SlidingWindow and SlidingWindowPattern (its layers alternate local
+	// and global from layer 0 with the pattern 2; no local rope base).
 	Experts, ExpertsUsed, ExpertFFN int
+
+	// SharedFFN (qwen2moe, which requires it, and granitemoe) adds a shared
+	// expert to every block's mixture, a SwiGLU of this width that every
+	// token runs (ffn_{gate,up}_shexp [Embd, SharedFFN], ffn_down_shexp
+	// [SharedFFN, Embd]), written as expert_shared_feed_forward_length.
+	// qwen2moe scales its output by sigmoid(h·ffn_gate_inp_shexp), a vector
+	// [Embd]; granitemoe adds it ungated.
+	SharedFFN int
+}
+
+// expertWidth is the width of each routed expert: FFN where the family's
+// loader takes it from feed_forward_length (llama, granitemoe).
+func (s Shape) expertWidth() int {
+	if s.Arch == ArchLlama || s.Arch == ArchGraniteMoE {
+		return s.FFN
+	}
+	return s.ExpertFFN
 }
 
 // GraniteScales are the multipliers of a Granite config.json, written as
@@ -193,7 +221,10 @@ func (s Shape) String() string {
 		fmt.Fprintf(&b, ", %s pooling", cmp.Or(s.Pooling, "mean"))
 	}
 	if s.Experts > 0 {
-		fmt.Fprintf(&b, ", %d experts of FFN %d (%d used)", s.Experts, s.ExpertFFN, s.ExpertsUsed)
+		fmt.Fprintf(&b, ", %d experts of FFN %d (%d used)", s.Experts, s.expertWidth(), s.ExpertsUsed)
+	}
+	if s.SharedFFN > 0 {
+		fmt.Fprintf(&b, ", shared expert of FFN %d", s.SharedFFN)
 	}
 	if g := s.Granite; g != (GraniteScales{}) {
 		fmt.Fprintf(&b, ", scales: embedding %g, attention %g, residual %g, logit %g", g.Embedding, g.Attention, g.Residual, g.Logit)
@@ -207,9 +238,10 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "last": 3, "ran
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
 	switch s.Arch {
-	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3, ArchQwen3MoE, ArchGPTOSS:
+	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3,
+		ArchQwen3MoE, ArchGPTOSS, ArchQwen2MoE, ArchGraniteMoE:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3, bert, qwen3moe or gpt-oss", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3, bert, qwen3moe, gpt-oss, qwen2moe or granitemoe", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -240,9 +272,10 @@ func (s Shape) Validate() error {
 	default:
 		return fmt.Errorf("synth: rope scaling %q: want linear or yarn", s.RopeScaling)
 	}
-	// llama.cpp's qwen2 and bert loaders size attn_q and attn_output as
-	// hidden × hidden, so their heads must tile the hidden size exactly.
-	if (s.Arch == ArchQwen2 || s.Arch == ArchBERT) && s.headDim()*s.Heads != s.Embd {
+	// llama.cpp's qwen2, qwen2moe and bert loaders size attn_q and
+	// attn_output as hidden × hidden, so their heads must tile the hidden
+	// size exactly.
+	if (s.Arch == ArchQwen2 || s.Arch == ArchQwen2MoE || s.Arch == ArchBERT) && s.headDim()*s.Heads != s.Embd {
 		return fmt.Errorf("synth: %s needs heads × head dim = hidden size (%d × %d ≠ %d)", s.Arch, s.Heads, s.headDim(), s.Embd)
 	}
 	only := func(arch, what string, set bool) error {
@@ -261,7 +294,7 @@ func (s Shape) Validate() error {
 		only(ArchGemma3, "a local rope base", s.RopeBaseSWA != 0),
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
 		only(ArchBERT, "pooling", s.Pooling != "" && !(s.Arch == ArchQwen3 && s.Pooling == "last")),
-		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{}),
+		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{} && s.Arch != ArchGraniteMoE),
 	); err != nil {
 		return err
 	}
@@ -281,12 +314,11 @@ func (s Shape) Validate() error {
 	if s.Arch == ArchGemma3 && s.SlidingWindow > 0 && (s.SlidingWindowPattern < 1 || s.RopeBaseSWA <= 0) {
 		return fmt.Errorf("synth: a sliding window needs a pattern ≥ 1 and a positive local rope base (have %d, %g)", s.SlidingWindowPattern, s.RopeBaseSWA)
 	}
-	moe := s.Arch == ArchQwen3MoE || s.Arch == ArchGPTOSS
-	switch {
-	case moe && (s.Experts < 1 || s.ExpertsUsed < 1 || s.ExpertsUsed > s.Experts || s.ExpertFFN < 1):
-		return fmt.Errorf("synth: %s needs experts: 1 ≤ used ≤ experts and a positive expert FFN (have %d of %d, FFN %d)", s.Arch, s.ExpertsUsed, s.Experts, s.ExpertFFN)
-	case !moe && (s.Experts != 0 || s.ExpertsUsed != 0 || s.ExpertFFN != 0):
-		return fmt.Errorf("synth: experts are for arch qwen3moe or gpt-oss, not %s", s.Arch)
+	if err := s.validateExperts(); err != nil {
+		return err
+	}
+	if s.Arch == ArchQwen2MoE && !s.Untied {
+		return errors.New("synth: qwen2moe has an untied output.weight (set Untied): llama.cpp's loader requires it")
 	}
 	if s.Arch == ArchGPTOSS {
 		// llama.cpp's loader requires the window key and output.weight.
@@ -313,6 +345,35 @@ func (s Shape) Validate() error {
 		if s.Untied || s.RopeScaling != "" {
 			return errors.New("synth: bert has no output matrix and no RoPE (Untied and RopeScaling must be unset)")
 		}
+	}
+	return nil
+}
+
+// validateExperts checks the mixture-of-experts fields against the
+// architecture (see Shape.Experts and Shape.SharedFFN).
+func (s Shape) validateExperts() error {
+	needs := s.Arch == ArchQwen3MoE || s.Arch == ArchGPTOSS || s.Arch == ArchQwen2MoE || s.Arch == ArchGraniteMoE
+	allows := needs || s.Arch == ArchLlama
+	widthIsFFN := s.Arch == ArchLlama || s.Arch == ArchGraniteMoE
+	set := s.Experts != 0 || s.ExpertsUsed != 0 || s.ExpertFFN != 0
+	switch {
+	case !allows && set:
+		return fmt.Errorf("synth: experts are for arch qwen3moe, gpt-oss, qwen2moe, granitemoe or llama, not %s", s.Arch)
+	case !needs && !set:
+	case s.Experts < 1 || s.ExpertsUsed < 1 || s.ExpertsUsed > s.Experts:
+		return fmt.Errorf("synth: %s needs experts: 1 ≤ used ≤ experts (have %d of %d)", s.Arch, s.ExpertsUsed, s.Experts)
+	case widthIsFFN && s.ExpertFFN != 0:
+		return fmt.Errorf("synth: %s experts are feed_forward_length (FFN) wide: leave ExpertFFN 0 (have %d)", s.Arch, s.ExpertFFN)
+	case !widthIsFFN && s.ExpertFFN < 1:
+		return fmt.Errorf("synth: %s needs a positive expert FFN (have %d)", s.Arch, s.ExpertFFN)
+	}
+	switch {
+	case s.SharedFFN < 0:
+		return fmt.Errorf("synth: shared expert FFN %d is negative", s.SharedFFN)
+	case s.SharedFFN > 0 && s.Arch != ArchQwen2MoE && s.Arch != ArchGraniteMoE:
+		return fmt.Errorf("synth: a shared expert is for arch qwen2moe or granitemoe, not %s", s.Arch)
+	case s.Arch == ArchQwen2MoE && s.SharedFFN < 1:
+		return errors.New("synth: qwen2moe needs a shared expert (SharedFFN)")
 	}
 	return nil
 }
@@ -586,7 +647,13 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		kv = append(kv, u("attention.key_length", hd), u("attention.value_length", hd))
 	}
 	if s.Experts > 0 {
-		kv = append(kv, u("expert_count", s.Experts), u("expert_used_count", s.ExpertsUsed), u("expert_feed_forward_length", s.ExpertFFN))
+		kv = append(kv, u("expert_count", s.Experts), u("expert_used_count", s.ExpertsUsed))
+		if s.ExpertFFN > 0 {
+			kv = append(kv, u("expert_feed_forward_length", s.ExpertFFN))
+		}
+		if s.SharedFFN > 0 {
+			kv = append(kv, u("expert_shared_feed_forward_length", s.SharedFFN))
+		}
 	}
 	if s.Arch != ArchBERT && s.Pooling != "" {
 		kv = append(kv, u("pooling_type", int(poolingTypes[s.Pooling])))
@@ -613,7 +680,7 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	if s.RopeAttnFactor != 0 {
 		kv = append(kv, f("rope.scaling.attn_factor", s.RopeAttnFactor))
 	}
-	if s.Arch == ArchGranite {
+	if s.Arch == ArchGranite || s.Arch == ArchGraniteMoE {
 		g := s.Granite
 		if g.Logit == 0 {
 			g.Logit = 1

@@ -104,7 +104,7 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 				w(b+"attn_k.weight", i, e, nkv, gain(qGain, e)),
 				w(b+"attn_v.weight", i, e, nkv, gain(1, e)))
 		}
-		if s.Arch == ArchQwen2 {
+		if s.Arch == ArchQwen2 || s.Arch == ArchQwen2MoE {
 			out = append(out,
 				vec(b+"attn_q.bias", i, nq, kindGauss, biasStd),
 				vec(b+"attn_k.bias", i, nkv, kindGauss, biasStd),
@@ -126,7 +126,7 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 			out = append(out, norm(b+"post_attention_norm.weight", i))
 		}
 		out = append(out, norm(b+"ffn_norm.weight", i))
-		if s.Arch == ArchQwen3MoE {
+		if s.Experts > 0 {
 			out = append(out, m.experts(b, i, down)...)
 			continue
 		}
@@ -156,17 +156,31 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 // experts lists a block's router and experts (llamaref's order: router,
 // gate, up, down), with llamaref's scales: the router routerStd·(1/√Embd)
 // (a product, as llamaref computes it), gate and up 1/√Embd, down the
-// block's FFN gain over √ExpertFFN.
+// block's FFN gain over √(expert width). A shared expert (SharedFFN)
+// follows, scaled as an expert of its width, after qwen2moe's gate vector
+// ffn_gate_inp_shexp of 1/√Embd, whose product with the normalized hidden
+// state (of norm about √Embd) then has a std of about 1.
 func (m Model) experts(b string, layer int, down float64) []tensorSpec {
 	s := m.Shape
-	e, x, n := uint64(s.Embd), uint64(s.ExpertFFN), uint64(s.Experts)
+	e, x, n := uint64(s.Embd), uint64(s.expertWidth()), uint64(s.Experts)
 	wIn := 1.0 / math.Sqrt(float64(e))
-	return []tensorSpec{
+	out := []tensorSpec{
 		{name: b + "ffn_gate_inp.weight", dims: []uint64{e, n}, layer: layer, scale: routerStd * wIn},
 		{name: b + "ffn_gate_exps.weight", dims: []uint64{e, x, n}, layer: layer, scale: wIn},
 		{name: b + "ffn_up_exps.weight", dims: []uint64{e, x, n}, layer: layer, scale: wIn},
 		{name: b + "ffn_down_exps.weight", dims: []uint64{x, e, n}, layer: layer, scale: gain(down, x)},
 	}
+	if s.SharedFFN == 0 {
+		return out
+	}
+	sh := uint64(s.SharedFFN)
+	if s.Arch == ArchQwen2MoE {
+		out = append(out, tensorSpec{name: b + "ffn_gate_inp_shexp.weight", dims: []uint64{e}, layer: layer, scale: wIn})
+	}
+	return append(out,
+		tensorSpec{name: b + "ffn_gate_shexp.weight", dims: []uint64{e, sh}, layer: layer, scale: wIn},
+		tensorSpec{name: b + "ffn_up_shexp.weight", dims: []uint64{e, sh}, layer: layer, scale: wIn},
+		tensorSpec{name: b + "ffn_down_shexp.weight", dims: []uint64{sh, e}, layer: layer, scale: gain(down, sh)})
 }
 
 // gptOSSSpecs lists a gpt-oss model's tensors (llama.cpp's
