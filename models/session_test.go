@@ -37,8 +37,8 @@ var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
 var rewritesHistory = map[string]bool{"gptoss-tiny-Q4_K_M": true}
 
 // noToolModels are the session models whose format has no tool calls yet
-// (LFM2's Python-style calls).
-var noToolModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
+// (none: every family's calls are parsed).
+var noToolModels = map[string]bool{}
 
 func loadFamily(t *testing.T, name string, opts ...engine.Option) *engine.Model {
 	t.Helper()

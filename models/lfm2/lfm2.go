@@ -9,7 +9,9 @@
 // per-head RMSNorm of queries and keys and NEOX RoPE; every layer has a
 // dense SwiGLU feed-forward; the final norm is the tensor token_embd_norm.
 // A short-convolution layer keeps Embd·(l_cache−1) values per sequence
-// instead of keys and values. The format is ChatML (LFM2's template).
+// instead of keys and values. The format is the file's chat template
+// through package family's Jinja engine, with LFM2's Python-style tool
+// calls (package chat).
 package lfm2
 
 import (
@@ -26,6 +28,7 @@ const Arch = "lfm2"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+	family.ProvideToolSyntax("lfm2", Tools)
 }
 
 // Describe is LFM2's block for a file.
