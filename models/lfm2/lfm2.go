@@ -44,8 +44,14 @@ func init() {
 
 // Describe is LFM2's block for an lfm2 file.
 func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
-	if moe, _ := llama.MoEFromGGUF(f, cfg); moe != nil {
-		return llama.Arch{}, fmt.Errorf("%s.expert_count = %d: LFM2's mixtures of experts are architecture %s", Arch, moe.Experts, ArchMoE)
+	if _, ok := f.Get(Arch + ".expert_count"); ok {
+		n, err := f.Uint32(Arch + ".expert_count")
+		if err != nil {
+			return llama.Arch{}, err
+		}
+		if n != 0 {
+			return llama.Arch{}, fmt.Errorf("%s.expert_count = %d: LFM2's mixtures of experts are architecture %s", Arch, n, ArchMoE)
+		}
 	}
 	return describe(f, cfg, cfg.Layers, nil)
 }
@@ -53,6 +59,11 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 // DescribeMoE is LFM2's block for an lfm2moe file.
 func DescribeMoE(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	key := func(k string) string { return ArchMoE + "." + k }
+	// llama.cpp requires the gating key for lfm2moe (MoEFromGGUF would
+	// default to softmax).
+	if _, ok := f.Get(key("expert_gating_func")); !ok {
+		return llama.Arch{}, fmt.Errorf("%s is missing: an %s file says how its experts are gated", key("expert_gating_func"), ArchMoE)
+	}
 	moe, err := llama.MoEFromGGUF(f, cfg)
 	if err != nil {
 		return llama.Arch{}, err
