@@ -346,11 +346,11 @@ func WriteSynth(t testing.TB, preset, typ, path, wantSHA string) {
 // not hold: SmolLM2's file format (a llama file with SmolLM2's
 // pre-tokenizer and ChatML template), the architectures llama.cpp's
 // writer has no synth for (granite, phi3, and the mixtures of experts
-// mixtral, a llama file with experts, qwen2moe and granitemoe; their golden
-// logits are in their packages' testdata), and a Qwen3-Embedding file
-// (qwen3 with pooling_type last).
+// mixtral, a llama file with experts, qwen2moe, granitemoe and lfm2moe;
+// their golden logits are in their packages' testdata), and a
+// Qwen3-Embedding file (qwen3 with pooling_type last).
 var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true, "qwen3-embed-tiny": true,
-	"mixtral-tiny": true, "qwen2moe-tiny": true, "granitemoe-tiny": true}
+	"mixtral-tiny": true, "qwen2moe-tiny": true, "granitemoe-tiny": true, "lfm2moe-tiny": true}
 
 // inNext are the tiny models of ../shared/golden-next.
 var inNext = map[string]bool{"qwen3moe-tiny": true, "gptoss-tiny": true, "lfm2-tiny": true, "qwen35-tiny": true, "granitehybrid-tiny": true}

@@ -165,6 +165,19 @@ var presets = map[string]preset{
 			s.Granite = GraniteScales{Embedding: 12, Attention: 1.0 / 32, Residual: 0.22, Logit: 6}
 			return s
 		}()}},
+	"lfm2-tiny": {"golden-next: LFM2, block 0 a short convolution of 3, block 1 attention", Model{Name: "lfm2-tiny-F32", Seed: 33,
+		Shape: func() Shape {
+			s := tinyFamily(ArchLFM2, 1e6, 1e-5)
+			s.AttnLayers, s.ShortConv = []int{1}, 3
+			return s
+		}()}},
+	"lfm2moe-tiny": {"golden (ours, testdata of package lfm2): LFM2-8B-A1B's blocks, a dense short convolution, then attention and a short convolution with 4 experts of 128 (2 used, sigmoid gates, a selection bias)",
+		Model{Name: "lfm2moe-tiny-F32", Seed: 40, Shape: func() Shape {
+			s := tinyFamily(ArchLFM2MoE, 1e6, 1e-5)
+			s.Layers, s.AttnLayers, s.ShortConv, s.DenseLead = 3, []int{1}, 3, 1
+			s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128
+			return s
+		}()}},
 	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
 
 	// Tiny models of a family's file format, for tests (no golden logits).

@@ -2,10 +2,11 @@
 // any shape of the families smolgo runs and in the common llama.cpp
 // quantization mixes: SmolLM3 (arch smollm3), Llama and Llama 3.2 (llama,
 // optionally with rope_freqs.weight), Qwen2.5 (qwen2), Qwen3 (qwen3),
-// Gemma 3 (gemma3), Granite (granite), Phi-3 (phi3), BERT encoders (bert)
-// and the mixtures of experts Qwen3-MoE (qwen3moe), gpt-oss (gpt-oss),
+// Gemma 3 (gemma3), Granite (granite), Phi-3 (phi3), BERT encoders (bert),
+// the mixtures of experts Qwen3-MoE (qwen3moe), gpt-oss (gpt-oss),
 // Mixtral (llama with experts), Qwen2-MoE (qwen2moe) and Granite MoE
-// (granitemoe).
+// (granitemoe), and LFM2's hybrids of short convolutions and attention
+// (lfm2, and lfm2moe with experts).
 // Each family gets the tensors and metadata keys that llama.cpp's loader for
 // it reads (src/models/<arch>.cpp in llama.cpp).
 //
@@ -20,7 +21,8 @@
 // the golden SmolLM3 model (../shared/golden) and "qwen3-tiny",
 // "qwen2-tiny", "llama32-tiny", "gemma3-tiny", "bert-tiny" and
 // "bert-rank-tiny" the golden-families models (../shared/golden-families),
-// "qwen3moe-tiny" and "gptoss-tiny" the MoE ones of ../shared/golden-next.
+// "qwen3moe-tiny", "gptoss-tiny" and "lfm2-tiny" the MoE and LFM2 ones of
+// ../shared/golden-next.
 // Quantizing follows llama.cpp's llama_model_quantize (its choice of type
 // per tensor, its order of tensors and keys, and its block encoders), so the
 // quantized presets reproduce llama.cpp's quantized golden files too.
@@ -67,6 +69,9 @@ const (
 	// granite with an MoE FFN (softmax, top k renormalized, experts as
 	// wide as FFN) and, with SharedFFN, an ungated shared expert
 	ArchGraniteMoE = "granitemoe"
+	// LFM2's hybrids: gated short convolutions and attention with Q/K norms.
+	ArchLFM2    = "lfm2"    // dense SwiGLU FFNs
+	ArchLFM2MoE = "lfm2moe" // dense leading blocks, then experts with sigmoid gating and a selection bias
 )
 
 // Shape is a model's architecture and size.
@@ -147,6 +152,7 @@ type Shape struct {
 	// and no expert_feed_forward_length is written. gpt-oss also uses
 	// SlidingWindow and SlidingWindowPattern (its layers alternate local
 	// and global from layer 0 with the pattern 2; no local rope base).
+	// lfm2moe requires them too, from block DenseLead on.
 	Experts, ExpertsUsed, ExpertFFN int
 
 	// SharedFFN (qwen2moe, which requires it, and granitemoe) adds a shared
@@ -156,6 +162,22 @@ type Shape struct {
 	// qwen2moe scales its output by sigmoid(h·ffn_gate_inp_shexp), a vector
 	// [Embd]; granitemoe adds it ungated.
 	SharedFFN int
+
+	// LFM2's blocks (lfm2, lfm2moe): the blocks AttnLayers lists are
+	// attention with Q/K norms, the others gated short convolutions
+	// (shortconv.{conv, in_proj, out_proj}) with a kernel of ShortConv
+	// (shortconv.l_cache, at least 2). attention.head_count_kv is written
+	// per block, 0 for the convolutions, as llama.cpp's converter writes
+	// it. AttnLayers nil means every third block (2, 5, ...), llamaref's
+	// default; blocks from Layers on are ignored (a shape that keeps fewer
+	// of its blocks). lfm2moe's first DenseLead blocks
+	// (leading_dense_block_count) keep a dense FFN of width FFN; the
+	// others are mixtures of experts, sigmoid-gated (expert_gating_func
+	// 2, as the converter writes it) with a per-expert selection bias
+	// (exp_probs_b.bias).
+	AttnLayers []int
+	ShortConv  int
+	DenseLead  int
 }
 
 // expertWidth is the width of each routed expert: FFN where the family's
@@ -166,6 +188,17 @@ func (s Shape) expertWidth() int {
 	}
 	return s.ExpertFFN
 }
+
+// isAttn reports whether block i of an lfm2 or lfm2moe shape is attention.
+func (s Shape) isAttn(i int) bool {
+	if s.AttnLayers == nil {
+		return i%3 == 2
+	}
+	return slices.Contains(s.AttnLayers, i)
+}
+
+// lfm2 reports whether the shape is one of LFM2's hybrids.
+func (s Shape) lfm2() bool { return s.Arch == ArchLFM2 || s.Arch == ArchLFM2MoE }
 
 // GraniteScales are the multipliers of a Granite config.json, written as
 // granite.embedding_scale, granite.attention.scale, granite.residual_scale
@@ -226,6 +259,18 @@ func (s Shape) String() string {
 	if s.SharedFFN > 0 {
 		fmt.Fprintf(&b, ", shared expert of FFN %d", s.SharedFFN)
 	}
+	if s.lfm2() {
+		var attn []string
+		for i := range s.Layers {
+			if s.isAttn(i) {
+				attn = append(attn, fmt.Sprint(i))
+			}
+		}
+		fmt.Fprintf(&b, ", attention in blocks [%s], short convolutions of %d", strings.Join(attn, " "), s.ShortConv)
+		if s.Arch == ArchLFM2MoE {
+			fmt.Fprintf(&b, ", %d dense blocks first", s.DenseLead)
+		}
+	}
 	if g := s.Granite; g != (GraniteScales{}) {
 		fmt.Fprintf(&b, ", scales: embedding %g, attention %g, residual %g, logit %g", g.Embedding, g.Attention, g.Residual, g.Logit)
 	}
@@ -239,9 +284,9 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "last": 3, "ran
 func (s Shape) Validate() error {
 	switch s.Arch {
 	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3,
-		ArchQwen3MoE, ArchGPTOSS, ArchQwen2MoE, ArchGraniteMoE:
+		ArchQwen3MoE, ArchGPTOSS, ArchQwen2MoE, ArchGraniteMoE, ArchLFM2, ArchLFM2MoE:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3, bert, qwen3moe, gpt-oss, qwen2moe or granitemoe", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3, bert, qwen3moe, gpt-oss, qwen2moe, granitemoe, lfm2 or lfm2moe", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -272,10 +317,10 @@ func (s Shape) Validate() error {
 	default:
 		return fmt.Errorf("synth: rope scaling %q: want linear or yarn", s.RopeScaling)
 	}
-	// llama.cpp's qwen2, qwen2moe and bert loaders size attn_q and
+	// llama.cpp's qwen2, qwen2moe, bert and lfm2 loaders size attn_q and
 	// attn_output as hidden × hidden, so their heads must tile the hidden
 	// size exactly.
-	if (s.Arch == ArchQwen2 || s.Arch == ArchQwen2MoE || s.Arch == ArchBERT) && s.headDim()*s.Heads != s.Embd {
+	if (s.Arch == ArchQwen2 || s.Arch == ArchQwen2MoE || s.Arch == ArchBERT || s.lfm2()) && s.headDim()*s.Heads != s.Embd {
 		return fmt.Errorf("synth: %s needs heads × head dim = hidden size (%d × %d ≠ %d)", s.Arch, s.Heads, s.headDim(), s.Embd)
 	}
 	only := func(arch, what string, set bool) error {
@@ -295,6 +340,7 @@ func (s Shape) Validate() error {
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
 		only(ArchBERT, "pooling", s.Pooling != "" && !(s.Arch == ArchQwen3 && s.Pooling == "last")),
 		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{} && s.Arch != ArchGraniteMoE),
+		only(ArchLFM2MoE, "dense leading blocks", s.DenseLead != 0),
 	); err != nil {
 		return err
 	}
@@ -319,6 +365,21 @@ func (s Shape) Validate() error {
 	}
 	if s.Arch == ArchQwen2MoE && !s.Untied {
 		return errors.New("synth: qwen2moe has an untied output.weight (set Untied): llama.cpp's loader requires it")
+	}
+	if s.lfm2() {
+		if s.ShortConv < 2 {
+			return fmt.Errorf("synth: %s needs a short convolution of at least 2 (ShortConv is %d)", s.Arch, s.ShortConv)
+		}
+		for _, l := range s.AttnLayers {
+			if l < 0 { // blocks past Layers are those of a shape that keeps fewer of its blocks
+				return fmt.Errorf("synth: attention block %d is negative", l)
+			}
+		}
+		if s.DenseLead < 0 || s.DenseLead > s.Layers {
+			return fmt.Errorf("synth: %d dense leading blocks of %d", s.DenseLead, s.Layers)
+		}
+	} else if s.AttnLayers != nil || s.ShortConv != 0 {
+		return fmt.Errorf("synth: attention blocks and short convolutions are for arch lfm2 or lfm2moe, not %s", s.Arch)
 	}
 	if s.Arch == ArchGPTOSS {
 		// llama.cpp's loader requires the window key and output.weight.
@@ -352,13 +413,13 @@ func (s Shape) Validate() error {
 // validateExperts checks the mixture-of-experts fields against the
 // architecture (see Shape.Experts and Shape.SharedFFN).
 func (s Shape) validateExperts() error {
-	needs := s.Arch == ArchQwen3MoE || s.Arch == ArchGPTOSS || s.Arch == ArchQwen2MoE || s.Arch == ArchGraniteMoE
+	needs := s.Arch == ArchQwen3MoE || s.Arch == ArchGPTOSS || s.Arch == ArchQwen2MoE || s.Arch == ArchGraniteMoE || s.Arch == ArchLFM2MoE
 	allows := needs || s.Arch == ArchLlama
 	widthIsFFN := s.Arch == ArchLlama || s.Arch == ArchGraniteMoE
 	set := s.Experts != 0 || s.ExpertsUsed != 0 || s.ExpertFFN != 0
 	switch {
 	case !allows && set:
-		return fmt.Errorf("synth: experts are for arch qwen3moe, gpt-oss, qwen2moe, granitemoe or llama, not %s", s.Arch)
+		return fmt.Errorf("synth: experts are for arch qwen3moe, gpt-oss, qwen2moe, granitemoe, lfm2moe or llama, not %s", s.Arch)
 	case !needs && !set:
 	case s.Experts < 1 || s.ExpertsUsed < 1 || s.ExpertsUsed > s.Experts:
 		return fmt.Errorf("synth: %s needs experts: 1 ≤ used ≤ experts (have %d of %d)", s.Arch, s.ExpertsUsed, s.Experts)
@@ -506,7 +567,7 @@ func useMoreBits(i, n int) bool {
 // does (q4_K→q5_0, q6_K→q8_0, then f16; a 32-element type to f16).
 func (m Mix) TensorType(name string, layer int, dims []uint64, s Shape) gguf.Type {
 	if len(dims) < 2 || !strings.HasSuffix(name, "weight") || strings.Contains(name, "ffn_gate_inp.weight") ||
-		name == "position_embd.weight" || name == "token_types.weight" {
+		name == "position_embd.weight" || name == "token_types.weight" || strings.Contains(name, "shortconv.conv.weight") {
 		return gguf.TypeF32
 	}
 	rowLen := int(dims[0])
@@ -515,6 +576,20 @@ func (m Mix) TensorType(name string, layer int, dims []uint64, s Shape) gguf.Typ
 	// ffn_down, and a fused attn_qkv counts as an attn_v.
 	isAttnV := strings.Contains(name, "attn_v.weight") || strings.Contains(name, "attn_qkv.weight")
 	more := layer >= 0 && useMoreBits(layer, s.Layers)
+	if isAttnV && s.lfm2() {
+		// llama.cpp counts the attn_v tensors, which only attention
+		// blocks have.
+		i, n := 0, 0
+		for l := range s.Layers {
+			if s.isAttn(l) {
+				if l < layer {
+					i++
+				}
+				n++
+			}
+		}
+		more = useMoreBits(i, n)
+	}
 	eight := s.Experts == 8 // llama.cpp's rules for 8-expert models (Mixtral)
 	var t gguf.Type
 	switch m {
@@ -618,8 +693,18 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		u("embedding_length", s.Embd),
 		u("feed_forward_length", s.FFN),
 		u("attention.head_count", s.Heads),
-		u("attention.head_count_kv", s.KVHeads),
 	)
+	if s.lfm2() {
+		kvHeads := make([]int32, s.Layers)
+		for i := range kvHeads {
+			if s.isAttn(i) {
+				kvHeads[i] = int32(s.KVHeads)
+			}
+		}
+		kv = append(kv, gguf.KV{Key: a + "attention.head_count_kv", Value: kvHeads})
+	} else {
+		kv = append(kv, u("attention.head_count_kv", s.KVHeads))
+	}
 	if s.Arch == ArchBERT {
 		// An encoder: LayerNorm (not RMSNorm), bidirectional attention,
 		// a pooled output, and no RoPE (learned positions instead).
@@ -654,6 +739,12 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		if s.SharedFFN > 0 {
 			kv = append(kv, u("expert_shared_feed_forward_length", s.SharedFFN))
 		}
+	}
+	if s.lfm2() {
+		kv = append(kv, u("shortconv.l_cache", s.ShortConv))
+	}
+	if s.Arch == ArchLFM2MoE {
+		kv = append(kv, u("leading_dense_block_count", s.DenseLead), u("expert_gating_func", 2))
 	}
 	if s.Arch != ArchBERT && s.Pooling != "" {
 		kv = append(kv, u("pooling_type", int(poolingTypes[s.Pooling])))
