@@ -155,7 +155,13 @@ func (g *generation) turnMarks(msgs []Message, popts PromptOptions, ids []int32)
 	mark := func(other []Message) {
 		head, err := g.m.f.Prompt(other, popts)
 		if err != nil {
-			return // a template that cannot render that conversation
+			// A template that cannot render that conversation (Qwen3.5's
+			// raises without a user query) may render it with a question
+			// after it, which shares the same prefix with this prompt.
+			head, err = g.m.f.Prompt(append(slices.Clip(other), Message{Role: "user", Content: "."}), popts)
+			if err != nil {
+				return
+			}
 		}
 		if n := commonPrefix(head, ids); n > 0 && n < len(ids) && !slices.Contains(marks, n) {
 			marks = append(marks, n)
