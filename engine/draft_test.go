@@ -508,7 +508,7 @@ func (t otherTokenizer) TokenBytes(id int32) []byte {
 	return []byte(decodeFake([]int32{id}))
 }
 func (otherTokenizer) Normal(id int32) bool { return id >= 0 && id < 256 }
-func (t otherTokenizer) Len() int            { return fakeVocab + t.o.extra }
+func (t otherTokenizer) Len() int           { return fakeVocab + t.o.extra }
 func (t otherTokenizer) EndOfGeneration() []int32 {
 	if t.o.eog != nil {
 		return t.o.eog

@@ -36,10 +36,10 @@ type generation struct {
 	spec     *drafter      // lookup speculation; nil: none
 	md       *modelDrafter // drafts by the draft model; nil: none
 	probs    []float32     // the model's distribution at a row (verify)
-	lastTok  int32    // the last token that produced text
-	hitStop  bool     // a stop string ended the answer
-	endCalls bool     // a tool call ended the answer (EndAfterToolCall)
-	calls    int      // tool calls so far (their ids)
+	lastTok  int32         // the last token that produced text
+	hitStop  bool          // a stop string ended the answer
+	endCalls bool          // a tool call ended the answer (EndAfterToolCall)
+	calls    int           // tool calls so far (their ids)
 	logprobs []TokenLogprob
 	lp       logprober
 	input    []int32   // the tokens of the last step (a token and its draft)
