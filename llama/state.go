@@ -57,7 +57,7 @@ const DefaultCheckpoints = 8
 type statePoint struct {
 	pos        int
 	checkpoint bool
-	held       bool // Hold's point
+	held       bool        // Hold's point
 	state      [][]float32 // per layer, as Cache.state (nil where the layer keeps none)
 }
 
