@@ -142,12 +142,12 @@ func (e *MoE) features(add func(bool, string)) {
 // expert of each 3-D expert tensor (row views of the file), and the
 // optional biases and shared expert.
 type MoEWeights struct {
-	Router     *tensor.Matrix   // ffn_gate_inp [Experts rows × Embd]
-	RouterBias []float32        // MoE.RouterBias: [Experts]
+	Router     *tensor.Matrix // ffn_gate_inp [Experts rows × Embd]
+	RouterBias []float32      // MoE.RouterBias: [Experts]
 	// SelectionBias is MoE.SelectionBias's exp_probs_b.bias: [Experts]
 	SelectionBias []float32
-	Gate, Up   []*tensor.Matrix // per expert [Width rows × Embd]
-	Down       []*tensor.Matrix // per expert [Embd rows × Width]
+	Gate, Up      []*tensor.Matrix // per expert [Width rows × Embd]
+	Down          []*tensor.Matrix // per expert [Embd rows × Width]
 
 	GateBias, UpBias, DownBias [][]float32 // MoE.ExpertBias: per expert [Width], [Width], [Embd]
 
