@@ -288,7 +288,8 @@ type buffers struct {
 	attnEnds []int
 	attn     attnBatch
 	pass     pass
-	moe      moeScratch // the mixture-of-experts layers' buffers
+	moe      moeScratch    // the mixture-of-experts layers' buffers
+	mamba2   mamba2Scratch // the Mamba-2 layers' buffers
 }
 
 func grow(s []float32, n int) []float32 {

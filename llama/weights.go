@@ -45,6 +45,7 @@ type LayerWeights struct {
 
 	Attention *AttentionWeights // Mixer *Attention
 	ShortConv *ShortConvWeights // Mixer *ShortConv
+	Mamba2    *Mamba2Weights    // Mixer *Mamba2
 	GLU       *GLUWeights       // FFN *GLU
 	MoE       *MoEWeights       // FFN *MoE
 }
@@ -57,6 +58,9 @@ func (lw *LayerWeights) matrices() []**tensor.Matrix {
 	}
 	if lw.ShortConv != nil {
 		ms = append(ms, lw.ShortConv.matrices()...)
+	}
+	if lw.Mamba2 != nil {
+		ms = append(ms, lw.Mamba2.matrices()...)
 	}
 	if lw.GLU != nil {
 		ms = append(ms, lw.GLU.matrices()...)
@@ -78,6 +82,10 @@ func (lw LayerWeights) clone() LayerWeights {
 	if lw.ShortConv != nil {
 		s := *lw.ShortConv
 		lw.ShortConv = &s
+	}
+	if lw.Mamba2 != nil {
+		s := *lw.Mamba2
+		lw.Mamba2 = &s
 	}
 	if lw.GLU != nil {
 		g := *lw.GLU

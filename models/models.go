@@ -13,6 +13,7 @@
 //	qwen3    Qwen3 (package qwen3)
 //	gemma3   Gemma 3 (package gemma3)
 //	granite  Granite 3.x and dense Granite 4.0 (package granite)
+//	granitehybrid  Granite 4.0-H: Mamba-2 and attention, dense or with experts (package granitehybrid)
 //	phi3     Phi-4-mini and Phi-3.5-mini (package phi3)
 //	bert     BERT encoders for embeddings and reranking: bge, all-MiniLM (package bert; engine.Open only, family.Load is for the decoders)
 //
@@ -25,6 +26,7 @@ import (
 	_ "github.com/smolgo/smolgo/models/gemma3"
 	_ "github.com/smolgo/smolgo/models/gptoss"
 	_ "github.com/smolgo/smolgo/models/granite"
+	_ "github.com/smolgo/smolgo/models/granitehybrid"
 	_ "github.com/smolgo/smolgo/models/lfm2"
 	_ "github.com/smolgo/smolgo/models/llamaarch"
 	_ "github.com/smolgo/smolgo/models/phi3"
