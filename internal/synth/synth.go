@@ -35,6 +35,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -51,6 +52,10 @@ const (
 	ArchBERT    = "bert"    // encoder: learned positions, LayerNorm with bias, pooling
 	ArchPhi3    = "phi3"    // fused qkv and gate+up, NEOX over part of a head, LongRoPE
 	ArchGranite = "granite" // llama plus four multipliers (GraniteScales)
+	// ArchGraniteHybrid is Granite 4.0-H: Mamba-2 blocks and NoPE
+	// attention blocks (Hybrid), Granite's multipliers, a dense or
+	// mixture-of-experts feed-forward. Written in F32 only.
+	ArchGraniteHybrid = "granitehybrid"
 )
 
 // Shape is a model's architecture and size.
@@ -117,7 +122,27 @@ type Shape struct {
 	// "rank", a reranker, which adds the classifier head (cls.weight,
 	// cls.bias, cls.output.weight, cls.output.bias) and one output label.
 	Pooling string
+
+	// Hybrid is a Granite 4.0-H model's Mamba-2 blocks and experts
+	// (granitehybrid; its multipliers are Granite's, each written when
+	// positive).
+	Hybrid HybridShape
 }
+
+// HybridShape is what a granitehybrid file adds to the decoder's shape, as
+// llamaref synth --arch granitehybrid writes it: the attention blocks (the
+// others Mamba-2, with an inner size of 2·Embd, the only one llama.cpp
+// loads), the Mamba-2 sizes, and an optional mixture of experts (Experts
+// experts of width FFN, ExpertsUsed per token, and a shared expert of
+// width SharedFFN).
+type HybridShape struct {
+	AttnLayers                             []int // blocks with attention, the others Mamba-2
+	SSMConv, SSMState, SSMGroups, SSMHeads int   // ssm.conv_kernel, state_size, group_count, time_step_rank
+	Experts, ExpertsUsed, SharedFFN        int   // 0 experts: a dense feed-forward
+}
+
+// attention reports whether block i is an attention block.
+func (h HybridShape) attention(i int) bool { return slices.Contains(h.AttnLayers, i) }
 
 // GraniteScales are the multipliers of a Granite config.json, written as
 // granite.embedding_scale, granite.attention.scale, granite.residual_scale
@@ -184,9 +209,9 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "last": 3, "ran
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
 	switch s.Arch {
-	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3:
+	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3, ArchGraniteHybrid:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3 or bert", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, granitehybrid, phi3 or bert", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -228,14 +253,26 @@ func (s Shape) Validate() error {
 		}
 		return nil
 	}
+	only2 := func(arch1, arch2, what string, set bool) error {
+		if set && s.Arch != arch1 && s.Arch != arch2 {
+			return fmt.Errorf("synth: %s is for arch %s and %s, not %s", what, arch1, arch2, s.Arch)
+		}
+		return nil
+	}
 	if err := errors.Join(
 		only(ArchLlama, "rope_freqs", s.RopeFreqs != ""),
 		only(ArchGemma3, "a sliding window", s.SlidingWindow != 0 || s.SlidingWindowPattern != 0 || s.RopeBaseSWA != 0),
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
 		only(ArchBERT, "pooling", s.Pooling != "" && !(s.Arch == ArchQwen3 && s.Pooling == "last")),
-		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{}),
+		only2(ArchGranite, ArchGraniteHybrid, "Granite's multipliers", s.Granite != GraniteScales{}),
+		only(ArchGraniteHybrid, "Mamba-2 blocks and experts", !reflect.DeepEqual(s.Hybrid, HybridShape{})),
 	); err != nil {
 		return err
+	}
+	if s.Arch == ArchGraniteHybrid {
+		if err := s.Hybrid.validate(s); err != nil {
+			return err
+		}
 	}
 	switch s.RopeFreqs {
 	case "", "random":
@@ -268,6 +305,23 @@ func (s Shape) Validate() error {
 		}
 		if s.Untied || s.RopeScaling != "" {
 			return errors.New("synth: bert has no output matrix and no RoPE (Untied and RopeScaling must be unset)")
+		}
+	}
+	return nil
+}
+
+// validate checks a granitehybrid shape as llamaref does.
+func (h HybridShape) validate(s Shape) error {
+	inner := 2 * s.Embd
+	if h.SSMConv < 2 || h.SSMState < 1 || h.SSMGroups < 1 || h.SSMHeads < 1 || inner%h.SSMHeads != 0 || inner%h.SSMGroups != 0 {
+		return fmt.Errorf("synth: granitehybrid needs a convolution of 2 or more and 2·hidden (%d) divisible by the Mamba-2 heads and groups (have %+v)", inner, h)
+	}
+	if h.Experts < 0 || h.Experts > 0 && (h.ExpertsUsed < 1 || h.ExpertsUsed > h.Experts || h.SharedFFN < 1) {
+		return fmt.Errorf("synth: granitehybrid experts: want 1 <= used <= experts and a shared expert width (have %+v)", h)
+	}
+	for _, l := range h.AttnLayers {
+		if l < 0 || l >= s.Layers {
+			return fmt.Errorf("synth: attention block %d of %d", l, s.Layers)
 		}
 	}
 	return nil
@@ -441,6 +495,9 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	if _, ok := mixFileType[mix]; !ok {
 		return nil, fmt.Errorf("synth: unknown mix %q", mix)
 	}
+	if s.Arch == ArchGraniteHybrid && mix != MixF32 {
+		return nil, fmt.Errorf("synth: granitehybrid is written in F32 only (quantize it with llamaref), not %s", mix)
+	}
 	nVocab, err := m.vocabSize()
 	if err != nil {
 		return nil, err
@@ -472,8 +529,20 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		u("embedding_length", s.Embd),
 		u("feed_forward_length", s.FFN),
 		u("attention.head_count", s.Heads),
-		u("attention.head_count_kv", s.KVHeads),
 	)
+	if s.Arch == ArchGraniteHybrid {
+		// Per block, 0 for a Mamba-2 block (as the converter writes it
+		// from layer_types).
+		perLayer := make([]int32, s.Layers)
+		for i := range perLayer {
+			if s.Hybrid.attention(i) {
+				perLayer[i] = int32(s.KVHeads)
+			}
+		}
+		kv = append(kv, gguf.KV{Key: a + "attention.head_count_kv", Value: perLayer})
+	} else {
+		kv = append(kv, u("attention.head_count_kv", s.KVHeads))
+	}
 	if s.Arch == ArchBERT {
 		// An encoder: LayerNorm (not RMSNorm), bidirectional attention,
 		// a pooled output, and no RoPE (learned positions instead).
@@ -499,6 +568,30 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	kv = append(kv, u("vocab_size", nVocab))
 	if hd*s.Heads != s.Embd {
 		kv = append(kv, u("attention.key_length", hd), u("attention.value_length", hd))
+	}
+	if h := s.Hybrid; s.Arch == ArchGraniteHybrid {
+		if h.Experts > 0 {
+			kv = append(kv, u("expert_count", h.Experts), u("expert_used_count", h.ExpertsUsed))
+		}
+		g := s.Granite
+		for _, x := range []struct {
+			key string
+			v   float32
+		}{{"attention.scale", g.Attention}, {"embedding_scale", g.Embedding}, {"residual_scale", g.Residual}, {"logit_scale", g.Logit}} {
+			if x.v > 0 {
+				kv = append(kv, f(x.key, x.v))
+			}
+		}
+		if h.Experts > 0 {
+			kv = append(kv, u("expert_shared_feed_forward_length", h.SharedFFN))
+		}
+		kv = append(kv,
+			u("ssm.conv_kernel", h.SSMConv),
+			u("ssm.state_size", h.SSMState),
+			u("ssm.group_count", h.SSMGroups),
+			u("ssm.inner_size", 2*s.Embd),
+			u("ssm.time_step_rank", h.SSMHeads),
+			gguf.KV{Key: a + "rope.scaling.finetuned", Value: false})
 	}
 	if s.Arch != ArchBERT && s.Pooling != "" {
 		kv = append(kv, u("pooling_type", int(poolingTypes[s.Pooling])))
