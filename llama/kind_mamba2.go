@@ -65,9 +65,10 @@ func (mb *Mamba2) Channels() int { return mb.Inner + 2*mb.Groups*mb.State }
 func (mb *Mamba2) InProj() int { return 2*mb.Inner + 2*mb.Groups*mb.State + mb.Heads }
 
 // StateSize is the float32 values one sequence keeps for such a layer:
-// the convolution's window, (Kernel-1) rows of Channels (oldest first),
-// then each head's state, Heads × HeadDim × State (ggml's layout: state
-// index k of channel i of head h at (h·HeadDim + i)·State + k).
+// the convolution's window, Kernel-1 inputs per channel (channel after
+// channel, oldest first), then each head's state, Heads × HeadDim × State
+// (ggml's layouts: state index k of channel i of head h at
+// (h·HeadDim + i)·State + k).
 func (mb *Mamba2) StateSize() int { return (mb.Kernel-1)*mb.Channels() + mb.Inner*mb.State }
 
 func (mb *Mamba2) stateSize(Config) int { return mb.StateSize() }
@@ -221,13 +222,14 @@ type mamba2Scratch struct {
 	y      []float32   // the scan's output, gated        [rows × Inner]
 	dt, dA []float32   // one piece's time steps, decays  [tokens × Heads]
 	keeps  [][]float32 // one piece's kept states (the rows keepFrom…keepTo)
+	conv   mamba2Conv
 	scan   mamba2Scan
 }
 
 // forward runs the Mamba-2 layer l over the pass's rows: ssm_in over the
-// product spans, then per piece the convolution and the scan on that
-// sequence's state (the scan's heads shared out over the threads), the
-// grouped norm, and ssm_out over the spans.
+// product spans, then per piece the convolution (channels shared out over
+// the threads) and the scan (heads shared out) on that sequence's state,
+// the grouped norm, and ssm_out over the spans.
 func (s *mamba2Step) forward(m *CPU, p *pass, l int, in, out []float32) error {
 	b := p.b
 	sp := s.spec
@@ -242,7 +244,18 @@ func (s *mamba2Step) forward(m *CPU, p *pass, l int, in, out []float32) error {
 		}
 	}
 	for i := range p.ps {
-		s.piece(m, &p.ps[i], l, ms)
+		pc := &p.ps[i]
+		state := pc.c.state[l]
+		ms.keeps = ms.keeps[:0]
+		for t := pc.keepFrom; t < pc.keepTo; t++ {
+			ms.keeps = append(ms.keeps, pc.c.keepState(l, pc.pos+t+1))
+		}
+		nt := len(pc.tokens)
+		ms.dt, ms.dA = grow(ms.dt, nt*sp.Heads), grow(ms.dA, nt*sp.Heads)
+		ms.conv = mamba2Conv{s: s, pc: pc, ms: ms, window: state[:sp.convSize()]}
+		m.pool.Run(sp.Channels(), 64, &ms.conv)
+		ms.scan = mamba2Scan{s: s, pc: pc, ms: ms, ssm: state[sp.convSize():]}
+		m.pool.Run(sp.Heads, 1, &ms.scan)
 	}
 	gs := I / sp.Groups
 	for r := range p.n {
@@ -259,47 +272,41 @@ func (s *mamba2Step) forward(m *CPU, p *pass, l int, in, out []float32) error {
 	return nil
 }
 
-// piece runs one sequence's tokens through the convolution and the scan,
-// moving its state on, and keeps the whole state after each of the rows
-// keepFrom…keepTo in the cache's points.
-func (s *mamba2Step) piece(m *CPU, pc *piece, l int, ms *mamba2Scratch) {
-	sp, w := s.spec, s.w
-	P, I, H, Ch := sp.InProj(), sp.Inner, sp.Heads, sp.Channels()
-	nt := len(pc.tokens)
-	state := pc.c.state[l]
-	window := state[:sp.convSize()]
-	ms.keeps = ms.keeps[:0]
-	for t := pc.keepFrom; t < pc.keepTo; t++ {
-		ms.keeps = append(ms.keeps, pc.c.keepState(l, pc.pos+t+1))
-	}
-	ms.dt, ms.dA = grow(ms.dt, nt*H), grow(ms.dA, nt*H)
-	for t := range nt {
+// mamba2Conv is the convolution of one piece, shared out by channels:
+// each channel runs the piece's tokens in order through its window, adds
+// its bias and takes silu, and after each of the rows keepFrom…keepTo its
+// window goes to the kept state of that row.
+type mamba2Conv struct {
+	s      *mamba2Step
+	pc     *piece
+	ms     *mamba2Scratch
+	window []float32 // the sequence's convolution state
+}
+
+func (j *mamba2Conv) Do(lo, hi int) {
+	sp, w, pc, ms := j.s.spec, j.s.w, j.pc, j.ms
+	P, I, Ch, K := sp.InProj(), sp.Inner, sp.Channels(), sp.Kernel
+	win := j.window[lo*(K-1) : hi*(K-1)]
+	for t := range pc.tokens {
 		r := pc.row + t
-		row := ms.proj[r*P : (r+1)*P]
-		xbc := ms.xbc[r*Ch : (r+1)*Ch]
-		tensor.SSMConv(xbc, window, row[I:I+Ch], w.Conv)
-		for c := range xbc {
-			xbc[c] += w.ConvBias[c]
+		xbc := ms.xbc[r*Ch+lo : r*Ch+hi]
+		tensor.SSMConv(xbc, win, ms.proj[r*P+I+lo:r*P+I+hi], w.Conv[lo*K:hi*K])
+		for c, b := range w.ConvBias[lo:hi] {
+			xbc[c] += b
 		}
 		tensor.SiLU(xbc, xbc)
 		if k := t - pc.keepFrom; k >= 0 && t < pc.keepTo {
-			copy(ms.keeps[k], window)
-		}
-		dt := row[I+Ch:]
-		for h := range H {
-			v := softplus(dt[h] + w.DtBias[h])
-			ms.dt[t*H+h] = v
-			ms.dA[t*H+h] = expf32(v * w.A[h])
+			copy(ms.keeps[k][lo*(K-1):hi*(K-1)], win)
 		}
 	}
-	ms.scan = mamba2Scan{s: s, pc: pc, ms: ms, ssm: state[sp.convSize():]}
-	m.pool.Run(H, 1, &ms.scan)
 }
 
-// mamba2Scan is the scan of one piece, shared out by heads: each head runs
-// the piece's tokens in order on its own state (HeadDim × State floats,
-// which stay in the core's cache from token to token), then adds the D
-// skip and gates by silu(z).
+// mamba2Scan is the scan of one piece, shared out by heads: each head
+// takes its time step and decay for every token, then runs the piece's
+// tokens in order on its own state (HeadDim × State floats, which stay in
+// the core's cache from token to token), adds the D skip and gates by
+// silu(z); after each of the rows keepFrom…keepTo its state goes to the
+// kept state of that row.
 type mamba2Scan struct {
 	s   *mamba2Step
 	pc  *piece
@@ -312,6 +319,13 @@ func (j *mamba2Scan) Do(lo, hi int) {
 	P, I, H, N, Ch, hd := sp.InProj(), sp.Inner, sp.Heads, sp.State, sp.Channels(), sp.HeadDim()
 	conv := sp.convSize()
 	perGroup := H / sp.Groups
+	for h := lo; h < hi; h++ {
+		for t := range pc.tokens {
+			v := softplus(ms.proj[(pc.row+t)*P+I+Ch+h] + w.DtBias[h])
+			ms.dt[t*H+h] = v
+			ms.dA[t*H+h] = expf32(v * w.A[h])
+		}
+	}
 	for h := lo; h < hi; h++ {
 		g := h / perGroup
 		S := j.ssm[h*hd*N : (h+1)*hd*N]
@@ -327,8 +341,7 @@ func (j *mamba2Scan) Do(lo, hi int) {
 			for i, xi := range x {
 				y[i] += float32(xi * d)
 			}
-			z := ms.proj[r*P+h*hd : r*P+(h+1)*hd]
-			tensor.SwiGLU(y, z, y)
+			tensor.SwiGLU(y, ms.proj[r*P+h*hd:r*P+(h+1)*hd], y)
 			if k := t - pc.keepFrom; k >= 0 && t < pc.keepTo {
 				copy(ms.keeps[k][conv+h*hd*N:conv+(h+1)*hd*N], S)
 			}

@@ -95,40 +95,55 @@ func reduce32(l *[32]float32) float32 {
 
 // SSMConv is one token of a causal depthwise convolution over C = len(x)
 // channels with K = len(w)/C taps each (w[ch·K : (ch+1)·K], oldest input
-// first), as ggml's ssm_conv computes it: window holds the K-1 previous
-// inputs, row k (oldest first) of C values, and x is the new one;
+// first), as ggml's ssm_conv computes it. window holds each channel's K-1
+// previous inputs, channel after channel (window[ch·(K-1) + k], oldest
+// first: ggml's layout of the conv state), and x the new ones;
 //
 //	dst[ch] = Σ_k w[ch·K+k] · in_k[ch]   (in_0 … in_{K-2} the window, in_{K-1} = x)
 //
-// then the window moves on by one (x becomes its newest row). The sum runs
-// in float32 from 0 in tap order, as llama.cpp's AVX2 build (the prebuilt
-// "haswell" backend) compiles ggml's loop: the products of the first
-// K &^ 3 taps rounded and added (its 8- and 4-wide blocks), those of the
-// last K mod 4 taps fused into the sum (its scalar tail: with d_conv 4, as
-// Mamba-2 has, nothing is fused). dst must not alias window or x.
+// then each channel's window moves on by one (x[ch] becomes its newest
+// input). The sum runs in float32 from 0 in tap order, as llama.cpp's AVX2
+// build (the prebuilt "haswell" backend) compiles ggml's loop: the
+// products of the first K &^ 3 taps rounded and added (its 8- and 4-wide
+// blocks), those of the last K mod 4 taps fused into the sum (its scalar
+// tail: with d_conv 4, as Mamba-2 has, nothing is fused). Channels are
+// independent, so a range of them is the same sub-slices of the four
+// arguments. dst must not alias window or x.
 func SSMConv(dst, window, x, w []float32) {
 	C := len(x)
 	K := len(w) / C
 	dst = dst[:C]
 	window = window[:(K-1)*C]
-	rounded := K &^ 3
-	clear(dst)
-	for k := range K {
-		in := x
-		if k < K-1 {
-			in = window[k*C : (k+1)*C]
+	if K == 4 {
+		for ch, v := range x {
+			win, wc := window[3*ch:3*ch+3:3*ch+3], w[4*ch:4*ch+4:4*ch+4]
+			var sum float32
+			sum += float32(win[0] * wc[0])
+			sum += float32(win[1] * wc[1])
+			sum += float32(win[2] * wc[2])
+			sum += float32(v * wc[3])
+			dst[ch] = sum
+			win[0], win[1], win[2] = win[1], win[2], v
 		}
-		if k < rounded {
-			for ch, v := range in {
-				dst[ch] += float32(v * w[ch*K+k])
-			}
-		} else {
-			for ch, v := range in {
-				dst[ch] = fma32(v, w[ch*K+k], dst[ch])
-			}
-		}
+		return
 	}
-	// Slide: rows 1 … K-2 move down one, x becomes row K-2.
-	copy(window, window[C:])
-	copy(window[(K-2)*C:], x)
+	rounded := K &^ 3
+	for ch, v := range x {
+		win, wc := window[ch*(K-1):(ch+1)*(K-1)], w[ch*K:(ch+1)*K]
+		var sum float32
+		for k := range K {
+			in := v
+			if k < K-1 {
+				in = win[k]
+			}
+			if k < rounded {
+				sum += float32(in * wc[k])
+			} else {
+				sum = fma32(in, wc[k], sum)
+			}
+		}
+		dst[ch] = sum
+		copy(win, win[1:])
+		win[K-2] = v
+	}
 }

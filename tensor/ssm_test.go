@@ -117,14 +117,22 @@ func TestSSMConv(t *testing.T) {
 			x[i] = float32(rng.NormFloat64())
 		}
 		old := append([]float32(nil), window...)
+		// Channels 1…3 alone, on copies: the same as in the whole call.
+		part, partWin := make([]float32, 2), append([]float32(nil), window[1*(K-1):3*(K-1)]...)
+		SSMConv(part, partWin, x[1:3], w[1*K:3*K])
 		dst := make([]float32, C)
 		SSMConv(dst, window, x, w)
+		for i, v := range part {
+			if !sameBits(v, dst[1+i]) || !sameBits(partWin[i*(K-1)], window[(1+i)*(K-1)]) {
+				t.Fatalf("K %d: a range of channels gives %v, the whole call %v", K, v, dst[1+i])
+			}
+		}
 		for ch := range C {
 			var want float32
 			for k := range K {
 				in := x[ch]
 				if k < K-1 {
-					in = old[k*C+ch]
+					in = old[ch*(K-1)+k]
 				}
 				if k < K&^3 {
 					want += float32(in * w[ch*K+k])
@@ -140,12 +148,29 @@ func TestSSMConv(t *testing.T) {
 			for ch := range C {
 				want := x[ch]
 				if k < K-2 {
-					want = old[(k+1)*C+ch]
+					want = old[ch*(K-1)+k+1]
 				}
-				if window[k*C+ch] != want {
+				if window[ch*(K-1)+k] != want {
 					t.Fatalf("K %d: window row %d channel %d = %v, want %v", K, k, ch, window[k*C+ch], want)
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkSSMScan is one Mamba-2 head of Granite-4.0-H-Micro's shape
+// (64 channels, state 128) for one token; the state stays in cache.
+func BenchmarkSSMScan(b *testing.B) {
+	const rows, n = 64, 128
+	s, x, B, C, y := make([]float32, rows*n), make([]float32, rows), make([]float32, n), make([]float32, n), make([]float32, rows)
+	for i := range B {
+		B[i], C[i] = 0.01*float32(i%7), 0.02*float32(i%5)
+	}
+	for i := range x {
+		x[i] = float32(i%3) - 1
+	}
+	b.SetBytes(rows * n * 4)
+	for b.Loop() {
+		SSMScan(y, s, x, B, C, 0.9, 0.1)
 	}
 }
