@@ -2,7 +2,9 @@
 // any shape of the families smolgo runs and in the common llama.cpp
 // quantization mixes: SmolLM3 (arch smollm3), Llama and Llama 3.2 (llama,
 // optionally with rope_freqs.weight), Qwen2.5 (qwen2), Qwen3 (qwen3),
-// Gemma 3 (gemma3) and BERT encoders (bert). Each family gets the tensors
+// Gemma 3 (gemma3), BERT encoders (bert) and, in F32 only, Granite 4.0-H
+// hybrids of Mamba-2 and attention, dense or with experts (granitehybrid:
+// Shape.Hybrid; llamaref quantizes them). Each family gets the tensors
 // and metadata keys that llama.cpp's loader for it reads
 // (src/models/<arch>.cpp in llama.cpp).
 //
