@@ -12,7 +12,7 @@ import (
 // below, never of a later layer. A pattern ending in /... covers a folder's
 // packages; the first matching pattern, in this order, places a package.
 var layers = [][]string{
-	{"internal/cpu", "internal/bigmem", "internal/chatfmt/think", "gguf", "rope", "backend", "sample", "toolcall"},
+	{"internal/cpu", "internal/bigmem", "internal/chatfmt/think", "internal/jinja", "gguf", "rope", "backend", "sample", "toolcall"},
 	{"quant", "tokenizer/...", "tokenizer", "internal/embedtok"},
 	{"tensor", "grammar"},
 	{"llama", "engine"},

@@ -39,7 +39,10 @@ type Backend interface {
 	// Each Cache appears at most once in a batch and was made by this
 	// backend. A sequence that would outgrow its cache's MaxLen is an error
 	// wrapping ErrContextFull. On any error (ctx cancelled included) every
-	// cache of the batch is left as it was before the call.
+	// cache of the batch is left as it was before the call, but for a
+	// recurrent layer's state that a step cut short left half moved on:
+	// such a cache keeps its length, its Rewinder.Floor then reaches only
+	// its checkpoints, and it must go back to one before the next step.
 	Step(ctx context.Context, batch []Seq) error
 }
 

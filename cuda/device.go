@@ -11,7 +11,7 @@ import (
 // Built without -tags cuda, the device is registered but answers
 // ErrNotBuilt.
 func init() {
-	llama.RegisterDevice(llama.Device{Name: "cuda", New: func(w *llama.Weights, o llama.DeviceOptions) (backend.Backend, error) {
-		return NewBackend(w, Options{Device: o.Device, Context: o.MaxLen, BatchSize: o.BatchSize, KVType: o.KVType.String(), Logger: o.Logger})
+	llama.RegisterDevice(llama.Device{Name: "cuda", New: func(w *llama.Weights, o llama.Options) (backend.Backend, error) {
+		return NewBackend(w, Options{Device: o.Device, Context: o.Context, BatchSize: o.BatchSize, KVType: o.KVType, Logger: o.Logger})
 	}})
 }

@@ -5,6 +5,8 @@ package cuda
 import (
 	"strings"
 	"testing"
+
+	"github.com/smolgo/smolgo/backend"
 )
 
 // Opening a library that is not there is the "no driver" error, whatever
@@ -22,7 +24,7 @@ func TestNewBackendNoDriver(t *testing.T) {
 	if _, err := NewBackend(m, Options{Device: "cuda:x", Library: lib}); err == nil || !strings.HasPrefix(err.Error(), `cuda: device "cuda:x"`) {
 		t.Errorf("bad device: %v", err)
 	}
-	if _, err := NewBackend(m, Options{Device: "cuda", KVType: "q8_0", Library: lib}); err == nil || !strings.HasPrefix(err.Error(), `cuda: KV cache type "q8_0"`) {
+	if _, err := NewBackend(m, Options{Device: "cuda", KVType: backend.KVQ8_0, Library: lib}); err == nil || !strings.HasPrefix(err.Error(), `cuda: KV cache type "q8_0"`) {
 		t.Errorf("q8_0 cache: %v", err)
 	}
 }

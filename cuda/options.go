@@ -6,13 +6,17 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/smolgo/smolgo/backend"
 )
 
 // DefaultLibrary is the driver library NewBackend opens when
 // Options.Library is empty.
 const DefaultLibrary = "libcuda.so.1"
 
-// Options say how NewBackend places a model on a GPU.
+// Options say how NewBackend places a model on a GPU: backend.Options'
+// fields a GPU has a use for, under the same names (the device registered
+// with package llama copies them over), and the driver library.
 type Options struct {
 	// Device is "cuda" (device 0) or "cuda:N".
 	Device string
@@ -22,9 +26,9 @@ type Options struct {
 	// BatchSize is the most tokens one Step takes (default 512); it sizes
 	// the device work buffers.
 	BatchSize int
-	// KVType is the cache element type; only "f16" (the default, also
-	// meant by "") runs on the GPU so far.
-	KVType string
+	// KVType is the cache element type; only f16 (the zero value) runs on
+	// the GPU so far.
+	KVType backend.KVType
 	// Library is the driver library to open (default DefaultLibrary).
 	Library string
 	// Logger receives load messages (default slog.Default()).

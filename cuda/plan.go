@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/rope"
@@ -95,7 +96,7 @@ func newPlan(w *llama.Weights, opts Options) (*plan, error) {
 		p.context = cfg.Context
 	}
 	switch {
-	case opts.KVType != "" && opts.KVType != "f16":
+	case opts.KVType != backend.KVF16:
 		return nil, fmt.Errorf("cuda: KV cache type %q: the CUDA backend keeps its cache in f16 only", opts.KVType)
 	case p.batch < 1:
 		return nil, fmt.Errorf("cuda: batch size %d: must be at least 1", p.batch)

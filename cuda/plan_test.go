@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
@@ -119,7 +120,7 @@ func TestPlanRejects(t *testing.T) {
 		opts Options
 		err  string
 	}{
-		{Options{KVType: "q8_0"}, `KV cache type "q8_0"`},
+		{Options{KVType: backend.KVQ8_0}, `KV cache type "q8_0"`},
 		{Options{BatchSize: -1}, "batch size -1"},
 		{Options{Context: m.Config.Context + 1}, "context 4097: must be in [1, 4096]"},
 		{Options{Context: -5}, "context -5"},

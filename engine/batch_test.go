@@ -53,7 +53,7 @@ func TestBatchedSessionsMatchAlone(t *testing.T) {
 		if most < 2 || most > 4 {
 			t.Errorf("%+v: at most %d sequences in a step, want 2..4 (MaxSequences 4)", opts, most)
 		}
-		if l := m.Load(); l.Sequences != 0 || l.Waiting != 0 || l.Steps != int64(f.calls) {
+		if l := m.Occupancy(); l.Sequences != 0 || l.Waiting != 0 || l.Steps != int64(f.calls) {
 			t.Errorf("load after the run: %+v (%d steps)", l, f.calls)
 		}
 	}
@@ -220,7 +220,7 @@ func TestCancelInBatch(t *testing.T) {
 			t.Errorf("%d: stop %q, want %q", i, r.stats.StopReason, want)
 		}
 	}
-	if l := m.Load(); l.Sequences != 0 || l.Waiting != 0 {
+	if l := m.Occupancy(); l.Sequences != 0 || l.Waiting != 0 {
 		t.Fatalf("load after the run: %+v", l)
 	}
 }

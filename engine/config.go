@@ -4,30 +4,26 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+
+	"github.com/smolgo/smolgo/backend"
 )
 
-// Config holds the settings of a loaded model. Some are for the
-// architecture's loader (how to build the backend: threads, KV cache type,
-// context length, device), the rest for the engine (prompt cache, batching,
-// speculation). Open fills it from Options; New reads the engine's part.
+// Config holds the settings of a loaded model: the Options that say how
+// the architecture's loader puts the weights to work (device, threads,
+// batch size, KV cache type and length, layout), which it hands to the
+// device unchanged, and the engine's own (prompt cache, batching,
+// speculation, embeddings). Open fills it from Options (WithThreads,
+// WithKVType, ...); New reads the engine's part.
 type Config struct {
-	// Threads is the number of CPU threads per forward step (default
-	// runtime.NumCPU(); at most MaxThreads).
-	Threads int
-	// KVType is the KV cache element type by the name llama.cpp's -ctk/-ctv
-	// flags use: "f16" (default), "f32" or "q8_0".
-	KVType string
-	// Context bounds each sequence's cache to this many positions (default:
-	// the model's trained context).
-	Context int
-	// BatchSize is the most tokens one forward step takes (llama.cpp's
-	// n_ubatch; default 512).
-	BatchSize int
-	// Device runs the model on "cpu" (default) or "cuda:N" (a binary built
-	// with -tags cuda).
-	Device string
-	// Logger receives load and scheduling messages (default slog.Default()).
-	Logger *slog.Logger
+	// Options go to the architecture's loader and from it to the device
+	// (backend.Options: Device, Threads, BatchSize, KVType, Context,
+	// KeepLayout, Logger). NewConfig sets Threads to runtime.NumCPU(),
+	// Device to "cpu" and Logger to slog.Default() where they are unset;
+	// the engine logs scheduling messages to Logger too.
+	backend.Options
+	// ChatTemplate, when set, is a Jinja chat template that replaces the
+	// file's (WithChatTemplate).
+	ChatTemplate string
 
 	// PromptCacheBytes bounds the prompt cache shared by the sessions (see
 	// PromptCache); 0 means none.
@@ -45,9 +41,9 @@ type Config struct {
 	// DefaultPromptCacheDiskBytes).
 	PromptCacheDiskBytes int64
 	// ModelID identifies the weights, so that prompt-cache files computed
-	// by other weights are never used: Open and package family set it to
-	// the file's gguf.File.Fingerprint when PromptCacheDir is set. Callers
-	// of New set it themselves.
+	// by other weights are never used: Open sets it to the file's
+	// gguf.File.Fingerprint when PromptCacheDir is set. Callers of New set
+	// it themselves.
 	ModelID string
 	// MaxSequences is the most generations computed together in one
 	// forward step (continuous batching); more wait their turn in order of
@@ -68,13 +64,6 @@ type Config struct {
 	// others' next token. Alone, a sequence computes up to BatchSize prompt
 	// tokens per step, in whole chunks.
 	PrefillChunk int
-	// KeepLayout keeps the weights in the file's layout on the CPU. By
-	// default the matrices whose type the CPU's kernels interleave (q4_K and
-	// q6_K on AVX2) get an interleaved copy at load, in place of the file's
-	// pages in memory: steps of several sequences and prefill run faster
-	// and loading takes a second or two longer. A GPU always reads the
-	// file's layout.
-	KeepLayout bool
 	// Speculation turns lookup speculative decoding on by default (see
 	// GenerateOptions.Speculation): drafts copied from the prompt and the
 	// answer so far, checked in one multi-token step.
@@ -100,17 +89,18 @@ const (
 	// DefaultPrefillChunk is the smallest chunk that keeps a prompt's
 	// logits the same whether or not others decode beside it (a step of
 	// 64 or more of a sequence's tokens takes the blocked attention path,
-	// and whole chunks are merged when the prompt runs alone). Measured on
-	// the 3B model with AVX2 (2 Zen 3 cores, two alternating rounds), a
-	// 2,000-token prompt arriving while 3 streams decode froze them for at
-	// most 3.5-3.7 s with 64 against 6.3-6.6 s with 128, and its own first
-	// token came after 93-94 s against 87-89 s: the multi-token products
+	// and whole chunks are merged when the prompt runs alone). A smaller
+	// chunk than the previous default of 128 halves how long a long new
+	// prompt holds up the streams decoding beside it, for a first token of
+	// its own that comes a few percent later: the multi-token products
 	// cost about the same per token at 64 as at 128 (only the weights are
-	// read twice as often), and alone a prompt still runs in steps of up to
-	// BatchSize tokens.
+	// read twice as often), and alone a prompt still runs in steps of up
+	// to BatchSize tokens. examples/bench -parallel 3 -arrive 2000 measures
+	// both (arrive_max_gap_ms, arrive_first_token_s); docs/speed.md has
+	// the runs.
 	DefaultPrefillChunk = 64
-	// MaxThreads bounds Config.Threads.
-	MaxThreads = 1024
+	// MaxThreads bounds Config.Threads (backend.MaxThreads).
+	MaxThreads = backend.MaxThreads
 	// DefaultPromptCacheDiskBytes bounds PromptCacheDir's files by
 	// default: 8 GiB, about 70,000 positions of a 0.6B model's f16 cache or
 	// 110,000 of SmolLM3-3B's.
@@ -123,8 +113,25 @@ type Option func(*Config)
 // WithThreads sets the number of CPU threads per forward step.
 func WithThreads(n int) Option { return func(c *Config) { c.Threads = n } }
 
-// WithKVType sets the KV cache type: "f16", "f32" or "q8_0".
-func WithKVType(t string) Option { return func(c *Config) { c.KVType = t } }
+// WithChatTemplate renders prompts with a Jinja chat template of your
+// own instead of the file's tokenizer.chat_template (llama-server's
+// --chat-template-file): the reasoning and tool-call markers are read
+// from it as for any template the engine renders.
+func WithChatTemplate(src string) Option { return func(c *Config) { c.ChatTemplate = src } }
+
+// WithKVType sets the KV cache type by its llama.cpp name: "f16" (the
+// default), "f32" or "q8_0" (an unknown name is an error of NewConfig and
+// Open).
+func WithKVType(name string) Option {
+	return func(c *Config) {
+		t, err := backend.ParseKVType(name)
+		if err != nil {
+			c.optErr = err
+			return
+		}
+		c.KVType = t
+	}
+}
 
 // WithContext bounds every sequence's cache to n positions.
 func WithContext(n int) Option { return func(c *Config) { c.Context = n } }
@@ -210,9 +217,6 @@ func (c *Config) normalize() error {
 	if c.Threads == 0 {
 		c.Threads = runtime.NumCPU()
 	}
-	if c.KVType == "" {
-		c.KVType = "f16"
-	}
 	if c.Device == "" {
 		c.Device = "cpu"
 	}
@@ -233,17 +237,15 @@ func (c *Config) normalize() error {
 			return fmt.Errorf("engine: Matryoshka width %d is not positive", d)
 		}
 	}
-	switch {
-	case c.optErr != nil:
+	if c.optErr != nil {
 		return fmt.Errorf("engine: %w", c.optErr)
+	}
+	if err := c.Options.Check(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	switch {
 	case c.Pooling < PoolDefault || c.Pooling > PoolRank:
 		return fmt.Errorf("engine: unknown pooling %v", c.Pooling)
-	case c.Threads < 0 || c.Threads > MaxThreads:
-		return fmt.Errorf("engine: %d threads; use 1 to %d (0 for one per CPU)", c.Threads, MaxThreads)
-	case c.Context < 0:
-		return fmt.Errorf("engine: negative context length %d", c.Context)
-	case c.BatchSize < 0:
-		return fmt.Errorf("engine: negative batch size %d", c.BatchSize)
 	case c.PromptCacheBytes < 0:
 		return fmt.Errorf("engine: negative prompt cache size %d", c.PromptCacheBytes)
 	case c.PromptCacheDiskBytes < 0:

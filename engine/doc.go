@@ -4,14 +4,35 @@
 // into sessions that stream text, reasoning and tool calls, and it batches
 // the steps of every session that is generating at the same time.
 //
-// It knows no model. Package smollm3 plugs SmolLM3 in (its CPU backend is
-// package llama's forward pass); a GPU backend plugs in the same way.
+// It knows no model. A model package registers its architecture (package
+// family registers the llama families, their CPU backend package llama's
+// forward pass; package models/bert its encoder), and Open loads its files;
+// a GPU backend plugs in the same way.
+//
+// # Opening a model
+//
+// Open is the one way a program opens a model file: the file's
+// general.architecture picks the registered Architecture, whose loader
+// builds the backend with the Options of Config (device, threads, batch
+// size, KV cache type and length, layout) as they are, and the file's own
+// defaults (pooling, Matryoshka widths, the weights' fingerprint for the
+// prompt cache on disk) fill in what the options leave unset:
+//
+//	import _ "github.com/smolgo/smolgo/models" // every family
+//
+//	m, err := engine.Open("Qwen3-1.7B-Q4_K_M.gguf", engine.WithThreads(4), engine.WithKVType("q8_0"))
+//	if err != nil { ... }
+//	defer m.Close()
+//
+// Model.Parts hands what the architecture's loader made the model of to
+// code that knows the architecture (family.Of returns a llama family's
+// runner, weights and file), as database/sql's Conn.Raw hands a driver's
+// connection. New makes a Model of a Backend and a Format built by hand
+// (tests, a backend of your own), NewEncoder one of an Encoder.
 //
 // # Sessions
 //
-// A Model is a loaded model: make one with Open (any registered
-// architecture) or New (a backend and a format you built), or load it
-// through its package (smollm3.Load). NewSession starts a conversation.
+// A Model is a loaded model. NewSession starts a conversation.
 // Session.Generate takes the whole conversation each turn, as chat APIs do,
 // and streams Events:
 //
@@ -42,7 +63,7 @@
 // Every forward step of a Model computes the next tokens of all the
 // generations that are running (continuous batching), so the weights are
 // read once per step for all of them. Config.MaxSequences bounds how many
-// take part (more wait in order of arrival; Model.Load reports the
+// take part (more wait in order of arrival; Model.Occupancy reports the
 // occupancy). A new prompt is cut into chunks of Config.PrefillChunk tokens;
 // while others decode, a step takes one chunk of one prompt beside their
 // tokens, so a long paste delays everyone else's next token by about one

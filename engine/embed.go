@@ -149,6 +149,20 @@ type EmbedFormat interface {
 	RerankTokens(query, doc string) ([]int32, error)
 }
 
+// A RerankFormat is an EmbedFormat that builds the rerank inputs of one
+// query with many documents without tokenizing the query again for each
+// (RerankInputs uses it): the function it returns gives RerankTokens(query,
+// doc) for each doc.
+type RerankFormat interface {
+	RerankQuery(query string) (func(doc string) []int32, error)
+}
+
+// ErrTooManyTokens is wrapped by RerankInputs when the
+// inputs would have more tokens together than the caller allows: they stop
+// building there, so that a request cannot make them tokenize more than it
+// may send to the model.
+var ErrTooManyTokens = errors.New("engine: the inputs have too many tokens")
+
 // EmbedInfo describes what the model offers for embeddings.
 func (m *Model) EmbedInfo() EmbedInfo {
 	in := EmbedInfo{Generates: m.b != nil, Matryoshka: slices.Clone(m.cfg.Matryoshka)}
@@ -211,19 +225,34 @@ func (m *Model) EmbedInputs(texts []string) ([][]int32, error) {
 // RerankInputs builds one rerank input per document from the query and
 // the document, as the model's format lays them out (EmbedFormat's
 // RerankTokens: [CLS] query [SEP] document for BERT, the file's rerank
-// template for Qwen3-Reranker).
-func (m *Model) RerankInputs(query string, docs []string) ([][]int32, error) {
+// template for Qwen3-Reranker), tokenizing the query once where the format
+// can (RerankFormat). maxTokens, when positive, bounds the tokens of all
+// inputs together: past it RerankInputs stops with an error wrapping
+// ErrTooManyTokens.
+func (m *Model) RerankInputs(query string, docs []string, maxTokens int) ([][]int32, error) {
 	ef, ok := m.f.(EmbedFormat)
 	if !ok {
 		return nil, fmt.Errorf("%w: the model's format cannot build rerank inputs", ErrNoEmbeddings)
 	}
+	build := func(d string) ([]int32, error) { return ef.RerankTokens(query, d) }
+	if rf, ok := m.f.(RerankFormat); ok {
+		each, err := rf.RerankQuery(query)
+		if err != nil {
+			return nil, fmt.Errorf("engine: the query: %w", err)
+		}
+		build = func(d string) ([]int32, error) { return each(d), nil }
+	}
 	inputs := make([][]int32, len(docs))
+	total := 0
 	for i, d := range docs {
-		ids, err := ef.RerankTokens(query, d)
+		ids, err := build(d)
 		if err != nil {
 			return nil, fmt.Errorf("engine: document %d: %w", i, err)
 		}
 		inputs[i] = ids
+		if total += len(ids); maxTokens > 0 && total > maxTokens {
+			return nil, fmt.Errorf("%w: more than %d after document %d of %d", ErrTooManyTokens, maxTokens, i, len(docs))
+		}
 	}
 	return inputs, nil
 }
@@ -385,7 +414,7 @@ func (m *Model) Rerank(ctx context.Context, query string, docs []string, opts Re
 	if len(docs) == 0 {
 		return Ranking{}, fmt.Errorf("%w: no documents", ErrBadInput)
 	}
-	inputs, err := m.RerankInputs(query, docs)
+	inputs, err := m.RerankInputs(query, docs, 0)
 	if err != nil {
 		return Ranking{}, err
 	}

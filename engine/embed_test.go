@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -407,5 +408,60 @@ func TestEmbedDecoder(t *testing.T) {
 	plain := newFakeModel(&fakeBackend{ctxLen: 64, answer: func([]int32) string { return "" }})
 	if _, err := plain.EmbedTokens(ctx, inputs, EmbedOptions{Pooling: PoolMean}); !errors.Is(err, ErrNoEmbeddings) {
 		t.Errorf("plain backend: %v", err)
+	}
+}
+
+// countingRerankFormat is fakeEmbedFormat with RerankFormat, counting the
+// bytes it tokenizes.
+type countingRerankFormat struct {
+	fakeEmbedFormat
+	bytes *int
+}
+
+func (f countingRerankFormat) RerankQuery(q string) (func(string) []int32, error) {
+	*f.bytes += len(q)
+	head := append([]int32{1}, fakeEncode(q)...)
+	return func(d string) []int32 {
+		*f.bytes += len(d)
+		return append(append(append(slices.Clone(head), 3), fakeEncode(d)...), 2)
+	}, nil
+}
+
+// RerankInputs tokenizes the query once (RerankFormat), builds RerankTokens'
+// inputs, and stops as soon as the inputs pass maxTokens (issue 39: a
+// 400 KB query with 2,048 documents built 614 M tokens before the limit
+// was checked).
+func TestRerankInputsBounded(t *testing.T) {
+	var n int
+	cfg, err := NewConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewEncoder(&fakeEncoder{dim: 4, labels: 1, pooling: PoolRank, batch: 4096, maxTok: 4096}, countingRerankFormat{bytes: &n}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	query := strings.Repeat("q", 1000)
+	docs := make([]string, 2048)
+	for i := range docs {
+		docs[i] = "d"
+	}
+	in, err := m.RerankInputs(query, docs[:3], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range docs[:3] {
+		if want, _ := (fakeEmbedFormat{}).RerankTokens(query, d); !slices.Equal(in[i], want) {
+			t.Fatalf("input %d differs from RerankTokens", i)
+		}
+	}
+	n = 0
+	_, err = m.RerankInputs(query, docs, 10_000)
+	if !errors.Is(err, ErrTooManyTokens) {
+		t.Fatalf("err = %v, want ErrTooManyTokens", err)
+	}
+	if n > len(query)+20 {
+		t.Errorf("tokenized %d bytes before giving up (the query is %d)", n, len(query))
 	}
 }

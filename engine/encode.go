@@ -28,7 +28,7 @@ type encodeQueue struct {
 	calls    []*encodeCall // waiting, in order of arrival
 	turn     int           // the call whose sequence goes first in the next pass
 	wake     chan struct{}
-	counters Load
+	counters Occupancy
 
 	stop     context.CancelFunc
 	stopCtx  context.Context
@@ -130,7 +130,7 @@ func (q *encodeQueue) close() {
 	<-q.loopDone
 }
 
-func (q *encodeQueue) load() Load {
+func (q *encodeQueue) occupancy() Occupancy {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.counters

@@ -81,6 +81,7 @@ type fakeBackend struct {
 	nan    bool          // produce all-NaN logits
 	hidden int           // width of the hidden states written to Seq.Hidden (fakeHidden)
 	layout string        // the caches' Persister layout ("fake/1" if empty)
+	stall  chan struct{} // when set, LoadFrom waits for it to close (a stalled volume)
 
 	mu    sync.Mutex
 	calls int         // steps
@@ -259,6 +260,9 @@ func (c *fakeCache) SaveTo(w io.Writer) error {
 }
 
 func (c *fakeCache) LoadFrom(r io.Reader, n int) error {
+	if c.f.stall != nil {
+		<-c.f.stall
+	}
 	c.stored = c.stored[:0]
 	if n < 0 || n > c.f.ctxLen {
 		return fmt.Errorf("fake: %d positions", n)

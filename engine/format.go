@@ -38,18 +38,36 @@ type PromptOptions struct {
 	// Thinking turns the reasoning mode on or off; nil is the template's
 	// default.
 	Thinking *bool
+	// ReasoningEffort is how hard a model that reasons at several levels
+	// should think (GenerateOptions.ReasoningEffort); "" is the template's
+	// default. Formats without levels ignore it.
+	ReasoningEffort string
 	// Tools are function definitions in the OpenAI form to show the model.
 	Tools []json.RawMessage
 	// ParseSpecial tokenizes special tokens written in message contents
 	// as those tokens (GenerateOptions.ParseSpecial). When false, contents
 	// are plain text and only the template's own markers are special.
 	ParseSpecial bool
+	// TemplateKwargs are extra variables for a Jinja chat template
+	// (llama-server's chat_template_kwargs), as JSON values by name.
+	// Formats without a Jinja template ignore them.
+	TemplateKwargs map[string]json.RawMessage
+}
+
+// PromptTexter is implemented by formats that can return the rendered
+// prompt as text, before tokenizing (llama-server's /apply-template).
+type PromptTexter interface {
+	PromptText(msgs []Message, opts PromptOptions) (string, error)
 }
 
 // ParserOptions configure Format.NewParser.
 type ParserOptions struct {
 	// Tools makes the parser read tool calls out of the answer.
 	Tools bool
+	// ToolDefinitions are the request's tools (GenerateOptions.Tools),
+	// for formats whose calls are read by the tools' schemas (Qwen3-Coder
+	// writes each argument as raw text, typed by its schema).
+	ToolDefinitions []json.RawMessage
 	// Thinking is whether the prompt asked for reasoning (nil: the
 	// template's default).
 	Thinking *bool
@@ -61,6 +79,15 @@ type ParserOptions struct {
 type Decoder interface {
 	Push(id int32) (string, error)
 	Flush() string
+}
+
+// A Continuer is a Decoder that can be told that its tokens continue text
+// decoded before, a plain completion's prompt (GenerateOptions.RawPrompt):
+// it then keeps the leading space that a decoder of a whole text drops
+// (SentencePiece's space prefix), so that the prompt and the completion
+// together are the text, as in llama.cpp's completions.
+type Continuer interface {
+	Continue()
 }
 
 // Parser splits an answer into events as its tokens arrive: Push takes a

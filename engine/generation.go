@@ -79,7 +79,7 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	defer release()
 	g.stats.QueueSeconds = time.Since(queued).Seconds()
 
-	logits, err := g.reuse(prompt)
+	logits, err := g.reuse(ctx, prompt)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 	if msgs[0].Role == "system" {
 		head = 1
 	}
-	popts := PromptOptions{Thinking: g.opts.Thinking, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial}
+	popts := PromptOptions{Thinking: g.opts.Thinking, ReasoningEffort: g.opts.ReasoningEffort, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial, TemplateKwargs: g.opts.TemplateKwargs}
 	for dropped := 0; ; dropped++ {
 		use := msgs
 		if dropped > 0 {
@@ -142,27 +142,36 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 
 // turnMarks returns, for a cache that goes back only to where it kept its
 // state (Checkpointer), the prompt positions worth a checkpoint besides its
-// end: where the system prompt ends and where the last message begins, so
-// that sessions sharing a system prompt, and a conversation's next turn,
-// resume there. A position is the length of the longest prefix that the
+// end: where the system prompt ends, where the last message begins, and
+// where the rendering of this conversation with an answer after it departs
+// from this prompt, so that sessions sharing a system prompt, and a
+// conversation's next turn, resume there. A position is the length of the longest prefix that the
 // prompt shares with the rendering of the messages before it.
 func (g *generation) turnMarks(msgs []Message, popts PromptOptions, ids []int32) []int {
 	if _, ok := g.s.cache.(Checkpointer); !ok {
 		return nil
 	}
 	var marks []int
-	for _, k := range []int{1, len(msgs) - 1} {
-		if k < 1 || k >= len(msgs) || (k == 1 && msgs[0].Role != "system") {
-			continue
-		}
-		head, err := g.m.f.Prompt(msgs[:k], popts)
+	mark := func(other []Message) {
+		head, err := g.m.f.Prompt(other, popts)
 		if err != nil {
-			continue // a template that cannot render that prefix
+			return // a template that cannot render that conversation
 		}
 		if n := commonPrefix(head, ids); n > 0 && n < len(ids) && !slices.Contains(marks, n) {
 			marks = append(marks, n)
 		}
 	}
+	for _, k := range []int{1, len(msgs) - 1} {
+		if k < 1 || k >= len(msgs) || (k == 1 && msgs[0].Role != "system") {
+			continue
+		}
+		mark(msgs[:k])
+	}
+	// Where the next turn's prompt leaves this one: the conversation with
+	// an answer and a new question after it renders the answer's turn as
+	// history, which a template may write otherwise than this generation
+	// prompt (Qwen3.5's drops the opened <think> there).
+	mark(append(slices.Clip(msgs), Message{Role: "assistant", Content: "."}, Message{Role: "user", Content: "."}))
 	slices.Sort(marks)
 	return marks
 }
@@ -188,7 +197,7 @@ func (g *generation) checkPrompt(ids []int32, ctxLen, dropped int) ([]int32, err
 // reuse keeps what the session's cache (or the prompt cache) already holds
 // of prompt and truncates the rest. It returns the prompt's logits when the
 // very same prompt was computed before.
-func (g *generation) reuse(prompt []int32) ([]float32, error) {
+func (g *generation) reuse(ctx context.Context, prompt []int32) ([]float32, error) {
 	s := g.s
 	if g.dropped > 0 && g.opts.ShiftContext {
 		if err := g.shift(prompt); err != nil {
@@ -197,7 +206,7 @@ func (g *generation) reuse(prompt []int32) ([]float32, error) {
 	}
 	common := commonPrefix(s.tokens, prompt)
 	if pc := g.m.pc; pc != nil {
-		n, logits, err := pc.restore(s.cache, prompt, common)
+		n, logits, err := pc.restore(ctx, s.cache, prompt, common)
 		if err != nil {
 			return nil, fmt.Errorf("engine: reusing a shared prompt prefix: %w", err)
 		}
@@ -310,8 +319,11 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	g.dec = g.m.f.NewDecoder()
 	if g.opts.RawPrompt != nil {
 		g.parser = &rawParser{} // a completion: all text is content
+		if c, ok := g.dec.(Continuer); ok && len(g.opts.RawPrompt) > 0 {
+			c.Continue()
+		}
 	} else {
-		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, Thinking: g.opts.Thinking})
+		g.parser = g.m.f.NewParser(ParserOptions{Tools: len(g.opts.Tools) > 0, ToolDefinitions: g.opts.Tools, Thinking: g.opts.Thinking})
 	}
 	if g.opts.Constraint != nil {
 		g.cons = &constrained{c: g.opts.Constraint}

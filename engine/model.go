@@ -28,6 +28,7 @@ type Model struct {
 	sched *scheduler
 
 	release func() error // from Open: what the architecture opened
+	parts   any          // from Open: Loaded.Parts
 
 	vocabOnce sync.Once // the grammar vocabulary, built on first use
 	vocab     *grammar.Vocab
@@ -85,6 +86,15 @@ func NewEncoder(e Encoder, f Format, cfg Config) (*Model, error) {
 	m.eq = newEncodeQueue(e, cfg.Logger)
 	return m, nil
 }
+
+// Parts returns what the architecture's loader says the model is made of
+// (Loaded.Parts), for callers that need more than sessions: the weights, a
+// runner to call without the engine, the file. It is nil for a model made
+// with New or NewEncoder. Read it through the architecture's package, which
+// knows its type, as database/sql's Conn.Raw hands a driver's connection to
+// code that knows the driver: family.Of(m) for a llama family's model. The
+// parts live as long as the model: Close releases them.
+func (m *Model) Parts() any { return m.parts }
 
 // Encoder returns the model's encoder, or nil for a decoder.
 func (m *Model) Encoder() Encoder { return m.enc }
@@ -148,8 +158,8 @@ func (m *Model) ToolCallGrammar(ctx context.Context, funcs []grammar.Function, o
 	return grammar.ToolCallsContext(ctx, funcs, opts)
 }
 
-// Load describes how busy the model is.
-type Load struct {
+// Occupancy describes how busy the model is and what it has computed.
+type Occupancy struct {
 	// Sequences is the number of generations holding a place in the batch,
 	// Waiting those waiting for one; MaxSequences is the limit.
 	Sequences, Waiting, MaxSequences int
@@ -171,12 +181,12 @@ type Load struct {
 	CachedPositions, PositionCapacity int
 }
 
-// Load returns the scheduler's occupancy and counters.
-func (m *Model) Load() Load {
+// Occupancy returns the scheduler's occupancy and counters.
+func (m *Model) Occupancy() Occupancy {
 	if m.sched == nil {
-		return m.eq.load()
+		return m.eq.occupancy()
 	}
-	return m.sched.load()
+	return m.sched.occupancy()
 }
 
 // Close stops the model: generations still running end with ErrClosed (and

@@ -25,6 +25,12 @@ type GenerateOptions struct {
 	// Thinking turns the model's reasoning mode on or off for this request;
 	// nil leaves it to the template.
 	Thinking *bool
+	// ReasoningEffort asks a model whose template sets how hard it
+	// reasons for a level: OpenAI's reasoning_effort, "low", "medium" or
+	// "high" (gpt-oss's "Reasoning:" line). "" leaves it to the template;
+	// formats without levels ignore it, and a format with levels may
+	// reject a value it has no level for.
+	ReasoningEffort string
 	// Tools are function definitions in the OpenAI form ({"type":
 	// "function", "function": {...}}) that the chat template shows the
 	// model. With Tools set, Generate reads the calls the model writes out
@@ -69,13 +75,18 @@ type GenerateOptions struct {
 	// text from users: with it, a message can forge turns of the
 	// conversation. The template's own markers are always special.
 	ParseSpecial bool
+	// TemplateKwargs are extra variables for the model's Jinja chat
+	// template (llama-server's chat_template_kwargs), JSON values by name;
+	// enable_thinking among them is Thinking's business.
+	TemplateKwargs map[string]json.RawMessage
 	// Logprobs asks for the log-probability of every generated token, and
 	// TopLogprobs (0 to 20) for that many most likely alternatives at each
 	// position, on the events (Event.Logprobs).
 	Logprobs    bool
 	TopLogprobs int
 	// Speculation turns lookup speculative decoding on or off for this
-	// request; nil leaves it to the model's default (Options.Speculation).
+	// request; nil leaves it to the model's default (Config.Speculation, set
+	// by WithSpeculation).
 	Speculation *bool
 	// RawPrompt, if not nil, is the prompt itself, as tokens (a plain
 	// completion: OpenAI's /v1/completions): Generate then takes no

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"container/list"
+	"context"
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 // PromptCache shares computed prompts between the sessions of a Model:
@@ -145,7 +147,7 @@ func (pc *PromptCache) close() {
 // with it, if that is longer than have (the prefix c holds already). It
 // returns the length c holds now and the logits after it when the
 // snapshot is exactly the whole prompt.
-func (pc *PromptCache) restore(c Cache, prompt []int32, have int) (int, []float32, error) {
+func (pc *PromptCache) restore(ctx context.Context, c Cache, prompt []int32, have int) (int, []float32, error) {
 	dst, ok := c.(Snapshotter)
 	if !ok {
 		return have, nil, nil
@@ -153,7 +155,7 @@ func (pc *PromptCache) restore(c Cache, prompt []int32, have int) (int, []float3
 	e, n := pc.lookup(prompt, have)
 	fromDisk := false
 	if pc.disk != nil {
-		if d, dn := pc.fromDisk(prompt, max(n, have)); d != nil {
+		if d, dn := pc.fromDisk(ctx, prompt, max(n, have)); d != nil {
 			if e != nil {
 				pc.done(e)
 			}
@@ -232,22 +234,43 @@ func (pc *PromptCache) count(hit bool, gained int, fromDisk bool) {
 
 // fromDisk reads the file sharing the longest prefix with prompt, if that
 // is longer than atLeast, into a snapshot kept in memory, and returns it
-// marked used (done ends the use) with the prefix's length.
-func (pc *PromptCache) fromDisk(prompt []int32, atLeast int) (*promptEntry, int) {
+// marked used (done ends the use) with the prefix's length. A file that
+// another request is reading is waited for, not read again; a read that
+// does not finish in time (diskStore.load) or outlives ctx is a miss.
+func (pc *PromptCache) fromDisk(ctx context.Context, prompt []int32, atLeast int) (*promptEntry, int) {
 	de, n := pc.disk.best(prompt, atLeast)
 	if de == nil {
 		return nil, 0
 	}
-	pc.disk.loadMu.Lock()
-	defer pc.disk.loadMu.Unlock()
-	// Another session may have read it while this one waited.
+	wait, lead, end := pc.disk.claim(de)
+	if !lead {
+		timer := time.NewTimer(pc.disk.deadline(de.size))
+		defer timer.Stop()
+		select {
+		case <-wait:
+		case <-timer.C:
+			return nil, 0
+		case <-ctx.Done():
+			return nil, 0
+		}
+		// The other request read it (or failed to).
+		if e, m := pc.lookup(prompt, atLeast); e != nil {
+			if m >= n {
+				return e, m
+			}
+			pc.done(e)
+		}
+		return nil, 0
+	}
+	// Another session may have read it before this one claimed it.
 	if e, m := pc.lookup(prompt, atLeast); e != nil {
 		if m >= n {
+			end()
 			return e, m
 		}
 		pc.done(e)
 	}
-	kv, logits, err := pc.disk.load(de)
+	kv, logits, err := pc.disk.load(ctx, de, end)
 	if err != nil {
 		return nil, 0
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -112,7 +114,13 @@ type diskStore struct {
 	bytes   int64
 	stats   diskStats
 
-	loadMu sync.Mutex // one file read at a time
+	// reading holds the files being read (by name), each closed when its
+	// read ends: a second request for the same file waits for it instead
+	// of reading it again. No lock is held across the I/O.
+	reading map[string]chan struct{}
+	doomed  []string // files to remove once the lock is released (removeLocked)
+	// readTimeout, when set, replaces readDeadline (for tests).
+	readTimeout time.Duration
 
 	queue   chan *promptEntry
 	written chan struct{} // closed when the writer has stopped
@@ -151,8 +159,8 @@ func openDisk(cfg *Config, layout string, vocab, maxLen int, newCache func() (Ca
 		dir:   filepath.Join(cfg.PromptCacheDir, diskSubdir(cfg.ModelID, layout)),
 		model: cfg.ModelID, layout: layout, maxBytes: cfg.PromptCacheDiskBytes,
 		vocab: vocab, maxLen: maxLen, log: cfg.Logger, newCache: newCache,
-		entries: make(map[string]*diskEntry),
-		queue:   make(chan *promptEntry, diskWriteQueue), written: make(chan struct{}),
+		entries: make(map[string]*diskEntry), reading: make(map[string]chan struct{}),
+		queue: make(chan *promptEntry, diskWriteQueue), written: make(chan struct{}),
 	}
 	if err := os.MkdirAll(d.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: prompt cache directory: %w", err)
@@ -163,6 +171,7 @@ func openDisk(cfg *Config, layout string, vocab, maxLen int, newCache func() (Ca
 	d.mu.Lock()
 	d.evictLocked()
 	d.mu.Unlock()
+	d.removeDoomed()
 	go func() {
 		defer close(d.written)
 		write(d)
@@ -176,11 +185,16 @@ func (d *diskStore) scan() error {
 	if err != nil {
 		return err
 	}
+	var junk struct {
+		n, removed int
+		first      string
+		reason     error
+	}
 	for _, de := range list {
 		name := de.Name()
 		info, err := de.Info()
 		if err != nil || !info.Mode().IsRegular() {
-			continue
+			continue // a FIFO or a device is never opened
 		}
 		switch {
 		case strings.HasSuffix(name, ".tmp"):
@@ -194,11 +208,27 @@ func (d *diskStore) scan() error {
 		tokens, err := d.readIndex(name)
 		if err != nil {
 			d.stats.ignored++
-			d.log.Warn("prompt cache: ignoring a file", "file", filepath.Join(d.dir, name), "reason", err)
+			path := filepath.Join(d.dir, name)
+			// This directory is this model's and layout's (diskSubdir):
+			// a file here that another build wrote (errForeign) is left
+			// alone, anything else unreadable is junk or damage, removed.
+			if !errors.Is(err, errForeign) && !errors.Is(err, errNotRegular) && os.Remove(path) == nil {
+				junk.removed++
+			}
+			if junk.n++; junk.n == 1 {
+				junk.first, junk.reason = path, err
+			}
+			d.log.Debug("prompt cache: ignoring a file", "file", path, "reason", err)
 			continue
 		}
 		d.entries[name] = &diskEntry{name: name, tokens: tokens, size: info.Size(), used: info.ModTime()}
 		d.bytes += info.Size()
+	}
+	if junk.n > 0 {
+		// One line, however many: a directory of 20,000 junk files must not
+		// write 20,000 lines at every start.
+		d.log.Warn("prompt cache: ignoring a file it cannot use", "dir", d.dir, "files", junk.n, "removed", junk.removed,
+			"first", junk.first, "reason", junk.reason)
 	}
 	if n := len(d.entries); n > 0 {
 		d.log.Info("prompt cache: snapshots on disk", "dir", d.dir, "files", n, "bytes", d.bytes)
@@ -219,7 +249,7 @@ func (d *diskStore) readHeader(r io.Reader) (diskHeader, []int32, error) {
 		return h, nil, fmt.Errorf("truncated header: %w", err)
 	}
 	if string(fixed[:8]) != diskMagic {
-		return h, nil, fmt.Errorf("not a prompt-cache file: %w", errForeign)
+		return h, nil, errors.New("not a prompt-cache file")
 	}
 	if v := binary.LittleEndian.Uint32(fixed[8:]); v != diskVersion {
 		return h, nil, fmt.Errorf("format version %d, this build reads %d: %w", v, diskVersion, errForeign)
@@ -257,9 +287,31 @@ func (d *diskStore) readHeader(r io.Reader) (diskHeader, []int32, error) {
 	return h, tokens, nil
 }
 
+// errNotRegular marks a name in the directory that is not a regular file
+// (a FIFO, a device, a directory): never read, and left alone.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens a snapshot file for reading, refusing anything but a
+// regular file without waiting on it (openNoWait).
+func openRegular(path string) (*os.File, error) {
+	f, err := openNoWait(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%w (%v)", errNotRegular, info.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // readIndex reads the tokens of a file, for the index.
 func (d *diskStore) readIndex(name string) ([]int32, error) {
-	f, err := os.Open(filepath.Join(d.dir, name))
+	f, err := openRegular(filepath.Join(d.dir, name))
 	if err != nil {
 		return nil, err
 	}
@@ -286,11 +338,90 @@ func (d *diskStore) best(prompt []int32, atLeast int) (*diskEntry, int) {
 	return best, bestN
 }
 
-// load reads e's file into a new cache, checking everything; on any
-// failure nothing is returned and the file is dropped from the index
-// (and removed unless it is foreign).
-func (d *diskStore) load(e *diskEntry) (Cache, []float32, error) {
-	kv, logits, err := d.read(e)
+// claim marks e's file as being read by the caller (lead, which must call
+// the returned end when its read is over) or returns the channel that
+// closes when the read already under way ends.
+func (d *diskStore) claim(e *diskEntry) (wait <-chan struct{}, lead bool, end func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ch, ok := d.reading[e.name]; ok {
+		return ch, false, nil
+	}
+	ch := make(chan struct{})
+	d.reading[e.name] = ch
+	return ch, true, func() {
+		d.mu.Lock()
+		delete(d.reading, e.name)
+		d.mu.Unlock()
+		close(ch)
+	}
+}
+
+// readDeadline is how long a read of a file of size bytes may take: a
+// second, and a second per 32 MiB (a slow disk reads more than that). A
+// read that takes longer (a stalled network volume) is given up: the
+// request computes its prompt, the file leaves the index, and the read
+// finishes, or not, on its own.
+func readDeadline(size int64) time.Duration {
+	return time.Second + time.Duration(size>>25)*time.Second
+}
+
+// deadline is readDeadline, or readTimeout when set.
+func (d *diskStore) deadline(size int64) time.Duration {
+	if d.readTimeout > 0 {
+		return d.readTimeout
+	}
+	return readDeadline(size)
+}
+
+// load reads e's file into a new cache, checking everything, within ctx
+// and readDeadline; on any failure nothing is returned and the file is
+// dropped from the index (and removed unless it is foreign or not a
+// regular file). end is called when the read is over, which may be after
+// load has given up on it.
+func (d *diskStore) load(ctx context.Context, e *diskEntry, end func()) (Cache, []float32, error) {
+	type result struct {
+		kv     Cache
+		logits []float32
+		err    error
+	}
+	done := make(chan result, 1)
+	var gaveUp atomic.Bool
+	go func() {
+		defer end()
+		kv, logits, err := d.read(e)
+		if gaveUp.Load() && kv != nil {
+			kv.Close() // nobody waits for it any more
+			return
+		}
+		done <- result{kv, logits, err}
+	}()
+	limit := d.deadline(e.size)
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	var r result
+	abandoned := false
+	select {
+	case r = <-done:
+	case <-timer.C:
+		r.err, abandoned = fmt.Errorf("reading it took more than %v", limit), true
+	case <-ctx.Done():
+		r.err, abandoned = ctx.Err(), true
+	}
+	if abandoned {
+		gaveUp.Store(true)
+		select {
+		case late := <-done: // it finished as we gave up
+			if late.kv != nil {
+				late.kv.Close()
+			}
+		default:
+		}
+	}
+	kv, logits, err := r.kv, r.logits, r.err
+	if abandoned && ctx.Err() != nil {
+		return nil, nil, err // the request ended: the file is not to blame
+	}
 	if err != nil {
 		d.mu.Lock()
 		if d.entries[e.name] == e {
@@ -303,7 +434,7 @@ func (d *diskStore) load(e *diskEntry) (Cache, []float32, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			d.log.Debug("prompt cache: file gone", "file", path)
 		} else {
-			if !errors.Is(err, errForeign) {
+			if !errors.Is(err, errForeign) && !errors.Is(err, errNotRegular) && !gaveUp.Load() {
 				os.Remove(path)
 			}
 			d.log.Warn("prompt cache: ignoring a file", "file", path, "reason", err)
@@ -320,7 +451,7 @@ func (d *diskStore) load(e *diskEntry) (Cache, []float32, error) {
 }
 
 func (d *diskStore) read(e *diskEntry) (Cache, []float32, error) {
-	f, err := os.Open(filepath.Join(d.dir, e.name))
+	f, err := openRegular(filepath.Join(d.dir, e.name))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -453,6 +584,7 @@ func (d *diskStore) write(e *promptEntry) error {
 	if err = os.Rename(tmp, filepath.Join(d.dir, name)); err != nil {
 		return err
 	}
+	defer d.removeDoomed()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if old, ok := d.entries[name]; ok {
@@ -486,11 +618,26 @@ func (d *diskStore) evictLocked() {
 	}
 }
 
+// removeLocked drops e from the index; its file is removed by
+// removeDoomed, after the lock is released (no I/O under the lock: a
+// stalled volume must not stop every lookup).
 func (d *diskStore) removeLocked(e *diskEntry) {
 	delete(d.entries, e.name)
 	d.bytes -= e.size
-	if err := os.Remove(filepath.Join(d.dir, e.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		d.log.Warn("prompt cache: removing a file", "file", e.name, "error", err)
+	d.doomed = append(d.doomed, e.name)
+}
+
+// removeDoomed removes the files removeLocked dropped. Call it without
+// the lock.
+func (d *diskStore) removeDoomed() {
+	d.mu.Lock()
+	names := d.doomed
+	d.doomed = nil
+	d.mu.Unlock()
+	for _, name := range names {
+		if err := os.Remove(filepath.Join(d.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.log.Warn("prompt cache: removing a file", "file", name, "error", err)
+		}
 	}
 }
 

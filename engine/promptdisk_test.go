@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -111,7 +112,9 @@ func TestPromptCacheDiskRestart(t *testing.T) {
 
 // A damaged or foreign file is never used: each kind is refused with a log
 // line, the request computes its prompt as if there were no file, and a
-// damaged file of this model is removed while a foreign one is left alone.
+// damaged or junk file in this model's directory is removed while one
+// another build wrote (another model, layout or format version) is left
+// alone.
 func TestPromptCacheDiskRefuses(t *testing.T) {
 	// One good file to spoil.
 	src := t.TempDir()
@@ -152,13 +155,13 @@ func TestPromptCacheDiskRefuses(t *testing.T) {
 		{"truncated in the positions", good[:len(good)-60], true, "positions"},
 		{"truncated checksum", good[:len(good)-2], true, "truncated checksum"},
 		{"trailing bytes", append(bytes.Clone(good), 0), true, "after the checksum"},
-		{"truncated header", good[:20], false, "truncated header"},
-		{"empty", nil, false, "truncated header"},
+		{"truncated header", good[:20], true, "truncated header"},
+		{"empty", nil, true, "truncated header"},
 		{"another model", foreign(`"model":"weights-1"`, `"model":"weights-2"`), false, "another model"},
 		{"another layout", foreign(`"layout":"fake/1"`, `"layout":"fake/2"`), false, "cache layout"},
 		{"another format version", foreign("SMOLGOPC\x01", "SMOLGOPC\x02"), false, "format version"},
-		{"not ours at all", []byte("GGUF and other things"), false, "not a prompt-cache file"},
-		{"a header claiming 2 GiB", hugeHeader, false, "header of"},
+		{"not ours at all", []byte("GGUF and other things"), true, "not a prompt-cache file"},
+		{"a header claiming 2 GiB", hugeHeader, true, "header of"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,3 +290,127 @@ func (p plainBackend) NewCache() (Cache, error) {
 type plainCache struct{ Cache }
 
 func timeVeryOld() time.Time { return time.Now().Add(-time.Hour) }
+
+// askWithin is ask that fails the test instead of hanging when the answer
+// does not come within d.
+func askWithin(t *testing.T, m *Model, question string, d time.Duration) result {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() {
+		done <- collect(m.NewSession(), context.Background(), []Message{diskSystem, {Role: "user", Content: question}}, GenerateOptions{})
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r
+	case <-time.After(d):
+		t.Fatalf("%q: no answer within %v: the request hangs", question, d)
+		return result{}
+	}
+}
+
+// Issue 39: a FIFO where a snapshot was (or a stalled network volume)
+// hung the matching request forever, uncancellable, and every later disk
+// read queued behind it. A FIFO is now refused without waiting on it (and
+// left alone), and a read that stalls is given up after its deadline: the
+// request computes its prompt, and the next ones do not wait for the stuck
+// read.
+func TestPromptCacheDiskNeverHangs(t *testing.T) {
+	src := t.TempDir()
+	m := diskModel(t, src, "w", &fakeBackend{ctxLen: 4000, answer: historyAnswer}, nil)
+	ask(t, m, "one")
+	m.Close()
+	files := kvcFiles(t, src)
+	if len(files) != 1 {
+		t.Fatalf("%d files", len(files))
+	}
+	t.Run("FIFO", func(t *testing.T) {
+		log := &lockedBuffer{}
+		m := diskModel(t, src, "w", &fakeBackend{ctxLen: 4000, answer: historyAnswer}, log)
+		// Indexed; now a FIFO takes the file's place.
+		if err := os.Remove(files[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := mkfifo(files[0]); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+		// The first computes its prompt; the second may find it in memory.
+		if r := askWithin(t, m, "two", 10*time.Second); r.stats.CachedTokens != 0 {
+			t.Errorf("%+v, want nothing read", r.stats)
+		}
+		askWithin(t, m, "three", 10*time.Second)
+		if !strings.Contains(log.String(), "not a regular file") {
+			t.Errorf("log does not say why: %s", log.String())
+		}
+		m.Close()
+		if info, err := os.Lstat(files[0]); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO was not left alone: %v %v", info, err)
+		}
+		// A restart with the FIFO there does not hang either.
+		done := make(chan struct{})
+		go func() {
+			m := diskModel(t, src, "w", &fakeBackend{ctxLen: 4000, answer: historyAnswer}, nil)
+			askWithin(t, m, "four", 10*time.Second)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a model over a directory with a FIFO did not start")
+		}
+		os.Remove(files[0])
+	})
+	t.Run("stalled read", func(t *testing.T) {
+		dir := t.TempDir()
+		m := diskModel(t, dir, "w", &fakeBackend{ctxLen: 4000, answer: historyAnswer}, nil)
+		ask(t, m, "one")
+		m.Close()
+		stall := make(chan struct{})
+		defer close(stall)
+		log := &lockedBuffer{}
+		m = diskModel(t, dir, "w", &fakeBackend{ctxLen: 4000, answer: historyAnswer, stall: stall}, log)
+		m.PromptCache().disk.readTimeout = 50 * time.Millisecond
+		if r := askWithin(t, m, "two", 10*time.Second); r.stats.CachedTokens != 0 {
+			t.Errorf("%+v, want the stuck file not used", r.stats)
+		}
+		askWithin(t, m, "three", 10*time.Second)
+		if !strings.Contains(log.String(), "took more than") {
+			t.Errorf("log does not say why: %s", log.String())
+		}
+		if st := m.PromptCache().Stats(); st.DiskHits != 0 || st.DiskIgnored != 1 {
+			t.Errorf("the stuck file: %+v, want it dropped from the index", st)
+		}
+	})
+}
+
+// Issue 39: 20,000 junk .kvc files wrote 20,006 log lines at every start
+// and were never removed. Junk in the model's own directory is now removed,
+// with one line for all of it.
+func TestPromptCacheDiskJunk(t *testing.T) {
+	src := t.TempDir()
+	m := diskModel(t, src, "w", &fakeBackend{ctxLen: 4000, answer: historyAnswer}, nil)
+	ask(t, m, "one")
+	m.Close()
+	sub := filepath.Dir(kvcFiles(t, src)[0])
+	for i := range 2000 {
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("junk%04d%s", i, diskExt)), []byte("junk"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := &lockedBuffer{}
+	m = diskModel(t, src, "w", &fakeBackend{ctxLen: 4000, answer: historyAnswer}, log)
+	if n := strings.Count(log.String(), "\n"); n > 3 {
+		t.Errorf("%d log lines at start:\n%.500s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "files=2000") || !strings.Contains(log.String(), "removed=2000") {
+		t.Errorf("log does not count them: %s", log.String())
+	}
+	if files := kvcFiles(t, src); len(files) != 1 {
+		t.Errorf("%d files left, want the one snapshot", len(files))
+	}
+	if r := ask(t, m, "two"); r.stats.CachedTokens == 0 {
+		t.Errorf("the good snapshot was not used: %+v", r.stats)
+	}
+}

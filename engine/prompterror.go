@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // PromptTooLongError is the error of a prompt that does not fit the
 // context (it wraps ErrContextFull): APIs report the numbers in their own
@@ -25,3 +28,10 @@ func (e *PromptTooLongError) Error() string {
 }
 
 func (e *PromptTooLongError) Unwrap() error { return ErrContextFull }
+
+// ErrTemplate wraps the errors of a Jinja chat template that cannot render
+// a conversation: one that raises (raise_exception: "roles must
+// alternate"), fails on the values it is given, or goes past the engine's
+// bounds (a runaway loop or recursion). APIs answer such a request with a
+// client error; the model goes on serving others.
+var ErrTemplate = errors.New("the chat template cannot render this conversation")

@@ -11,21 +11,24 @@ import (
 
 // An Architecture loads models of one general.architecture for Open. A
 // model package registers its architectures from an init function, the way
-// image formats and database/sql drivers register:
+// image formats and database/sql drivers register: package family
+// registers every llama family it is told of (family.Register), package
+// models/bert its encoder:
 //
 //	func init() {
-//		engine.Register(engine.Architecture{Name: "smollm3", Load: load})
+//		engine.Register(engine.Architecture{Name: "bert", Load: load})
 //	}
 //
-// A program imports the model packages it wants to open (for their side
-// effect, `import _ "github.com/smolgo/smolgo/smollm3"`, if it uses nothing
-// else of them).
+// A program imports the model packages it wants to open, for their side
+// effect: `import _ "github.com/smolgo/smolgo/models"` registers them all.
 type Architecture struct {
 	// Name is the general.architecture value of the files it loads.
 	Name string
-	// Load builds the model's backend and format over an open file. On
-	// success it owns f: the returned Close releases it (and the backend),
-	// after the engine has stopped using them. On error Open closes f.
+	// Load builds the model's backend and format over an open file with
+	// cfg.Options (the device, threads, KV cache and so on, for the
+	// backend as they are). On success it owns f: the returned Close
+	// releases it (and the backend), after the engine has stopped using
+	// them. On error Open closes f.
 	Load func(f *gguf.File, cfg Config) (Loaded, error)
 }
 
@@ -37,9 +40,14 @@ type Loaded struct {
 	Encoder Encoder
 	Format  Format
 	// Pooling is the file's pooling_type (PoolDefault: none) and
-	// Matryoshka its MatryoshkaKey: Config's unless options set them.
+	// Matryoshka its MatryoshkaKey: Open puts them in the model's Config
+	// unless options set them.
 	Pooling    Pooling
 	Matryoshka []int
+	// Parts, if not nil, is what the model is made of as the
+	// architecture's package describes it, for callers that need more than
+	// sessions (Model.Parts returns it; package family's Of reads it).
+	Parts any
 	// Close releases what Load opened (the file, the backend's threads or
 	// device memory).
 	Close func() error
@@ -88,8 +96,16 @@ func lookup(name string) (Architecture, bool) {
 }
 
 // Open loads a GGUF model file with the architecture registered for its
-// general.architecture and returns it ready for sessions. Close it when
-// done.
+// general.architecture and returns it ready for sessions: the one way a
+// program opens a model file. The options set both what the architecture's
+// loader builds (device, threads, KV cache type and length, batch size:
+// Config.Options, handed to the device unchanged) and the engine's
+// settings. The file's own defaults fill in what the options leave unset:
+// its pooling_type (Config.Pooling), its Matryoshka widths
+// (Config.Matryoshka), and, with a prompt cache on disk, the weights'
+// fingerprint as Config.ModelID. Close the model when done; it closes the
+// file. An architecture nobody registered is an error naming it and the
+// registered ones.
 func Open(path string, opts ...Option) (*Model, error) {
 	cfg, err := NewConfig(opts...)
 	if err != nil {
@@ -109,7 +125,7 @@ func Open(path string, opts ...Option) (*Model, error) {
 		f.Close()
 		known := Architectures()
 		if len(known) == 0 {
-			return nil, fmt.Errorf("engine: %s: architecture %q: no architectures are registered (import a model package such as github.com/smolgo/smolgo/smollm3)", path, arch)
+			return nil, fmt.Errorf("engine: %s: architecture %q: no architectures are registered (import github.com/smolgo/smolgo/models, or a model package)", path, arch)
 		}
 		return nil, fmt.Errorf("engine: %s: unsupported architecture %q (registered: %v)", path, arch, slices.Clip(known))
 	}
@@ -139,6 +155,6 @@ func Open(path string, opts ...Option) (*Model, error) {
 		}
 		return nil, err
 	}
-	m.release = l.Close
+	m.release, m.parts = l.Close, l.Parts
 	return m, nil
 }

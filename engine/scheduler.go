@@ -50,7 +50,7 @@ type scheduler struct {
 	pending  []*request      // submitted for the next step
 	wake     chan struct{}   // something was submitted (or close)
 	lastStep time.Duration
-	counters Load
+	counters Occupancy
 
 	stop     context.CancelFunc // cancels a running step at close
 	stopCtx  context.Context
@@ -256,7 +256,7 @@ func (s *scheduler) close() {
 	<-s.loopDone
 }
 
-func (s *scheduler) load() Load {
+func (s *scheduler) occupancy() Occupancy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.counters

@@ -41,6 +41,17 @@ func (f *Format) RerankTokens(query, doc string) ([]int32, error) {
 	return sp.RerankInput(tok, query, doc), nil
 }
 
+// RerankQuery returns the builder of the rerank inputs of one query
+// (engine.RerankFormat), which tokenizes the query once where the layout
+// allows.
+func (f *Format) RerankQuery(query string) (func(doc string) []int32, error) {
+	tok, sp, err := f.embedSpecial()
+	if err != nil {
+		return nil, err
+	}
+	return sp.Reranker(tok, query), nil
+}
+
 func (f *Format) embedSpecial() (embedtok.Encoder, embedtok.Special, error) {
 	tok, err := f.tokenizer()
 	if err != nil {

@@ -12,24 +12,29 @@ import (
 	"github.com/smolgo/smolgo/smollm3"
 )
 
-// Any registered family's file opens the same way; the model says what its
-// block uses beyond the plain llama block.
-func ExampleLoad() {
-	m, err := family.Load("../testdata/smollm3-tinyq-Q4_K_M.gguf", engine.WithThreads(1))
+// Any registered family's file opens with engine.Open; its parts say what
+// its block uses beyond the plain llama block.
+func ExampleOf() {
+	m, err := engine.Open("../testdata/smollm3-tinyq-Q4_K_M.gguf", engine.WithThreads(1))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer m.Close()
-	a := m.Arch()
+	p, ok := family.Of(m)
+	if !ok {
+		fmt.Println("not a llama family's model")
+		return
+	}
+	a := p.Arch()
 	fmt.Println(a.Name, len(a.Layers), "layers, uses", a.Features())
 	// Output: smollm3 8 layers, uses [nope]
 }
 
 // A family is a description and a format. This one is Qwen2's block (NEOX
 // RoPE pairs and q/k/v biases) speaking SmolLM3's chat format; registering
-// it under a new general.architecture name makes family.Load and
-// engine.Open take such files.
+// it under a new general.architecture name makes engine.Open take such
+// files.
 func ExampleRegister() {
 	describe := func(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		r := cfg.Rope

@@ -1,12 +1,35 @@
 // Package family is where a llama-family architecture becomes a model the
-// engine can open. A family package (smollm3, llama3, qwen2, qwen3, gemma3)
-// registers a Family: its general.architecture name, a function that
-// describes its block as data (llama.Arch) from a file's hyper-parameters,
-// and a function that builds its Format (chat template, tokenizer, reasoning
-// and tool-call syntax). Everything else is shared: the weights are loaded
-// by package llama as the description says, they run on the device the
-// program asks for (llama.NewBackend: the CPU, or a GPU registered by
-// importing package cuda), and package engine batches the sessions.
+// engine opens. A family package (smollm3, and models/qwen3, models/qwen2,
+// models/llamaarch, models/gemma3, models/granite, models/phi3) registers a
+// Family: its general.architecture name, a function that describes its
+// block as data (llama.Arch) from a file's hyper-parameters, and a function
+// that builds its Format (chat template, tokenizer, reasoning and tool-call
+// syntax). Register makes engine.Open take the family's files; everything
+// else is shared: package llama loads the weights as the description says
+// (and checks them against it), llama.NewBackend runs them on the device
+// the program asks for (the CPU, or a GPU registered by importing package
+// cuda) with the engine's options as they are, and package engine batches
+// the sessions.
+//
+// # Opening a model
+//
+// engine.Open is the one opener; package models imports every family:
+//
+//	import _ "github.com/smolgo/smolgo/models"
+//
+//	m, err := engine.Open("model.gguf", engine.WithThreads(4))
+//	if err != nil { ... }
+//	defer m.Close()
+//	s := m.NewSession()
+//
+// A tool or test that needs what the model is made of (the logits without
+// sessions, the weights, the description, the file, the tokenizer) gets
+// its Parts with Of:
+//
+//	p, ok := family.Of(m) // false for a model that is not a family's
+//	fmt.Println(p.Arch().Features())
+//	cache, err := p.NewCache()
+//	logits, err := p.Forward(ctx, cache, tokens, 0, false)
 //
 // # Adding a family
 //
@@ -22,18 +45,16 @@
 //   - the format (FormatSpec: a template renderer, the end-of-turn markers,
 //     the reasoning tags and a ToolSyntax).
 //
-// and an init function calling Register. Granite (package granite) is an
+// and an init function calling Register, and its import in package models.
+// A hand-written format is for the templates it was verified on: the family
+// recognises them (by their SHA-256, KnownTemplate) and gives any other file
+// its own template through the Jinja engine (FileFormat, TemplateSpec),
+// whose markers are read from the template; engine.WithChatTemplate
+// replaces a file's template. Granite (package models/granite) is an
 // example of a family that is only data: its four multipliers are Arch
-// fields. Adding it touched granite/ plus the block's switches: llama/arch.go
-// (three scale fields), llama/step.go (where they apply) and a synth preset
-// for its golden test. Only a feature the block lacks
-// (a new kind of layer) touches package llama: its Arch and Layer fields,
-// the CPU block in llama/step.go, and the devices' lists of what they
-// implement. Package models imports every family, so a program that opens
-// "any supported file" imports it once:
-//
-//	import _ "github.com/smolgo/smolgo/models"
-//	m, err := family.Load("model.gguf")
+// fields. Only a feature the block lacks (a new kind of layer) touches
+// package llama: see its documentation for how a kind joins the block, and
+// the devices' lists of what they implement.
 package family
 
 import (
@@ -65,9 +86,9 @@ var registry struct {
 	m map[string]Family
 }
 
-// Register makes a family available to Load and to engine.Open. It panics
-// if the architecture is empty or registered twice, or a function is
-// missing: programming errors of the registering package.
+// Register makes a family available to engine.Open (and to Lookup and
+// Describe). It panics if the architecture is empty or registered twice, or
+// a function is missing: programming errors of the registering package.
 func Register(fam Family) {
 	if fam.Arch == "" || fam.Describe == nil || fam.Format == nil {
 		panic("family: Register needs an architecture name, Describe and Format")
@@ -83,11 +104,7 @@ func Register(fam Family) {
 	registry.m[fam.Arch] = fam
 	registry.Unlock()
 	engine.Register(engine.Architecture{Name: fam.Arch, Load: func(f *gguf.File, cfg engine.Config) (engine.Loaded, error) {
-		p, err := build(fam, f, cfg)
-		if err != nil {
-			return engine.Loaded{}, err
-		}
-		return engine.Loaded{Backend: p.backend, Format: p.format, Close: p.close, Pooling: p.pooling, Matryoshka: p.matryoshka}, nil
+		return load(fam, f, cfg)
 	}})
 }
 
@@ -112,8 +129,11 @@ func Lookup(arch string) (Family, bool) {
 }
 
 // Describe reads f's hyper-parameters and the description its family gives
-// them: what a backend needs besides the tensors. The error names the
-// architecture and the registered ones when no family has it.
+// them: what a backend needs besides the tensors, for a tool that looks at
+// a file without running it (examples/ggufinfo). llama.LoadWeights checks
+// the description against the file (llama.Arch.Validate), once, as a load
+// does. The error names the architecture and the registered ones when no
+// family has it.
 func Describe(f *gguf.File) (llama.Config, llama.Arch, error) {
 	arch, err := f.Architecture()
 	if err != nil {
@@ -123,19 +143,22 @@ func Describe(f *gguf.File) (llama.Config, llama.Arch, error) {
 	if !ok {
 		return llama.Config{}, llama.Arch{}, unsupported(arch)
 	}
+	return describe(fam, f)
+}
+
+// describe is fam's description of f, named after the family when the
+// family leaves the name empty.
+func describe(fam Family, f *gguf.File) (llama.Config, llama.Arch, error) {
 	cfg, err := llama.ConfigFromGGUF(f)
 	if err != nil {
 		return llama.Config{}, llama.Arch{}, err
 	}
 	a, err := fam.Describe(f, cfg)
 	if err != nil {
-		return llama.Config{}, llama.Arch{}, fmt.Errorf("%s: %w", arch, err)
+		return llama.Config{}, llama.Arch{}, fmt.Errorf("%s: %w", fam.Arch, err)
 	}
 	if a.Name == "" {
-		a.Name = arch
-	}
-	if err := a.Validate(cfg); err != nil {
-		return llama.Config{}, llama.Arch{}, err
+		a.Name = fam.Arch
 	}
 	return cfg, a, nil
 }
@@ -146,7 +169,7 @@ func unsupported(arch string) error {
 		return fmt.Errorf("family: architecture %q: no family is registered (import github.com/smolgo/smolgo/models, or a family package)", arch)
 	}
 	if arch == "bert" {
-		return fmt.Errorf("family: architecture %q is an encoder, not a llama family: open it with engine.Open or bert.Load", arch)
+		return fmt.Errorf("family: architecture %q is an encoder, not a llama family: engine.Open opens it (package models/bert)", arch)
 	}
 	return fmt.Errorf("family: unsupported architecture %q (supported: %v)", arch, known)
 }

@@ -1,6 +1,7 @@
 package family_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,12 +38,56 @@ func TestUnsupportedArchitecture(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Close()
-	_, err = family.Load(path)
+	_, err = engine.Open(path)
 	if err == nil || !strings.Contains(err.Error(), `"mamba"`) || !strings.Contains(err.Error(), "qwen3") || !strings.Contains(err.Error(), "gemma3") {
 		t.Errorf("unsupported architecture: %v", err)
 	}
-	if _, err := engine.Open(path); err == nil || !strings.Contains(err.Error(), `"mamba"`) {
-		t.Errorf("engine.Open: %v", err)
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, _, err := family.Describe(f); err == nil || !strings.Contains(err.Error(), `"mamba"`) || !strings.Contains(err.Error(), "qwen3") {
+		t.Errorf("Describe: %v", err)
+	}
+}
+
+// Of gives the parts of a family's model, made with the options engine.Open
+// took (the KV type and context reach the caches unchanged), and nothing
+// for a model made otherwise.
+func TestOf(t *testing.T) {
+	m, err := engine.Open("../testdata/smollm3-tinyq-Q4_K_M.gguf", engine.WithThreads(1), engine.WithKVType("q8_0"), engine.WithContext(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	p, ok := family.Of(m)
+	if !ok || p.CPU() == nil || p.File() == nil || p.Weights().Arch.Name != "smollm3" {
+		t.Fatalf("Of: %v, %+v", ok, p)
+	}
+	if p.KVType() != llama.KVQ8_0 || p.CPU().Threads() != 1 {
+		t.Errorf("KV type %v, %d threads; want q8_0 and 1", p.KVType(), p.CPU().Threads())
+	}
+	c, err := p.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Type() != llama.KVQ8_0 || c.MaxLen() != 40 || m.ContextLength() != 40 {
+		t.Errorf("cache %v of %d, model context %d; want q8_0 of 40", c.Type(), c.MaxLen(), m.ContextLength())
+	}
+	if _, err := p.Forward(context.Background(), c, []int32{1, 2, 3}, 0, false); err != nil {
+		t.Error(err)
+	}
+	if tok, err := p.Tokenizer(); err != nil || tok.Len() != m.Backend().Vocab() {
+		t.Errorf("tokenizer: %v", err)
+	}
+	other, err := engine.New(m.Backend(), m.Format(), m.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, ok := family.Of(other); ok {
+		t.Error("Of gives parts for a model engine.New made")
 	}
 }
 

@@ -2,7 +2,9 @@ package family
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/smolgo/smolgo/engine"
@@ -32,10 +34,30 @@ type FormatSpec struct {
 	// Reasoning says the model writes its reasoning in <think>…</think>
 	// (SmolLM3, Qwen3), which the parser separates from the answer.
 	Reasoning bool
+	// ReasoningTags are the reasoning block's open and close tags when
+	// they are not <think> and </think> (a template's [THINK] [/THINK],
+	// <seed:think> </seed:think>); zero for <think>.
+	ReasoningTags [2]string
+	// ReasoningStarted reports whether the prompt rendered with this
+	// thinking setting already opened the reasoning block (a generation
+	// prompt that ends with <think>), so that the answer starts inside
+	// it; nil for never.
+	ReasoningStarted func(thinking *bool) bool
+	// Template is, for a format rendered by the Jinja engine from a chat
+	// template (TemplateSpec), what was read from the template; nil for a
+	// hand-written format.
+	Template *Markers
 	// Tools is the syntax of the model's tool calls; nil for a model
 	// without them (a prompt with tools is then an error naming the
 	// architecture).
 	Tools ToolSyntax
+	// Parser, if set, reads the answers instead of the parsers Reasoning
+	// and Tools describe, for a model whose answers are not reasoning tags
+	// followed by text with calls in it: gpt-oss's harmony messages, each
+	// on a channel (reasoning, answer, call). It returns the parser of one
+	// answer; tok is the model's vocabulary (nil without one). Tools still
+	// says that the model takes tools and gives the forced-call grammar.
+	Parser func(tok *tokenizer.Tokenizer, opts engine.ParserOptions) engine.Parser
 }
 
 // ToolSyntax is how a model writes tool calls: a parser that reads them out
@@ -55,6 +77,16 @@ type ToolSyntax interface {
 type ToolParser interface {
 	Push(id int32, text string) []toolcall.Event
 	Flush() []toolcall.Event
+}
+
+// TypedToolSyntax is a ToolSyntax whose parser reads calls by the
+// request's tool definitions (engine.ParserOptions.ToolDefinitions):
+// Qwen3-Coder writes each argument as raw text, which becomes a JSON value
+// by the type its schema gives it. Format uses NewTypedParser instead of
+// NewParser for it.
+type TypedToolSyntax interface {
+	ToolSyntax
+	NewTypedParser(tok *tokenizer.Tokenizer, tools []json.RawMessage) ToolParser
 }
 
 // Hermes is the tool-call syntax of SmolLM3, Qwen2.5 and Qwen3 (and of the
@@ -126,19 +158,41 @@ func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {
 		if f.err != nil {
 			return
 		}
+		for _, w := range f.tok.Warnings() {
+			slog.Warn("tokenizer: " + w) // llama.cpp warns the same at load
+		}
 		for _, s := range f.spec.EndOfTurn {
 			if id, ok := f.tok.ID(s); ok {
 				f.eot = append(f.eot, id)
 			}
 		}
-		if id, ok := f.tok.ID(think.OpenTag); ok {
+		open, close := f.reasoningTags()
+		if id, ok := f.tok.ID(open); ok {
 			f.thinkOpen = id
 		}
-		if id, ok := f.tok.ID(think.CloseTag); ok {
+		if id, ok := f.tok.ID(close); ok {
 			f.thinkClose = id
 		}
 	})
 	return f.tok, f.err
+}
+
+// reasoningTags returns the tags of the reasoning block.
+func (f *Format) reasoningTags() (open, close string) {
+	if t := f.spec.ReasoningTags; t[0] != "" && t[1] != "" {
+		return t[0], t[1]
+	}
+	return think.OpenTag, think.CloseTag
+}
+
+// PromptText renders msgs as Prompt does and returns the text itself,
+// special tokens written out (llama-server's /apply-template).
+func (f *Format) PromptText(msgs []engine.Message, opts engine.PromptOptions) (string, error) {
+	if len(opts.Tools) > 0 && f.spec.Tools == nil {
+		return "", errNoTools(f.file)
+	}
+	text, _, err := f.spec.Render(f.file, msgs, opts)
+	return text, err
 }
 
 // Tokenizer returns the model's tokenizer (engine.Format).
@@ -230,15 +284,25 @@ func (f *Format) ToolCallGrammar(ctx context.Context, funcs []grammar.Function, 
 // NewParser returns a parser that splits an answer into reasoning (the
 // <think> block, white space around the tags trimmed, where the family
 // reasons), content and, with opts.Tools, the calls read out of the content
-// in the family's syntax (engine.Format).
+// in the family's syntax (engine.Format); or the spec's own Parser.
 func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 	f.tokenizer() // the marker ids; -1 (text matching only) without a tokenizer
+	if f.spec.Parser != nil {
+		return f.spec.Parser(f.tok, opts)
+	}
 	p := &parser{}
 	if f.spec.Reasoning {
-		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true})
+		open, close := f.reasoningTags()
+		started := f.spec.ReasoningStarted != nil && f.spec.ReasoningStarted(opts.Thinking)
+		p.think = think.NewParser(f.thinkOpen, f.thinkClose, think.ParserOptions{TrimSpace: true, Open: open, Close: close,
+			StartInReasoning: started})
 	}
 	if opts.Tools && f.spec.Tools != nil {
-		p.tools = f.spec.Tools.NewParser(f.tok)
+		if ts, ok := f.spec.Tools.(TypedToolSyntax); ok {
+			p.tools = ts.NewTypedParser(f.tok, opts.ToolDefinitions)
+		} else {
+			p.tools = f.spec.Tools.NewParser(f.tok)
+		}
 	}
 	return p
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestMaskCostBounded is the attack of issue 30: constraints whose masks
@@ -137,4 +138,107 @@ func countTrue(m []bool) int {
 		}
 	}
 	return n
+}
+
+// TestNarrowingLeavesAWay is issue 39's attack: root ::= [^"]{0,1000}
+// [^"]{0,1000} died after about 9 tokens ("allows no token"). Once a state
+// followed MaxStacks parses, the byte that finished a UTF-8 character was
+// refused for leading to more, after its lead byte had been allowed: a
+// token ending inside a character stranded the output. Now the parses that
+// finish soonest are kept instead (machine.prune), so every state has a
+// token that goes on, or is complete. A vocabulary of "a", runs of "a", a
+// token ending inside 日 and its last byte reaches that point in a few
+// tokens.
+func TestNarrowingLeavesAWay(t *testing.T) {
+	tokens := [][]byte{[]byte("a"), []byte(strings.Repeat("a", 48)), []byte("日")[:2], []byte("日")[2:], nil}
+	const one, run, half, rest, eos = 0, 1, 2, 3, 4
+	v, err := NewVocab(tokens, []int32{eos})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{
+		`root ::= [^"]{0,1000} [^"]{0,1000}`,
+		`root ::= [^"]{0,300} [^"]{0,300}`,
+		`root ::= [^"]{0,1000} [^"]{0,1000} [^"]{0,1000}`,
+	} {
+		t.Run(src, func(t *testing.T) {
+			c := MustParse(src).NewConstraint(v)
+			mask := make([]bool, v.Len())
+			saturated := false
+			for i := 0; ; i++ {
+				c.Allow(mask)
+				saturated = saturated || len(c.m.states[c.state]) == MaxStacks
+				var id int32 = -1
+				for _, want := range []int32{half, run, one} {
+					if mask[want] && (want != half || i%3 == 2) { // every third token ends inside a character
+						id = want
+						break
+					}
+				}
+				if id < 0 {
+					if !mask[eos] || !c.Done() {
+						t.Fatalf("token %d (%d bytes in, %d parses): nothing allowed, Err %v", i, c.n, len(c.m.states[c.state]), c.Err())
+					}
+					break // the end, the only way left
+				}
+				if err := c.Accept(id); err != nil {
+					t.Fatal(err)
+				}
+				if id == half {
+					c.Allow(mask)
+					if !mask[rest] {
+						t.Fatalf("token %d (%d bytes in, %d parses): after the first two bytes of 日 its last is not allowed; Err %v", i, c.n, len(c.m.states[c.state]), c.Err())
+					}
+					if err := c.Accept(rest); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if saturated && c.n > 800 {
+					break
+				}
+			}
+			if !saturated {
+				t.Fatalf("%d bytes: the test never reached MaxStacks parses", c.n)
+			}
+		})
+	}
+}
+
+// With a real vocabulary and random allowed tokens (5 seeds, as the attack
+// ran), such a grammar goes on for as long as asked.
+func TestAmbiguousGrammarGoesOn(t *testing.T) {
+	v, _ := realVocab(t)
+	g := MustParse(`root ::= [^"]{0,1000} [^"]{0,1000}`)
+	seeds, tokens := 1, 12
+	if os.Getenv("SMOLGO_HEAVY") != "" {
+		seeds, tokens = 5, 40
+	}
+	for seed := range seeds {
+		c := g.NewConstraint(v)
+		mask := make([]bool, v.Len())
+		rng := rand.New(rand.NewPCG(uint64(seed), 39))
+		for i := range tokens {
+			c.Allow(mask)
+			var ids []int32
+			for id, ok := range mask {
+				if ok && len(v.tokens[id]) > 0 {
+					ids = append(ids, int32(id))
+				}
+			}
+			if len(ids) == 0 {
+				t.Fatalf("seed %d, token %d (%d bytes in): nothing allowed, Err %v", seed, i, c.n, c.Err())
+			}
+			// Long tokens, to reach many parses in few masks; those that
+			// end inside a character when there are any.
+			id := ids[rng.IntN(len(ids))]
+			for range 64 {
+				if o := ids[rng.IntN(len(ids))]; len(v.tokens[o]) > len(v.tokens[id]) || !utf8.Valid(v.tokens[o]) && utf8.Valid(v.tokens[id]) {
+					id = o
+				}
+			}
+			if err := c.Accept(id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

@@ -48,8 +48,8 @@ type Constraint struct {
 }
 
 // ErrTooAmbiguous is wrapped by Err when the output cannot go on because
-// every way forward would follow more than MaxStacks parses at once (or
-// cost more than a mask may): the grammar is too ambiguous to follow.
+// finding any token would cost more than a mask may (eight times its
+// budget): the grammar is too ambiguous to follow.
 // Rewrite it so that fewer alternatives overlap (for instance [^ ]* instead
 // of [^"]* before a space).
 var ErrTooAmbiguous = errors.New("grammar: the grammar is too ambiguous to follow here")
@@ -273,6 +273,7 @@ func (c *Constraint) fill(m []bool, cap int32) (count int, most, least int32) {
 	// the current trie path.
 	walk := c.walk
 	walk[0] = c.state << 8
+	mc.found = mc.complete(c.state) && len(v.eog) > 0 // the end is a way forward
 	node, next, first, ids := v.node, v.next, v.first, v.ids
 	for i := 0; i < len(node); {
 		if i&0xFFF == 0 && c.ctx != nil && c.ctx.Err() != nil {
@@ -305,6 +306,7 @@ func (c *Constraint) fill(m []bool, cap int32) (count int, most, least int32) {
 					m[id] = true
 				}
 				count += len(here)
+				mc.found = true
 			}
 		}
 		i++

@@ -27,7 +27,7 @@
 // builds the Vocab from the model's tokenizer once, and a constraint in the
 // generation options masks every token (thinking is then turned off):
 //
-//	c, err := m.NewConstraint(g) // m: an *engine.Model (smollm3.Load returns one)
+//	c, err := m.NewConstraint(g) // m: an *engine.Model (engine.Open returns one)
 //	opts := engine.GenerateOptions{Constraint: c, MaxTokens: 256}
 //	for ev, err := range session.Generate(ctx, msgs, opts) { ... }
 //
@@ -60,19 +60,28 @@
 //
 //   - An ambiguous grammar makes the recognizer follow several parses at
 //     once (after k bytes of [^"]{0,1000} " " [^"]{0,1000}, up to k of
-//     them), each stepped for every byte. A state may hold at most
-//     MaxStacks parses; a byte that would lead to more is not allowed.
+//     them), each stepped for every byte. A state holds at most MaxStacks
+//     parses; past that, the ones that finish in the fewest bytes are kept
+//     and the others dropped. Refusing the byte instead would strand the
+//     output where it is the only way on, as inside a UTF-8 character
+//     whose lead byte was allowed.
 //   - A mask computes at most a fixed amount of new work (stack
-//     expansions and new states; memoized transitions are free). Past it,
-//     the rest of the vocabulary is not allowed for that token: the output
-//     still follows the grammar, on a narrower path.
+//     expansions, states interned, parses dropped; memoized transitions
+//     are free). Past it, the rest of the vocabulary is not allowed for
+//     that token, once some token is: the output still follows the
+//     grammar, on a narrower path.
+//
+// Narrowing always leaves a way forward: a state that is not complete has
+// a byte that goes on, and a mask allows at least one token whenever the
+// vocabulary spells one.
 //   - A pattern's automaton is made deterministic when that does not make
 //     it larger than twice its size, so that ^.{0,1000}.{0,1000}$ follows
 //     one parse, not a thousand.
 //   - SetContext makes a mask computation stop when the request ends.
 //
-// When no token at all remains for one of these reasons, Err says so
-// (ErrTooAmbiguous, or the context's error), and package engine reports it.
+// When no token at all remains (the context ended, or a mask found none
+// within eight times its budget), Err says so (the context's error, or
+// ErrTooAmbiguous), and package engine reports it.
 // A grammar hits these bounds only if it is pathologically ambiguous: JSON
 // schemas follow at most about 200 parses, and a mask of theirs does a few
 // percent of the work allowed. TestMaskCostBounded has the numbers.

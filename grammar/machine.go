@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -39,6 +40,9 @@ type machine struct {
 	spent     int
 	truncated bool
 	ambiguous bool
+	// found: the mask has allowed a token. Until it has, the budget
+	// stretches to maxFirstWork, so that narrowing leaves a way forward.
+	found bool
 }
 
 type stackNode struct{ pos, parent int32 }
@@ -55,16 +59,20 @@ const (
 	// grammar follows at once. Each is stepped for every byte, so without a
 	// bound a grammar such as [^"]{0,1000} " " [^"]{0,1000} costs more per
 	// token the longer the answer grows (after k bytes it has up to k
-	// parses). A byte that would lead to more is not allowed; JSON schemas
-	// stay far below (about 200 at most, inside strings with escapes).
+	// parses). Past the bound only the parses that finish soonest are
+	// followed (prune); JSON schemas stay far below (about 200 at most,
+	// inside strings with escapes).
 	MaxStacks = 1024
 	// maxMaskWork bounds the stack expansions one mask may compute (new
 	// transitions; memoized ones are free), and maxWalkStates the states a
 	// mask may intern beyond maxStates: past either, transitions not yet
 	// known are refused for this mask, which keeps the cost of every token
-	// bounded whatever the grammar and the answer so far. Schemas and
+	// bounded whatever the grammar and the answer so far. Until the mask
+	// has allowed a token the budget stretches to maxFirstWork, so that a
+	// state that goes on is never left with no token at all. Schemas and
 	// grammars in use need a small fraction of it.
 	maxMaskWork   = 1 << 20
+	maxFirstWork  = 8 * maxMaskWork
 	maxWalkStates = maxStates + 1<<13
 )
 
@@ -134,8 +142,10 @@ func (m *machine) expand(pos, parent int32) {
 	}
 }
 
-// intern returns the state for the stacks in m.out.
+// intern returns the state for the stacks in m.out. Its cost, like that of
+// the expansions, counts against the mask's budget.
 func (m *machine) intern() int32 {
+	m.spent += len(m.out)
 	slices.Sort(m.out)
 	m.out = slices.Compact(m.out)
 	m.key = m.key[:0]
@@ -173,15 +183,16 @@ func (m *machine) start() int32 {
 
 // step returns the state after byte c (deadState if c is not allowed).
 //
-// It refuses (returns deadState) a byte after which the state would have
-// more than MaxStacks stacks, remembering that in ambiguous; and, without
-// remembering the transition, any new one once the mask's budget is spent
-// (maxMaskWork, maxWalkStates), recording that in truncated.
+// After a byte that would give the state more than MaxStacks stacks it
+// keeps only MaxStacks of them (prune), recording that in ambiguous; it
+// refuses (returns deadState), without remembering the transition, any new
+// one once the mask's budget is spent (maxMaskWork, maxWalkStates),
+// recording that in truncated.
 func (m *machine) step(s int32, c byte) int32 {
 	if n := m.trans[int(s)<<8|int(c)]; n >= 0 {
 		return n
 	}
-	if m.spent > maxMaskWork || len(m.states) > maxWalkStates || len(m.nodes) > maxNodes {
+	if m.spent > maxMaskWork && (m.found || m.spent > maxFirstWork) || len(m.states) > maxWalkStates || len(m.nodes) > maxNodes {
 		m.truncated = true
 		return deadState
 	}
@@ -197,17 +208,53 @@ func (m *machine) step(s int32, c byte) int32 {
 		}
 	}
 	var n int32 = deadState
-	if len(m.out) > MaxStacks {
-		m.ambiguous = true
-	} else {
+	if len(m.out) > 0 {
+		if len(m.out) > MaxStacks {
+			m.ambiguous = true
+			m.prune()
+		}
 		n = m.intern()
 	}
 	m.trans[int(s)<<8|int(c)] = n
 	return n
 }
 
+// prune keeps the MaxStacks stacks of m.out that finish in the fewest bytes
+// (the empty stack first; ties by id, so that it is deterministic). The
+// output then follows fewer parses, on a narrower path, but it can always
+// go on or end: every kept stack has a byte to match next or is complete.
+// Refusing the byte instead would strand the output where that byte is the
+// only way forward, such as inside a UTF-8 character whose lead byte was
+// allowed while the state was smaller. Keeping the stacks closest to the
+// end keeps the state's shortest completion, which Limit's budgets rely on.
+func (m *machine) prune() {
+	slices.Sort(m.out)
+	m.out = slices.Compact(m.out)
+	if len(m.out) <= MaxStacks {
+		return
+	}
+	type ranked struct {
+		left  int64
+		stack int32
+	}
+	r := make([]ranked, len(m.out))
+	for i, st := range m.out {
+		var c int64
+		for n := st; n != emptyNode; n = m.nodes[n].parent {
+			c += int64(m.g.remain[m.nodes[n].pos])
+		}
+		r[i] = ranked{c, st}
+	}
+	slices.SortFunc(r, func(a, b ranked) int { return cmp.Or(cmp.Compare(a.left, b.left), cmp.Compare(a.stack, b.stack)) })
+	m.out = m.out[:MaxStacks]
+	for i := range m.out {
+		m.out[i] = r[i].stack
+	}
+	m.spent += len(r) // the cost of pruning counts against the mask's budget
+}
+
 // resetBudget starts a new mask's budget.
-func (m *machine) resetBudget() { m.spent, m.truncated, m.ambiguous = 0, false, false }
+func (m *machine) resetBudget() { m.spent, m.truncated, m.ambiguous, m.found = 0, false, false, false }
 
 // complete reports whether state s may end here.
 func (m *machine) complete(s int32) bool {

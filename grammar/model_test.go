@@ -10,9 +10,10 @@ import (
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/sample"
-	"github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 with engine.Open
 )
 
 // TestModelGenerations runs constrained decoding with a real model in the
@@ -21,11 +22,7 @@ import (
 // each time, and every answer must parse and match the schema. 100
 // generations (1000 with SMOLGO_HEAVY=1).
 func TestModelGenerations(t *testing.T) {
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	_, m := goldentest.Open(t, sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(1))
 	tok, err := m.Tokenizer()
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func TestNewBackendDevices(t *testing.T) {
 	for _, c := range []struct{ device, err string }{
 		{"", ""}, {"cpu", ""}, {"cpu:1", "takes no number"}, {"tpu", `device "tpu" is not registered`}, {"tpu:0", "importing github.com/smolgo/smolgo/cuda"},
 	} {
-		b, err := NewBackend(m.Weights(), DeviceOptions{Device: c.device, Threads: 1})
+		b, err := NewBackend(m.Weights(), Options{Device: c.device, Threads: 1})
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%q: %v", c.device, err)

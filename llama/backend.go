@@ -8,23 +8,13 @@ import (
 	"github.com/smolgo/smolgo/backend"
 )
 
-// BackendOptions configure NewBackend; the zero value means f16 caches as
-// long as the model's context and the model's batch size.
-type BackendOptions struct {
-	KVType KVType // element type of every cache
-	// MaxLen is each cache's length; 0 means Config.Context (a longer one
-	// extrapolates positions: see CacheOptions.MaxLen).
-	MaxLen int
-	// BatchSize is the most tokens one Step takes in one pass, all
-	// sequences together; 0 means the model's (Options.BatchSize).
-	BatchSize int
-}
-
-// NewBackend returns m as a backend.Backend: Step runs one forward pass over
-// all the sequences of a batch (continuous batching), reading each weight
-// once per pass for all of them, with per-sequence KV caches, positions and
-// attention. A batch of more than BatchSize tokens runs in several passes,
-// each sequence cut at multiples of BatchSize as Forward cuts it.
+// AsBackend returns m as a backend.Backend whose caches are made with opts:
+// Step runs one forward pass over all the sequences of a batch (continuous
+// batching), reading each weight once per pass for all of them, with
+// per-sequence KV caches, positions and attention. One Step takes up to
+// opts.BatchSize tokens in a pass (0: the runner's batch size); a batch of
+// more runs in several passes, each sequence cut at multiples of the batch
+// size as Forward cuts it.
 //
 // A sequence's logits are bit for bit those Forward gives it alone
 // (step.go explains how), so batching changes no output. Two limits: the
@@ -34,19 +24,24 @@ type BackendOptions struct {
 // computed as Forward's only when it asks for one row or all of them.
 //
 // Its caches implement backend.Snapshotter, backend.Persister,
-// backend.Shifter (refusing with backend.ErrCannotShift where a
-// sliding-window ring lacks what a shift needs, and always for recurrent
-// layers), backend.Rewinder and backend.Checkpointer.
+// backend.Shifter, backend.Rewinder and backend.Checkpointer. With
+// sliding-window layers, whose caches are rings, a cache cannot go back to
+// positions a ring has overwritten (Floor) and Shift refuses with
+// backend.ErrCannotShift where the shortened sequence's window needs them
+// (Cache.Shift), so that the engine recomputes instead; a recurrent
+// layer's cache goes back only to its checkpoints and never shifts.
 // Steady-state steps allocate nothing: the work buffers belong to the
 // backend and are reused (Step is called from one goroutine at a time, as
 // backend.Backend requires).
 //
 // The backend does not own m: close m after the backend is no longer used.
-func (m *CPU) NewBackend(opts BackendOptions) (backend.Backend, error) {
+// NewBackend, which makes the runner too, is the way a model gets its
+// backend; AsBackend is for a program that also calls m.Forward.
+func (m *CPU) AsBackend(opts CacheOptions) (backend.Backend, error) {
 	return newCPUBackend(m, opts)
 }
 
-func newCPUBackend(m *CPU, opts BackendOptions) (*cpuBackend, error) {
+func newCPUBackend(m *CPU, opts CacheOptions) (*cpuBackend, error) {
 	if opts.BatchSize < 0 {
 		return nil, fmt.Errorf("llama: negative batch size %d", opts.BatchSize)
 	}
@@ -54,7 +49,7 @@ func newCPUBackend(m *CPU, opts BackendOptions) (*cpuBackend, error) {
 	if b.batch == 0 {
 		b.batch = m.batch
 	}
-	b.kv = CacheOptions{Type: opts.KVType, MaxLen: opts.MaxLen, Batch: max(b.batch, m.batch)}
+	b.kv = CacheOptions{KVType: opts.KVType, Context: opts.Context, BatchSize: max(b.batch, m.batch)}
 	// Check the options once, by making a cache.
 	if _, err := m.NewCache(b.kv); err != nil {
 		return nil, err
@@ -91,7 +86,7 @@ func (b *cpuBackend) Classify(hidden, out []float32) error { return b.m.Classify
 func (b *cpuBackend) CPU() *CPU { return b.m }
 
 // Close stops the runner's threads when the backend made it (NewBackend
-// with the cpu device); a backend of (*CPU).NewBackend leaves it running.
+// with the cpu device); a backend of (*CPU).AsBackend leaves it running.
 func (b *cpuBackend) Close() error {
 	if b.owns {
 		return b.m.Close()

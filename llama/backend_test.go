@@ -22,9 +22,9 @@ type stepSeq struct {
 	ref *Cache
 }
 
-func newBackend(t testing.TB, m *CPU, opts BackendOptions) engine.Backend {
+func newBackend(t testing.TB, m *CPU, opts CacheOptions) engine.Backend {
 	t.Helper()
-	b, err := m.NewBackend(opts)
+	b, err := m.AsBackend(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +87,12 @@ func TestStepEqualsForwardAlone(t *testing.T) {
 			} else {
 				_, m = openModel(t, tc.model, Options{Threads: 2, BatchSize: batch}, rope.EveryNth(8, 4))
 			}
-			b := newBackend(t, m, BackendOptions{KVType: tc.kv})
+			b := newBackend(t, m, CacheOptions{KVType: tc.kv})
 			V := m.Config.Vocab
 			rng := rand.New(rand.NewPCG(uint64(ci), 7))
 			seqs := make([]stepSeq, 6)
 			for i := range seqs {
-				seqs[i] = stepSeq{c: newSeqCache(t, b), ref: newCache(t, m, CacheOptions{Type: tc.kv})}
+				seqs[i] = stepSeq{c: newSeqCache(t, b), ref: newCache(t, m, CacheOptions{KVType: tc.kv})}
 			}
 			checked := 0
 			for step := range steps {
@@ -190,8 +190,8 @@ func (c *errAfter) Err() error {
 // that, after any error, every cache is as it was.
 func TestStepErrors(t *testing.T) {
 	_, m := openModel(t, "smollm3-tinyq-Q4_K_M", Options{Threads: 2, BatchSize: 32})
-	b := newBackend(t, m, BackendOptions{MaxLen: 40})
-	other := newBackend(t, m, BackendOptions{MaxLen: 40})
+	b := newBackend(t, m, CacheOptions{Context: 40})
+	other := newBackend(t, m, CacheOptions{Context: 40})
 	V := m.Config.Vocab
 	ctx := context.Background()
 	c1, c2 := newSeqCache(t, b), newSeqCache(t, b)
@@ -233,7 +233,7 @@ func TestStepErrors(t *testing.T) {
 		}
 	}
 	// After all that, the caches still compute what a fresh sequence does.
-	ref := newCache(t, m, CacheOptions{MaxLen: 40})
+	ref := newCache(t, m, CacheOptions{Context: 40})
 	forward(t, m, ref, prompt[:3], false)
 	want := forward(t, m, ref, []int32{7, 8}, false)
 	got := make([]float32, V)
@@ -243,7 +243,7 @@ func TestStepErrors(t *testing.T) {
 	if d := maxDiff(got, want); d != 0 {
 		t.Errorf("after the failed steps the logits differ by %g", d)
 	}
-	if _, err := m.NewBackend(BackendOptions{KVType: 7}); err == nil {
+	if _, err := m.AsBackend(CacheOptions{KVType: 7}); err == nil {
 		t.Error("unknown KV type: no error")
 	}
 }
@@ -261,7 +261,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 	V := m.Config.Vocab
 	ctx := context.Background()
 	for _, kv := range []KVType{KVF16, KVF32, KVQ8_0} {
-		b := newBackend(t, m, BackendOptions{KVType: kv})
+		b := newBackend(t, m, CacheOptions{KVType: kv})
 		batch := make([]engine.Seq, 4)
 		for i := range batch {
 			batch[i] = engine.Seq{Cache: newSeqCache(t, b), Tokens: prompt[:3+i], Logits: make([]float32, V)}
@@ -288,7 +288,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 // and Truncate work, Close frees the memory.
 func TestStepCaches(t *testing.T) {
 	_, m := openModel(t, "smollm3-tinyq-Q8_0", Options{Threads: 2})
-	b := newBackend(t, m, BackendOptions{})
+	b := newBackend(t, m, CacheOptions{})
 	V := m.Config.Vocab
 	ctx := context.Background()
 	a := newSeqCache(t, b)
@@ -313,7 +313,7 @@ func TestStepCaches(t *testing.T) {
 	if d := max(maxDiff(la, lc), maxDiff(la, ls)); d != 0 {
 		t.Errorf("clone and copy differ from the original by %g", d)
 	}
-	other := newBackend(t, m, BackendOptions{})
+	other := newBackend(t, m, CacheOptions{})
 	if err := newSeqCache(t, other).(engine.Snapshotter).CopyFrom(a, 0, 1); err == nil {
 		t.Error("CopyFrom a cache of another backend: no error")
 	}
@@ -344,13 +344,13 @@ func TestStepModelEqualsForward(t *testing.T) {
 		t.Skip("SMOLGO_MODEL is not set (a heavy check)")
 	}
 	m := openModelFile(t, path, 2)
-	b := newBackend(t, m, BackendOptions{MaxLen: 256})
+	b := newBackend(t, m, CacheOptions{Context: 256})
 	V := m.Config.Vocab
 	rng := rand.New(rand.NewPCG(3, 4))
 	var batch []engine.Seq
 	var refs []*Cache
 	for i, n := range []int{1, 1, 5, 1, 64} {
-		c, ref := newSeqCache(t, b), newCache(t, m, CacheOptions{MaxLen: 256})
+		c, ref := newSeqCache(t, b), newCache(t, m, CacheOptions{Context: 256})
 		prompt := randomTokens(rng, 8+i, V)
 		if err := b.Step(context.Background(), []engine.Seq{{Cache: c, Tokens: prompt}}); err != nil {
 			t.Fatal(err)

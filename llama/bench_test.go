@@ -16,7 +16,7 @@ import (
 // attends over the same 17 positions. It reports the total decode rate of
 // the n sequences (tok/s).
 func benchDecode(b *testing.B, m *CPU, n int) {
-	be := newBackend(b, m, BackendOptions{})
+	be := newBackend(b, m, CacheOptions{})
 	V := m.Config.Vocab
 	ctx := context.Background()
 	batch := make([]engine.Seq, n)
@@ -48,7 +48,7 @@ func benchDecode(b *testing.B, m *CPU, n int) {
 // plus a draft of k-1) after a 16-token prompt, all k rows of logits asked
 // for, truncated back after each step.
 func benchTokens(b *testing.B, m *CPU, k int) {
-	be := newBackend(b, m, BackendOptions{})
+	be := newBackend(b, m, CacheOptions{})
 	V := m.Config.Vocab
 	ctx := context.Background()
 	c := newSeqCache(b, be)

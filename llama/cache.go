@@ -13,50 +13,20 @@ import (
 // backend.ErrContextFull, so sessions and Forward report the same error.
 var ErrContextFull = backend.ErrContextFull
 
-// KVType is the element type of the key/value cache.
-type KVType int
-
-const (
-	// KVF16 stores keys and values as float16, like llama.cpp's default. It
-	// is also what reproduces llama.cpp's logits most closely: its flash
-	// attention rounds to f16 whatever the cache type.
-	KVF16 KVType = iota
-	// KVF32 stores float32 and attends in float32 throughout: twice the
-	// memory, slightly more precise, slightly further from llama.cpp.
-	KVF32
-	// KVQ8_0 stores keys and values in ggml's Q8_0 blocks (llama.cpp's
-	// -ctk q8_0 -ctv q8_0): along each head, blocks of 32 values share one
-	// f16 scale, 34 bytes per 32 values, 53% of an f16 cache. See
-	// kvq8.go for how attention reads it.
-	KVQ8_0
-)
-
-func (t KVType) String() string {
-	switch t {
-	case KVF16:
-		return "f16"
-	case KVF32:
-		return "f32"
-	case KVQ8_0:
-		return "q8_0"
-	}
-	return fmt.Sprintf("KVType(%d)", int(t))
-}
-
 // CacheOptions configure a Cache; the zero value means an f16 cache bounded
-// by the model's context length.
+// by the model's context length. The fields are named as Options' are.
 type CacheOptions struct {
-	Type KVType
-	// MaxLen is the longest sequence the cache may hold; 0 means
-	// Config.Context, the length the model was trained for. A longer one
-	// is allowed, as llama.cpp allows it: positions past the trained
+	KVType KVType
+	// Context is the longest sequence the cache may hold (Cache.MaxLen); 0
+	// means Config.Context, the length the model was trained for. A longer
+	// one is allowed, as llama.cpp allows it: positions past the trained
 	// context are extrapolated (RoPE rotates further), which a model may
 	// handle well or badly; its program should say so (webchat warns).
-	MaxLen int
-	// Batch is the most new tokens of this sequence one pass computes
+	Context int
+	// BatchSize is the most new tokens of this sequence one pass computes
 	// (0: the runner's batch size). It sizes the rings of sliding-window
-	// layers: window + Batch positions.
-	Batch int
+	// layers: window + BatchSize positions.
+	BatchSize int
 	// Checkpoints is the most checkpoints of the recurrent layers' state
 	// the cache keeps (see state.go): 0 means DefaultCheckpoints, a
 	// negative number none. A model of attention layers keeps none.
@@ -93,24 +63,24 @@ type Cache struct {
 
 // NewCache returns an empty cache for sequences run on m.
 func (m *CPU) NewCache(opts CacheOptions) (*Cache, error) {
-	if opts.Type != KVF16 && opts.Type != KVF32 && opts.Type != KVQ8_0 {
-		return nil, fmt.Errorf("llama: unknown KV cache type %v", opts.Type)
+	if opts.KVType != KVF16 && opts.KVType != KVF32 && opts.KVType != KVQ8_0 {
+		return nil, fmt.Errorf("llama: unknown KV cache type %v", opts.KVType)
 	}
-	if opts.Type == KVQ8_0 && m.Config.HeadDim%q8Block != 0 {
+	if opts.KVType == KVQ8_0 && m.Config.HeadDim%q8Block != 0 {
 		return nil, fmt.Errorf("llama: a q8_0 KV cache needs a head size that is a multiple of %d, the model's is %d", q8Block, m.Config.HeadDim)
 	}
-	if opts.MaxLen < 0 || opts.Batch < 0 {
-		return nil, fmt.Errorf("llama: negative cache length %d or batch %d", opts.MaxLen, opts.Batch)
+	if opts.Context < 0 || opts.BatchSize < 0 {
+		return nil, fmt.Errorf("llama: negative cache length %d or batch %d", opts.Context, opts.BatchSize)
 	}
-	max := opts.MaxLen
+	max := opts.Context
 	if max == 0 {
 		max = m.Config.Context
 	}
-	batch := opts.Batch
+	batch := opts.BatchSize
 	if batch == 0 {
 		batch = m.batch
 	}
-	c := &Cache{model: m, typ: opts.Type, maxLen: max}
+	c := &Cache{model: m, typ: opts.KVType, maxLen: max}
 	kv, hd := m.Config.KVDim(), m.Config.HeadDim
 	for _, l := range m.Arch.Layers {
 		switch {
@@ -289,6 +259,7 @@ type buffers struct {
 	attn     attnBatch
 	pass     pass
 	moe      moeScratch    // the mixture-of-experts layers' buffers
+	gdn      gdnScratch    // the Gated DeltaNet layers' buffers (and the gated attention's)
 	mamba2   mamba2Scratch // the Mamba-2 layers' buffers
 }
 

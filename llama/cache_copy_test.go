@@ -9,7 +9,7 @@ func TestCloneAndCopyFrom(t *testing.T) {
 	seq := randTokens(90, m.Config.Vocab, 3)
 	p, a, b := seq[:40], seq[40:70], seq[70:]
 	for _, typ := range []KVType{KVF16, KVF32, KVQ8_0} {
-		orig := newCache(t, m, CacheOptions{Type: typ})
+		orig := newCache(t, m, CacheOptions{KVType: typ})
 		forward(t, m, orig, append(append([]int32(nil), p...), a...), false)
 		snap, err := orig.Clone(len(p))
 		if err != nil {
@@ -23,7 +23,7 @@ func TestCloneAndCopyFrom(t *testing.T) {
 		}
 		want := forward(t, m, orig, b, true)
 
-		whole := newCache(t, m, CacheOptions{Type: typ})
+		whole := newCache(t, m, CacheOptions{KVType: typ})
 		if err := whole.CopyFrom(snap, 0, len(p)); err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestCloneAndCopyFrom(t *testing.T) {
 			t.Errorf("%v: resumed from a copied prefix: logits differ by %g", typ, d)
 		}
 		// A cache that already holds the first 10 positions copies the rest.
-		part := newCache(t, m, CacheOptions{Type: typ})
+		part := newCache(t, m, CacheOptions{KVType: typ})
 		forward(t, m, part, append(append([]int32(nil), p...), a...), false)
 		if err := part.Truncate(10); err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestCloneAndCopyFrom(t *testing.T) {
 		}
 	}
 	c := newCache(t, m, CacheOptions{})
-	snap, _ := newCache(t, m, CacheOptions{Type: KVF32}).Clone(0)
+	snap, _ := newCache(t, m, CacheOptions{KVType: KVF32}).Clone(0)
 	for _, err := range []error{
 		c.CopyFrom(snap, 0, 0),                          // type mismatch
 		c.CopyFrom(c, 1, 2),                             // past the end

@@ -9,7 +9,6 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/synth"
 	"github.com/smolgo/smolgo/llama"
-	"github.com/smolgo/smolgo/rope"
 )
 
 // A q8_0 cache takes 17/32 of an f16 one; Shift drops old positions
@@ -27,7 +26,7 @@ func ExampleCache_Shift() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := llama.New(f, llama.Options{Threads: 1}, rope.EveryNth(8, 4))
+	m, err := llama.New(f, llama.Options{Threads: 1}) // the plain block: RoPE in every layer
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func ExampleCache_Shift() {
 	fmt.Println("bytes per token: f16", cfg.KVBytes(llama.KVF16, 1), "q8_0", cfg.KVBytes(llama.KVQ8_0, 1))
 
 	ctx := context.Background()
-	cache, err := m.NewCache(llama.CacheOptions{Type: llama.KVQ8_0, MaxLen: 64})
+	cache, err := m.NewCache(llama.CacheOptions{KVType: llama.KVQ8_0, Context: 64})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func ExampleCache_Shift() {
 
 	// Another cache starts from the first 8 positions without computing them.
 	snap, _ := cache.Clone(8)
-	other, _ := m.NewCache(llama.CacheOptions{Type: llama.KVQ8_0})
+	other, _ := m.NewCache(llama.CacheOptions{KVType: llama.KVQ8_0})
 	if err := other.CopyFrom(snap, 0, snap.Len()); err != nil {
 		log.Fatal(err)
 	}

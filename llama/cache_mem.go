@@ -1,7 +1,5 @@
 package llama
 
-import "fmt"
-
 // Memory of a KV cache. Every layer keeps, for every position, KVDim keys
 // and KVDim values (KVHeads × HeadDim each), so a cache of n positions takes
 //
@@ -16,20 +14,8 @@ import "fmt"
 // SMOLGO_HEAVY=1, decodes at position 65,535 of a 3B Q4_K_M model over a full
 // q8_0 cache in a process that peaks at 4.5 GB).
 
-// Bytes returns the bytes n cached values take in type t: 4 each in f32, 2
-// in f16, and 34 per started block of 32 in q8_0.
-func (t KVType) Bytes(n int) int64 {
-	switch t {
-	case KVF32:
-		return 4 * int64(n)
-	case KVQ8_0:
-		return int64((n+q8Block-1)/q8Block) * q8Bytes
-	}
-	return 2 * int64(n)
-}
-
 // KVBytes returns the memory a cache of type t takes for the given number of
-// positions: keys and values of every layer.
+// positions: keys and values of every layer (KVType.Bytes of each).
 func (c *Config) KVBytes(t KVType, positions int) int64 {
 	return 2 * int64(c.Layers) * int64(positions) * t.Bytes(c.KVDim())
 }
@@ -48,14 +34,3 @@ func (c *Cache) Bytes() int64 {
 
 // Cap is the number of positions the cache has memory for now.
 func (c *Cache) Cap() int { return c.capLen }
-
-// ParseKVType reads a KV cache type by the name llama.cpp's -ctk/-ctv flags
-// use: "f16", "f32" or "q8_0".
-func ParseKVType(s string) (KVType, error) {
-	for _, t := range []KVType{KVF16, KVF32, KVQ8_0} {
-		if s == t.String() {
-			return t, nil
-		}
-	}
-	return 0, fmt.Errorf("llama: unknown KV cache type %q (want f16, f32 or q8_0)", s)
-}

@@ -33,7 +33,7 @@ func rmsDiff(a, b []float32) float64 {
 // forced tokens one by one, returning every row of logits.
 func runLogits(t *testing.T, m *CPU, typ KVType, tokens, forced []int32) []float32 {
 	t.Helper()
-	c := newCache(t, m, CacheOptions{Type: typ})
+	c := newCache(t, m, CacheOptions{KVType: typ})
 	out := forward(t, m, c, tokens, true)
 	for _, tok := range forced {
 		out = append(out, forward(t, m, c, []int32{tok}, false)...)
@@ -85,7 +85,7 @@ func TestQ8CacheMatchesF16(t *testing.T) {
 // float64.
 func TestOnlineQ8MatchesFormula(t *testing.T) {
 	_, m := openModel(t, "smollm3-tinyq-F32", Options{Threads: 1})
-	c := newCache(t, m, CacheOptions{Type: KVQ8_0})
+	c := newCache(t, m, CacheOptions{KVType: KVQ8_0})
 	forward(t, m, c, randTokens(40, m.Config.Vocab, 7), false)
 	hd := m.Config.HeadDim
 	r := rand.New(rand.NewPCG(3, 4))
@@ -140,7 +140,7 @@ func TestOnlineQ8MatchesFormula(t *testing.T) {
 // A head size that is not a multiple of 32 cannot be cut into Q8_0 blocks.
 func TestQ8CacheNeedsWholeBlocks(t *testing.T) {
 	_, m := openModel(t, "llama-tiny-F32", Options{Threads: 1}) // head size 16
-	if _, err := m.NewCache(CacheOptions{Type: KVQ8_0}); err == nil {
+	if _, err := m.NewCache(CacheOptions{KVType: KVQ8_0}); err == nil {
 		t.Error("q8_0 cache for head size 16: no error")
 	}
 }
@@ -152,7 +152,7 @@ func TestKVMemory(t *testing.T) {
 	tokens := randTokens(300, m.Config.Vocab, 5)
 	perTok := map[KVType]int64{}
 	for _, typ := range []KVType{KVF32, KVF16, KVQ8_0} {
-		c := newCache(t, m, CacheOptions{Type: typ})
+		c := newCache(t, m, CacheOptions{KVType: typ})
 		if c.Bytes() != 0 {
 			t.Errorf("%v: empty cache holds %d bytes", typ, c.Bytes())
 		}

@@ -32,7 +32,7 @@ func TestSaveLoad(t *testing.T) {
 	seq := randTokens(90, m.Config.Vocab, 7)
 	p, rest := seq[:70], seq[70:]
 	for _, typ := range []KVType{KVF16, KVF32, KVQ8_0} {
-		opts := CacheOptions{Type: typ}
+		opts := CacheOptions{KVType: typ}
 		orig := newCache(t, m, opts)
 		forward(t, m, orig, p, false)
 		snap, err := orig.Clone(50)
@@ -68,7 +68,7 @@ func TestSaveLoad(t *testing.T) {
 			t.Errorf("%v: resumed from a loaded live cache: logits differ by %g", typ, d)
 		}
 	}
-	if a, b := newCache(t, m, CacheOptions{Type: KVF16}).Layout(), newCache(t, m, CacheOptions{Type: KVQ8_0}).Layout(); a == b {
+	if a, b := newCache(t, m, CacheOptions{KVType: KVF16}).Layout(), newCache(t, m, CacheOptions{KVType: KVQ8_0}).Layout(); a == b {
 		t.Errorf("f16 and q8_0 caches have one layout %q", a)
 	}
 }
@@ -83,7 +83,7 @@ func TestSaveLoadWindow(t *testing.T) {
 		if typ == KVQ8_0 && m.Config.HeadDim%q8Block != 0 {
 			continue
 		}
-		opts := CacheOptions{Type: typ}
+		opts := CacheOptions{KVType: typ}
 		c := newCache(t, m, opts)
 		decodeAll(t, m, c, seq)
 		if !strings.Contains(c.Layout(), "ring0=32/36") {
@@ -167,7 +167,7 @@ func TestLoadHostile(t *testing.T) {
 func TestBackendPersister(t *testing.T) {
 	_, m := openModel(t, "smollm3-tinyq-Q4_K_M", Options{Threads: 2})
 	for _, cpu := range []*CPU{m, openWindowed(t, 4)} {
-		b, err := cpu.NewBackend(BackendOptions{})
+		b, err := cpu.AsBackend(CacheOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,12 +19,18 @@ const tensorsPerLayer = 6
 // Config holds a model's hyper-parameters, read from the `<arch>.*` keys of
 // a GGUF file by ConfigFromGGUF.
 type Config struct {
-	Arch    string // general.architecture
-	Layers  int    // block_count
-	Embd    int    // embedding_length
-	FFN     int    // feed_forward_length (0 in a mixture-of-experts file without it)
-	Heads   int    // attention.head_count
-	KVHeads int    // attention.head_count_kv (defaults to Heads)
+	Arch   string // general.architecture
+	Layers int    // block_count, less the NextN blocks
+	// NextN is the number of multi-token-prediction blocks the file holds
+	// after the model's own (nextn_predict_layers: Qwen3.5's MTP block,
+	// blk.<Layers>.*), which the main pass does not run and the weights
+	// leave unread, as llama.cpp leaves them unless asked to draft with
+	// them.
+	NextN   int
+	Embd    int // embedding_length
+	FFN     int // feed_forward_length (0 in a mixture-of-experts file without it)
+	Heads   int // attention.head_count
+	KVHeads int // attention.head_count_kv (defaults to Heads)
 	// LayerKVHeads is attention.head_count_kv per layer where the file
 	// gives it as an array with zeros, the layers without attention of a
 	// hybrid model (LFM2, Granite 4.0-H); the others all have KVHeads. Nil
@@ -63,7 +69,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			return
 		}
 		var v uint32
-		v, err = uint32OrUniform(f, k(name))
+		v, err = uint32OrUniform(f, k(name), c.Layers)
 		if err == nil && (v == 0 || v > 1<<24) {
 			err = fmt.Errorf("%s = %d is out of range", k(name), v)
 		}
@@ -108,6 +114,17 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 				k("block_count"), c.Layers, last, last)
 		}
 	}
+	if err == nil {
+		if _, ok := f.Get(k("nextn_predict_layers")); ok {
+			var v uint32
+			if v, err = f.Uint32(k("nextn_predict_layers")); err == nil && int64(v) >= int64(c.Layers) {
+				err = fmt.Errorf("%s = %d, but %s is %d: no block of the model would be left", k("nextn_predict_layers"), v, k("block_count"), c.Layers)
+			}
+			c.NextN = int(v)
+		}
+	}
+	all := c.Layers // the blocks in the file, the NextN ones included
+	c.Layers -= c.NextN
 	req("embedding_length", &c.Embd)
 	if _, moe := f.Get(k("expert_count")); moe {
 		opt("feed_forward_length", &c.FFN, 0) // the experts' width is expert_feed_forward_length
@@ -116,7 +133,10 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	req("attention.head_count", &c.Heads)
 	if err == nil {
-		c.KVHeads, c.LayerKVHeads, err = kvHeads(f, k("attention.head_count_kv"), c.Layers, c.Heads)
+		c.KVHeads, c.LayerKVHeads, err = kvHeads(f, k("attention.head_count_kv"), all, c.Heads)
+		if c.LayerKVHeads != nil {
+			c.LayerKVHeads = c.LayerKVHeads[:c.Layers]
+		}
 	}
 	opt("context_length", &c.Context, 2048)
 	if err == nil && c.Embd%c.Heads != 0 {
@@ -210,8 +230,9 @@ func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 // value per layer (llama.cpp reads head counts that way, and Granite 4.0's
 // converter writes attention.head_count_kv as an array): an array whose
 // entries are all equal is that value; one that varies by layer is refused,
-// since the block has one shape for every layer.
-func uint32OrUniform(f *gguf.File, key string) (uint32, error) {
+// since the block has one shape for every layer, and so is one whose length
+// is not the number of layers (when layers > 0), as llama.cpp refuses it.
+func uint32OrUniform(f *gguf.File, key string, layers int) (uint32, error) {
 	v, ok := f.Get(key)
 	if !ok {
 		return f.Uint32(key) // the missing-key error
@@ -227,6 +248,9 @@ func uint32OrUniform(f *gguf.File, key string) (uint32, error) {
 	}
 	if len(vals) == 0 {
 		return 0, fmt.Errorf("%s is an empty array", key)
+	}
+	if layers > 0 && len(vals) != layers {
+		return 0, fmt.Errorf("%s has %d entries for %d layers", key, len(vals), layers)
 	}
 	for i, x := range vals {
 		if x != vals[0] {
@@ -266,7 +290,7 @@ func kvHeads(f *gguf.File, key string, layers, def int) (int, []int, error) {
 		switch v.(type) {
 		case []uint32, []int64, []uint64, []int16, []uint16, []int8, []uint8:
 		default:
-			n, err := uint32OrUniform(f, key)
+			n, err := uint32OrUniform(f, key, 0)
 			if err == nil && (n == 0 || n > 1<<24) {
 				err = fmt.Errorf("%s = %d is out of range", key, n)
 			}

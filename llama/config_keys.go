@@ -28,7 +28,7 @@ func MoEFromGGUF(f *gguf.File, cfg Config) (*MoE, error) {
 	if e.Experts > MaxExperts {
 		return nil, fmt.Errorf("llama: %s = %d: at most %d experts", key("expert_count"), n, MaxExperts)
 	}
-	if e.Used, err = uint32OrUniformKey(f, key("expert_used_count")); err != nil {
+	if e.Used, err = uint32OrUniformKey(f, key("expert_used_count"), cfg.Layers); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
 	if e.Used < 1 || e.Used > e.Experts {
@@ -97,8 +97,8 @@ func optUint(f *gguf.File, key string, def int) (int, error) {
 
 // uint32OrUniformKey is uint32OrUniform as an int, with the missing-key
 // error naming the key.
-func uint32OrUniformKey(f *gguf.File, key string) (int, error) {
-	v, err := uint32OrUniform(f, key)
+func uint32OrUniformKey(f *gguf.File, key string, layers int) (int, error) {
+	v, err := uint32OrUniform(f, key, layers)
 	if errors.Is(err, gguf.ErrKeyNotFound) {
 		return 0, fmt.Errorf("%s is missing", key)
 	}
@@ -114,7 +114,7 @@ func SlidingLayers(f *gguf.File, key string, layers, period int) ([]bool, error)
 	local := make([]bool, layers)
 	v, ok := f.Get(key)
 	if flags, isArr := v.([]bool); ok && isArr {
-		if len(flags) < layers {
+		if len(flags) != layers {
 			return nil, fmt.Errorf("%s has %d flags for %d layers", key, len(flags), layers)
 		}
 		copy(local, flags)

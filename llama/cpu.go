@@ -11,37 +11,10 @@ import (
 	"github.com/smolgo/smolgo/tensor"
 )
 
-// Options tune how a CPU runner is built. The zero value is a good default.
-type Options struct {
-	// Threads is the number of threads that share each matrix product;
-	// 0 means runtime.NumCPU(). NewCPU rejects a negative count and one above
-	// MaxThreads (each thread is a goroutine with its own work buffers).
-	Threads int
-	// BatchSize is the most tokens one pass through the layers takes
-	// (llama.cpp's n_ubatch); longer prompts run in several passes, which
-	// bounds the work buffers. 0 means DefaultBatchSize.
-	BatchSize int
-	// KeepLayout keeps every weight matrix in the file's layout. By default
-	// NewCPU gives the matrices whose type the CPU's kernels interleave (q4_K
-	// and q6_K on AVX2 and AVX-512) an interleaved copy (tensor.Matrix.Interleave),
-	// outside the Go heap, and drops the file's pages of them from memory
-	// (gguf.File.DropPages): decode steps of several sequences and prefill
-	// run faster, and loading takes longer (the copy is written once; see
-	// BenchmarkLoad... in the README's speed section).
-	KeepLayout bool
-}
-
-// DefaultBatchSize is the default micro-batch size, llama.cpp's n_ubatch.
-const DefaultBatchSize = 512
-
-// MaxThreads bounds Options.Threads, as engine.MaxThreads bounds the
-// engine's: far more cores than any machine this runs on has.
-const MaxThreads = 1024
-
 // CPU runs a model's Weights on the CPU: the block of Arch, once for every
 // architecture, over a pool of threads, with the weights in their stored
 // types (the file's memory mapping, or an interleaved copy of some matrices,
-// see Options.KeepLayout). It is safe for concurrent use by several
+// see backend.Options.KeepLayout). It is safe for concurrent use by several
 // goroutines, each with its own Cache.
 type CPU struct {
 	Config Config // read-only after NewCPU
@@ -65,45 +38,35 @@ type CPU struct {
 }
 
 // New reads a plain llama model from an open GGUF file (ConfigFromGGUF,
-// the plain block of Plain, optionally NoPE layers) and runs it on the
-// CPU: a shortcut for tests and tools. Families build their Arch and call
-// LoadWeights and NewCPU themselves.
-func New(f *gguf.File, opts Options, nope ...rope.NoPE) (*CPU, error) {
+// the plain block of Plain) and runs it on the CPU: a shortcut for tests
+// and tools. A family describes its own block (an Arch, NoPE layers
+// included, is data) and calls LoadWeights and NewBackend, or NewCPU.
+func New(f *gguf.File, opts Options) (*CPU, error) {
 	cfg, err := ConfigFromGGUF(f)
 	if err != nil {
 		return nil, err
 	}
-	arch := Plain(cfg.Arch, cfg)
-	if len(nope) > 0 && nope[0] != nil {
-		if len(nope[0]) != cfg.Layers {
-			return nil, fmt.Errorf("llama: NoPE mask has %d layers, the model %d", len(nope[0]), cfg.Layers)
-		}
-		for i := range arch.Layers {
-			if !nope[0].Rotates(i) {
-				arch.Layers[i].Attention().Rope = nil
-			}
-		}
-	}
-	w, err := LoadWeights(f, cfg, arch)
+	w, err := LoadWeights(f, cfg, Plain(cfg.Arch, cfg))
 	if err != nil {
 		return nil, err
 	}
 	return NewCPU(w, opts)
 }
 
-// NewCPU makes a CPU runner for w (interleaving some of its matrices in
-// this runner's own copies unless opts.KeepLayout; w itself is not
-// changed). Close it to stop its threads and free the copies; the file
-// must stay open while it runs.
+// NewCPU makes a CPU runner for w, as LoadWeights returned it (and
+// checked it against its description), with opts' Threads, BatchSize and
+// KeepLayout: it interleaves some of w's matrices in this runner's own
+// copies unless opts.KeepLayout (w itself is not changed). The caches'
+// type and length are each cache's (CacheOptions; NewBackend passes opts'
+// KVType and Context to the caches of the backend it makes). Close the
+// runner to stop its threads and free the copies; the file must stay open
+// while it runs.
 func NewCPU(w *Weights, opts Options) (*CPU, error) {
-	if opts.BatchSize < 0 {
-		return nil, fmt.Errorf("llama: negative batch size %d", opts.BatchSize)
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
 	}
-	if opts.Threads < 0 || opts.Threads > MaxThreads {
-		return nil, fmt.Errorf("llama: %d threads; use 1 to %d (0 for one per CPU)", opts.Threads, MaxThreads)
-	}
-	if err := w.Arch.Validate(w.Config); err != nil {
-		return nil, err
+	if opts.Device != "" && opts.Device != "cpu" {
+		return nil, fmt.Errorf("llama: NewCPU runs on the CPU, not on %q (NewBackend picks the device)", opts.Device)
 	}
 	m := &CPU{Config: w.Config, Arch: w.Arch, w: w, batch: opts.BatchSize,
 		embd: w.Embd, output: w.Output, outNorm: w.OutNorm}

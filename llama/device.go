@@ -2,7 +2,6 @@ package llama
 
 import (
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -18,35 +17,16 @@ import (
 //	import _ "github.com/smolgo/smolgo/cuda"
 //
 // Families never name a device: they hand their Weights to NewBackend,
-// which picks the device named in DeviceOptions.Device.
+// which picks the device named in Options.Device.
 type Device struct {
 	// Name is the device's name: it serves "name" and "name:N" (N a
 	// device number the device itself parses).
 	Name string
-	// New makes a backend running w. The backend may implement io.Closer
-	// to free what it holds (device memory); w and its file stay the
-	// caller's.
-	New func(w *Weights, opts DeviceOptions) (backend.Backend, error)
-}
-
-// DeviceOptions say how NewBackend runs Weights.
-type DeviceOptions struct {
-	// Device names the device: "" or "cpu" for the CPU, "cuda" or
-	// "cuda:N" for a registered GPU device.
-	Device string
-	// Threads is the number of CPU threads (CPU device; 0: one per CPU).
-	Threads int
-	// BatchSize is the most tokens one step takes (0: DefaultBatchSize).
-	BatchSize int
-	// KVType is the element type of the KV caches.
-	KVType KVType
-	// MaxLen bounds each cache (0: the model's context length).
-	MaxLen int
-	// KeepLayout keeps the CPU's weights in the file's layout (see
-	// Options.KeepLayout).
-	KeepLayout bool
-	// Logger receives load messages (nil: slog.Default()).
-	Logger *slog.Logger
+	// New makes a backend running w with opts as the program set them
+	// (opts.Device is the full name, "name" or "name:N"). The backend may
+	// implement io.Closer to free what it holds (device memory); w and its
+	// file stay the caller's.
+	New func(w *Weights, opts Options) (backend.Backend, error)
 }
 
 var devices struct {
@@ -85,22 +65,25 @@ func Devices() []string {
 	return names
 }
 
-// NewBackend runs w on the device opts.Device and returns its backend. On
-// the CPU that is a new CPU runner (NewCPU) as a backend whose Close stops
-// the runner; its CPU method returns the runner (for Forward without the
-// engine). A device that is not registered is an error naming the
-// registered ones and the import that adds a GPU.
-func NewBackend(w *Weights, opts DeviceOptions) (backend.Backend, error) {
+// NewBackend runs w on the device opts.Device and returns its backend:
+// the one way a family's model gets one (package family calls it with the
+// engine's options, unchanged). On the CPU that is a new CPU runner
+// (NewCPU with opts) as a backend (see (*CPU).AsBackend) whose caches take
+// opts.KVType and opts.Context and whose Close stops the runner; its CPU
+// method returns the runner (for Forward without the engine). A device
+// that is not registered is an error naming the registered ones and the
+// import that adds a GPU.
+func NewBackend(w *Weights, opts Options) (backend.Backend, error) {
 	name, _, _ := strings.Cut(opts.Device, ":")
 	if name == "" || name == "cpu" {
 		if opts.Device != "" && opts.Device != "cpu" {
 			return nil, fmt.Errorf("llama: device %q: the CPU takes no number", opts.Device)
 		}
-		m, err := NewCPU(w, Options{Threads: opts.Threads, BatchSize: opts.BatchSize, KeepLayout: opts.KeepLayout})
+		m, err := NewCPU(w, opts)
 		if err != nil {
 			return nil, err
 		}
-		b, err := newCPUBackend(m, BackendOptions{KVType: opts.KVType, MaxLen: opts.MaxLen, BatchSize: opts.BatchSize})
+		b, err := newCPUBackend(m, CacheOptions{KVType: opts.KVType, Context: opts.Context, BatchSize: opts.BatchSize})
 		if err != nil {
 			m.Close()
 			return nil, err

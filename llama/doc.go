@@ -25,7 +25,10 @@
 //
 // Where it runs is a device: NewCPU runs Weights on the CPU (CPU, below);
 // other devices register with RegisterDevice (package cuda registers
-// "cuda" when a program imports it), and NewBackend picks one by name. Every
+// "cuda" when a program imports it), and NewBackend picks one by name. One
+// value says how, Options (backend.Options): the device, threads, batch
+// size, KV cache type and length, layout; package engine's Config holds it
+// and hands it to NewBackend unchanged. Every
 // device reads the same Arch and refuses, by name, a feature it lacks
 // (Arch.Unsupported).
 //
@@ -40,15 +43,19 @@
 // # Kinds of layer
 //
 // The block is one skeleton (norm, mixer, residual, norm, FFN, residual)
-// around two parts of a named kind. Each kind is one file here
-// (kind_attention.go, kind_glu.go), holding everything about it:
+// around two parts of a named kind. Each kind is one file here, holding
+// everything about it: the mixers kind_attention.go (Attention, with sinks
+// and biases where a family has them) and kind_shortconv.go (ShortConv, a
+// recurrent kind), the feed-forwards kind_glu.go (GLU) and kind_moe.go
+// (MoE, a mixture of experts):
 //
 //   - its description: a type implementing Mixer or FFN, whose exported
 //     fields are what a family sets and whose Kind names it, with the
 //     unexported methods of the kind interface: validate (against Config),
 //     features (the names Arch.Features lists, so that a device refuses
 //     what it lacks), clone;
-//   - its weights: a type in LayerWeights (AttentionWeights, GLUWeights)
+//   - its weights: a type in LayerWeights (AttentionWeights, GLUWeights,
+//     MoEWeights, ShortConvWeights)
 //     and load, which reads its tensors by name, checks their shapes and
 //     refuses the file's tensors it would not read;
 //   - its CPU step: newStep builds a sublayer over the runner's copy of
@@ -57,10 +64,13 @@
 //     keys and values in the Cache's per-layer stores) from the pieces'
 //     caches.
 //
-// A new kind adds such a file, its field in LayerWeights (and in its
-// matrices and clone), and, if its sequences keep a state that is not keys
-// and values, that state beside the KV stores in Cache; step.go, which
-// composes the kinds, does not change. A device implements the kinds it
+// A new kind adds such a file and its field in LayerWeights (and in its
+// matrices and clone). A recurrent kind, whose sequences keep a state
+// instead of keys and values, also implements stateful (its state's size):
+// the Cache then keeps that state per layer beside the KV stores, with the
+// checkpoints and kept rows that let it go back (state.go), and the kind's
+// step reads and updates it per piece. step.go, which composes the kinds,
+// does not change. A device implements the kinds it
 // has and refuses the others by the names Features gives them (package
 // cuda: attention and GLU only).
 //
@@ -79,7 +89,7 @@
 //	logits, err := m.Forward(ctx, c, prompt, 0, false)   // prefill
 //	logits, err = m.Forward(ctx, c, []int32{next}, c.Len(), false) // decode
 //
-// The cache type is a memory/precision trade (CacheOptions.Type): KVF16 is
+// The cache type is a memory/precision trade (CacheOptions.KVType): KVF16 is
 // llama.cpp's default, KVF32 twice its size, and KVQ8_0 (llama.cpp's -ctk
 // q8_0 -ctv q8_0) 17/32 of it: 34 bytes per 32 values. Config.KVBytes gives
 // the memory for a number of positions and Cache.Bytes what a cache holds;
@@ -95,8 +105,9 @@
 //
 // # Many sequences in one pass
 //
-// (*CPU).NewBackend makes the runner a backend.Backend (package engine
-// schedules sessions onto it). Its Step runs one forward pass over a batch of
+// NewBackend makes a model's backend.Backend (package engine schedules
+// sessions onto it): on the CPU device a runner and its batched step, which
+// (*CPU).AsBackend also makes over a runner of the caller's. Its Step runs one forward pass over a batch of
 // sequences, each with its own cache, position and new tokens (decode
 // tokens, drafts, prompt chunks): the rows of all of them go through every
 // weight product together, so each weight block is read from memory once

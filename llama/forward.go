@@ -17,7 +17,9 @@ import (
 // one token is a decode step. On success the cache grows by len(tokens). A
 // sequence longer than the cache's MaxLen is an error wrapping
 // ErrContextFull; a cancelled ctx (checked between layers) returns ctx's
-// error and leaves the cache as it was.
+// error and leaves the cache as it was (a recurrent model's cache keeps its
+// length but not its state: it goes back to a checkpoint, Floor, before it
+// runs again).
 //
 // The returned slice belongs to the cache and is overwritten by its next
 // Forward call; copy it to keep it.

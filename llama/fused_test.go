@@ -76,7 +76,7 @@ func TestFusedTensors(t *testing.T) {
 			return nil, err
 		}
 		defer m.Close()
-		c := newCache(t, m, CacheOptions{MaxLen: 64})
+		c := newCache(t, m, CacheOptions{Context: 64})
 		return forward(t, m, c, []int32{5, 17, 42, 9, 100, 3}, true), nil
 	}
 	want, err := run(src)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/gguf"
 )
 
@@ -158,7 +159,7 @@ func TestNonFiniteNormWeights(t *testing.T) {
 
 func TestThreadsBounded(t *testing.T) {
 	f := editDemo(t, nil, nil)
-	for _, n := range []int{-1, MaxThreads + 1, math.MaxInt32} {
+	for _, n := range []int{-1, backend.MaxThreads + 1, math.MaxInt32} {
 		if m, err := New(f, Options{Threads: n}); err == nil || !strings.Contains(err.Error(), "threads") {
 			if m != nil {
 				m.Close()

@@ -26,7 +26,7 @@ func openModelFile(t testing.TB, path string, threads int) *CPU {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(f, Options{Threads: threads}, rope.EveryNth(cfg.Layers, 4))
+	m, err := newNoPE(f, Options{Threads: threads}, rope.EveryNth(cfg.Layers, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestLongContext3B(t *testing.T) {
 	m := openModelFile(t, path, 2)
 	cfg := m.Config
 	const ctxLen = 65536
-	c, err := m.NewCache(CacheOptions{Type: KVQ8_0, MaxLen: ctxLen})
+	c, err := m.NewCache(CacheOptions{KVType: KVQ8_0, Context: ctxLen})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestStepHidden(t *testing.T) {
 	_, m := openModel(t, "smollm3-tinyq-F16", Options{Threads: 2})
 	V, E := m.Config.Vocab, m.Config.Embd
 	ctx := context.Background()
-	b := newBackend(t, m, BackendOptions{})
+	b := newBackend(t, m, CacheOptions{})
 	if h, ok := b.(backend.HiddenStates); !ok || h.HiddenDim() != E {
 		t.Fatalf("the CPU backend does not implement HiddenStates with width %d", E)
 	}

@@ -57,7 +57,7 @@ func TestInterleavedWeights(t *testing.T) {
 	t.Logf("%d of %d matrices interleaved (%s)", got, len(all), quant.Path())
 
 	ctx := context.Background()
-	ci, cp := newCache(t, inter, CacheOptions{Type: KVF32}), newCache(t, plain, CacheOptions{Type: KVF32})
+	ci, cp := newCache(t, inter, CacheOptions{KVType: KVF32}), newCache(t, plain, CacheOptions{KVType: KVF32})
 	tokens := []int32{1, 17, 300, 5, 42, 99, 7, 8, 250, 3, 11, 64}
 	// shared/golden/selfcheck.md, smollm3-tinyq-Q4_K_M, "other CPU
 	// kernels" (llama.cpp's haswell and x64 builds against its best).

@@ -349,15 +349,6 @@ func (j *mamba2Scan) Do(lo, hi int) {
 	}
 }
 
-// softplus is ggml's log(1 + e^x) in float32 (x itself above 20), each
-// step rounded to float32 as its logf(1 + expf(x)) is.
-func softplus(x float32) float32 {
-	if x > 20 {
-		return x
-	}
-	return float32(math.Log(float64(1 + expf32(x))))
-}
-
 // expf32 is e^x rounded to float32 (libm's expf, which ggml's scalar code
 // calls, is within an ulp of it).
 func expf32(x float32) float32 { return float32(math.Exp(float64(x))) }

@@ -74,7 +74,7 @@ func TestMamba2StepEqualsForwardAlone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			const batch = 96
 			m := openGraniteHybrid(t, name, Options{Threads: 2, BatchSize: batch})
-			b := newBackend(t, m, BackendOptions{})
+			b := newBackend(t, m, CacheOptions{})
 			V := m.Config.Vocab
 			rng := rand.New(rand.NewPCG(11, uint64(len(name))))
 			seqs := make([]stepSeq, 5)
@@ -154,7 +154,7 @@ func TestMamba2StepAllocatesNothing(t *testing.T) {
 	m := openGraniteHybrid(t, "granitehybrid-tiny-Q4_K_M", Options{Threads: 2})
 	V := m.Config.Vocab
 	ctx := context.Background()
-	b := newBackend(t, m, BackendOptions{})
+	b := newBackend(t, m, CacheOptions{})
 	batch := make([]engine.Seq, 4)
 	for i := range batch {
 		batch[i] = engine.Seq{Cache: newSeqCache(t, b), Tokens: prompt[:3+i], Logits: make([]float32, V)}

@@ -30,7 +30,7 @@ func shiftVsFresh(t *testing.T, m *CPU, typ KVType, keep, drop, tail int) (shift
 	t.Helper()
 	seq := randTokens(keep+drop+tail, m.Config.Vocab, 11)
 	next := []int32{42}
-	c = newCache(t, m, CacheOptions{Type: typ})
+	c = newCache(t, m, CacheOptions{KVType: typ})
 	forward(t, m, c, seq, false)
 	if err := c.Shift(keep, drop); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func shiftVsFresh(t *testing.T, m *CPU, typ KVType, keep, drop, tail int) (shift
 	}
 	shifted = forward(t, m, c, next, false)
 	short := append(append([]int32(nil), seq[:keep]...), seq[keep+drop:]...)
-	f := newCache(t, m, CacheOptions{Type: typ})
+	f := newCache(t, m, CacheOptions{KVType: typ})
 	forward(t, m, f, short, false)
 	fresh = forward(t, m, f, next, false)
 	return shifted, fresh, c
@@ -87,7 +87,7 @@ func TestShiftRotatesOnlyRoPELayers(t *testing.T) {
 	_, m := openModel(t, "smollm3-tinyq-F32", Options{Threads: 2}, rope.EveryNth(8, 4))
 	const keep, drop, tail = 5, 20, 25
 	seq := randTokens(keep+drop+tail, m.Config.Vocab, 11)
-	c := newCache(t, m, CacheOptions{Type: KVF32})
+	c := newCache(t, m, CacheOptions{KVType: KVF32})
 	forward(t, m, c, seq, false)
 	kv, hd := m.Config.KVDim(), m.Config.HeadDim
 	before := make([][]float32, 8)
@@ -133,7 +133,7 @@ func TestShiftRotatesOnlyRoPELayers(t *testing.T) {
 		t.Errorf("values changed when moved: %g", d)
 	}
 	// Layer 0's keys depend on token and position only.
-	f := newCache(t, m, CacheOptions{Type: KVF32})
+	f := newCache(t, m, CacheOptions{KVType: KVF32})
 	forward(t, m, f, append(append([]int32(nil), seq[:keep]...), seq[keep+drop:]...), false)
 	if d := maxDiff(c.kv[0].(*f32KV).k[:c.Len()*kv], f.kv[0].(*f32KV).k[:f.Len()*kv]); d > 1e-4 {
 		t.Errorf("layer 0 keys after Shift differ from a fresh prefill by %g", d)

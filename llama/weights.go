@@ -43,11 +43,12 @@ type LayerWeights struct {
 	AttnNorm, FFNNorm         []float32 // the mixer's and the FFN's input RMSNorm weights [Embd]
 	PostAttnNorm, PostFFNNorm []float32 // Layer.PostNorms: [Embd]
 
-	Attention *AttentionWeights // Mixer *Attention
-	ShortConv *ShortConvWeights // Mixer *ShortConv
-	Mamba2    *Mamba2Weights    // Mixer *Mamba2
-	GLU       *GLUWeights       // FFN *GLU
-	MoE       *MoEWeights       // FFN *MoE
+	Attention     *AttentionWeights     // Mixer *Attention
+	ShortConv     *ShortConvWeights     // Mixer *ShortConv
+	GatedDeltaNet *GatedDeltaNetWeights // Mixer *GatedDeltaNet
+	Mamba2        *Mamba2Weights        // Mixer *Mamba2
+	GLU           *GLUWeights           // FFN *GLU
+	MoE           *MoEWeights           // FFN *MoE
 }
 
 // matrices lists the layer's matrices, as pointers into its kinds' weights.
@@ -58,6 +59,9 @@ func (lw *LayerWeights) matrices() []**tensor.Matrix {
 	}
 	if lw.ShortConv != nil {
 		ms = append(ms, lw.ShortConv.matrices()...)
+	}
+	if lw.GatedDeltaNet != nil {
+		ms = append(ms, lw.GatedDeltaNet.matrices()...)
 	}
 	if lw.Mamba2 != nil {
 		ms = append(ms, lw.Mamba2.matrices()...)
@@ -82,6 +86,10 @@ func (lw LayerWeights) clone() LayerWeights {
 	if lw.ShortConv != nil {
 		s := *lw.ShortConv
 		lw.ShortConv = &s
+	}
+	if lw.GatedDeltaNet != nil {
+		g := *lw.GatedDeltaNet
+		lw.GatedDeltaNet = &g
 	}
 	if lw.Mamba2 != nil {
 		s := *lw.Mamba2

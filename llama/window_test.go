@@ -74,7 +74,7 @@ func TestWindowRing(t *testing.T) {
 		if typ == KVQ8_0 && m.Config.HeadDim%q8Block != 0 {
 			continue
 		}
-		c := newCache(t, m, CacheOptions{Type: typ})
+		c := newCache(t, m, CacheOptions{KVType: typ})
 		decodeAll(t, m, c, seq)
 		if c.ring[0] != 36 || c.ring[1] != 0 {
 			t.Fatalf("%v: rings %v, want [36 0]", typ, c.ring)
@@ -100,14 +100,14 @@ func TestWindowRing(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := forward(t, m, c, next, false)
-		fresh := newCache(t, m, CacheOptions{Type: typ})
+		fresh := newCache(t, m, CacheOptions{KVType: typ})
 		decodeAll(t, m, fresh, seq[:lo])
 		want := forward(t, m, fresh, next, false)
 		if d := maxDiff(got, want); d != 0 {
 			t.Errorf("%v: after Truncate(%d) the logits differ from a fresh cache's by %g", typ, lo, d)
 		}
 		// The snapshot copied into an empty cache resumes exactly too.
-		d := newCache(t, m, CacheOptions{Type: typ})
+		d := newCache(t, m, CacheOptions{KVType: typ})
 		if err := d.CopyFrom(snap, 0, lo); err != nil {
 			t.Fatal(err)
 		}
@@ -134,8 +134,8 @@ func TestWindowShift(t *testing.T) {
 	for _, typ := range []KVType{KVF16, KVF32, KVQ8_0} {
 		// keep+drop ≤ 69: the window after the shift is still in the ring.
 		for _, sh := range []struct{ keep, drop int }{{5, 40}, {0, 30}, {20, 49}, {3, 1}} {
-			ring := newCache(t, m, CacheOptions{Type: typ})
-			full := newCache(t, m, CacheOptions{Type: typ, Batch: 4096}) // window + batch ≥ MaxLen: no ring
+			ring := newCache(t, m, CacheOptions{KVType: typ})
+			full := newCache(t, m, CacheOptions{KVType: typ, BatchSize: 4096}) // window + batch ≥ MaxLen: no ring
 			if ring.ring[0] == 0 || full.ring[0] != 0 {
 				t.Fatalf("rings %d and %d: want one and none", ring.ring[0], full.ring[0])
 			}
@@ -158,8 +158,8 @@ func TestWindowShift(t *testing.T) {
 
 		// 100 positions in a ring of 36: positions from 64 on are held.
 		// Keeping 70 and dropping 20 leaves 80, whose window needs 49 on.
-		c := newCache(t, m, CacheOptions{Type: typ})
-		same := newCache(t, m, CacheOptions{Type: typ})
+		c := newCache(t, m, CacheOptions{KVType: typ})
+		same := newCache(t, m, CacheOptions{KVType: typ})
 		for _, x := range []*Cache{c, same} {
 			for i := 0; i < len(prompt); i += 4 {
 				forward(t, m, x, prompt[i:i+4], false)
@@ -174,7 +174,7 @@ func TestWindowShift(t *testing.T) {
 		}
 	}
 
-	b, err := m.NewBackend(BackendOptions{})
+	b, err := m.AsBackend(CacheOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

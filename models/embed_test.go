@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
@@ -27,12 +26,12 @@ import (
 func TestDecoderEmbeddings(t *testing.T) {
 	ctx := context.Background()
 	path := sharedtest.Path(t, "golden-families/models/qwen3-tiny-F32.gguf")
-	big, err := family.Load(path, engine.WithThreads(2), engine.WithPooling("last"))
+	big, err := engine.Open(path, engine.WithThreads(2), engine.WithPooling("last"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer big.Close()
-	small, err := family.Load(path, engine.WithThreads(2), engine.WithBatchSize(16), engine.WithPooling("last"))
+	small, err := engine.Open(path, engine.WithThreads(2), engine.WithBatchSize(16), engine.WithPooling("last"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +111,7 @@ func TestDecoderEmbeddingsMatchLlamaCpp(t *testing.T) {
 		{"qwen3-embed-tiny-Q8_0", []string{""}},
 	} {
 		path := goldentest.TinyModel(t, c.model)
-		m, err := family.Load(path, engine.WithThreads(2))
+		m, err := engine.Open(path, engine.WithThreads(2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,11 +211,7 @@ func rerankerFile(t *testing.T) string {
 // scores are compared with llama.cpp's (sharedtest.Llamaref).
 func TestDecoderReranker(t *testing.T) {
 	path := rerankerFile(t)
-	m, err := family.Load(path, engine.WithThreads(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, parts := goldentest.Open(t, path, engine.WithThreads(2))
 	info := m.EmbedInfo()
 	if !info.Ranks || info.Pooling != engine.PoolRank || info.Labels != 2 {
 		t.Fatalf("EmbedInfo %+v", info)
@@ -227,7 +222,7 @@ func TestDecoderReranker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := m.RerankInputs("quick fox", docs)
+	inputs, err := m.RerankInputs("quick fox", docs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +230,7 @@ func TestDecoderReranker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := m.Weights().ClsOut
+	w := parts.Weights().ClsOut
 	for i, h := range last.Vectors {
 		var z [2]float64
 		row := make([]float32, w.Cols)
@@ -310,7 +305,7 @@ func BenchmarkDecoderEmbed(b *testing.B) {
 		inputs = append(inputs, in)
 		tokens += len(in)
 	}
-	m, err := family.Load(path, engine.WithThreads(runtimeThreads()), engine.WithPooling("last"), engine.WithMaxSequences(64),
+	m, err := engine.Open(path, engine.WithThreads(runtimeThreads()), engine.WithPooling("last"), engine.WithMaxSequences(64),
 		engine.WithContext(1024))
 	if err != nil {
 		b.Fatal(err)

@@ -83,11 +83,12 @@ func TestFamilyFormatsParse(t *testing.T) {
 // text plain text, and <|im_end|> ends the answer.
 func TestSmolLM2Prompt(t *testing.T) {
 	m := loadFamily(t, "smollm2-tiny-Q8_0")
-	tok, err := m.Tokenizer()
+	p := partsOf(t, m)
+	tok, err := p.Tokenizer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pre, _ := m.File().String("tokenizer.ggml.pre"); pre != "smollm" {
+	if pre, _ := p.File().String("tokenizer.ggml.pre"); pre != "smollm" {
 		t.Errorf("pre-tokenizer %q, want smollm", pre)
 	}
 	msgs := chat("Hi <|im_start|>")

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	_ "github.com/smolgo/smolgo/models"
@@ -44,12 +43,8 @@ func TestFamilyGoldenLogits(t *testing.T) {
 			t.Run(name+"/batch"+itoa(batch), func(t *testing.T) {
 				tol := familyTolerance(t, name)
 				g := goldentest.Load(t, "golden-families/logits/"+name+".json.gz")
-				m, err := family.Load(sharedtest.Path(t, "golden-families/models/"+name+".gguf"),
+				_, m := goldentest.Open(t, sharedtest.Path(t, "golden-families/models/"+name+".gguf"),
 					engine.WithThreads(2), engine.WithBatchSize(batch))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
 				goldentest.CheckModel(t, name, m, g, tol, nil)
 			})
 		}

@@ -28,7 +28,7 @@ func openHybrid(f *gguf.File) error {
 		return err
 	}
 	defer m.Close()
-	_, err = m.NewCache(llama.CacheOptions{MaxLen: 64})
+	_, err = m.NewCache(llama.CacheOptions{Context: 64})
 	return err
 }
 

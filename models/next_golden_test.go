@@ -5,19 +5,19 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
 // The models of ../shared/golden-next (README.md): tiny mixtures of experts
-// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2, granitehybrid) written by
+// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2, qwen35, granitehybrid) written by
 // llama.cpp's own writer, with llama.cpp's logits for three prompts
 // (rand100 is longer than gpt-oss's window of 32).
 var nextModels = []string{
 	"qwen3moe-tiny-F32", "qwen3moe-tiny-Q8_0", "qwen3moe-tiny-Q4_K_M",
 	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", "gptoss-tiny-MXFP4",
 	"lfm2-tiny-F32", "lfm2-tiny-Q8_0", "lfm2-tiny-Q4_K_M",
+	"qwen35-tiny-F32", "qwen35-tiny-Q8_0", "qwen35-tiny-Q4_K_M",
 	"granitehybrid-tiny-F32", "granitehybrid-tiny-Q8_0", "granitehybrid-tiny-Q4_K_M",
 }
 
@@ -34,12 +34,8 @@ func TestNextGoldenLogits(t *testing.T) {
 				cut := strings.LastIndexByte(name, '-')
 				tol := goldentest.NextTolerance(t, name[:cut], name[cut+1:])
 				g := goldentest.Load(t, "golden-next/logits/"+name+".json.gz")
-				m, err := family.Load(sharedtest.Path(t, "golden-next/models/"+name+".gguf"),
+				_, m := goldentest.Open(t, sharedtest.Path(t, "golden-next/models/"+name+".gguf"),
 					engine.WithThreads(2), engine.WithBatchSize(batch))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
 				goldentest.CheckModel(t, name, m, g, tol, nil)
 			})
 		}

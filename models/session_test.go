@@ -19,7 +19,7 @@ import (
 // templates' markers as text, which is enough to run every path), and of
 // the tiny models that have no golden files there (goldentest.TinyModel).
 var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M",
-	"qwen3moe-tiny-Q4_K_M", "lfm2-tiny-Q4_K_M", "granitehybrid-tiny-Q4_K_M"} // gptoss-tiny joins with the harmony format
+	"qwen3moe-tiny-Q4_K_M", "gptoss-tiny-Q4_K_M", "lfm2-tiny-Q4_K_M", "qwen35-tiny-Q4_K_M", "granitehybrid-tiny-Q4_K_M"}
 
 // modelPath returns the file of a tiny model named stem-MIX
 // ("gemma3-tiny-Q4_K_M"): a golden-families file, or one synth writes
@@ -28,21 +28,38 @@ func modelPath(t *testing.T, name string) string { return goldentest.TinyModel(t
 
 // recurrentModels are the session models with recurrent layers, whose
 // caches cannot shift (a dropped turn is recomputed instead).
-var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true, "granitehybrid-tiny-Q4_K_M": true}
+var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true, "qwen35-tiny-Q4_K_M": true, "granitehybrid-tiny-Q4_K_M": true}
+
+// rewritesHistory are the session models whose template renders earlier
+// answers differently from how they were generated (gpt-oss drops the
+// analysis channel of earlier turns): a dropped turn is recomputed, since
+// the cache's positions are not the new prompt's.
+var rewritesHistory = map[string]bool{"gptoss-tiny-Q4_K_M": true}
 
 // noToolModels are the session models whose format has no tool calls yet
 // (LFM2's Python-style calls).
-var noToolModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
+var noToolModels = map[string]bool{"lfm2-tiny-Q4_K_M": true, "qwen35-tiny-Q4_K_M": true}
 
-func loadFamily(t *testing.T, name string, opts ...engine.Option) *family.Model {
+func loadFamily(t *testing.T, name string, opts ...engine.Option) *engine.Model {
 	t.Helper()
 	opts = append([]engine.Option{engine.WithThreads(2)}, opts...)
-	m, err := family.Load(modelPath(t, name), opts...)
+	m, err := engine.Open(modelPath(t, name), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
+}
+
+// partsOf returns the parts under a family's model (family.Of): the runner
+// for Forward, the weights, the file, the tokenizer.
+func partsOf(t testing.TB, m *engine.Model) *family.Parts {
+	t.Helper()
+	p, ok := family.Of(m)
+	if !ok {
+		t.Fatal("not a family's model")
+	}
+	return p
 }
 
 type run struct {
@@ -195,7 +212,7 @@ func TestFamilyConstraintAndContextShift(t *testing.T) {
 			switch {
 			case recurrentModels[name] && shifted != 0:
 				t.Errorf("a recurrent model's cache shifted %d tokens", shifted)
-			case !recurrentModels[name] && shifted == 0:
+			case !recurrentModels[name] && !rewritesHistory[name] && shifted == 0:
 				t.Errorf("the cache never shifted: every drop was recomputed")
 			}
 		})

@@ -117,26 +117,23 @@
 // rounding of the file layout's and equal to their Go twins (dotQ4KxG,
 // dotQ6KxG) to the bit. On AVX-512, batches of 24 tokens or more take the
 // prefill GEMM, its panels unpacked from the interleaved groups, so a model
-// keeps one copy of its weights. Measured on Zen 3 (one thread, weights in
-// L2, BenchmarkInterleaved): q4_K 20.4 → 14.1 ns per block of 4 tokens and
-// 9.4 → 5.1 for one token, q6_K 21.7 → 16.5 and 12.1 → 9.6; on Zen 5 with
-// AVX-512 (CPU time) q4_K 7.5 → 3.7 ns per block of 4 tokens and 3.1 → 1.6
-// for one, q6_K 7.1 → 5.1 and 2.7 → 2.6 (docs/avx512.md). interleave.go
-// documents the layouts.
+// keeps one copy of its weights. The interleaved kernels take fewer
+// instructions per block than the file layout's, most of all for several
+// tokens: BenchmarkInterleaved measures them beside the file layout's
+// (weights in L2), and docs/speed.md (Zen 3, AVX2) and docs/avx512.md
+// (Zen 5) have the runs; interleave.go documents the layouts.
 //
 // # Prefetch
 //
 // The AVX2 kernels' block loops, and the AVX-512 interleaved ones', ask
 // for the weights a few KiB ahead (PREFETCHT0), which changes no result:
 // left to the hardware's prefetcher, memory sat idle while a kernel
-// computed, most of all in the multi-token kernels. From memory
-// (BenchmarkInterleavedDRAM, BenchmarkMatVecDRAM, Zen 3) that took
-// interleaved q4_K at 4 tokens on two threads from 15.6-17.1 to 19.1-22.0
-// GB/s and file-layout q8_0 MatVec on one thread from 9.5-9.9 to 12.2-14.2
-// GB/s; on Zen 5 the AVX-512 interleaved q4_K kernels on one thread went
-// from 9.9 to 34.4 GB/s for one token and from 7.6 to 33.2 for four.
-// gen_interleave.go and dot_avx2_amd64.s give the distances and how they
-// were chosen (docs/avx512.md for the AVX-512 ones). The AVX-512 file-layout kernels do not
+// computed, most of all in the multi-token kernels. BenchmarkInterleavedDRAM
+// and BenchmarkMatVecDRAM measure the kernels from memory (weights larger
+// than the caches); docs/speed.md and docs/avx512.md have the runs with and
+// without the prefetch. gen_interleave.go and dot_avx2_amd64.s give the
+// distances and how they were chosen (docs/avx512.md for the AVX-512
+// ones). The AVX-512 file-layout kernels do not
 // prefetch (on AVX-512 CPUs q4_K and q6_K, the types of a Q4_K_M model's
 // big matrices, are interleaved).
 package quant

@@ -40,6 +40,12 @@ func mvQ4_0NEON(w, a []byte, nb, nrows int, out []float32) float32
 func mvQ4_0DotProd(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
+func mvMXFP4NEON(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
+func mvMXFP4DotProd(w, a []byte, nb, nrows int, out []float32) float32
+
+//go:noescape
 func mvQ3KNEON(w, a []byte, nb, nrows int, out []float32) float32
 
 //go:noescape
@@ -76,6 +82,12 @@ func matQ4_0NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 func matQ4_0DotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
+func matMXFP4NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
+func matMXFP4DotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+
+//go:noescape
 func matQ4KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -108,46 +120,50 @@ type x2x4Kernel func(w []byte, wstride int, a []byte, astride, nb int, out *floa
 // armKernels lists the mv kernels of each arm64 level.
 var armKernels = map[isaLevel]map[gguf.Type]mvKernel{
 	levelNEON: {
-		gguf.TypeQ8_0: mvQ8_0NEON,
-		gguf.TypeQ4_0: mvQ4_0NEON,
-		gguf.TypeQ4_K: mvQ4KNEON,
-		gguf.TypeQ5_K: mvQ5KNEON,
-		gguf.TypeQ6_K: mvQ6KNEON,
-		gguf.TypeQ3_K: mvQ3KNEON,
-		gguf.TypeQ2_K: mvQ2KNEON,
-		gguf.TypeF16:  mvF16NEON,
-		gguf.TypeBF16: mvBF16NEON,
-		gguf.TypeF32:  mvF32NEON,
+		gguf.TypeQ8_0:  mvQ8_0NEON,
+		gguf.TypeQ4_0:  mvQ4_0NEON,
+		gguf.TypeMXFP4: mvMXFP4NEON,
+		gguf.TypeQ4_K:  mvQ4KNEON,
+		gguf.TypeQ5_K:  mvQ5KNEON,
+		gguf.TypeQ6_K:  mvQ6KNEON,
+		gguf.TypeQ3_K:  mvQ3KNEON,
+		gguf.TypeQ2_K:  mvQ2KNEON,
+		gguf.TypeF16:   mvF16NEON,
+		gguf.TypeBF16:  mvBF16NEON,
+		gguf.TypeF32:   mvF32NEON,
 	},
 	levelDotProd: {
-		gguf.TypeQ8_0: mvQ8_0DotProd,
-		gguf.TypeQ4_0: mvQ4_0DotProd,
-		gguf.TypeQ4_K: mvQ4KDotProd,
-		gguf.TypeQ5_K: mvQ5KDotProd,
-		gguf.TypeQ6_K: mvQ6KDotProd,
-		gguf.TypeQ3_K: mvQ3KDotProd,
-		gguf.TypeQ2_K: mvQ2KDotProd,
-		gguf.TypeF16:  mvF16NEON,
-		gguf.TypeBF16: mvBF16NEON,
-		gguf.TypeF32:  mvF32NEON,
+		gguf.TypeQ8_0:  mvQ8_0DotProd,
+		gguf.TypeQ4_0:  mvQ4_0DotProd,
+		gguf.TypeMXFP4: mvMXFP4DotProd,
+		gguf.TypeQ4_K:  mvQ4KDotProd,
+		gguf.TypeQ5_K:  mvQ5KDotProd,
+		gguf.TypeQ6_K:  mvQ6KDotProd,
+		gguf.TypeQ3_K:  mvQ3KDotProd,
+		gguf.TypeQ2_K:  mvQ2KDotProd,
+		gguf.TypeF16:   mvF16NEON,
+		gguf.TypeBF16:  mvBF16NEON,
+		gguf.TypeF32:   mvF32NEON,
 	},
 }
 
 // armX4Kernels lists the four-token kernels of each arm64 level.
 var armX4Kernels = map[isaLevel]map[gguf.Type]x4Kernel{
 	levelNEON: {
-		gguf.TypeQ8_0: matQ8_0NEONx4,
-		gguf.TypeQ4_0: matQ4_0NEONx4,
-		gguf.TypeQ4_K: matQ4KNEONx4,
-		gguf.TypeQ5_K: matQ5KNEONx4,
-		gguf.TypeQ6_K: matQ6KNEONx4,
+		gguf.TypeQ8_0:  matQ8_0NEONx4,
+		gguf.TypeQ4_0:  matQ4_0NEONx4,
+		gguf.TypeMXFP4: matMXFP4NEONx4,
+		gguf.TypeQ4_K:  matQ4KNEONx4,
+		gguf.TypeQ5_K:  matQ5KNEONx4,
+		gguf.TypeQ6_K:  matQ6KNEONx4,
 	},
 	levelDotProd: {
-		gguf.TypeQ8_0: matQ8_0DotProdx4,
-		gguf.TypeQ4_0: matQ4_0DotProdx4,
-		gguf.TypeQ4_K: matQ4KDotProdx4,
-		gguf.TypeQ5_K: matQ5KDotProdx4,
-		gguf.TypeQ6_K: matQ6KDotProdx4,
+		gguf.TypeQ8_0:  matQ8_0DotProdx4,
+		gguf.TypeQ4_0:  matQ4_0DotProdx4,
+		gguf.TypeMXFP4: matMXFP4DotProdx4,
+		gguf.TypeQ4_K:  matQ4KDotProdx4,
+		gguf.TypeQ5_K:  matQ5KDotProdx4,
+		gguf.TypeQ6_K:  matQ6KDotProdx4,
 	},
 }
 

@@ -40,11 +40,12 @@ func benchMatrix(b *testing.B, wt gguf.Type, bytes int) (w, a []byte, rows int) 
 var benchTypes = []gguf.Type{
 	gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_K, gguf.TypeQ4_0,
 	gguf.TypeF16, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeBF16, gguf.TypeF32,
-	gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_1,
+	gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_1, gguf.TypeMXFP4,
 }
 
-// legacyBenchTypes are the 32-quant types K-quant mixes fall back to.
-var legacyBenchTypes = []gguf.Type{gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_1}
+// legacyBenchTypes are the 32-quant types K-quant mixes fall back to, and
+// mxfp4, gpt-oss's experts.
+var legacyBenchTypes = []gguf.Type{gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_1, gguf.TypeMXFP4}
 
 func BenchmarkMatVec(b *testing.B) { benchMatVec(b, benchTypes, 8<<20) }
 

@@ -4,8 +4,6 @@ package quant
 
 import "github.com/smolgo/smolgo/gguf"
 
-//go:generate go run gen_legacy.go
-
 // The 32-quant types q4_0, q4_1, q5_0, q5_1 and mxfp4, and q8_0 with
 // AVX-512 (dot_legacy_avx2_amd64.s, dot_legacy_avx512_amd64.s, written by
 // gen_legacy.go; the batched GEMMs are in gemm_legacy_amd64.go). q8_0's

@@ -164,6 +164,95 @@ TEXT ·mvQ4_0DotProd(SB), NOSPLIT, $0-92
 	FMOVS F30, ret+88(FP)
 	RET
 
+// ---- mxfp4 ---------------------------------------------------------------
+
+// MXFP4 block (17 bytes): e E8M0 | qs [16]u8, nibbles laid out as q4_0's,
+// indexing the E2M1 values doubled (mxfp4Table). MXFP4_PREP sets V31 = 0x0f
+// in every byte and V28 = the table; MXFP4_LOAD loads a block's 16 bytes of
+// nibbles (R0 past its scale byte) and looks them up: the int8 values of
+// elements 0-15 in V0, of 16-31 in V1.
+#define MXFP4_PREP \
+	VMOVI $15, V31.B16 \
+	MOVD $mxfp4Table<>(SB), R8 \
+	VLD1 (R8), [V28.B16]
+#define MXFP4_LOAD \
+	VLD1.P 16(R0), [V0.B16] \
+	VUSHR $4, V0.B16, V1.B16 \
+	VAND V31.B16, V0.B16, V0.B16 \
+	VTBL V0.B16, [V28.B16], V0.B16 \
+	VTBL V1.B16, [V28.B16], V1.B16
+
+// MXFP4_ROWS runs the row and block loops of mxfp4 weights by q8_0
+// activations, as dotMXFP4: per block the E8M0 byte e becomes 2^(e-128)
+// (the float32 with exponent field e-1, or for e < 2 the subnormal
+// 0x200000 << e), times f16(a.d) in one rounded FMULS, and
+// sum += that · float32(Σ w·a) (FMADD), in block order.
+#define MXFP4_ROWS(DOT) \
+	MXFP4_PREP \
+mxrow: \
+	MOVD R15, R1 \
+	MOVD R2, R5 \
+	VEOR V30.B16, V30.B16, V30.B16 \
+mxblk: \
+	MOVBU.P 1(R0), R6 \
+	MOVHU.P 2(R1), R7 \
+	MXFP4_LOAD \
+	VLD1.P 32(R1), [V2.B16, V3.B16] \
+	DOT \
+	WORD $0x4eb1b8a5 /* addv s5, v5.4s */ \
+	WORD $0x5e21d8a5 /* scvtf s5, s5 */ \
+	SUBW $1, R6, R8 \
+	LSLW $23, R8, R8 \
+	MOVW $0x200000, R9 \
+	LSLW R6, R9, R9 \
+	CMPW $2, R6 \
+	CSELW LO, R9, R8, R8 \
+	FMOVS R8, F20 \
+	FMOVS R7, F21 \
+	FCVTHS F21, F21 \
+	FMULS F21, F20 \
+	FMADDS F5, F30, F20, F30 \
+	SUBS $1, R5 \
+	BNE mxblk \
+	CBZ R4, mxnext \
+	FMOVS.P F30, 4(R4) \
+mxnext: \
+	SUBS $1, R3 \
+	BNE mxrow
+
+// mxfp4Table: ggml's kvalues_mxfp4, the E2M1 values doubled.
+DATA mxfp4Table<>+0x00(SB)/8, $0x0c08060403020100
+DATA mxfp4Table<>+0x08(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL mxfp4Table<>(SB), RODATA|NOPTR, $16
+
+// func mvMXFP4NEON(w, a []byte, nb, nrows int, out []float32) float32
+//
+// The Go reference loop (dotMXFP4), per row:
+//
+//	for i := 0; i < n/32; i++ {
+//		x, y := w[17*i:17*i+17], a[34*i:34*i+34]
+//		var s int32
+//		for j := 0; j < 16; j++ {
+//			s += int32(mxfp4Values[x[1+j]&0xf]) * int32(int8(y[2+j]))
+//			s += int32(mxfp4Values[x[1+j]>>4]) * int32(int8(y[18+j]))
+//		}
+//		sum = addBlock(sum, f16(y)*e8m0Half(x[0]), float32(s)) // fused on arm64
+//	}
+TEXT ·mvMXFP4NEON(SB), NOSPLIT, $0-92
+	MV_ARGS
+	MXFP4_ROWS(Q8_0_DOT_NEON)
+	FMOVS F30, ret+88(FP)
+	RET
+
+// func mvMXFP4DotProd(w, a []byte, nb, nrows int, out []float32) float32
+//
+// mvMXFP4NEON with SDOT.
+TEXT ·mvMXFP4DotProd(SB), NOSPLIT, $0-92
+	MV_ARGS
+	MXFP4_ROWS(Q8_0_DOT_DOTPROD)
+	FMOVS F30, ret+88(FP)
+	RET
+
 // ---- q4_K ----------------------------------------------------------------
 
 // Q4_K block (144 bytes): d f16 | dmin f16 | scales [12]u8 | qs [128]u8.

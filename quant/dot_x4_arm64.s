@@ -332,6 +332,184 @@ blk:
 	MOVW R10, (R4)
 	RET
 
+// func matMXFP4NEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One mxfp4 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotMXFP4(w, a[t*astride:]), as mvMXFP4NEON computes it for one.
+TEXT ·matMXFP4NEONx4(SB), NOSPLIT, $0-80
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R1
+	MOVD astride+48(FP), R6
+	MOVD nb+56(FP), R2
+	MOVD out+64(FP), R4
+	MOVD ostride+72(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VMOVI $15, V22.B16
+	MOVD $mxfp4Values4<>(SB), R10
+	VLD1 (R10), [V23.B16] // the E2M1 values, doubled
+blk:
+	MOVBU.P 1(R0), R10
+	SUBW $1, R10, R11
+	LSLW $23, R11, R11 // (e-1) << 23
+	MOVW $0x200000, R12
+	LSLW R10, R12, R12 // 0x200000 << e
+	CMPW $2, R10
+	CSELW LO, R12, R11, R11
+	FMOVS R11, F20
+	VLD1.P 16(R0), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V22.B16, V0.B16, V0.B16
+	VTBL V0.B16, [V23.B16], V0.B16
+	VTBL V1.B16, [V23.B16], V1.B16
+	MOVHU.P 2(R1), R10
+	VMOV R10, V16.H[0]
+	VLD1.P 32(R1), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a38 // saddlp v24.4s, v17.8h
+	WORD $0x4e606a58 // sadalp v24.4s, v18.8h
+	WORD $0x4e606a78 // sadalp v24.4s, v19.8h
+	WORD $0x4e606bb8 // sadalp v24.4s, v29.8h
+	MOVHU.P 2(R7), R10
+	VMOV R10, V16.H[1]
+	VLD1.P 32(R7), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a39 // saddlp v25.4s, v17.8h
+	WORD $0x4e606a59 // sadalp v25.4s, v18.8h
+	WORD $0x4e606a79 // sadalp v25.4s, v19.8h
+	WORD $0x4e606bb9 // sadalp v25.4s, v29.8h
+	MOVHU.P 2(R8), R10
+	VMOV R10, V16.H[2]
+	VLD1.P 32(R8), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a3a // saddlp v26.4s, v17.8h
+	WORD $0x4e606a5a // sadalp v26.4s, v18.8h
+	WORD $0x4e606a7a // sadalp v26.4s, v19.8h
+	WORD $0x4e606bba // sadalp v26.4s, v29.8h
+	MOVHU.P 2(R9), R10
+	VMOV R10, V16.H[3]
+	VLD1.P 32(R9), [V2.B16, V3.B16]
+	WORD $0x0e22c011 // smull v17.8h, v0.8b, v2.8b
+	WORD $0x4e22c012 // smull2 v18.8h, v0.16b, v2.16b
+	WORD $0x0e23c033 // smull v19.8h, v1.8b, v3.8b
+	WORD $0x4e23c03d // smull2 v29.8h, v1.16b, v3.16b
+	WORD $0x4e602a3b // saddlp v27.4s, v17.8h
+	WORD $0x4e606a5b // sadalp v27.4s, v18.8h
+	WORD $0x4e606a7b // sadalp v27.4s, v19.8h
+	WORD $0x4e606bbb // sadalp v27.4s, v29.8h
+	VADDP V25.S4, V24.S4, V24.S4
+	VADDP V27.S4, V26.S4, V26.S4
+	VADDP V26.S4, V24.S4, V24.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
+	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	SUBS $1, R2
+	BNE blk
+	VMOV V30.S[0], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[1], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[2], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[3], R10
+	MOVW R10, (R4)
+	RET
+
+// func matMXFP4DotProdx4(w, a []byte, astride, nb int, out *float32, ostride int)
+//
+// One mxfp4 weight row of nb blocks times four q8_0 activation rows (astride
+// bytes apart) into four floats ostride bytes apart from out:
+// out[t] = dotMXFP4(w, a[t*astride:]), as mvMXFP4NEON computes it for one.
+TEXT ·matMXFP4DotProdx4(SB), NOSPLIT, $0-80
+	MOVD w_base+0(FP), R0
+	MOVD a_base+24(FP), R1
+	MOVD astride+48(FP), R6
+	MOVD nb+56(FP), R2
+	MOVD out+64(FP), R4
+	MOVD ostride+72(FP), R5
+	ADD R6, R1, R7
+	ADD R6, R7, R8
+	ADD R6, R8, R9
+	VEOR V30.B16, V30.B16, V30.B16
+	VMOVI $15, V22.B16
+	MOVD $mxfp4Values4<>(SB), R10
+	VLD1 (R10), [V23.B16] // the E2M1 values, doubled
+blk:
+	MOVBU.P 1(R0), R10
+	SUBW $1, R10, R11
+	LSLW $23, R11, R11 // (e-1) << 23
+	MOVW $0x200000, R12
+	LSLW R10, R12, R12 // 0x200000 << e
+	CMPW $2, R10
+	CSELW LO, R12, R11, R11
+	FMOVS R11, F20
+	VLD1.P 16(R0), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V22.B16, V0.B16, V0.B16
+	VTBL V0.B16, [V23.B16], V0.B16
+	VTBL V1.B16, [V23.B16], V1.B16
+	MOVHU.P 2(R1), R10
+	VMOV R10, V16.H[0]
+	VLD1.P 32(R1), [V2.B16, V3.B16]
+	VEOR V24.B16, V24.B16, V24.B16
+	WORD $0x4e829418 // sdot v24.4s, v0.16b, v2.16b
+	WORD $0x4e839438 // sdot v24.4s, v1.16b, v3.16b
+	MOVHU.P 2(R7), R10
+	VMOV R10, V16.H[1]
+	VLD1.P 32(R7), [V2.B16, V3.B16]
+	VEOR V25.B16, V25.B16, V25.B16
+	WORD $0x4e829419 // sdot v25.4s, v0.16b, v2.16b
+	WORD $0x4e839439 // sdot v25.4s, v1.16b, v3.16b
+	MOVHU.P 2(R8), R10
+	VMOV R10, V16.H[2]
+	VLD1.P 32(R8), [V2.B16, V3.B16]
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e82941a // sdot v26.4s, v0.16b, v2.16b
+	WORD $0x4e83943a // sdot v26.4s, v1.16b, v3.16b
+	MOVHU.P 2(R9), R10
+	VMOV R10, V16.H[3]
+	VLD1.P 32(R9), [V2.B16, V3.B16]
+	VEOR V27.B16, V27.B16, V27.B16
+	WORD $0x4e82941b // sdot v27.4s, v0.16b, v2.16b
+	WORD $0x4e83943b // sdot v27.4s, v1.16b, v3.16b
+	VADDP V25.S4, V24.S4, V24.S4
+	VADDP V27.S4, V26.S4, V26.S4
+	VADDP V26.S4, V24.S4, V24.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
+	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	SUBS $1, R2
+	BNE blk
+	VMOV V30.S[0], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[1], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[2], R10
+	MOVW R10, (R4)
+	ADD R5, R4
+	VMOV V30.S[3], R10
+	MOVW R10, (R4)
+	RET
+
 // func matQ4KNEONx4(w, a []byte, astride, nb int, out *float32, ostride int)
 //
 // One q4_K weight row of nb blocks times four q8_K activation rows (astride
@@ -2635,3 +2813,8 @@ blk:
 	VMOV V1.D[1], R10
 	MOVD R10, (R4)
 	RET
+
+// mxfp4Values4: ggml's kvalues_mxfp4, the E2M1 values doubled.
+DATA mxfp4Values4<>+0x00(SB)/8, $0x0c08060403020100
+DATA mxfp4Values4<>+0x08(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL mxfp4Values4<>(SB), RODATA|NOPTR, $16

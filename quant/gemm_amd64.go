@@ -10,8 +10,6 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 )
 
-//go:generate go run gen_gemm.go
-
 // The prefill GEMM (AVX-512).
 //
 // The x4 kernels of dot_avx512_amd64.s unpack one weight block and meet four

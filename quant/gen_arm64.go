@@ -152,6 +152,30 @@ func (g *gen) loadQuants(q4 bool, r string, v int) {
 	g.p("VSUB V23.B16, V%d.B16, V%d.B16", v+1, v+1)
 }
 
+// loadMXFP4 loads one mxfp4 block's 16 bytes of nibbles from (r),
+// advancing r, and looks them up in the table V23 (V22: 0x0f in every byte):
+// Vv the values of elements 0-15, Vv+1 of 16-31, as int8.
+func (g *gen) loadMXFP4(r string, v int) {
+	g.p("VLD1.P 16(%s), [V%d.B16]", r, v)
+	g.p("VUSHR $4, V%d.B16, V%d.B16", v, v+1)
+	g.p("VAND V22.B16, V%d.B16, V%d.B16", v, v)
+	g.p("VTBL V%d.B16, [V23.B16], V%d.B16", v, v)
+	g.p("VTBL V%d.B16, [V23.B16], V%d.B16", v+1, v+1)
+}
+
+// e8m0 turns the E8M0 byte in register e into its halved scale 2^(e-128)
+// in Fd, as e8m0Half does: exponent field e-1, or for e < 2 the subnormal
+// 0x200000 << e. t1 and t2 are clobbered.
+func (g *gen) e8m0(e, t1, t2 string, d int) {
+	g.p("SUBW $1, %s, %s", e, t1)
+	g.p("LSLW $23, %s, %s // (e-1) << 23", t1, t1)
+	g.p("MOVW $0x200000, %s", t2)
+	g.p("LSLW %s, %s, %s // 0x200000 << e", e, t2, t2)
+	g.p("CMPW $2, %s", e)
+	g.p("CSELW LO, %s, %s, %s", t2, t1, t1)
+	g.p("FMOVS %s, F%d", t1, d)
+}
+
 // epilogue stores the four sums of V30 ostride bytes apart.
 func (g *gen) epilogue() {
 	for t := 0; t < 4; t++ {
@@ -170,20 +194,36 @@ func (g *gen) epilogue() {
 // vector too, and V30 += (d_w·d_a)·s with one fused FMLA, as the Go twin
 // computes sum += f16(x)*f16(y)*float32(s) on arm64.
 //
-// With q4 true it writes the q4_0 kernel: the same, with each block's 16
-// bytes of nibbles unpacked to 32 int8 quants first (loadQuants).
-func (g *gen) q8_0x4(name string, dotprod, q4 bool) {
-	wt, twin, mv := "q8_0", "dotQ8_0", "mvQ8_0NEON"
-	if q4 {
-		wt, twin, mv = "q4_0", "dotQ4_0", "mvQ4_0NEON"
-	}
+// With wt "q4_0" it writes the q4_0 kernel: the same, with each block's 16
+// bytes of nibbles unpacked to 32 int8 quants first (loadQuants); with
+// "mxfp4" the mxfp4 kernel: the nibbles looked up in the E2M1 table
+// (loadMXFP4) and the E8M0 scale byte turned into 2^(e-128) (e8m0).
+func (g *gen) q8_0x4(name string, dotprod bool, wt string) {
+	ref := map[string][2]string{ // the twin and the mv kernel
+		"q8_0":  {"dotQ8_0", "mvQ8_0NEON"},
+		"q4_0":  {"dotQ4_0", "mvQ4_0NEON"},
+		"mxfp4": {"dotMXFP4", "mvMXFP4NEON"},
+	}[wt]
+	twin, mv := ref[0], ref[1]
+	q4, mx := wt == "q4_0", wt == "mxfp4"
 	g.prologue(name, fmt.Sprintf("// One %s weight row of nb blocks times four q8_0 activation rows (astride\n// bytes apart) into four floats ostride bytes apart from out:\n// out[t] = %s(w, a[t*astride:]), as %s computes it for one.\n", wt, twin, mv))
+	if mx {
+		g.p("VMOVI $15, V22.B16")
+		g.p("MOVD $mxfp4Values4<>(SB), R10")
+		g.p("VLD1 (R10), [V23.B16] // the E2M1 values, doubled")
+	}
 	g.quantConsts(q4)
 	g.label("blk")
-	g.p("MOVHU.P 2(R0), R10")
-	g.p("FMOVS R10, F20")
-	g.p("FCVTHS F20, F20")
-	g.loadQuants(q4, "R0", 0)
+	if mx {
+		g.p("MOVBU.P 1(R0), R10")
+		g.e8m0("R10", "R11", "R12", 20)
+		g.loadMXFP4("R0", 0)
+	} else {
+		g.p("MOVHU.P 2(R0), R10")
+		g.p("FMOVS R10, F20")
+		g.p("FCVTHS F20, F20")
+		g.loadQuants(q4, "R0", 0)
+	}
 	for t, r := range tokReg {
 		acc := 24 + t
 		g.p("MOVHU.P 2(%s), R10", r)
@@ -532,10 +572,12 @@ func main() {
 // the Go twin's (see dot_neon_arm64.s), so each result is the twin's bit for
 // bit.
 `)
-	g.q8_0x4("matQ8_0NEONx4", false, false)
-	g.q8_0x4("matQ8_0DotProdx4", true, false)
-	g.q8_0x4("matQ4_0NEONx4", false, true)
-	g.q8_0x4("matQ4_0DotProdx4", true, true)
+	g.q8_0x4("matQ8_0NEONx4", false, "q8_0")
+	g.q8_0x4("matQ8_0DotProdx4", true, "q8_0")
+	g.q8_0x4("matQ4_0NEONx4", false, "q4_0")
+	g.q8_0x4("matQ4_0DotProdx4", true, "q4_0")
+	g.q8_0x4("matMXFP4NEONx4", false, "mxfp4")
+	g.q8_0x4("matMXFP4DotProdx4", true, "mxfp4")
 	g.q4Kx4("matQ4KNEONx4", false, false)
 	g.q4Kx4("matQ4KDotProdx4", true, false)
 	g.q4Kx4("matQ5KNEONx4", false, true)
@@ -544,6 +586,10 @@ func main() {
 	g.q6Kx4("matQ6KDotProdx4", true)
 	g.q8_0i8mm("matQ8_0I8MM2x4", false)
 	g.q8_0i8mm("matQ4_0I8MM2x4", true)
+	g.b.WriteString("\n// mxfp4Values4: ggml's kvalues_mxfp4, the E2M1 values doubled.\n")
+	g.b.WriteString("DATA mxfp4Values4<>+0x00(SB)/8, $0x0c08060403020100\n")
+	g.b.WriteString("DATA mxfp4Values4<>+0x08(SB)/8, $0xf4f8fafcfdfeff00\n")
+	g.b.WriteString("GLOBL mxfp4Values4<>(SB), RODATA|NOPTR, $16\n")
 	if err := os.WriteFile("dot_x4_arm64.s", g.b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}

@@ -76,6 +76,21 @@ var types = []qtype{
 // they are (VPSIGNB).
 var mxfp4Table = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
 
+// e8m0TableQwords returns ggml's GGML_E8M0_TO_FP32_HALF for every byte
+// (the float32 with exponent field e-1, or 0x200000 << e for e < 2) as 128
+// qwords, two entries each.
+func e8m0TableQwords() []uint64 {
+	q := make([]uint64, 128)
+	for e := 0; e < 256; e++ {
+		bits := uint64(0x200000) << e
+		if e >= 2 {
+			bits = uint64(e-1) << 23
+		}
+		q[e/2] |= bits << (32 * (e % 2))
+	}
+	return q
+}
+
 // tableQwords returns the 16 table bytes plus off as two qwords.
 func tableQwords(off int) (lo, hi uint64) {
 	for i, v := range mxfp4Table {
@@ -243,12 +258,12 @@ func (g *gen) header() {
 	lo, hi := tableQwords(12)
 	slo, shi := tableQwords(0)
 	g.p("// %sMx: mxfp4's values plus 12 (both 128-bit lanes); %sMxS: the values;", pre, pre)
-	g.p("// %sTwelve: bytes 12; %sE8One, %sE8Sub: dwords 1 and 0x200000 (e8m0).", pre, pre, pre)
+	g.p("// %sTwelve: bytes 12.", pre)
 	data(pre+"Mx", lo, hi, lo, hi)
 	data(pre+"MxS", slo, shi, slo, shi)
 	data(pre+"Twelve", 0x0c0c0c0c0c0c0c0c, 0x0c0c0c0c0c0c0c0c, 0x0c0c0c0c0c0c0c0c, 0x0c0c0c0c0c0c0c0c)
-	data(pre+"E8One", 0x0000000100000001, 0x0000000100000001, 0x0000000100000001, 0x0000000100000001)
-	data(pre+"E8Sub", 0x0020000000200000, 0x0020000000200000, 0x0020000000200000, 0x0020000000200000)
+	g.p("// %sE8Tab: the 256 halved E8M0 scales 2^(e-128) as float32 (e8m0Half).", pre)
+	data(pre+"E8Tab", e8m0TableQwords()...)
 	g.p("// %sDM orders the halves d0 s0 d1 s1 d2 s2 d3 s3 as d0 d1 d2 d3 s0 s1 s2 s3.", pre)
 	data(pre+"DM", 0x0d0c090805040100, 0x0f0e0b0a07060302, 0x0d0c090805040100, 0x0f0e0b0a07060302)
 	if g.avx512 {
@@ -407,7 +422,9 @@ func (g *gen) reduce(prods []string) {
 // their halved scales 2^(e-128) as float32 bits, in place, as e8m0Half does:
 // exponent field e-1 for e ≥ 2, the subnormal 0x200000 << e for e < 2 (a
 // blend under e > 1). b and m are clobbered; pre names the file's
-// constants (<pre>E8One: dwords 1, <pre>E8Sub: dwords 0x200000).
+// constants (<pre>E8One: dwords 1, <pre>E8Sub: dwords 0x200000). The AVX2
+// packer converts eight rows' bytes at once with it; the kernels, which
+// take four or eight bytes from as many rows, look them up (e8m0Lookup).
 func (g *gen) e8m0(pre, e, b, m string) {
 	g.i("VMOVDQU %sE8Sub<>(SB), %s", pre, b)
 	g.i("VPSLLVD %s, %s, %s // 0x200000 << e", e, b, b)
@@ -417,17 +434,26 @@ func (g *gen) e8m0(pre, e, b, m string) {
 	g.i("VPBLENDVB %s, %s, %s, %s // 2^(e-128)", m, e, b, e)
 }
 
-// e8m0Bytes gathers the E8M0 bytes at the given addresses (up to eight)
-// into the low bytes of AX, the first in the lowest; BX is clobbered.
-func (g *gen) e8m0Bytes(addrs []string) {
+// e8m0Lookup loads the halved scales 2^(e-128) of the E8M0 bytes at addrs
+// (four, or eight for a Y register) from the table <pre>E8Tab into dst's
+// float lanes, in order. AX, BX and, for eight, X6 are clobbered.
+func (g *gen) e8m0Lookup(pre string, addrs []string, dst string) {
+	x := "X" + dst[1:]
+	g.i("LEAQ %sE8Tab<>(SB), BX", pre)
 	for k, a := range addrs {
-		if k == 0 {
-			g.i("MOVBLZX %s, AX", a)
-			continue
+		reg := x
+		if k >= 4 {
+			reg = "X6"
 		}
-		g.i("MOVBLZX %s, BX", a)
-		g.i("SHLQ $%d, BX", 8*k)
-		g.i("ORQ BX, AX")
+		g.i("MOVBLZX %s, AX", a)
+		if k%4 == 0 {
+			g.i("VMOVSS (BX)(AX*4), %s", reg)
+		} else {
+			g.i("VINSERTPS $0x%02x, (BX)(AX*4), %s, %s", (k%4)<<4, reg, reg)
+		}
+	}
+	if len(addrs) == 8 {
+		g.i("VINSERTF128 $1, X6, %s, %s", dst, dst)
 	}
 }
 
@@ -446,10 +472,7 @@ func (g *gen) scale(t qtype, lanes []string, shared string) {
 			for k, l := range lanes {
 				addrs[k] = "(" + l + ")"
 			}
-			g.e8m0Bytes(addrs)
-			g.i("VMOVD AX, X4")
-			g.i("VPMOVZXBD X4, X4")
-			g.e8m0(pre, "X4", "X6", "X7")
+			g.e8m0Lookup(pre, addrs, "X4")
 			g.i("VPBROADCASTW (%s), X5", shared)
 			g.i("VCVTPH2PS X5, X5")
 		} else {
@@ -469,10 +492,9 @@ func (g *gen) scale(t qtype, lanes []string, shared string) {
 				g.i("VMOVD AX, X4")
 			}
 			g.i("VCVTPH2PS X4, X4")
+			g.i("LEAQ %sE8Tab<>(SB), BX", pre)
 			g.i("MOVBLZX (%s), AX", shared)
-			g.i("VMOVD AX, X5")
-			g.e8m0(pre, "X5", "X6", "X7")
-			g.i("VPBROADCASTD X5, X5")
+			g.i("VBROADCASTSS (BX)(AX*4), X5 // 2^(e-128)")
 		}
 		g.i("VMULPS X5, X4, X4")
 		g.i("VCVTDQ2PS X0, X0")
@@ -1290,10 +1312,7 @@ func (g *gen) mv8(t qtype, lname string) {
 		for r := range addrs {
 			addrs[r] = at(0, r)
 		}
-		g.e8m0Bytes(addrs)
-		g.i("VMOVQ AX, X4")
-		g.i("VPMOVZXBD X4, Y4")
-		g.e8m0("leg5", "Y4", "Y6", "Y7")
+		g.e8m0Lookup("leg5", addrs, "Y4")
 		g.i("VPBROADCASTW (DI), X5")
 		g.i("VCVTPH2PS X5, Y5")
 		g.i("VMULPS Y5, Y4, Y4")

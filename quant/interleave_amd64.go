@@ -4,8 +4,6 @@ package quant
 
 import "github.com/smolgo/smolgo/gguf"
 
-//go:generate go run gen_interleave.go
-
 // The kernels of interleave_avx2_amd64.s (written by gen_interleave.go):
 // one group of 8 interleaved rows (q4_K or q6_K) times 4, 3, 2 or 1
 // activation rows (see interleave.go); and those of

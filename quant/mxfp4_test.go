@@ -110,9 +110,25 @@ func TestMXFP4Exponent(t *testing.T) {
 	}
 }
 
-// TestMXFP4Nearest checks ggml's nearest-value search on midpoints (ties to
-// the smaller magnitude, 0 rather than -0), clipping, and against a float64
-// search on random values.
+// mxfp4NearestLoop is ggml's best_index_mxfp4 as it is written: every
+// table value in index order, the first with the smallest float32 error.
+// mxfp4Nearest must give its index on every input.
+func mxfp4NearestLoop(x, d float32) uint8 {
+	best, bestErr := 0, abs32(float32(float32(mxfp4Values[0])*d)-x)
+	for i := 1; i < 16; i++ {
+		if err := abs32(float32(float32(mxfp4Values[i])*d) - x); err < bestErr {
+			best, bestErr = i, err
+		}
+	}
+	return uint8(best)
+}
+
+// TestMXFP4Nearest checks the nearest-value search against ggml's loop
+// (mxfp4NearestLoop): on midpoints (ties to the smaller magnitude, 0 rather
+// than -0) and clipping by hand, then on every float32 within a few ulps
+// of each magnitude and midpoint of the table, random values, and x far
+// below d (where the subtraction rounds), at normal, subnormal and
+// overflowing scales.
 func TestMXFP4Nearest(t *testing.T) {
 	d := float32(0.25)
 	for _, c := range []struct {
@@ -128,19 +144,48 @@ func TestMXFP4Nearest(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
-	for range 100000 {
-		x := float32(rng.NormFloat64() * 2)
-		got := mxfp4Nearest(x, d)
-		// The float64 distances are exact; ties do not occur on random x.
-		best, bestErr := 0, math.Inf(1)
-		for i, v := range mxfp4Values {
-			if e := math.Abs(float64(v)*float64(d) - float64(x)); e < bestErr {
-				best, bestErr = i, e
+	checked := 0
+	check := func(x, d float32) {
+		if math.IsInf(float64(x), 0) {
+			return // Quantize refuses infinities
+		}
+		checked++
+		if got, want := mxfp4Nearest(x, d), mxfp4NearestLoop(x, d); got != want {
+			t.Fatalf("mxfp4Nearest(%g, %g) = %d, ggml's loop %d", x, d, got, want)
+		}
+	}
+	var points []float64 // the table's magnitudes and the midpoints between them, in units of d
+	for k, m := range mxfp4Mags {
+		points = append(points, float64(m))
+		if k < 7 {
+			points = append(points, float64(m+mxfp4Mags[k+1])/2)
+		}
+	}
+	points = append(points, 16, 1e-30)
+	for _, e := range []int{0, 1, 2, 100, 127, 128, 200, 252, 253, 254, 255} {
+		d := e8m0Half(uint8(e))
+		for _, p := range points {
+			c := float32(p) * d
+			for _, sign := range []float32{1, -1} {
+				x := sign * c
+				for range 40 {
+					check(x, d)
+					x = math.Nextafter32(x, float32(math.Inf(1)))
+				}
+				x = sign * c
+				for range 40 {
+					check(x, d)
+					x = math.Nextafter32(x, float32(math.Inf(-1)))
+				}
 			}
 		}
-		if got != uint8(best) {
-			t.Fatalf("mxfp4Nearest(%g) = %d, float64 search %d", x, got, best)
+		for range 20000 {
+			check(float32(rng.NormFloat64()*8)*d, d)
+			check(float32(math.Ldexp(rng.Float64(), -rng.IntN(60)))*d, d)
 		}
+	}
+	if checked < 400000 {
+		t.Fatalf("only %d inputs checked", checked)
 	}
 }
 

@@ -358,15 +358,38 @@ func mxfp4Exponent(amax float32) uint8 {
 }
 
 // mxfp4Nearest is ggml's best_index_mxfp4: the index of the first table
-// value v minimizing |v·d - x| in float32 (v·d is exact; the subtraction
-// rounds, kept apart from the product so no build fuses them). Ties go to
-// the lower index: the smaller magnitude, and 0 (index 0) rather than -0.
+// value v minimizing |v·d - x| in float32, where v·d is exact and the
+// subtraction rounds. Rather than trying all 16 values it brackets |x|
+// between two magnitudes of the table and compares their two errors, which
+// gives the same index: the exact distance is smallest at one of the two
+// neighbours and rounding keeps that order (it can only make them tie);
+// every other value, a smaller index included (the positive values when x
+// is negative), is at least twice as far. On a tie the lower index wins,
+// ggml's first: the smaller magnitude, and 0 (index 0) rather than -0 (8).
+// For x < 0, the negative value -M·d has the error |a - M·d| of the
+// positive one (rounding is symmetric). An overflowing M·d (= +Inf) is
+// never below |x| and its error is infinite, as in ggml's loop.
+// mxfp4NearestLoop in the tests is ggml's loop itself, and they agree on
+// every input tried.
 func mxfp4Nearest(x, d float32) uint8 {
-	best, bestErr := 0, abs32(float32(float32(mxfp4Values[0])*d)-x)
-	for i := 1; i < 16; i++ {
-		if err := abs32(float32(float32(mxfp4Values[i])*d) - x); err < bestErr {
-			best, bestErr = i, err
+	a := abs32(x)
+	k := 0
+	for k < 7 && float32(mxfp4Mags[k+1]*d) <= a {
+		k++
+	}
+	if k < 7 {
+		lo := abs32(float32(mxfp4Mags[k]*d) - a)
+		hi := abs32(float32(mxfp4Mags[k+1]*d) - a)
+		if hi < lo {
+			k++
 		}
 	}
-	return uint8(best)
+	if x < 0 && k != 0 {
+		k += 8
+	}
+	return uint8(k)
 }
+
+// mxfp4Mags are the magnitudes of mxfp4Values 0..7 (8..15 are their
+// negatives).
+var mxfp4Mags = [8]float32{0, 1, 2, 3, 4, 6, 8, 12}

@@ -91,6 +91,26 @@ type Config struct {
 	// Llama 3's per-frequency scaling, stored in GGUF files as
 	// rope_freqs.weight and passed to ggml's rope as its freq_factors.
 	Factors []float32
+
+	// Sections, when one of them is positive, makes the rotation
+	// multimodal RoPE (M-RoPE: Qwen2-VL, Qwen3-VL, Qwen3.5;
+	// rope.dimension_sections): each rotated pair belongs to one of four
+	// position components, temporal, height, width and an extra one, and
+	// turns by the angle of that component's position. Pair i belongs by
+	// its sector i mod (the sections' sum): in order, the first
+	// Sections[0] sectors temporal, the next Sections[1] height, then
+	// Sections[2] width, the rest extra; with Interleaved (Qwen3-VL's and
+	// Qwen3.5's layout, llama.cpp's IMROPE) sector s is temporal, height or
+	// width by s mod 3 (0, 1, 2) while s < 3·Sections[0], 3·Sections[1],
+	// 3·Sections[2] respectively, and extra otherwise.
+	//
+	// A text token's position gives the first three components its
+	// position and the extra one position 0, as llama.cpp fills them for
+	// text: so a pair of the extra component does not turn at all, and the
+	// others turn as plain RoPE's pairs do. The pairing of the halves is
+	// Layout's (llama.cpp rotates M-RoPE as NeoX).
+	Sections    [4]int
+	Interleaved bool
 }
 
 // Validate checks the configuration and reports the first problem found.
@@ -109,6 +129,14 @@ func (c Config) Validate() error {
 		if !(f > 0) || math.IsInf(float64(f), 0) {
 			return fmt.Errorf("rope: frequency factor %d is %v, want a finite number above 0", i, f)
 		}
+	}
+	for i, n := range c.Sections {
+		if n < 0 || n > 1<<16 {
+			return fmt.Errorf("rope: M-RoPE section %d has %d pairs, want 0 to 65536", i, n)
+		}
+	}
+	if c.Interleaved && !c.mrope() {
+		return fmt.Errorf("rope: interleaved M-RoPE without sections")
 	}
 	switch c.Scaling {
 	case None:
@@ -134,6 +162,10 @@ type params struct {
 	unit       bool    // no magnitude factors at all (ShiftAngles)
 	lo, hi     float32 // YaRN correction dims
 	factors    []float32
+	// M-RoPE (Config.Sections): the pairs of the extra component stay at
+	// position 0.
+	sections    [4]int
+	interleaved bool
 }
 
 func (c Config) params() params {
@@ -143,6 +175,7 @@ func (c Config) params() params {
 		mscale:     1,
 		factors:    c.Factors,
 	}
+	p.sections, p.interleaved = c.Sections, c.Interleaved
 	if c.AttnFactor != 0 {
 		p.mscale = c.AttnFactor
 	}
@@ -194,8 +227,11 @@ func (p params) angles(pos int, cos, sin []float32) {
 	theta := float32(pos)
 	for i := range cos {
 		extrap := theta
+		if p.sections != ([4]int{}) && extraPair(p.sections, p.interleaved, i) {
+			extrap = 0 // ggml's extra M-RoPE component: position 0, an angle of 0 at every pair
+		}
 		if p.factors != nil {
-			extrap = theta / p.factors[i]
+			extrap /= p.factors[i]
 		}
 		thetaInterp := p.freqScale * extrap
 		t := thetaInterp
@@ -212,6 +248,25 @@ func (p params) angles(pos int, cos, sin []float32) {
 		sin[i] = float32(math.Sin(float64(t))) * ms
 		theta *= p.thetaScale
 	}
+}
+
+// mrope reports whether the rotation is M-RoPE (see Sections).
+func (c Config) mrope() bool {
+	return c.Sections != [4]int{}
+}
+
+// extraPair reports whether rotated pair i belongs to M-RoPE's extra
+// (fourth) position component, as ggml_mrope_cache_init assigns sectors.
+func extraPair(s [4]int, interleaved bool, i int) bool {
+	sector := i % (s[0] + s[1] + s[2] + s[3])
+	if interleaved {
+		switch {
+		case sector%3 == 1 && sector < 3*s[1], sector%3 == 2 && sector < 3*s[2], sector%3 == 0 && sector < 3*s[0]:
+			return false
+		}
+		return true
+	}
+	return sector >= s[0]+s[1]+s[2]
 }
 
 // ramp is YaRN's blend weight of the extrapolated angle for pair i:

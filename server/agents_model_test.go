@@ -12,19 +12,18 @@ import (
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/server"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
 // realVocabEngine serves the tiny random-weight SmolLM3 with SmolLM3's real
 // vocabulary (golden/realvocab).
 func realVocabEngine(t *testing.T, opts ...engine.Option) server.Engine {
 	t.Helper()
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), append([]engine.Option{engine.WithThreads(2)}, opts...)...)
+	m, err := engine.Open(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), append([]engine.Option{engine.WithThreads(2)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "tiny-realvocab"})
+	e, err := server.FromModel(m, server.ModelOptions{Name: "tiny-realvocab"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +83,15 @@ func TestTruncatedModelFile(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := smollm3.Load(path, engine.WithThreads(2))
+	m, err := engine.Open(path, engine.WithThreads(2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	if _, err := m.Tokenizer(); err != nil {
+	if _, err := m.Format().Tokenizer(); err != nil {
 		t.Fatal(err)
 	}
-	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "tiny"})
+	e, err := server.FromModel(m, server.ModelOptions{Name: "tiny"})
 	if err != nil {
 		t.Fatal(err)
 	}

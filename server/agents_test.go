@@ -573,3 +573,63 @@ func TestSmallerBugs(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// Issue 39's Codex first run (no model in config.toml): its default model
+// name, an empty top-level tools, and its tools in an additional_tools
+// input item first (namespace-wrapped), before the conversation; hosted
+// tools' call items carry nothing to show the model and are left out,
+// listed in ignored_items. The server answered 400 "item type
+// additional_tools is not supported" and Codex exited.
+func TestResponsesCodexAdditionalTools(t *testing.T) {
+	var mu sync.Mutex
+	var tools []json.RawMessage
+	rec := &toolsEngine{Engine: &servertest.Engine{}, record: func(ts []json.RawMessage) { mu.Lock(); tools = ts; mu.Unlock() }}
+	ts := start(t, rec, server.Config{})
+	shell := `{"type":"function","name":"shell","description":"Run a command","parameters":{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}}}`
+	body := `{"model":"gpt-5-codex","instructions":"You are Codex.","tools":[],"tool_choice":"auto","parallel_tool_calls":false,"store":false,"stream":false,
+		"input":[
+			{"type":"additional_tools","tools":[` + shell + `,{"type":"namespace","name":"mcp__docs","tools":[{"type":"function","name":"search","parameters":{"type":"object"}}]},{"type":"web_search"}]},
+			{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions>workspace-write</permissions>"}]},
+			{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]},
+			{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"go"}},
+			{"type":"additional_tools","tools":[` + shell + `]}
+		]}`
+	resp := post(t, ts.URL+"/v1/responses", body)
+	text := readAll(t, resp)
+	var r struct {
+		Status       string   `json:"status"`
+		IgnoredTools []string `json:"ignored_tools"`
+		IgnoredItems []string `json:"ignored_items"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(text), &r) != nil || r.Status != "completed" {
+		t.Fatalf("status %d: %s", resp.StatusCode, text)
+	}
+	if fmt.Sprint(r.IgnoredItems) != "[web_search_call]" || fmt.Sprint(r.IgnoredTools) != "[web_search]" {
+		t.Errorf("ignored_items %q, ignored_tools %q", r.IgnoredItems, r.IgnoredTools)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var names []string
+	for _, t := range tools {
+		var f struct {
+			Function struct{ Name string } `json:"function"`
+		}
+		json.Unmarshal(t, &f)
+		names = append(names, f.Function.Name)
+	}
+	if fmt.Sprint(names) != "[shell mcp__docs__search]" {
+		t.Errorf("the model was shown the functions %q, want each once", names)
+	}
+	// An item of an unknown type that carries content is refused, not
+	// silently dropped; a request of nothing but such items is a 400.
+	for _, c := range []struct{ body, says string }{
+		{`{"input":[{"type":"mystery","content":"x"},{"role":"user","content":"hi"}]}`, `item type \"mystery\" is not supported`},
+		{`{"input":[{"type":"web_search_call","id":"ws_1"}]}`, "no message"},
+		{`{"input":[{"type":"additional_tools","tools":[{"type":"function"}]},{"role":"user","content":"hi"}]}`, "input[0].tools[0].name"},
+	} {
+		resp := post(t, ts.URL+"/v1/responses", c.body)
+		if text := readAll(t, resp); resp.StatusCode != 400 || !strings.Contains(text, c.says) {
+			t.Errorf("%s: %d %s, want 400 saying %s", c.body, resp.StatusCode, text, c.says)
+		}
+	}
+}

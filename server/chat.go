@@ -24,6 +24,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	job, ae := req.validate(&s.cfg, s.syntax)
 	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
+	if ae == nil {
 		ae = s.checkLogitBias(job.opts.LogitBias)
 	}
 	if ae != nil {
@@ -32,7 +35,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	s.runJob(w, r, jobRun{endpoint: "chat", idPrefix: "chatcmpl-", sessionID: req.SessionID, affinity: req.affinityKey(), stream: req.Stream, job: job},
-		func(ctx context.Context, g *generation) {
+		func(ctx context.Context, g *reply) {
 			if req.Stream {
 				g.stream(ctx, includeUsage)
 			} else {
@@ -78,7 +81,7 @@ type jobRun struct {
 	endpoint  string // the API, for logs: "chat", "completions", "responses", "messages"
 	idPrefix  string // of the response id
 	sessionID string // a server-side session (POST /api/sessions), or "" for the slot's
-	affinity  string // prompt_cache_key or user: a hint for the slot (see scheduler.acquireFor)
+	affinity  string // prompt_cache_key or user: a hint for the slot (see slotQueue.acquireFor)
 	stream    bool
 	job       *chatJob
 	// errBody writes an error in the API's shape; nil means OpenAI's.
@@ -91,7 +94,7 @@ type jobRun struct {
 // against the queue), and then calls produce, which runs the generation
 // and writes the answer in its API's shape. The context produce gets ends
 // when the client goes away or when shutdown runs out of grace.
-func (s *Server) runJob(w http.ResponseWriter, r *http.Request, jr jobRun, produce func(ctx context.Context, g *generation)) {
+func (s *Server) runJob(w http.ResponseWriter, r *http.Request, jr jobRun, produce func(ctx context.Context, g *reply)) {
 	ctx := r.Context()
 	reqID := requestID(ctx)
 	arrived := time.Now()
@@ -166,7 +169,7 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, jr jobRun, produ
 		}
 	}
 
-	g := &generation{s: s, w: w, job: jr.job, opts: jr.job.opts, sess: sess, errBody: jr.errBody, endpoint: jr.endpoint, reqID: reqID, release: release,
+	g := &reply{s: s, w: w, job: jr.job, opts: jr.job.opts, sess: sess, errBody: jr.errBody, endpoint: jr.endpoint, reqID: reqID, release: release,
 		id: newID(jr.idPrefix), created: time.Now().Unix(), queueWait: queueWait, arrived: arrived, start: time.Now()}
 	produce(genCtx, g)
 	s.metrics.generation(jr.endpoint, g)
@@ -229,8 +232,9 @@ func (s *Server) slotSession(slot int) Session {
 	return s.slotSessions[slot]
 }
 
-// generation is one answer being produced, in any API's shape.
-type generation struct {
+// reply is one answer being produced, in any API's shape (the engine
+// runs it as a generation of its own; this is the HTTP side).
+type reply struct {
 	s         *Server
 	w         http.ResponseWriter
 	job       *chatJob
@@ -257,7 +261,7 @@ type generation struct {
 
 // events runs the job on the session, recording the time to the first
 // token, the reasoning events and, from EventDone, the stats.
-func (g *generation) events(ctx context.Context) iter.Seq2[engine.Event, error] {
+func (g *reply) events(ctx context.Context) iter.Seq2[engine.Event, error] {
 	return func(yield func(engine.Event, error) bool) {
 		opts := g.opts
 		opts.PromptReady = g.promptReady
@@ -285,16 +289,16 @@ func (g *generation) events(ctx context.Context) iter.Seq2[engine.Event, error] 
 
 // tell reports whether an error should still be written: the client is
 // there, or the server is stopping it.
-func (g *generation) tell(ctx context.Context) bool {
+func (g *reply) tell(ctx context.Context) bool {
 	return ctx.Err() == nil || g.s.stopGen.Err() != nil
 }
 
 // fail writes an API error in the API's shape.
-func (g *generation) fail(e *apiError) { writeErrorAs(g.w, e, g.errBody) }
+func (g *reply) fail(e *apiError) { writeErrorAs(g.w, e, g.errBody) }
 
 // cancelled reports a generation that ended because its context did; it
 // writes the shutdown error when that was the reason.
-func (g *generation) cancelled(ctx context.Context) bool {
+func (g *reply) cancelled(ctx context.Context) bool {
 	if g.stats.StopReason != engine.StopCancelled {
 		return false
 	}
@@ -305,7 +309,7 @@ func (g *generation) cancelled(ctx context.Context) bool {
 }
 
 // engineError maps an error from the engine to an API error.
-func (g *generation) engineError(ctx context.Context, err error) *apiError {
+func (g *reply) engineError(ctx context.Context, err error) *apiError {
 	var long *engine.PromptTooLongError
 	switch {
 	case errors.As(err, &long) && g.endpoint == "messages":
@@ -313,6 +317,8 @@ func (g *generation) engineError(ctx context.Context, err error) *apiError {
 		// compacts the conversation.
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
 			Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", long.Tokens, long.Context-1)}
+	case errors.Is(err, engine.ErrTemplate):
+		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages", Message: err.Error()}
 	case errors.Is(err, engine.ErrContextFull):
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages",
 			Code: "context_length_exceeded", Message: err.Error()}
@@ -325,7 +331,7 @@ func (g *generation) engineError(ctx context.Context, err error) *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
 }
 
-func (g *generation) finish(st *engine.Stats) {
+func (g *reply) finish(st *engine.Stats) {
 	if st != nil {
 		g.stats = *st
 	}
@@ -334,7 +340,7 @@ func (g *generation) finish(st *engine.Stats) {
 	}
 }
 
-func (g *generation) usage() usage {
+func (g *reply) usage() usage {
 	var u usage
 	u.PromptTokens = g.stats.PromptTokens
 	u.CompletionTokens = g.stats.GeneratedTokens
@@ -344,7 +350,7 @@ func (g *generation) usage() usage {
 	return u
 }
 
-func (g *generation) timings() *timings {
+func (g *reply) timings() *timings {
 	st := g.stats
 	t := &timings{PromptN: st.PromptTokens - st.CachedTokens, CacheN: st.CachedTokens,
 		PromptPerSecond: st.PrefillTokensPerSec, PredictedN: st.GeneratedTokens,
@@ -365,9 +371,9 @@ func (g *generation) timings() *timings {
 // share the slot's batch place with it: the engine batches their steps).
 // Each answer gets its own seed (the request's plus its index) and, under a
 // grammar, its own constraint.
-func (g *generation) choices(ctx context.Context, each func(i int, c *generation)) []*generation {
+func (g *reply) choices(ctx context.Context, each func(i int, c *reply)) []*reply {
 	n := max(g.job.n, 1)
-	gens := []*generation{g}
+	gens := []*reply{g}
 	if n == 1 {
 		each(0, g)
 		return gens
@@ -419,7 +425,7 @@ type chatChoice struct {
 }
 
 // collect runs one answer to its end.
-func (g *generation) collect(ctx context.Context, c *chatChoice) {
+func (g *reply) collect(ctx context.Context, c *chatChoice) {
 	for ev, err := range g.events(ctx) {
 		if err != nil {
 			c.err = err
@@ -443,9 +449,9 @@ func (g *generation) collect(ctx context.Context, c *chatChoice) {
 }
 
 // complete produces a non-streaming answer (n of them, with n).
-func (g *generation) complete(ctx context.Context) {
+func (g *reply) complete(ctx context.Context) {
 	results := make([]chatChoice, max(g.job.n, 1))
-	gens := g.choices(ctx, func(i int, c *generation) { c.collect(ctx, &results[i]) })
+	gens := g.choices(ctx, func(i int, c *reply) { c.collect(ctx, &results[i]) })
 	g.release()
 	for i := range results {
 		if err := results[i].err; err != nil {
@@ -487,7 +493,7 @@ func (g *generation) complete(ctx context.Context) {
 
 // badCall logs a tool call the model wrote but that could not be read; it
 // is returned as text.
-func (g *generation) badCall(ev engine.Event) {
+func (g *reply) badCall(ev engine.Event) {
 	g.s.log.Warn("unreadable tool call returned as text", "request_id", g.reqID, "error", ev.Err)
 }
 
@@ -546,7 +552,7 @@ func (e *sse) event(name string, v any) {
 
 // chatStream writes the chunks of one or more answers to one event stream.
 type chatStream struct {
-	g       *generation // the request's (answer 0)
+	g       *reply // the request's (answer 0)
 	out     *sse
 	mu      sync.Mutex // the answers write from goroutines of their own
 	started bool
@@ -585,10 +591,10 @@ func (cs *chatStream) send(i int, first *bool, d delta, lp *choiceLogprobs) bool
 // a usage chunk, then [DONE]. Headers are sent with the first event, so an
 // error before it (context full) is still a plain JSON error with its
 // status code.
-func (g *generation) stream(ctx context.Context, includeUsage bool) {
+func (g *reply) stream(ctx context.Context, includeUsage bool) {
 	cs := &chatStream{g: g, out: newSSE(g.w)}
 	errs := make([]error, max(g.job.n, 1))
-	gens := g.choices(ctx, func(i int, c *generation) {
+	gens := g.choices(ctx, func(i int, c *reply) {
 		first := true
 		for ev, err := range c.events(ctx) {
 			if err != nil {
@@ -682,7 +688,7 @@ func (g *generation) stream(ctx context.Context, includeUsage bool) {
 	out.data("[DONE]")
 }
 
-func (g *generation) chunk(d delta, finish *string) chunk {
+func (g *reply) chunk(d delta, finish *string) chunk {
 	return chunk{ID: g.id, Object: "chat.completion.chunk", Created: g.created, Model: g.s.engine.ModelName(),
 		SystemFingerprint: fingerprint, Choices: []chunkChoice{{Index: 0, Delta: d, FinishReason: finish}}}
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
 // The real clients of issue 30: Codex CLI (@openai/codex, the Responses
@@ -126,13 +125,13 @@ func clientEngine(t *testing.T, model string) server.Engine {
 	if model == "fake" {
 		return &servertest.Engine{Name: "fake-echo", Context: 65536}
 	}
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"),
+	m, err := engine.Open(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"),
 		engine.WithThreads(2), engine.WithContext(32768), engine.WithPromptCache(256<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "smollm3-realvocab"})
+	e, err := server.FromModel(m, server.ModelOptions{Name: "smollm3-realvocab"})
 	if err != nil {
 		t.Fatal(err)
 	}

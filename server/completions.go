@@ -61,7 +61,9 @@ func (s *Server) tokenizerRequest(w http.ResponseWriter, r *http.Request, v any)
 }
 
 // promptTokens reads prompt: a string, an array of one string, an array of
-// token ids, or an array of one such array.
+// token ids, or an array of one such array. A text is tokenized with the
+// special tokens the vocabulary puts around a prompt (PromptTokenizing), as
+// llama-server does; token ids are taken as they are.
 func (s *Server) promptTokens(raw json.RawMessage, tok Tokenizing) ([]int32, *apiError) {
 	var text string
 	var texts []string
@@ -91,7 +93,12 @@ func (s *Server) promptTokens(raw json.RawMessage, tok Tokenizing) ([]int32, *ap
 				Code: "context_length_exceeded", Message: fmt.Sprintf("the prompt is %d bytes; this server accepts at most %d", len(text), s.cfg.MaxPromptBytes)}
 		}
 		var err error
-		if ids, err = tok.Tokenize(text, s.cfg.ParseSpecialTokens); err != nil {
+		if pt, ok := tok.(PromptTokenizing); ok {
+			ids, err = pt.TokenizePrompt(text, s.cfg.ParseSpecialTokens) // BOS as the vocabulary asks
+		} else {
+			ids, err = tok.Tokenize(text, s.cfg.ParseSpecialTokens)
+		}
+		if err != nil {
 			return nil, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "tokenizing the prompt: " + err.Error()}
 		}
 	} else if _, err := tok.Detokenize(ids); err != nil {
@@ -166,13 +173,16 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, ae := req.validate(s, tok)
+	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
 	if ae != nil {
 		writeError(w, ae)
 		return
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	s.runJob(w, r, jobRun{endpoint: "completions", idPrefix: "cmpl-", affinity: req.affinityKey(), stream: req.Stream, job: job},
-		func(ctx context.Context, g *generation) {
+		func(ctx context.Context, g *reply) {
 			if req.Stream {
 				g.streamText(ctx, includeUsage)
 			} else {
@@ -249,13 +259,13 @@ type textCompletion struct {
 	Timings           *timings     `json:"timings,omitempty"`
 }
 
-func (g *generation) textCompletion(choices ...textChoice) textCompletion {
+func (g *reply) textCompletion(choices ...textChoice) textCompletion {
 	return textCompletion{ID: g.id, Object: "text_completion", Created: g.created, Model: g.s.engine.ModelName(),
 		SystemFingerprint: fingerprint, Choices: choices}
 }
 
 // completeText produces a non-streaming text completion.
-func (g *generation) completeText(ctx context.Context) {
+func (g *reply) completeText(ctx context.Context) {
 	var text strings.Builder
 	var lp *textLogprobs
 	if g.job.opts.Logprobs {
@@ -288,7 +298,7 @@ func (g *generation) completeText(ctx context.Context) {
 
 // streamText produces a streaming text completion: text_completion chunks,
 // the last with finish_reason, an optional usage chunk, then [DONE].
-func (g *generation) streamText(ctx context.Context, includeUsage bool) {
+func (g *reply) streamText(ctx context.Context, includeUsage bool) {
 	out := newSSE(g.w)
 	started := false
 	offset := 0

@@ -38,6 +38,9 @@ type chatJob struct {
 	// ignored lists the tools the client offered that the server cannot
 	// run (the Responses API's hosted tools), by type.
 	ignored []string
+	// ignoredItems lists the types of the input items left out (Responses
+	// items without conversation content).
+	ignoredItems []string
 	// namespaces maps the name a namespaced function is shown to the model
 	// with to its namespace and own name (Responses' namespace tools).
 	namespaces map[string][2]string

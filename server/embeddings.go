@@ -18,12 +18,16 @@ import (
 // keep embedding models and chat models to their own endpoints; rerank.go
 // holds POST /v1/rerank.
 //
-// An embedding request does not take a generation slot: the engine batches
-// every request's inputs itself (an encoder packs whole sequences into
-// passes; a decoder prefills them beside the running generations, see
-// engine.Model.EmbedTokens). The limits of EmbedLimits bound a request;
-// each input must also fit the model (engine.EmbedInfo.MaxTokens) unless
-// the request says "truncate": true.
+// An embedding or rerank request takes a place in the queue like a
+// generation (a slot while its inputs are tokenized and computed; 503
+// queue_full when the line is full), so that a flood of them cannot run
+// unbounded at once; the engine still batches the inputs of the requests
+// holding slots (an encoder packs whole sequences into passes; a decoder
+// prefills them beside the running generations, see
+// engine.Model.EmbedTokens). The limits of EmbedLimits bound a request, in
+// bytes before anything is tokenized, then in tokens while the inputs are
+// built; each input must also fit the model (engine.EmbedInfo.MaxTokens)
+// unless the request says "truncate": true.
 
 // Embedder is implemented by engines that compute embeddings and rerank
 // scores: POST /v1/embeddings and /v1/rerank need it. FromModel's engine
@@ -35,8 +39,10 @@ type Embedder interface {
 	// tokens the model adds around them ([CLS] text [SEP] for BERT).
 	EmbedInputs(texts []string) ([][]int32, error)
 	// RerankInputs builds one input per document from a query and the
-	// documents.
-	RerankInputs(query string, docs []string) ([][]int32, error)
+	// documents, stopping with an error wrapping engine.ErrTooManyTokens
+	// once they have more than maxTokens together
+	// (engine.Model.RerankInputs).
+	RerankInputs(query string, docs []string, maxTokens int) ([][]int32, error)
 	// EmbedTokens computes one vector (or, with PoolRank, the scores) per
 	// input (engine.Model.EmbedTokens).
 	EmbedTokens(ctx context.Context, inputs [][]int32, opts engine.EmbedOptions) (engine.Embeddings, error)
@@ -51,6 +57,10 @@ type EmbedLimits struct {
 	// MaxTokens bounds the tokens of a request, all inputs together
 	// [65536].
 	MaxTokens int
+	// MaxBytes bounds the text a request has tokenized, checked before
+	// any is: the inputs' bytes, and for a rerank the query's once per
+	// document plus the documents' [16 × MaxTokens].
+	MaxBytes int
 }
 
 // Defaults of EmbedLimits.
@@ -66,7 +76,35 @@ func (l EmbedLimits) withDefaults() EmbedLimits {
 	if l.MaxTokens <= 0 {
 		l.MaxTokens = DefaultMaxEmbedTokens
 	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = 16 * l.MaxTokens
+	}
 	return l
+}
+
+// tooLong is the answer to inputs over a limit of EmbedLimits.
+func tooLong(param, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Code: "context_length_exceeded",
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// embedSlot takes a place in the queue for an embedding or rerank request,
+// as a generation does; ok is false when the answer was written (503 when
+// the line is full) or the client left while waiting. Call release once
+// done.
+func (s *Server) embedSlot(w http.ResponseWriter, r *http.Request, endpoint string) (release func(), ok bool) {
+	slot, err := s.sched.acquire(r.Context())
+	if err != nil {
+		if errors.Is(err, errQueueFull) {
+			busy, waiting := s.sched.load(s.cfg.Slots)
+			s.log.Warn("queue full", "endpoint", endpoint, "request_id", requestID(r.Context()), "busy", busy, "queued", waiting)
+			writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "queue_full",
+				Message: "model busy: every slot is in use and the queue is full; retry shortly"})
+		}
+		return nil, false
+	}
+	s.inflight.Add(1)
+	return func() { s.sched.release(slot); s.inflight.Done() }, true
 }
 
 // Embedding methods of FromModel's engine.
@@ -74,8 +112,8 @@ func (e *modelEngine) EmbedInfo() engine.EmbedInfo { return e.m.EmbedInfo() }
 func (e *modelEngine) EmbedInputs(texts []string) ([][]int32, error) {
 	return e.m.EmbedInputs(texts)
 }
-func (e *modelEngine) RerankInputs(query string, docs []string) ([][]int32, error) {
-	return e.m.RerankInputs(query, docs)
+func (e *modelEngine) RerankInputs(query string, docs []string, maxTokens int) ([][]int32, error) {
+	return e.m.RerankInputs(query, docs, maxTokens)
 }
 func (e *modelEngine) EmbedTokens(ctx context.Context, inputs [][]int32, opts engine.EmbedOptions) (engine.Embeddings, error) {
 	return e.m.EmbedTokens(ctx, inputs, opts)
@@ -162,7 +200,17 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		opts.Dimensions = *req.Dimensions
 	}
 	lim := s.cfg.Embed.withDefaults()
-	inputs, ae := s.embeddingInputs(req.Input, em, lim)
+	texts, idLists, ae := readEmbeddingInput(req.Input, lim)
+	if ae != nil {
+		writeError(w, ae)
+		return
+	}
+	release, ok := s.embedSlot(w, r, "embeddings")
+	if !ok {
+		return
+	}
+	defer release()
+	inputs, ae := embeddingInputs(texts, idLists, em, lim)
 	if ae != nil {
 		writeError(w, ae)
 		return
@@ -194,13 +242,9 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		"truncated", res.Truncated, "dimensions", opts.Dimensions, "base64", base64Out, "duration", time.Since(start).Round(time.Microsecond))
 }
 
-// embeddingInputs reads input: a string, an array of strings, an array of
-// token ids, or an array of arrays of token ids, and tokenizes the texts.
-func (s *Server) embeddingInputs(raw json.RawMessage, em Embedder, lim EmbedLimits) ([][]int32, *apiError) {
-	var (
-		texts   []string
-		idLists [][]int64
-	)
+// readEmbeddingInput reads input: a string, an array of strings, an array
+// of token ids, or an array of arrays of token ids, and checks its size.
+func readEmbeddingInput(raw json.RawMessage, lim EmbedLimits) (texts []string, idLists [][]int64, ae *apiError) {
 	// Each shape is tried on fresh variables: a failed attempt leaves
 	// what it had decoded so far behind.
 	var (
@@ -211,7 +255,7 @@ func (s *Server) embeddingInputs(raw json.RawMessage, em Embedder, lim EmbedLimi
 	)
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
-		return nil, badRequest("input", "input is missing")
+		return nil, nil, badRequest("input", "input is missing")
 	case json.Unmarshal(raw, &one) == nil:
 		texts = []string{one}
 	case json.Unmarshal(raw, &many) == nil:
@@ -221,22 +265,33 @@ func (s *Server) embeddingInputs(raw json.RawMessage, em Embedder, lim EmbedLimi
 	case json.Unmarshal(raw, &idsets) == nil:
 		idLists = idsets
 	default:
-		return nil, badRequest("input", "input must be a string, an array of strings, an array of token ids or an array of arrays of token ids")
+		return nil, nil, badRequest("input", "input must be a string, an array of strings, an array of token ids or an array of arrays of token ids")
 	}
 	n := len(texts) + len(idLists)
 	switch {
 	case n == 0:
-		return nil, badRequest("input", "input is empty: give at least one string or token array")
+		return nil, nil, badRequest("input", "input is empty: give at least one string or token array")
 	case n > lim.MaxInputs:
-		return nil, badRequest("input", "input has %d items; this server takes at most %d per request", n, lim.MaxInputs)
+		return nil, nil, badRequest("input", "input has %d items; this server takes at most %d per request", n, lim.MaxInputs)
 	}
+	size := 0
+	for i, t := range texts {
+		if t == "" {
+			return nil, nil, badRequest("input", "input %d is an empty string", i)
+		}
+		size += len(t)
+	}
+	if size > lim.MaxBytes {
+		return nil, nil, tooLong("input", "the inputs are %d bytes together; this server takes at most %d per request", size, lim.MaxBytes)
+	}
+	return texts, idLists, nil
+}
+
+// embeddingInputs tokenizes the texts, or checks the token ids, of an
+// embedding request (readEmbeddingInput).
+func embeddingInputs(texts []string, idLists [][]int64, em Embedder, lim EmbedLimits) ([][]int32, *apiError) {
 	var inputs [][]int32
 	if idLists == nil {
-		for i, t := range texts {
-			if t == "" {
-				return nil, badRequest("input", "input %d is an empty string", i)
-			}
-		}
 		var err error
 		if inputs, err = em.EmbedInputs(texts); err != nil {
 			return nil, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "not_supported",
@@ -262,8 +317,7 @@ func (s *Server) embeddingInputs(raw json.RawMessage, em Embedder, lim EmbedLimi
 		total += len(in)
 	}
 	if total > lim.MaxTokens {
-		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "input", Code: "context_length_exceeded",
-			Message: fmt.Sprintf("the inputs have %d tokens together; this server takes at most %d per request", total, lim.MaxTokens)}
+		return nil, tooLong("input", "the inputs have %d tokens together; this server takes at most %d per request", total, lim.MaxTokens)
 	}
 	return inputs, nil
 }

@@ -11,14 +11,15 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	_ "github.com/smolgo/smolgo/models/bert"
 	_ "github.com/smolgo/smolgo/models/qwen3"
@@ -265,7 +266,7 @@ func TestEmbeddingsBadInput(t *testing.T) {
 		{"dimensions too wide", `{"input":"a","dimensions":257}`, 400, "dimensions"},
 		{"dimensions not trained", `{"input":"a","dimensions":128}`, 400, "Matryoshka"},
 		{"encoding format", `{"input":"a","encoding_format":"hex"}`, 400, "encoding_format"},
-		{"wrong model", `{"model":"gpt-4","input":"a"}`, 404, "does not exist"},
+		{"a client's default model name", `{"model":"text-embedding-3-small","input":"a"}`, 200, `"object":"embedding"`},
 		{"not JSON", `{"input":`, 400, "not valid JSON"},
 	} {
 		status, b := postJSON(t, ts.URL+"/v1/embeddings", c.body)
@@ -314,11 +315,11 @@ func TestModelKinds(t *testing.T) {
 		if pooling != "" {
 			opts = append(opts, engine.WithPooling(pooling))
 		}
-		m, err := family.Load(path, append(opts, engine.WithThreads(2))...)
+		m, err := engine.Open(path, append(opts, engine.WithThreads(2))...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, _ := server.FromModel(m.Model, server.ModelOptions{Name: "qwen3"})
+		e, _ := server.FromModel(m, server.ModelOptions{Name: "qwen3"})
 		ts := start(t, e, server.Config{})
 		status, b := postJSON(t, ts.URL+"/v1/embeddings", `{"input":[1,2,3]}`)
 		switch {
@@ -354,6 +355,16 @@ func TestRerank(t *testing.T) {
 		Usage   struct {
 			PromptTokens int `json:"prompt_tokens"`
 		} `json:"usage"`
+		// Cohere's (issue 39: @ai-sdk/cohere's rerank() needs id and meta).
+		ID   string `json:"id"`
+		Meta *struct {
+			APIVersion struct {
+				Version string `json:"version"`
+			} `json:"api_version"`
+			BilledUnits struct {
+				SearchUnits int `json:"search_units"`
+			} `json:"billed_units"`
+		} `json:"meta"`
 	}
 	for _, path := range []string{"/v1/rerank", "/rerank", "/v1/reranking"} {
 		status, b := postJSON(t, ts.URL+path, `{"model":"bert-rank-tiny-F32","query":"quick fox","documents":["the quick brown fox",{"text":"Hello world"},"jumps over the lazy dog","a b c"],"top_n":3,"return_documents":true}`)
@@ -367,6 +378,9 @@ func TestRerank(t *testing.T) {
 		if len(res.Results) != 3 || res.Object != "list" || res.Model != "bert-rank-tiny-F32" || res.Usage.PromptTokens != want.Tokens {
 			t.Fatalf("%s: %s", path, b)
 		}
+		if res.ID == "" || res.Meta == nil || res.Meta.APIVersion.Version != "2" || res.Meta.BilledUnits.SearchUnits != 1 {
+			t.Errorf("%s: no Cohere id and meta: %s", path, b)
+		}
 		for i, r := range res.Results {
 			if r.RelevanceScore != want.Scores[r.Index] || r.Document == nil || r.Document.Text != docs[r.Index] {
 				t.Errorf("%s: result %d: %+v, want score %v", path, i, r, want.Scores[r.Index])
@@ -376,7 +390,7 @@ func TestRerank(t *testing.T) {
 			}
 		}
 	}
-	status, b := postJSON(t, ts.URL+"/v1/rerank", `{"query":"q","documents":["a","b"]}`)
+	status, b := postJSON(t, ts.URL+"/v1/rerank", `{"model":"rerank-english-v3.0","query":"q","documents":["a","b"]}`)
 	res.Results = nil
 	json.Unmarshal(b, &res)
 	if status != 200 || len(res.Results) != 2 || res.Results[0].Document != nil {
@@ -467,4 +481,110 @@ func TestOpenAINodeEmbeddings(t *testing.T) {
 		t.Fatalf("embeddings.mjs output: %s", out)
 	}
 	t.Logf("openai npm client: %s", lines[len(lines)-1])
+}
+
+// spyEmbedder wraps a real engine, counting the documents it is asked to
+// build rerank inputs of and holding the first EmbedTokens until hold is
+// closed (nil: not at all).
+type spyEmbedder struct {
+	server.Engine
+	em      server.Embedder
+	docs    atomic.Int64
+	calls   atomic.Int64
+	started chan struct{}
+	hold    chan struct{}
+}
+
+func (s *spyEmbedder) EmbedInfo() engine.EmbedInfo { return s.em.EmbedInfo() }
+func (s *spyEmbedder) EmbedInputs(texts []string) ([][]int32, error) {
+	return s.em.EmbedInputs(texts)
+}
+func (s *spyEmbedder) RerankInputs(q string, docs []string, max int) ([][]int32, error) {
+	s.docs.Add(int64(len(docs)))
+	return s.em.RerankInputs(q, docs, max)
+}
+func (s *spyEmbedder) EmbedTokens(ctx context.Context, in [][]int32, opts engine.EmbedOptions) (engine.Embeddings, error) {
+	if s.hold != nil && s.calls.Add(1) == 1 {
+		s.started <- struct{}{}
+		<-s.hold
+	}
+	return s.em.EmbedTokens(ctx, in, opts)
+}
+
+func spyServer(t *testing.T, name string, cfg server.Config) (*httptest.Server, *spyEmbedder) {
+	t.Helper()
+	m, err := engine.Open(sharedtest.Path(t, "golden-families/models/"+name+".gguf"), engine.WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := server.FromModel(m, server.ModelOptions{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spy := &spyEmbedder{Engine: e, em: e.(server.Embedder)}
+	ts := start(t, spy, cfg)
+	t.Cleanup(func() { ts.Close(); m.Close() })
+	return ts, spy
+}
+
+// Issue 39's amplification: a 410 KB body (a 400 KB query, 2,048
+// one-letter documents) tokenized the query once per document, 614 M
+// tokens, before the token limit was checked. Now the bytes the inputs
+// would take are bounded before anything is tokenized, and the tokens as
+// the inputs are built.
+func TestRerankAmplification(t *testing.T) {
+	ts, spy := spyServer(t, "bert-rank-tiny-F32", server.Config{})
+	docs, _ := json.Marshal(slices.Repeat([]string{"x"}, 2048))
+	body := `{"query":"` + strings.Repeat("a ", 200_000) + `","documents":` + string(docs) + `}`
+	status, b := postJSON(t, ts.URL+"/v1/rerank", body)
+	if status != 400 || !strings.Contains(string(b), "bytes") || !strings.Contains(string(b), "context_length_exceeded") {
+		t.Errorf("%d %.300s, want 400 context_length_exceeded about bytes", status, b)
+	}
+	if n := spy.docs.Load(); n != 0 {
+		t.Errorf("%d documents tokenized before the refusal", n)
+	}
+	// Under the byte bound, over the token bound: refused once the inputs
+	// pass it.
+	ts2, spy2 := spyServer(t, "bert-rank-tiny-F32", server.Config{Embed: server.EmbedLimits{MaxTokens: 1000}})
+	docs, _ = json.Marshal(slices.Repeat([]string{"a b c"}, 100))
+	status, b = postJSON(t, ts2.URL+"/v1/rerank", `{"query":"`+strings.Repeat("a ", 40)+`","documents":`+string(docs)+`}`)
+	if status != 400 || !strings.Contains(string(b), "more than 1000 tokens") {
+		t.Errorf("%d %.300s, want 400 about 1000 tokens", status, b)
+	}
+	if spy2.docs.Load() != 100 {
+		t.Errorf("RerankInputs saw %d documents, want 100", spy2.docs.Load())
+	}
+	status, b = postJSON(t, ts.URL+"/v1/embeddings", `{"input":"x"}`)
+	if status != 400 || !strings.Contains(string(b), "reranker") {
+		t.Errorf("embeddings of a reranker: %d %s", status, b)
+	}
+}
+
+// Embedding and rerank requests take a place in the queue like
+// generations: with one slot and no queue, a second request while the
+// first computes gets 503 queue_full.
+func TestEmbedTakesASlot(t *testing.T) {
+	for _, c := range []struct{ model, path, body string }{
+		{"bert-rank-tiny-F32", "/v1/rerank", `{"query":"q","documents":["a","b"]}`},
+		{"bert-tiny-F32", "/v1/embeddings", `{"input":"hello"}`},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			ts, spy := spyServer(t, c.model, server.Config{Slots: 1, MaxQueue: -1})
+			spy.started, spy.hold = make(chan struct{}, 1), make(chan struct{})
+			first := make(chan int, 1)
+			go func() {
+				status, _ := postJSON(t, ts.URL+c.path, c.body)
+				first <- status
+			}()
+			<-spy.started
+			status, b := postJSON(t, ts.URL+c.path, c.body)
+			if status != 503 || !strings.Contains(string(b), "queue_full") {
+				t.Errorf("second request: %d %s, want 503 queue_full", status, b)
+			}
+			close(spy.hold)
+			if s := <-first; s != 200 {
+				t.Errorf("first request: %d", s)
+			}
+		})
+	}
 }

@@ -47,10 +47,10 @@ type Session interface {
 }
 
 // Occupancy is implemented by engines that batch several sessions' steps and
-// can say how full the batch is (engine.Model's Load); /health and the web
-// page show it.
+// can say how full the batch is (engine.Model's Occupancy); /health and the
+// web page show it.
 type Occupancy interface {
-	Load() engine.Load
+	Occupancy() engine.Occupancy
 }
 
 // ModelOptions configure FromModel.
@@ -77,10 +77,10 @@ type modelEngine struct {
 	name string
 }
 
-func (e *modelEngine) ModelName() string   { return e.name }
-func (e *modelEngine) ContextLength() int  { return e.m.ContextLength() }
-func (e *modelEngine) NewSession() Session { return e.m.NewSession() }
-func (e *modelEngine) Load() engine.Load   { return e.m.Load() }
+func (e *modelEngine) ModelName() string           { return e.name }
+func (e *modelEngine) ContextLength() int          { return e.m.ContextLength() }
+func (e *modelEngine) NewSession() Session         { return e.m.NewSession() }
+func (e *modelEngine) Occupancy() engine.Occupancy { return e.m.Occupancy() }
 func (e *modelEngine) NewConstraint(g *grammar.Grammar) (engine.Constraint, error) {
 	return e.m.NewConstraint(g)
 }
@@ -103,6 +103,31 @@ type Tokenizing interface {
 	// TokenPiece is the text of one token (it may be part of a UTF-8
 	// character).
 	TokenPiece(id int32) (string, error)
+}
+
+// PromptTokenizing is implemented by engines whose vocabulary puts tokens
+// around a prompt (BOS, and EOS where the file asks), as llama_tokenize
+// does with add_special: /v1/completions tokenizes a text prompt so, as
+// llama-server does. Engines without it get Tokenize.
+type PromptTokenizing interface {
+	TokenizePrompt(text string, special bool) ([]int32, error)
+}
+
+// specialTokenizer is a tokenizer that adds the vocabulary's special tokens
+// around a text (tokenizer.Tokenizer.Tokenize).
+type specialTokenizer interface {
+	Tokenize(text string, addSpecial, parseSpecial bool) []int32
+}
+
+func (e *modelEngine) TokenizePrompt(text string, special bool) ([]int32, error) {
+	tok, err := e.tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := tok.(specialTokenizer); ok {
+		return st.Tokenize(text, true, special), nil
+	}
+	return tok.Encode(text, special), nil
 }
 
 func (e *modelEngine) tokenizer() (engine.Tokenizer, error) {
@@ -173,4 +198,18 @@ type Templating interface {
 
 func (e *modelEngine) PromptTokens(msgs []engine.Message, opts engine.PromptOptions) ([]int32, error) {
 	return e.m.Format().Prompt(msgs, opts)
+}
+
+// errNoPromptText says a model's format renders no text of its own.
+var errNoPromptText = errors.New("the model's format does not render text")
+
+// PromptText renders msgs with the model's template and returns the text,
+// or fails when the format cannot say it (then /apply-template decodes
+// the tokens).
+func (e *modelEngine) PromptText(msgs []engine.Message, opts engine.PromptOptions) (string, error) {
+	pt, ok := e.m.Format().(engine.PromptTexter)
+	if !ok {
+		return "", errNoPromptText
+	}
+	return pt.PromptText(msgs, opts)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	_ "github.com/smolgo/smolgo/models"
 	"github.com/smolgo/smolgo/server"
@@ -23,12 +22,12 @@ func TestFamiliesServe(t *testing.T) {
 	for _, name := range []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M",
 		"smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M"} {
 		t.Run(name, func(t *testing.T) {
-			m, err := family.Load(goldentest.TinyModel(t, name), engine.WithThreads(2), engine.WithContext(1024))
+			m, err := engine.Open(goldentest.TinyModel(t, name), engine.WithThreads(2), engine.WithContext(1024))
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { m.Close() })
-			e, err := server.FromModel(m.Model, server.ModelOptions{Name: name})
+			e, err := server.FromModel(m, server.ModelOptions{Name: name})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"testing"
@@ -12,7 +13,7 @@ import (
 )
 
 func TestSchedulerFIFO(t *testing.T) {
-	s := newScheduler(1, 3)
+	s := newSlotQueue(1, 3)
 	first, err := s.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestSchedulerFIFO(t *testing.T) {
 }
 
 func TestSchedulerCancelledWaiterLeavesLine(t *testing.T) {
-	s := newScheduler(1, 1)
+	s := newSlotQueue(1, 1)
 	slot, _ := s.acquire(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -119,10 +120,10 @@ func TestSessionStoreEviction(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := newSessionStore(sizedEngine{bytes: 100}, tc.max, tc.maxBytes, tc.idle, clock)
+			st := newSessionStore(sizedEngine{bytes: 100}, tc.max, 0, tc.maxBytes, tc.idle, clock)
 			ids := map[string]string{}
 			for _, name := range []string{"a", "b"} {
-				id, err := st.create()
+				id, err := st.create("")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,7 +145,7 @@ func TestSessionStoreEviction(t *testing.T) {
 				done()
 			}
 			now = now.Add(tc.gap)
-			id, err := st.create()
+			id, err := st.create("")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,11 +164,109 @@ func TestSessionStoreEviction(t *testing.T) {
 }
 
 func TestSessionStoreFullOfBusySessions(t *testing.T) {
-	st := newSessionStore(sizedEngine{}, 1, 0, 0, time.Now)
-	id, _ := st.create()
+	st := newSessionStore(sizedEngine{}, 1, 0, 0, 0, time.Now)
+	id, _ := st.create("")
 	_, done, _ := st.acquire(context.Background(), id, 0)
 	defer done()
-	if _, err := st.create(); !errors.Is(err, errTooManySessions) {
+	if _, err := st.create(""); !errors.Is(err, errTooManySessions) {
 		t.Fatalf("create with every session busy: %v", err)
+	}
+}
+
+// reasoning_effort (chat) and reasoning.effort (Responses) reach the
+// engine as GenerateOptions.ReasoningEffort, for templates with levels,
+// beside the thinking switch they also set.
+func TestReasoningEffortReachesEngine(t *testing.T) {
+	cfg := Config{}
+	for _, tt := range []struct {
+		effort   string
+		thinking bool
+	}{{"low", true}, {"high", true}, {"none", false}, {"", true}} {
+		body := `{"messages":[{"role":"user","content":"hi"}]`
+		if tt.effort != "" {
+			body += `,"reasoning_effort":"` + tt.effort + `"`
+		}
+		var req chatRequest
+		if err := json.Unmarshal([]byte(body+"}"), &req); err != nil {
+			t.Fatal(err)
+		}
+		job, ae := req.validate(&cfg, nil)
+		if ae != nil {
+			t.Fatalf("%s: %v", body, ae)
+		}
+		if job.opts.ReasoningEffort != tt.effort {
+			t.Errorf("%s: ReasoningEffort %q, want %q", body, job.opts.ReasoningEffort, tt.effort)
+		}
+		if tt.effort != "" && (job.opts.Thinking == nil || *job.opts.Thinking != tt.thinking) {
+			t.Errorf("%s: Thinking %v, want %v", body, job.opts.Thinking, tt.thinking)
+		}
+	}
+}
+
+// Issue 39: a client looping POST /api/sessions (and chatting in each, so
+// that they are protected) filled the store and locked new users out. With
+// a per-client bound its own sessions churn and another client still gets
+// one; a client whose every session is generating is refused, others not.
+func TestSessionStorePerClient(t *testing.T) {
+	now := time.Unix(1000, 0)
+	st := newSessionStore(sizedEngine{}, 32, 8, 0, 0, func() time.Time { return now })
+	for i := range 1000 {
+		id, err := st.create("10.0.0.66")
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		_, done, err := st.acquire(context.Background(), id, 0) // used: protected from eviction
+		if err != nil {
+			t.Fatal(err)
+		}
+		done()
+		now = now.Add(time.Millisecond)
+	}
+	if n, _ := st.stats(); n != 8 {
+		t.Errorf("the looping client keeps %d sessions, want 8", n)
+	}
+	alice, err := st.create("10.0.0.7")
+	if err != nil {
+		t.Fatalf("a new user: %v", err)
+	}
+	// Every session of a client generating: that client waits, no other.
+	var dones []func()
+	for range 8 {
+		id, err := st.create("10.0.0.8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, done, _ := st.acquire(context.Background(), id, 0)
+		dones = append(dones, done)
+	}
+	if _, err := st.create("10.0.0.8"); !errors.Is(err, errClientSessions) {
+		t.Errorf("a ninth session while eight generate: %v, want errClientSessions", err)
+	}
+	if _, err := st.create("10.0.0.9"); err != nil {
+		t.Errorf("another client meanwhile: %v", err)
+	}
+	for _, d := range dones {
+		d()
+	}
+	if _, ok := st.ids[alice]; !ok {
+		t.Error("the new user's session was evicted")
+	}
+	// A client's own unused sessions go before its conversations.
+	var talks []string
+	for range 3 {
+		id, _ := st.create("10.0.0.10")
+		_, done, _ := st.acquire(context.Background(), id, 0)
+		done()
+		talks = append(talks, id)
+	}
+	for range 50 {
+		if _, err := st.create("10.0.0.10"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range talks {
+		if _, ok := st.ids[id]; !ok {
+			t.Errorf("conversation %s evicted by its own client's unused sessions", id)
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // which the gateway's gauges read.
 type occupied struct{ *servertest.Engine }
 
-func (o occupied) Load() engine.Load { return o.Model().Load() }
+func (o occupied) Occupancy() engine.Occupancy { return o.Model().Occupancy() }
 
 // serve runs srv on a fresh loopback listener until the returned cancel;
 // served reports Serve's result.

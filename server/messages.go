@@ -313,12 +313,15 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, ae := req.validate(s, false)
+	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
 	if ae != nil {
 		fail(ae)
 		return
 	}
 	s.runJob(w, r, jobRun{endpoint: "messages", idPrefix: "msg_", sessionID: req.SessionID, affinity: req.Metadata.UserID, stream: req.Stream, job: job, errBody: anthropicErrorBody},
-		func(ctx context.Context, g *generation) {
+		func(ctx context.Context, g *reply) {
 			ms := &messageStream{g: g}
 			if req.Stream {
 				ms.out = newSSE(g.w)
@@ -336,6 +339,9 @@ func (s *Server) handleCountTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, ae := req.validate(s, true)
+	if ae == nil {
+		ae = s.checkModel(req.Model)
+	}
 	if ae != nil {
 		fail(ae)
 		return
@@ -382,7 +388,7 @@ type anthropicMessageObject struct {
 // messageStream turns a generation's events into content blocks, and when
 // out is set streams them as Anthropic's events.
 type messageStream struct {
-	g       *generation
+	g       *reply
 	out     *sse
 	started bool
 	msg     anthropicMessageObject

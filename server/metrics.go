@@ -65,7 +65,7 @@ func (m *metrics) request(endpoint string, status int) {
 }
 
 // generation counts a finished generation's tokens and timings.
-func (m *metrics) generation(endpoint string, g *generation) {
+func (m *metrics) generation(endpoint string, g *reply) {
 	st := g.stats
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -115,7 +115,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	p.metric("smolgo_sessions", "gauge", "Web-chat sessions kept on the server.", "", float64(n))
 	p.metric("smolgo_session_memory_bytes", "gauge", "Memory held by the kept sessions' KV caches.", "", float64(bytes))
 	if o, ok := s.engine.(Occupancy); ok {
-		l := o.Load()
+		l := o.Occupancy()
 		p.metric("smolgo_batch_sequences", "gauge", "Generations holding a place in the engine's batch.", "", float64(l.Sequences))
 		p.metric("smolgo_batch_sequences_waiting", "gauge", "Generations waiting for a place in the batch.", "", float64(l.Waiting))
 		p.metric("smolgo_batch_sequences_max", "gauge", "Places in the engine's batch.", "", float64(l.MaxSequences))
@@ -235,7 +235,7 @@ const GatewayBlockSize = 64
 //	smolgo_requests_running     requests computing (prefill or decode)
 //	smolgo_kv_cache_usage_ratio positions in the running sequences' KV
 //	                            caches over what the batch's caches hold at
-//	                            full context (engine.Load), 0 to 1
+//	                            full context (engine.Occupancy), 0 to 1
 //	smolgo_cache_config_info    1, with labels block_size (GatewayBlockSize)
 //	                            and num_gpu_blocks (the capacity in such
 //	                            blocks: the prefix plugin's per-server LRU)
@@ -247,7 +247,7 @@ func (s *Server) gatewayMetrics(p promWriter, busy, queued int) {
 	var usage float64
 	blocks := 0
 	if o, ok := s.engine.(Occupancy); ok {
-		l := o.Load()
+		l := o.Occupancy()
 		// Requests holding a slot but not yet a place in the batch wait.
 		waiting += l.Waiting
 		running = max(0, busy-l.Waiting)

@@ -37,9 +37,7 @@ type chatRequest struct {
 	TopLogprobs         *int               `json:"top_logprobs"`
 	LogitBias           map[string]float64 `json:"logit_bias"`
 	ReasoningEffort     string             `json:"reasoning_effort"`
-	ChatTemplateKwargs  struct {
-		EnableThinking *bool `json:"enable_thinking"`
-	} `json:"chat_template_kwargs"`
+	ChatTemplateKwargs  templateKwargs     `json:"chat_template_kwargs"`
 	// SessionID is a smolgo extension: generate in a server-side session
 	// made with POST /api/sessions, so its KV cache is kept for this
 	// conversation alone.
@@ -246,6 +244,8 @@ func (req *chatRequest) validate(cfg *Config, syntax toolSyntax) (*chatJob, *api
 	if opts.Thinking, err = thinking(req.ChatTemplateKwargs.EnableThinking, req.ReasoningEffort, "reasoning_effort"); err != nil {
 		return nil, err
 	}
+	opts.ReasoningEffort = req.ReasoningEffort // for templates with levels (gpt-oss's)
+	opts.TemplateKwargs = req.ChatTemplateKwargs.All
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return nil, badRequest("top_logprobs", "top_logprobs %d is out of range [0, 20]", *req.TopLogprobs)
@@ -565,4 +565,27 @@ func byteInts(s string) []int {
 		b[i] = int(s[i])
 	}
 	return b
+}
+
+// templateKwargs is chat_template_kwargs, as llama-server takes it: every
+// key reaches the model's Jinja chat template as a variable (All), and
+// enable_thinking also turns the reasoning mode on or off.
+type templateKwargs struct {
+	EnableThinking *bool
+	All            map[string]json.RawMessage
+}
+
+func (k *templateKwargs) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(b, &k.All); err != nil {
+		return fmt.Errorf("chat_template_kwargs must be an object: %w", err)
+	}
+	if raw, ok := k.All["enable_thinking"]; ok {
+		if err := json.Unmarshal(raw, &k.EnableThinking); err != nil {
+			return fmt.Errorf("chat_template_kwargs.enable_thinking must be a boolean: %w", err)
+		}
+	}
+	return nil
 }

@@ -66,7 +66,7 @@ func TestPromptCacheDiskRestart(t *testing.T) {
 	}
 	opts := []engine.Option{engine.WithContext(1024), engine.WithPromptCache(32 << 20), engine.WithPromptCacheDir(dir, 64<<20)}
 	m := tinyModel(t, opts...)
-	e, _ := server.FromModel(m.Model, server.ModelOptions{Name: "tiny"})
+	e, _ := server.FromModel(m, server.ModelOptions{Name: "tiny"})
 	ts := start(t, e, server.Config{})
 	if c := ask(ts.URL, "What is the capital of France?"); c.Usage.PromptTokensDetails.CachedTokens != 0 {
 		t.Fatalf("cold: %+v", c.Usage)
@@ -75,7 +75,7 @@ func TestPromptCacheDiskRestart(t *testing.T) {
 	m.Close() // the snapshot is on disk once the model is closed
 
 	m2 := tinyModel(t, opts...)
-	e2, _ := server.FromModel(m2.Model, server.ModelOptions{Name: "tiny"})
+	e2, _ := server.FromModel(m2, server.ModelOptions{Name: "tiny"})
 	ts2 := start(t, e2, server.Config{})
 	u := ask(ts2.URL, "Name a prime number.").Usage
 	t.Logf("after a restart: %d of %d prompt tokens read from disk", u.PromptTokensDetails.CachedTokens, u.PromptTokens)

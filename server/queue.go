@@ -7,16 +7,16 @@ import (
 	"sync"
 )
 
-// errQueueFull is returned by scheduler.acquire when every slot is busy and
+// errQueueFull is returned by slotQueue.acquire when every slot is busy and
 // the waiting line is at its bound.
 var errQueueFull = errors.New("server busy: the request queue is full")
 
-// scheduler hands out a fixed number of generation slots first come, first
+// slotQueue hands out a fixed number of generation slots first come, first
 // served. Requests that find every slot busy wait in a FIFO line of bounded
 // length; a waiter whose context ends leaves the line. Slots are numbered so
 // that each can keep its own engine session (and so its KV cache) for
 // requests that do not name a session.
-type scheduler struct {
+type slotQueue struct {
 	mu       sync.Mutex
 	free     []int      // free slot numbers (a stack)
 	waiting  *list.List // of *waiter, oldest first
@@ -39,8 +39,8 @@ type waiter struct {
 	ready chan struct{} // closed when slot is assigned
 }
 
-func newScheduler(slots, maxQueue int) *scheduler {
-	s := &scheduler{waiting: list.New(), maxQueue: maxQueue, affinity: make(map[string]int), used: make([]int64, slots)}
+func newSlotQueue(slots, maxQueue int) *slotQueue {
+	s := &slotQueue{waiting: list.New(), maxQueue: maxQueue, affinity: make(map[string]int), used: make([]int64, slots)}
 	for i := slots - 1; i >= 0; i-- {
 		s.free = append(s.free, i)
 	}
@@ -50,7 +50,7 @@ func newScheduler(slots, maxQueue int) *scheduler {
 // acquire waits for a free slot and returns its number. It fails with
 // errQueueFull at once when the line is full, or with ctx's error when ctx
 // ends first. The caller must call release(slot) exactly once.
-func (s *scheduler) acquire(ctx context.Context) (int, error) {
+func (s *slotQueue) acquire(ctx context.Context) (int, error) {
 	return s.acquireFor(ctx, "")
 }
 
@@ -62,7 +62,7 @@ func (s *scheduler) acquire(ctx context.Context) (int, error) {
 // hint: a request that has to wait takes the first slot freed, first come,
 // first served. A request without a key takes the slot freed last (a
 // single client's turns then stay on one slot).
-func (s *scheduler) acquireFor(ctx context.Context, key string) (int, error) {
+func (s *slotQueue) acquireFor(ctx context.Context, key string) (int, error) {
 	s.mu.Lock()
 	if n := len(s.free); n > 0 && s.waiting.Len() == 0 {
 		i := n - 1
@@ -114,7 +114,7 @@ func (s *scheduler) acquireFor(ctx context.Context, key string) (int, error) {
 }
 
 // rememberLocked records that slot serves key.
-func (s *scheduler) rememberLocked(key string, slot int) {
+func (s *slotQueue) rememberLocked(key string, slot int) {
 	if key == "" {
 		return
 	}
@@ -131,7 +131,7 @@ func (s *scheduler) rememberLocked(key string, slot int) {
 }
 
 // release returns slot, handing it straight to the oldest waiter if any.
-func (s *scheduler) release(slot int) {
+func (s *slotQueue) release(slot int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if front := s.waiting.Front(); front != nil {
@@ -144,7 +144,7 @@ func (s *scheduler) release(slot int) {
 }
 
 // load reports busy slots and waiting requests.
-func (s *scheduler) load(slots int) (busy, queued int) {
+func (s *slotQueue) load(slots int) (busy, queued int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slots - len(s.free), s.waiting.Len()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -39,8 +40,11 @@ type rerankedDoc struct {
 // handleRerank scores every document against the query with the model's
 // classification head and answers them best first: {"model", "object":
 // "list", "usage": {"prompt_tokens", "total_tokens"}, "results": [{"index",
-// "relevance_score", "document": {"text"}}]}, the first top_n (all by
-// default), with the documents when return_documents is true. A score is
+// "relevance_score", "document": {"text"}}], "id", "meta"}, the first top_n
+// (all by default), with the documents when return_documents is true: each
+// published shape complete, llama-server's and Jina's (model, object,
+// usage, results) and Cohere's (id, results, meta with api_version,
+// billed_units and tokens). A score is
 // the head's first output, as llama-server reports it: a logit for a BERT
 // cross-encoder (higher is more relevant; it is not a probability).
 func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
@@ -99,19 +103,29 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	inputs, err := em.RerankInputs(*req.Query, docs)
-	if err != nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "not_supported",
-			Message: "tokenizing the documents: " + err.Error()})
+	// The query goes into every input: bound what that makes in bytes
+	// before anything is tokenized, then in tokens as the inputs are built.
+	size := len(docs) * len(*req.Query)
+	for _, d := range docs {
+		size += len(d)
+	}
+	if size > lim.MaxBytes {
+		writeError(w, tooLong("documents", "the query once per document and the documents make %d bytes; this server takes at most %d per request", size, lim.MaxBytes))
 		return
 	}
-	total := 0
-	for _, in := range inputs {
-		total += len(in)
+	release, ok := s.embedSlot(w, r, "rerank")
+	if !ok {
+		return
 	}
-	if total > lim.MaxTokens {
-		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "documents", Code: "context_length_exceeded",
-			Message: fmt.Sprintf("the query and documents make %d tokens together; this server takes at most %d per request", total, lim.MaxTokens)})
+	defer release()
+	inputs, err := em.RerankInputs(*req.Query, docs, lim.MaxTokens)
+	switch {
+	case errors.Is(err, engine.ErrTooManyTokens):
+		writeError(w, tooLong("documents", "the query and documents make more than %d tokens together, the most this server takes per request", lim.MaxTokens))
+		return
+	case err != nil:
+		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "not_supported",
+			Message: "tokenizing the documents: " + err.Error()})
 		return
 	}
 	res, err := em.EmbedTokens(r.Context(), inputs, engine.EmbedOptions{Pooling: engine.PoolRank, Truncate: req.Truncate})
@@ -135,7 +149,13 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 		model = s.engine.ModelName()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"model": model, "object": "list", "results": results,
-		"usage": map[string]int{"prompt_tokens": res.Tokens, "total_tokens": res.Tokens}})
+		"usage": map[string]int{"prompt_tokens": res.Tokens, "total_tokens": res.Tokens},
+		// Cohere's own fields (@ai-sdk/cohere's rerank() requires id and
+		// meta): a search unit is a query with up to 100 documents.
+		"id": newID("rerank-"),
+		"meta": map[string]any{"api_version": map[string]string{"version": "2"},
+			"billed_units": map[string]int{"search_units": (len(docs) + 99) / 100},
+			"tokens":       map[string]int{"input_tokens": res.Tokens, "output_tokens": 0}}})
 	s.log.Info("rerank", "request_id", requestID(r.Context()), "documents", len(docs), "tokens", res.Tokens,
 		"truncated", res.Truncated, "duration", time.Since(start).Round(time.Microsecond))
 }

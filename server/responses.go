@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/smolgo/smolgo/engine"
 )
@@ -67,6 +69,11 @@ type respItem struct {
 	Summary   []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
+	// Tools are the definitions an additional_tools item carries (Codex
+	// sends its tools so, with an empty top-level tools).
+	Tools json.RawMessage `json:"tools"`
+	// Text marks an item that carries content of its own.
+	Text json.RawMessage `json:"text"`
 }
 
 // validate checks the request and converts it to engine messages and
@@ -81,6 +88,12 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 	case len(req.Conversation) > 0 && string(req.Conversation) != "null":
 		return nil, badRequest("conversation", "conversation is not supported; use previous_response_id or send the whole input")
 	}
+	if ae := checkMetadata(req.Metadata); ae != nil {
+		return nil, ae
+	}
+	if ae := s.checkModel(req.Model); ae != nil {
+		return nil, ae
+	}
 	job := &chatJob{}
 	if req.Instructions != "" {
 		job.msgs = append(job.msgs, engine.Message{Role: "system", Content: req.Instructions})
@@ -94,10 +107,11 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 		// The earlier instructions are not carried over.
 		job.conversation = slices.Clone(prev.conversation)
 	}
-	msgs, ae := responseItems(req.Input, s.stored.item)
+	msgs, extra, ae := responseItems(req.Input, s.stored.item)
 	if ae != nil {
 		return nil, ae
 	}
+	job.ignoredItems = extra.ignored
 	job.conversation = append(job.conversation, msgs...)
 	job.msgs = foldSystem(append(job.msgs, job.conversation...))
 	param := "input"
@@ -107,9 +121,37 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 	if ae := job.checkSize(cfg, param); ae != nil {
 		return nil, ae
 	}
-	tools, ignored, namespaces, ae := responsesTools(req.Tools)
+	tools, ignored, namespaces, ae := responsesTools(req.Tools, "tools")
 	if ae != nil {
 		return nil, ae
+	}
+	// Tools sent as additional_tools input items join the top-level ones,
+	// the first definition of a name winning.
+	for _, at := range extra.tools {
+		more, moreIgnored, moreNS, ae := responsesTools(at.raw, at.param+".tools")
+		if ae != nil {
+			return nil, ae
+		}
+		ignored = append(ignored, moreIgnored...)
+		for _, d := range more {
+			if !slices.ContainsFunc(tools, func(t toolDef) bool { return t.Name == d.Name }) {
+				tools = append(tools, d)
+			}
+		}
+		for k, v := range moreNS {
+			if namespaces == nil {
+				namespaces = map[string][2]string{}
+			}
+			if _, ok := namespaces[k]; !ok {
+				namespaces[k] = v
+			}
+		}
+	}
+	if len(tools) > maxTools {
+		return nil, badRequest("tools", "tools has %d functions; at most %d are allowed", len(tools), maxTools)
+	}
+	if len(job.ignoredItems) > 0 {
+		s.log.Info("responses: input items without conversation content are ignored", "types", job.ignoredItems)
 	}
 	job.ignored, job.namespaces = ignored, namespaces
 	if len(ignored) > 0 {
@@ -138,6 +180,7 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 		if opts.Thinking, ae = thinking(nil, req.Reasoning.Effort, "reasoning.effort"); ae != nil {
 			return nil, ae
 		}
+		opts.ReasoningEffort = req.Reasoning.Effort
 	}
 	opts.ParseSpecial = cfg.ParseSpecialTokens
 	opts.DropOldest = req.SessionID != ""
@@ -152,7 +195,7 @@ func (req *responsesRequest) validate(s *Server) (*chatJob, *apiError) {
 // search, a computer, code, images, remote MCP servers): this server runs
 // none, so they are ignored and returned in ignored (the response lists
 // them) rather than failing the request.
-func responsesTools(raw json.RawMessage) (tools []toolDef, ignored []string, namespaces map[string][2]string, ae *apiError) {
+func responsesTools(raw json.RawMessage, where string) (tools []toolDef, ignored []string, namespaces map[string][2]string, ae *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil, nil, nil
 	}
@@ -165,10 +208,10 @@ func responsesTools(raw json.RawMessage) (tools []toolDef, ignored []string, nam
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, nil, nil, badRequest("tools", "tools must be an array of tools")
+		return nil, nil, nil, badRequest(where, "%s must be an array of tools", where)
 	}
 	for i, t := range list {
-		param := fmt.Sprintf("tools[%d]", i)
+		param := fmt.Sprintf("%s[%d]", where, i)
 		var f fn
 		if err := json.Unmarshal(t, &f); err != nil {
 			return nil, nil, nil, badRequest(param, "%s must be a tool object", param)
@@ -206,7 +249,7 @@ func responsesTools(raw json.RawMessage) (tools []toolDef, ignored []string, nam
 		}
 	}
 	if len(tools) > maxTools {
-		return nil, nil, nil, badRequest("tools", "tools has %d functions; at most %d are allowed", len(tools), maxTools)
+		return nil, nil, nil, badRequest(where, "%s has %d functions; at most %d are allowed", where, len(tools), maxTools)
 	}
 	return tools, ignored, namespaces, nil
 }
@@ -290,14 +333,14 @@ func textFormat(text *textOptions) (grammarBuild, *apiError) {
 // items. Function calls join the assistant message before them; reasoning
 // items become the next assistant message's reasoning; item_reference
 // items are looked up with ref among the stored responses' output items.
-func responseItems(raw json.RawMessage, ref func(id string) (respItem, bool)) ([]engine.Message, *apiError) {
+func responseItems(raw json.RawMessage, ref func(id string) (respItem, bool)) ([]engine.Message, itemExtras, *apiError) {
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
-		return []engine.Message{{Role: "user", Content: text}}, nil
+		return []engine.Message{{Role: "user", Content: text}}, itemExtras{}, nil
 	}
 	var items []respItem
 	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 {
-		return nil, badRequest("input", "input must be a string or a non-empty array of items")
+		return nil, itemExtras{}, badRequest("input", "input must be a string or a non-empty array of items")
 	}
 	c := &itemConverter{}
 	for i, it := range items {
@@ -305,21 +348,36 @@ func responseItems(raw json.RawMessage, ref func(id string) (respItem, bool)) ([
 		if it.Type == "item_reference" {
 			got, ok := ref(it.ID)
 			if !ok {
-				return nil, badRequest(param+".id", "%s: item %q is not stored here (it may have been evicted, or was made with store: false)", param, it.ID)
+				return nil, itemExtras{}, badRequest(param+".id", "%s: item %q is not stored here (it may have been evicted, or was made with store: false)", param, it.ID)
 			}
 			it = got
 		}
 		if ae := c.add(it, param); ae != nil {
-			return nil, ae
+			return nil, itemExtras{}, ae
 		}
 	}
-	return c.out, nil
+	if len(c.out) == 0 {
+		return nil, itemExtras{}, badRequest("input", "input has no message, call or result to answer (only %s)", strings.Join(c.extra.ignored, ", "))
+	}
+	return c.out, c.extra, nil
+}
+
+// itemExtras is what input items carry besides the conversation: the tool
+// definitions of additional_tools items (Codex sends its tools there), and
+// the types of the items left out.
+type itemExtras struct {
+	tools []struct {
+		raw   json.RawMessage
+		param string
+	}
+	ignored []string
 }
 
 // itemConverter builds the conversation of input items.
 type itemConverter struct {
 	out       []engine.Message
 	reasoning string // for the next assistant message
+	extra     itemExtras
 }
 
 // assistant returns the assistant message that calls join: the last
@@ -390,8 +448,23 @@ func (c *itemConverter) add(it respItem, param string) *apiError {
 				c.reasoning += p.Text
 			}
 		}
+	case "additional_tools":
+		c.extra.tools = append(c.extra.tools, struct {
+			raw   json.RawMessage
+			param string
+		}{it.Tools, param})
 	default:
-		return badRequest(param+".type", "%s: item type %q is not supported (use message, function_call, function_call_output, reasoning or item_reference)", param, it.Type)
+		// Items of OpenAI's hosted tools (web_search_call, file_search_call,
+		// image_generation_call, mcp_list_tools, ...) and others this
+		// server does not know are left out, and listed in ignored_items,
+		// when they carry no conversation content; one that does is
+		// refused, rather than its content silently dropped.
+		if it.Content != nil || it.Output != nil || it.Arguments != "" || it.Input != "" || it.Text != nil || len(it.Summary) > 0 {
+			return badRequest(param+".type", "%s: item type %q is not supported (use message, function_call, function_call_output, custom_tool_call, reasoning, additional_tools or item_reference)", param, it.Type)
+		}
+		if !slices.Contains(c.extra.ignored, it.Type) {
+			c.extra.ignored = append(c.extra.ignored, it.Type)
+		}
 	}
 	return nil
 }
@@ -409,7 +482,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	summary := req.Reasoning != nil && req.Reasoning.Summary != ""
 	s.runJob(w, r, jobRun{endpoint: "responses", idPrefix: "resp_", sessionID: req.SessionID, affinity: req.affinityKey(), stream: req.Stream, job: job},
-		func(ctx context.Context, g *generation) {
+		func(ctx context.Context, g *reply) {
 			rs := &responseStream{g: g, req: &req, summary: summary}
 			if req.Stream {
 				rs.out = newSSE(g.w)
@@ -421,6 +494,43 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			conv := job.conversation // without the instructions
 			s.stored.put(resp.ID, storedResponse{conversation: append(conv[:len(conv):len(conv)], rs.answer()...), response: resp})
 		})
+}
+
+// OpenAI's bounds on metadata: at most 16 pairs, keys of at most 64
+// characters, string values of at most 512.
+const (
+	maxMetadataPairs = 16
+	maxMetadataKey   = 64
+	maxMetadataValue = 512
+)
+
+// checkMetadata checks a request's metadata as OpenAI does: null, or an
+// object of at most maxMetadataPairs strings with bounded keys and values.
+// It is echoed in the response and kept with stored responses, so an
+// unbounded one would cost memory for nothing.
+func checkMetadata(raw json.RawMessage) *apiError {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return badRequest("metadata", "metadata must be an object of string values")
+	}
+	if len(m) > maxMetadataPairs {
+		return badRequest("metadata", "metadata has %d pairs; at most %d are allowed", len(m), maxMetadataPairs)
+	}
+	for k, v := range m {
+		var str string
+		switch {
+		case utf8.RuneCountInString(k) > maxMetadataKey:
+			return badRequest("metadata", "metadata key %.20q... is %d characters; at most %d are allowed", k, utf8.RuneCountInString(k), maxMetadataKey)
+		case json.Unmarshal(v, &str) != nil:
+			return badRequest("metadata", "metadata[%q] must be a string", k)
+		case utf8.RuneCountInString(str) > maxMetadataValue:
+			return badRequest("metadata", "metadata[%q] is %d characters; at most %d are allowed", k, utf8.RuneCountInString(str), maxMetadataValue)
+		}
+	}
+	return nil
 }
 
 // --- the response object and its items ---
@@ -449,6 +559,10 @@ type responseObject struct {
 	// this server cannot run (web_search, file_search, ...): a smolgo
 	// extension, so that a client can see they were left out.
 	IgnoredTools []string `json:"ignored_tools,omitempty"`
+	// IgnoredItems lists the types of the input items left out because
+	// they carry no conversation content (hosted tools' calls, ...): a
+	// smolgo extension, like IgnoredTools.
+	IgnoredItems []string `json:"ignored_items,omitempty"`
 }
 
 type responseError struct {
@@ -540,7 +654,7 @@ type contentPart struct {
 // responseStream turns a generation's events into output items, and when
 // out is set streams them as the API's events.
 type responseStream struct {
-	g       *generation
+	g       *reply
 	req     *responsesRequest
 	summary bool // reasoning as summary_text parts (the request asked for a summary)
 	out     *sse
@@ -565,7 +679,7 @@ func (rs *responseStream) object(status string) *responseObject {
 		if req.PreviousResponseID != "" {
 			rs.resp.PreviousResponseID = &req.PreviousResponseID
 		}
-		rs.resp.IgnoredTools = rs.g.job.ignored
+		rs.resp.IgnoredTools, rs.resp.IgnoredItems = rs.g.job.ignored, rs.g.job.ignoredItems
 	}
 	rs.resp.Status = status
 	return rs.resp

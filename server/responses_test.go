@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -280,7 +281,9 @@ func TestResponsesBadRequests(t *testing.T) {
 	for _, tc := range []struct{ body, param string }{
 		{`{"input": 3}`, "input"},
 		{`{"input": []}`, "input"},
-		{`{"input": [{"type": "image_generation_call"}]}`, "input[0].type"},
+		{`{"input": [{"type": "image_generation_call"}]}`, "input"}, // left out: nothing is left
+		{`{"input": [{"type": "mystery", "output": "x"}, "hi"]}`, "input"},
+		{`{"input": [{"type": "mystery", "output": "x"}, {"role": "user", "content": "hi"}]}`, "input[0].type"},
 		{`{"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]}`, "input[0].content[0].type"},
 		{`{"input": [{"type": "function_call_output", "output": "x"}]}`, "input[0].call_id"},
 		{`{"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"}]}`, "input[0].arguments"},
@@ -291,6 +294,12 @@ func TestResponsesBadRequests(t *testing.T) {
 		{`{"input": "x", "tool_choice": {"type": "file_search"}}`, "tool_choice"},
 		{`{"input": "x", "reasoning": {"effort": "extreme"}}`, "reasoning.effort"},
 		{`{"input": "x", "previous_response_id": "resp_nope"}`, "previous_response_id"},
+		// OpenAI's bounds on metadata (issue 39: it was unvalidated).
+		{`{"input": "x", "metadata": ` + metadataOf(17, 1, 1) + `}`, "metadata"},
+		{`{"input": "x", "metadata": ` + metadataOf(1, 65, 1) + `}`, "metadata"},
+		{`{"input": "x", "metadata": ` + metadataOf(1, 1, 513) + `}`, "metadata"},
+		{`{"input": "x", "metadata": {"a": 1}}`, "metadata"},
+		{`{"input": "x", "metadata": ["a"]}`, "metadata"},
 	} {
 		resp := post(t, ts.URL+"/v1/responses", tc.body)
 		var e apiErr
@@ -298,5 +307,30 @@ func TestResponsesBadRequests(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || deref(e.Error.Param) != tc.param {
 			t.Errorf("%s: status %d, param %q (%s); want 400 on %q", tc.body, resp.StatusCode, deref(e.Error.Param), e.Error.Message, tc.param)
 		}
+	}
+}
+
+// metadataOf is a metadata object of n pairs with keys and values of the
+// given lengths in characters (é: two bytes each).
+func metadataOf(n, keyLen, valueLen int) string {
+	m := map[string]string{}
+	for i := range n {
+		k := fmt.Sprintf("%0*d", keyLen, i)
+		m[k] = strings.Repeat("é", valueLen)
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// Metadata within OpenAI's bounds is accepted and echoed.
+func TestResponsesMetadata(t *testing.T) {
+	ts := start(t, &servertest.Engine{}, server.Config{})
+	resp := post(t, ts.URL+"/v1/responses", `{"input": "x", "metadata": `+metadataOf(16, 64, 512)+`}`)
+	var r struct {
+		Metadata map[string]string `json:"metadata"`
+	}
+	decode(t, resp.Body, &r)
+	if resp.StatusCode != 200 || len(r.Metadata) != 16 {
+		t.Errorf("status %d, %d metadata pairs back", resp.StatusCode, len(r.Metadata))
 	}
 }

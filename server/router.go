@@ -48,7 +48,9 @@ import (
 //   - GET /health answers for the process: 503 while a pinned model is
 //     loading or has failed to load and while shutting down, else 200, with
 //     every model's state; /health?model=NAME for one model (the web page's
-//     footer). /metrics has every model's series, labelled model="NAME",
+//     footer). GET /readyz is readiness by the same rule (200 "ready", else
+//     503 with the reason) and /livez liveness (200 while the process
+//     serves), the paths deploy/'s probes ask, as a Server answers them. /metrics has every model's series, labelled model="NAME",
 //     and the pool's own: loads, unloads, memory.
 //   - Stored responses (previous_response_id) are shared by all the models
 //     and survive their unloading; web-chat sessions belong to their model
@@ -255,6 +257,8 @@ func (rt *Router) routes() {
 	rt.mux.HandleFunc("POST /models/load", rt.handleLoad)
 	rt.mux.HandleFunc("POST /models/unload", rt.handleUnload)
 	rt.mux.HandleFunc("GET /health", rt.handleHealth)
+	rt.mux.HandleFunc("GET /livez", handleLive)
+	rt.mux.HandleFunc("GET /readyz", rt.handleReady)
 	rt.mux.HandleFunc("GET /metrics", rt.handleMetrics)
 	rt.mux.HandleFunc("GET /api/info", rt.handleInfo)
 	rt.mux.HandleFunc("DELETE /api/sessions/{id}", rt.handleDeleteSession)
@@ -583,8 +587,23 @@ func (rt *Router) handleHealth(w http.ResponseWriter, r *http.Request) {
 		rt.modelHealth(w, m)
 		return
 	}
-	status, code := "ok", http.StatusOK
 	views := rt.views()
+	status, code := rt.readiness(views)
+	if status == "ready" {
+		status = "ok"
+	}
+	rt.pool.mu.Lock()
+	used := rt.pool.heldTotalLocked()
+	rt.pool.mu.Unlock()
+	writeJSON(w, code, map[string]any{"status": status, "models": views, "memory_bytes": used, "max_memory_bytes": rt.cfg.MaxBytes})
+}
+
+// readiness is the process's state for /health and /readyz: "loading"
+// (503) while a pinned model loads, "error" (503) when one failed to load,
+// "shutting down" (503) while draining, else "ready" (200). Models that are
+// not pinned load on their first request, so they do not hold it back.
+func (rt *Router) readiness(views []modelView) (string, int) {
+	status, code := "ready", http.StatusOK
 	for _, v := range views {
 		if v.Pinned && v.State != "loaded" {
 			status, code = "loading", http.StatusServiceUnavailable
@@ -596,10 +615,16 @@ func (rt *Router) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if rt.draining.Load() {
 		status, code = "shutting down", http.StatusServiceUnavailable
 	}
-	rt.pool.mu.Lock()
-	used := rt.pool.heldTotalLocked()
-	rt.pool.mu.Unlock()
-	writeJSON(w, code, map[string]any{"status": status, "models": views, "memory_bytes": used, "max_memory_bytes": rt.cfg.MaxBytes})
+	return status, code
+}
+
+// handleReady serves GET /readyz for the process, as a Server does for its
+// model: 200 when it takes requests (readiness), else 503 with the reason.
+// GET /livez is 200 while the process serves HTTP (liveness), whatever
+// the models do.
+func (rt *Router) handleReady(w http.ResponseWriter, r *http.Request) {
+	status, code := rt.readiness(rt.views())
+	writeJSON(w, code, map[string]string{"status": status})
 }
 
 // modelHealth is a model's /health: a loaded model's Server's numbers, or
@@ -619,7 +644,7 @@ func (rt *Router) modelHealth(w http.ResponseWriter, m *pooledModel) {
 		body["slots_idle"], body["slots_processing"], body["queued"] = srv.cfg.Slots-busy, busy, queued
 		body["sessions"], body["session_bytes"] = n, bytes
 		if o, ok := srv.engine.(Occupancy); ok {
-			l := o.Load()
+			l := o.Occupancy()
 			body["sequences_active"], body["sequences_max"], body["sequences_waiting"] = l.Sequences, l.MaxSequences, l.Waiting
 		}
 	}

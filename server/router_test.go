@@ -564,13 +564,33 @@ func TestRouterHealthAndMetrics(t *testing.T) {
 		decode(t, resp.Body, &body)
 		return resp.StatusCode, body
 	}
+	probe := func(path string) (int, string) {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct{ Status string }
+		decode(t, resp.Body, &body)
+		return resp.StatusCode, body.Status
+	}
 	if code, body := health(""); code != 503 || body["status"] != "loading" {
 		t.Errorf("while the pinned model loads: %d %v", code, body)
+	}
+	// deploy/'s probes: alive while the pinned model loads, not ready.
+	if code, status := probe("/livez"); code != 200 {
+		t.Errorf("/livez while the pinned model loads: %d %s", code, status)
+	}
+	if code, status := probe("/readyz"); code != 503 || status != "loading" {
+		t.Errorf("/readyz while the pinned model loads: %d %s", code, status)
 	}
 	close(gate)
 	waitState(t, ts.URL, "emb", "loaded")
 	if code, body := health(""); code != 200 || body["status"] != "ok" {
 		t.Errorf("once loaded: %d %v", code, body)
+	}
+	if code, status := probe("/readyz"); code != 200 || status != "ready" {
+		t.Errorf("/readyz once loaded: %d %s", code, status)
 	}
 	if code, body := health("?model=chat"); code != 200 || body["state"] != "unloaded" || body["model"] != "chat" {
 		t.Errorf("/health?model=chat before its load: %d %v", code, body)

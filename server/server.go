@@ -24,12 +24,13 @@
 // Each API has one validator that turns its request straight into engine
 // messages and options, with errors in its own field names (door.go); the
 // answers are written in the API's own shapes and events. The model is
-// anything that implements Engine; FromModel adapts an *engine.Model (a
-// *smollm3.Model embeds one) and package servertest runs the real engine
+// anything that implements Engine; FromModel adapts an *engine.Model (what
+// engine.Open returns) and package servertest runs the real engine
 // over a scripted fake model for tests. The server sees sessions and their
 // events, never kernels.
 //
-//	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "smollm3"})
+//	m, err := engine.Open("SmolLM3-3B-Q4_K_M.gguf") // with _ "github.com/smolgo/smolgo/models"
+//	e, err := server.FromModel(m, server.ModelOptions{Name: "smollm3"})
 //	srv := server.New(e, server.Config{Sampler: sample.SmolLM3Defaults()})
 //	err := srv.ListenAndServe(ctx, "127.0.0.1:8080") // returns when ctx ends, after a graceful shutdown
 //
@@ -109,17 +110,23 @@ import (
 
 // Config tunes a Server. Zero values mean the defaults in brackets.
 type Config struct {
-	Slots           int           // generations that run at once [the engine's MaxSequences, or 1]
-	MaxQueue        int           // requests that may wait for a slot [16]; -1 means none may wait
-	MaxBodyBytes    int64         // request body limit [1 MiB]
-	MaxPromptBytes  int           // limit on the messages' text [256 KiB]
-	MaxSessions     int           // web-chat sessions kept [32]
-	MaxSessionBytes int64         // memory the kept sessions may hold, when they report it [0: no bound]
-	SessionIdle     time.Duration // a session idle this long is evicted [30m]
-	SessionWait     time.Duration // how long a request waits for its busy session before 409 [5s]
-	ShutdownGrace   time.Duration // how long Serve lets streams finish on shutdown [10s]
-	Logger          *slog.Logger  // [slog.Default()]
-	DisableUI       bool          // serve only the API, not the web page
+	Slots          int   // generations that run at once [the engine's MaxSequences, or 1]
+	MaxQueue       int   // requests that may wait for a slot [16]; -1 means none may wait
+	MaxBodyBytes   int64 // request body limit [1 MiB]
+	MaxPromptBytes int   // limit on the messages' text [256 KiB]
+	MaxSessions    int   // web-chat sessions kept [32]
+	// MaxSessionsPerClient bounds the web-chat sessions one client (its IP
+	// address) keeps: its next one replaces its own least recently used,
+	// so that a client creating sessions in a loop cannot lock others out
+	// [a quarter of MaxSessions, at least 8]; -1 means no bound (behind a
+	// proxy every client has the proxy's address).
+	MaxSessionsPerClient int
+	MaxSessionBytes      int64         // memory the kept sessions may hold, when they report it [0: no bound]
+	SessionIdle          time.Duration // a session idle this long is evicted [30m]
+	SessionWait          time.Duration // how long a request waits for its busy session before 409 [5s]
+	ShutdownGrace        time.Duration // how long Serve lets streams finish on shutdown [10s]
+	Logger               *slog.Logger  // [slog.Default()]
+	DisableUI            bool          // serve only the API, not the web page
 	// Sampler is the sampling a request gets where it says nothing;
 	// requests override temperature, top_p, top_k, min_p, penalties and
 	// seed. The zero value is greedy; sample.SmolLM3Defaults() is SmolLM3's
@@ -136,9 +143,10 @@ type Config struct {
 	// Demo says the model is the random-weight demo model (the web page
 	// shows a banner; /health reports "demo": true).
 	Demo bool
-	// ModelAliases are other model names that requests may ask for; a
-	// request for any other name than the engine's gets 404 model_not_found.
-	// "*" accepts every name.
+	// ModelAliases, when set, are the other model names that requests may
+	// ask for: a request for any other name than the engine's then gets
+	// 404 model_not_found. Without them (or with "*") every name is the
+	// served model, as with llama-server.
 	ModelAliases []string
 	// CORSOrigins are the web origins ("https://app.example.com", or "*"
 	// for any) whose pages may call the API from a browser: they get
@@ -182,6 +190,12 @@ func (c *Config) defaults() {
 	if c.MaxSessions <= 0 {
 		c.MaxSessions = 32
 	}
+	switch {
+	case c.MaxSessionsPerClient == 0:
+		c.MaxSessionsPerClient = max(8, c.MaxSessions/4)
+	case c.MaxSessionsPerClient < 0:
+		c.MaxSessionsPerClient = 0
+	}
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = 30 * time.Minute
 	}
@@ -218,7 +232,7 @@ type Server struct {
 	engine   Engine
 	cfg      Config
 	log      *slog.Logger
-	sched    *scheduler
+	sched    *slotQueue
 	sessions *sessionStore
 	stored   *responseStore // for previous_response_id
 	metrics  *metrics
@@ -242,15 +256,15 @@ type Server struct {
 // New returns a Server for e.
 func New(e Engine, cfg Config) *Server {
 	if o, ok := e.(Occupancy); ok && cfg.Slots <= 0 {
-		cfg.Slots = o.Load().MaxSequences
+		cfg.Slots = o.Occupancy().MaxSequences
 	}
 	cfg.defaults()
 	s := &Server{
 		engine:       e,
 		cfg:          cfg,
 		log:          cfg.Logger,
-		sched:        newScheduler(cfg.Slots, cfg.MaxQueue),
-		sessions:     newSessionStore(e, cfg.MaxSessions, cfg.MaxSessionBytes, cfg.SessionIdle, cfg.Now),
+		sched:        newSlotQueue(cfg.Slots, cfg.MaxQueue),
+		sessions:     newSessionStore(e, cfg.MaxSessions, cfg.MaxSessionsPerClient, cfg.MaxSessionBytes, cfg.SessionIdle, cfg.Now),
 		stored:       newResponseStore(cfg.MaxStoredResponses, cfg.MaxStoredResponseBytes),
 		metrics:      newMetrics(),
 		mux:          http.NewServeMux(),
@@ -480,13 +494,16 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.modelObject())
 }
 
-// checkModel answers a request for model id. The server has one model and
-// serves it whatever name a request gives (clients send their defaults:
-// gpt-…, claude-…), as llama-server does; answers name the served model.
-// Only GET /v1/models/{id} is particular: it knows the engine's name and
-// the aliases (Config.ModelAliases).
+// checkModel answers a request for model id, on every endpoint that takes
+// one (chat, completions, responses, messages, embeddings, rerank, GET
+// /v1/models/{id}). The server has one model and serves it whatever name a
+// request gives (clients send their defaults: gpt-…, claude-…,
+// text-embedding-3-small, rerank-english-v3.0), as llama-server does;
+// answers name the served model. With Config.ModelAliases set (and no
+// "*"), only the engine's name and the aliases are served, the others 404.
 func (s *Server) checkModel(id string) *apiError {
-	if id == "" || id == s.engine.ModelName() || slices.Contains(s.cfg.ModelAliases, id) || slices.Contains(s.cfg.ModelAliases, "*") {
+	if id == "" || id == s.engine.ModelName() || len(s.cfg.ModelAliases) == 0 ||
+		slices.Contains(s.cfg.ModelAliases, id) || slices.Contains(s.cfg.ModelAliases, "*") {
 		return nil
 	}
 	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model",
@@ -504,7 +521,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"status": "ok", "model": s.engine.ModelName(), "slots_idle": s.cfg.Slots - busy,
 		"slots_processing": busy, "queued": queued, "sessions": n, "session_bytes": bytes, "demo": s.cfg.Demo}
 	if o, ok := s.engine.(Occupancy); ok {
-		l := o.Load()
+		l := o.Occupancy()
 		body["sequences_active"], body["sequences_max"], body["sequences_waiting"] = l.Sequences, l.MaxSequences, l.Waiting
 	}
 	status := http.StatusOK
@@ -521,13 +538,28 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleNewSession(w http.ResponseWriter, r *http.Request) {
-	id, err := s.sessions.create()
+	id, err := s.sessions.create(clientAddr(r))
+	if errors.Is(err, errClientSessions) {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, &apiError{Status: http.StatusTooManyRequests, Type: "invalid_request_error", Code: "too_many_sessions", Message: err.Error()})
+		return
+	}
 	if err != nil {
 		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "too_many_sessions", Message: err.Error()})
 		return
 	}
 	s.log.Info("session created", "request_id", requestID(r.Context()), "session", id)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+// clientAddr is the client's IP address, for per-client bounds (the
+// connection's: a header could name anyone).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {

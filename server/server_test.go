@@ -303,7 +303,6 @@ func TestBadRequests(t *testing.T) {
 		{"unknown session", "POST", "/v1/chat/completions", `{` + msgs + `,"session_id":"nope"}`, 404, "session_id", "session_not_found"},
 		{"wrong method", "GET", "/v1/chat/completions", ``, 405, "", "method_not_allowed"},
 		{"unknown path", "GET", "/v1/nothing", ``, 404, "", "not_found"},
-		{"unknown model", "GET", "/v1/models/gpt-4", ``, 404, "model", "model_not_found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -754,6 +753,49 @@ func TestLoopbackServerRefusesOtherHosts(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.status {
 			t.Errorf("Host %q: status %d, want %d", tc.host, resp.StatusCode, tc.status)
+		}
+	}
+}
+
+// Issue 39's real clients: the server has one model and every endpoint
+// serves it under any name, as llama-server does (LangChain's
+// OpenAIEmbeddings sends text-embedding-3-small, the AI SDK
+// rerank-english-v3.0, Codex its own default), GET /v1/models/{name}
+// included. With ModelAliases set, only those names and the engine's are
+// served.
+func TestModelNames(t *testing.T) {
+	msgs := `"messages":[{"role":"user","content":"hi"}],"max_tokens":2`
+	any := start(t, &servertest.Engine{Name: "smol"}, server.Config{})
+	strict := start(t, &servertest.Engine{Name: "smol"}, server.Config{ModelAliases: []string{"gpt-4o"}})
+	for _, c := range []struct {
+		url, method, path, body string
+		status                  int
+	}{
+		{any.URL, "GET", "/v1/models/gpt-4", ``, 200},
+		{any.URL, "GET", "/v1/models/smol", ``, 200},
+		{any.URL, "POST", "/v1/chat/completions", `{"model":"gpt-5-codex",` + msgs + `}`, 200},
+		{any.URL, "POST", "/v1/responses", `{"model":"gpt-5-codex","input":"hi","max_output_tokens":2}`, 200},
+		{any.URL, "POST", "/v1/messages", `{"model":"claude-x",` + msgs + `}`, 200},
+		{strict.URL, "GET", "/v1/models/gpt-4", ``, 404},
+		{strict.URL, "GET", "/v1/models/gpt-4o", ``, 200},
+		{strict.URL, "POST", "/v1/chat/completions", `{"model":"gpt-4",` + msgs + `}`, 404},
+		{strict.URL, "POST", "/v1/chat/completions", `{"model":"gpt-4o",` + msgs + `}`, 200},
+		{strict.URL, "POST", "/v1/responses", `{"model":"gpt-4","input":"hi"}`, 404},
+		{strict.URL, "POST", "/v1/messages", `{"model":"claude-x",` + msgs + `}`, 404},
+		{strict.URL, "POST", "/v1/completions", `{"model":"gpt-4","prompt":"hi"}`, 404},
+	} {
+		req, _ := http.NewRequest(c.method, c.url+c.path, strings.NewReader(c.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s %s %s (aliases %v): %d %.200s, want %d", c.method, c.path, c.body, c.url == strict.URL, resp.StatusCode, b, c.status)
+		}
+		if c.status == 200 && c.method == "GET" && !strings.Contains(string(b), `"id":"smol"`) {
+			t.Errorf("GET %s: %s, want the served model", c.path, b)
 		}
 	}
 }

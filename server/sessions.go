@@ -14,6 +14,7 @@ var (
 	errSessionNotFound = errors.New("session not found (it may have been evicted after being idle; create a new one)")
 	errSessionBusy     = errors.New("session is busy with another generation")
 	errTooManySessions = errors.New("too many sessions are generating at once; try again later")
+	errClientSessions  = errors.New("every session of this client is generating; wait for one to finish")
 )
 
 // sessionStore keeps the web chat's conversations on the server, each with
@@ -22,11 +23,12 @@ var (
 // hold more than maxBytes; and any that was idle longer than idle.
 // Conversations that are generating are never evicted.
 type sessionStore struct {
-	engine   Engine
-	max      int
-	maxBytes int64
-	idle     time.Duration
-	now      func() time.Time
+	engine    Engine
+	max       int
+	perClient int // sessions one client may keep (0: no bound); see create
+	maxBytes  int64
+	idle      time.Duration
+	now       func() time.Time
 
 	mu  sync.Mutex
 	lru *list.List // of *storedSession, most recently used at the front
@@ -35,6 +37,7 @@ type sessionStore struct {
 
 type storedSession struct {
 	id       string
+	client   string // who created it (create)
 	sess     Session
 	lastUsed time.Time
 	used     bool // a generation ran in it
@@ -48,8 +51,8 @@ type storedSession struct {
 // not the ones people are chatting in.
 const protectFor = time.Minute
 
-func newSessionStore(e Engine, max int, maxBytes int64, idle time.Duration, now func() time.Time) *sessionStore {
-	return &sessionStore{engine: e, max: max, maxBytes: maxBytes, idle: idle, now: now,
+func newSessionStore(e Engine, max, perClient int, maxBytes int64, idle time.Duration, now func() time.Time) *sessionStore {
+	return &sessionStore{engine: e, max: max, perClient: perClient, maxBytes: maxBytes, idle: idle, now: now,
 		lru: list.New(), ids: make(map[string]*list.Element)}
 }
 
@@ -59,15 +62,45 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// create makes a new conversation and returns its id.
-func (st *sessionStore) create() (string, error) {
+// create makes a new conversation for client (its address; "" for none)
+// and returns its id. A client that keeps perClient conversations already
+// gets its own least recently used one replaced (or, when all of them are
+// generating, errTooManySessions): a client creating sessions in a loop
+// then churns its own, and cannot fill the store and lock others out.
+func (st *sessionStore) create(client string) (string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.evictLocked(0)
+	if st.perClient > 0 && client != "" {
+		var mine []*list.Element // least recently used first
+		for el := st.lru.Back(); el != nil; el = el.Prev() {
+			if el.Value.(*storedSession).client == client {
+				mine = append(mine, el)
+			}
+		}
+		// Its own sessions go: those never used first, then the least
+		// recently used; never one that is generating.
+		kept := len(mine)
+		for _, unusedOnly := range []bool{true, false} {
+			for i, el := range mine {
+				if kept < st.perClient {
+					break
+				}
+				if s, _ := el.Value.(*storedSession); s != nil && !s.busy && (!unusedOnly || !s.used) {
+					st.dropLocked(el)
+					mine[i].Value = nil // dropped
+					kept--
+				}
+			}
+		}
+		if kept >= st.perClient {
+			return "", errClientSessions
+		}
+	}
 	if st.lru.Len() >= st.max && !st.makeRoomLocked() {
 		return "", errTooManySessions
 	}
-	s := &storedSession{id: newID("sess-"), sess: st.engine.NewSession(), lastUsed: st.now()}
+	s := &storedSession{id: newID("sess-"), client: client, sess: st.engine.NewSession(), lastUsed: st.now()}
 	st.ids[s.id] = st.lru.PushFront(s)
 	st.evictLocked(0) // the memory bound may now need older ones gone
 	return s.id, nil

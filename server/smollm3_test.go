@@ -10,18 +10,18 @@ import (
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/server"
-	"github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 with engine.Open
 )
 
 // tinyModel is the 2 MB random-weight SmolLM3 in testdata/ (or, before the
 // integrator adds it there, the same file among the shared golden models).
-func tinyModel(t *testing.T, opts ...engine.Option) *smollm3.Model {
+func tinyModel(t *testing.T, opts ...engine.Option) *engine.Model {
 	t.Helper()
 	path := "../testdata/smollm3-tinyq-Q4_K_M.gguf"
 	if _, err := os.Stat(path); err != nil {
 		path = sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
 	}
-	m, err := smollm3.Load(path, append([]engine.Option{engine.WithThreads(2)}, opts...)...)
+	m, err := engine.Open(path, append([]engine.Option{engine.WithThreads(2)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func tinyModel(t *testing.T, opts ...engine.Option) *smollm3.Model {
 func tinyEngine(t *testing.T, ctxLen int, opts ...engine.Option) server.Engine {
 	t.Helper()
 	m := tinyModel(t, append(opts, engine.WithContext(ctxLen))...)
-	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "tiny"})
+	e, err := server.FromModel(m, server.ModelOptions{Name: "tiny"})
 	if err != nil {
 		t.Fatal(err)
 	}

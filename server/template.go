@@ -16,7 +16,7 @@ import (
 // works and waits in the same line as generations: a flood of them cannot
 // take the machine from the generations, nor the other way round.
 
-// withSlot runs fn holding a slot of the scheduler, after waiting in line
+// withSlot runs fn holding a slot of the slot queue, after waiting in line
 // for one; it writes the queue's errors in errBody's shape (nil: OpenAI's).
 func (s *Server) withSlot(w http.ResponseWriter, r *http.Request, errBody func(*apiError) any, fn func(ctx context.Context)) {
 	ctx := r.Context()
@@ -40,7 +40,7 @@ func (s *Server) promptOf(job *chatJob) ([]int32, *apiError) {
 		return nil, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "not_supported",
 			Message: "this engine does not expose its chat template"}
 	}
-	ids, err := t.PromptTokens(job.msgs, engine.PromptOptions{Thinking: job.opts.Thinking, Tools: job.opts.Tools, ParseSpecial: job.opts.ParseSpecial})
+	ids, err := t.PromptTokens(job.msgs, job.promptOptions())
 	if err != nil {
 		return nil, badRequest("messages", "the model's chat template cannot render these messages: %v", err)
 	}
@@ -63,6 +63,18 @@ func (s *Server) handleApplyTemplate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.withSlot(w, r, nil, func(context.Context) {
+		if pt, ok := s.engine.(PromptTexting); ok {
+			// the rendered text itself, as llama-server returns it
+			text, err := pt.PromptText(job.msgs, job.promptOptions())
+			switch {
+			case err == nil:
+				writeJSON(w, http.StatusOK, map[string]string{"prompt": text})
+				return
+			case !errors.Is(err, errNoPromptText):
+				writeError(w, badRequest("messages", "the model's chat template cannot render these messages: %v", err))
+				return
+			}
+		}
 		ids, ae := s.promptOf(job)
 		if ae != nil {
 			writeError(w, ae)
@@ -75,4 +87,19 @@ func (s *Server) handleApplyTemplate(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"prompt": text})
 	})
+}
+
+// promptOptions are the prompt's options of a job, as its generation
+// renders them.
+func (job *chatJob) promptOptions() engine.PromptOptions {
+	return engine.PromptOptions{Thinking: job.opts.Thinking, ReasoningEffort: job.opts.ReasoningEffort, Tools: job.opts.Tools,
+		ParseSpecial: job.opts.ParseSpecial, TemplateKwargs: job.opts.TemplateKwargs}
+}
+
+// PromptTexting is implemented by engines whose model's format returns the
+// rendered prompt as text (engine.PromptTexter): /apply-template returns
+// it as it is, where otherwise it decodes the prompt's tokens (which on
+// SentencePiece vocabularies adds an <s> and spaces).
+type PromptTexting interface {
+	PromptText(msgs []engine.Message, opts engine.PromptOptions) (string, error)
 }

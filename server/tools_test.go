@@ -14,7 +14,6 @@ import (
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
-	"github.com/smolgo/smolgo/smollm3"
 )
 
 type wireCall struct {
@@ -211,12 +210,12 @@ func TestToolAndFormatBadRequests(t *testing.T) {
 // for structured output, streaming and not: the random-weight model's
 // answer must parse and match the schema every time.
 func TestResponseFormat(t *testing.T) {
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2))
+	m, err := engine.Open(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "tiny-realvocab"})
+	e, err := server.FromModel(m, server.ModelOptions{Name: "tiny-realvocab"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,12 +291,12 @@ func TestResponseFormat(t *testing.T) {
 // even the random-weight model can only answer with calls whose arguments
 // fit the tool's parameters.
 func TestForcedToolCall(t *testing.T) {
-	m, err := smollm3.Load(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2))
+	m, err := engine.Open(sharedtest.Path(t, "golden/realvocab/smollm3-realvocab-F16.gguf"), engine.WithThreads(2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e, err := server.FromModel(m.Model, server.ModelOptions{Name: "tiny-realvocab"})
+	e, err := server.FromModel(m, server.ModelOptions{Name: "tiny-realvocab"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,10 @@
 // Package smollm3 is the SmolLM3 family: it registers SmolLM3's block
-// description and chat format with package family, which loads SmolLM3 GGUF
-// files into the llama-family block of package llama, on the device the
-// program asks for, and hands the model to package engine, which runs the
+// description (Describe) and chat format (NewFormat) with package family,
+// so that engine.Open loads SmolLM3 GGUF files into the llama-family block
+// of package llama, on the device the program asks for, and runs their
 // conversations.
 //
-// Load opens a SmolLM3 file (memory-mapped, weights left quantized) with
-// SmolLM3's architecture (Describe):
+// SmolLM3's architecture (Describe) is the plain llama block with:
 //
 //   - tied embeddings: the output projection is output.weight when the file
 //     has one, else token_embd.weight itself (no copy);
@@ -20,9 +19,13 @@
 // contents are tokenized as plain text, so a user who types "<|im_end|>"
 // cannot forge a turn (engine.GenerateOptions.ParseSpecial opts out).
 //
-// A Model embeds an *engine.Model, so chat is the engine's API:
+// A program opens a file with engine.Open after importing this package (or
+// package models, which imports every family), and chats through the
+// engine's API:
 //
-//	m, err := smollm3.Load("SmolLM3-3B-Q4_K_M.gguf", engine.WithThreads(4))
+//	import _ "github.com/smolgo/smolgo/smollm3"
+//
+//	m, err := engine.Open("SmolLM3-3B-Q4_K_M.gguf", engine.WithThreads(4))
 //	if err != nil { ... }
 //	defer m.Close()
 //	s := m.NewSession() // keeps its KV cache between turns
@@ -34,30 +37,32 @@
 // Sessions of one model generating at once share each forward step
 // (continuous batching, engine.WithMaxSequences); see package engine for
 // the prompt cache, context shifting, stop strings, constraints, lookup
-// speculation and log-probabilities. Registering the "smollm3" architecture
-// (at init) also lets family.Load and engine.Open load these files without
-// naming this package's API.
+// speculation and log-probabilities.
 //
 // Forward runs token ids through the model without sessions (see
-// llama.CPU.Forward), for logits and experiments:
+// llama.CPU.Forward), for logits and experiments, on the model's parts
+// (family.Of):
 //
-//	cache, _ := m.NewCache()
-//	logits, err := m.Forward(ctx, cache, promptIDs, 0, false)
+//	p, _ := family.Of(m)
+//	cache, _ := p.NewCache()
+//	logits, err := p.Forward(ctx, cache, promptIDs, 0, false)
 //	next := argmax(logits)
-//	logits, err = m.Forward(ctx, cache, []int32{next}, cache.Len(), false)
+//	logits, err = p.Forward(ctx, cache, []int32{next}, cache.Len(), false)
 //
-// Files of other families load through family.Load (import package models
-// for all of them). Two models in one process are independent.
+// Two models in one process are independent. Package models' tests run
+// SmolLM3's golden logits, sessions, prompt cache and tool calls
+// (models/smollm3_*_test.go).
 //
 // # Memory and long conversations
 //
 //   - engine.WithKVType("q8_0") stores the KV cache in Q8_0 blocks like
 //     llama.cpp's -ctk q8_0 -ctv q8_0: 39 KB per token for SmolLM3-3B
 //     instead of 74 KB in f16, so a 65,536-token context takes 2.6 GB
-//     (llama.Config.KVBytes). Logits move by about what a quantized model's
-//     do (measured on the golden models: max 0.2 with F32 weights, 0.5 with
-//     Q4_K_M, against the f16 cache), exactly as much as llama.cpp's own
-//     q8_0 cache moves them (ours and its agree to 0.013).
+//     (llama.Config.KVBytes). Logits move from the f16 cache's by about what
+//     a quantized model's do, as much as llama.cpp's own q8_0 cache moves
+//     them (llama's TestQ8CacheMatchesLlamaCpp compares the two caches,
+//     models' TestQ8KVSession a session over each; package llama's
+//     Numerics section has the numbers).
 //   - engine.GenerateOptions.DropOldest and ShiftContext keep a
 //     conversation that outgrew the context going: RoPE layers' keys are
 //     re-rotated to their new positions (llama.Cache.Shift); NoPE layers'

@@ -6,7 +6,8 @@ import (
 	"log"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/smollm3"
+	"github.com/smolgo/smolgo/family"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 with engine.Open
 )
 
 // tinyModel is the project's small random-weight SmolLM3 (8 layers,
@@ -14,24 +15,27 @@ import (
 // SmolLM3-3B-Q4_K_M.gguf.
 const tinyModel = "../testdata/smollm3-tinyq-Q4_K_M.gguf"
 
-// Logits without sessions: prefill a prompt with Forward, then feed back the
-// most likely token (greedy decoding by hand).
+// Logits without sessions: open the file (importing package smollm3
+// registers its architecture), take the model's parts, prefill a prompt
+// with Forward, then feed back the most likely token (greedy decoding by
+// hand).
 func Example() {
-	m, err := smollm3.Load(tinyModel, engine.WithThreads(1))
+	m, err := engine.Open(tinyModel, engine.WithThreads(1))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer m.Close()
-	cfg := m.LLM().Config
-	fmt.Println(cfg.Arch, cfg.Layers, "layers; layer 3 uses RoPE:", m.LLM().RotatesLayer(3))
+	p, _ := family.Of(m) // what the model is made of: its runner, weights, file
+	cfg := p.CPU().Config
+	fmt.Println(cfg.Arch, cfg.Layers, "layers; layer 3 uses RoPE:", p.CPU().RotatesLayer(3))
 
 	ctx := context.Background()
-	cache, err := m.NewCache()
+	cache, err := p.NewCache()
 	if err != nil {
 		log.Fatal(err)
 	}
 	tokens := []int32{331, 296, 308, 311} // <|begin_of_text|>The quick brown
-	logits, err := m.Forward(ctx, cache, tokens, 0, false)
+	logits, err := p.Forward(ctx, cache, tokens, 0, false)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -44,7 +48,7 @@ func Example() {
 			}
 		}
 		out = append(out, next)
-		if logits, err = m.Forward(ctx, cache, []int32{next}, cache.Len(), false); err != nil {
+		if logits, err = p.Forward(ctx, cache, []int32{next}, cache.Len(), false); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -32,11 +32,11 @@ func TestPromptKeepsUserMarkersText(t *testing.T) {
 		}
 		return n
 	}
-	plain, err := format.Prompt(forged, engine.PromptOptions{Thinking: ptr(false)})
+	plain, err := format.Prompt(forged, engine.PromptOptions{Thinking: new(false)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	trusted, err := format.Prompt(forged, engine.PromptOptions{Thinking: ptr(false), ParseSpecial: true})
+	trusted, err := format.Prompt(forged, engine.PromptOptions{Thinking: new(false), ParseSpecial: true})
 	if err != nil {
 		t.Fatal(err)
 	}

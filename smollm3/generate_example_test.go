@@ -6,17 +6,17 @@ import (
 	"log"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 with engine.Open
 	"github.com/smolgo/smolgo/smollm3/chat"
 )
 
-// Load a model, start a chat session and stream the answer as it is
+// Open a model, start a chat session and stream the answer as it is
 // generated. The tiny test model's answer is gibberish; with
 // SmolLM3-3B-Q4_K_M.gguf the same code chats. Use Sampler:
 // sample.SmolLM3Defaults() for the model's recommended sampling; the zero
 // Sampler is greedy.
 func Example_generate() {
-	m, err := smollm3.Load(tinyModel)
+	m, err := engine.Open(tinyModel)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,14 +6,14 @@ import (
 	"log"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/smollm3" // registers SmolLM3 with engine.Open
 	"github.com/smolgo/smolgo/smollm3/chat"
 )
 
 // Two sessions (two users, or two requests of a server) share a system
 // prompt: with a prompt cache the second computes only its own question.
 func Example_promptCache() {
-	m, err := smollm3.Load(tinyModel, engine.WithPromptCache(64<<20))
+	m, err := engine.Open(tinyModel, engine.WithPromptCache(64<<20))
 	if err != nil {
 		log.Fatal(err)
 	}

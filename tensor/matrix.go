@@ -92,10 +92,11 @@ func (m *Matrix) InterleaveBytes() int {
 
 // Interleave gives the matrix's products an interleaved copy of its
 // weights (quant.Interleave), written into dst (InterleaveBytes long, owned
-// by the caller, who must keep it until the matrix is no longer used): on
-// AVX2 (Zen 3), q4_K and q6_K products of 4 tokens run about 1.3-1.45×
-// faster, and one token's products need half the instructions (they stay
-// bound by memory). On AVX-512 CPUs prefill batches unpack their GEMM panels
+// by the caller, who must keep it until the matrix is no longer used):
+// q4_K and q6_K products of several tokens run faster, and one token's
+// products take fewer instructions, though they stay bound by memory
+// (quant's BenchmarkInterleaved and BenchmarkInterleavedDRAM measure both
+// layouts). On AVX-512 CPUs prefill batches unpack their GEMM panels
 // from the copy, so the products never read Data again. Data and Row keep
 // the file's layout. Results are within float32 rounding of the file
 // layout's (the same integer dot products, scaled per row and block), and

@@ -206,6 +206,8 @@ func TestNewMatrixErrors(t *testing.T) {
 		{"short data", gguf.TypeF32, 2, 4, 31},
 		{"zero rows", gguf.TypeF32, 0, 4, 0},
 		{"partial block", gguf.TypeQ4_K, 1, 100, 144},
+		{"partial mxfp4 block", gguf.TypeMXFP4, 1, 48, 34},
+		{"short mxfp4 data", gguf.TypeMXFP4, 2, 64, 67},
 		{"unknown type", gguf.Type(99), 1, 4, 16},
 	}
 	for _, c := range cases {
@@ -509,6 +511,110 @@ func TestRMSNormRows(t *testing.T) {
 						t.Fatalf("d=%d rows=%d: row %d element %d: %g (in place %g), RMSNorm %g", d, rows, k, i, got[k*d+i], in[k*d+i], want[i])
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestQuantizedMatrix checks the 32-quant matrices the MoE models bring
+// beside Q4_0 (MXFP4, gpt-oss's experts) through every product: Row is
+// quant's dequantization, Mul of 1 to 40 tokens (MatVec, the small-batch
+// kernels, and the prefill GEMM from two tokens and a panel's rows on)
+// gives each token exactly the bits of that token alone and is within float
+// rounding of the float64 product of the dequantized weights and
+// activations, for several thread counts and row counts below, at and past
+// the GEMM's panel; and MulInto fuses the type with Q8_0 (the same
+// activation type) without changing a bit.
+func TestQuantizedMatrix(t *testing.T) {
+	const cols = 256
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeMXFP4} {
+		for _, rows := range []int{5, 16, 1100} {
+			r := rand.New(rand.NewPCG(uint64(typ), uint64(rows)))
+			m, _ := quantRows(t, typ, rows, cols, r)
+			deq := make([]float32, rows*cols)
+			for i := range rows {
+				if err := m.Row(i, deq[i*cols:(i+1)*cols]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := make([]float32, rows*cols)
+			if err := quant.Dequantize(typ, m.Data, want); err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if math.Float32bits(deq[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v: Row gives %g at %d, Dequantize %g", typ, deq[i], i, want[i])
+				}
+			}
+			const maxTok = 40
+			x := make([]float32, maxTok*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			act := make([]float32, len(x)) // the activations as the kernels see them (q8_0)
+			ab, _ := m.ActivationType().RowBytes(cols)
+			q := make([]byte, ab)
+			for tok := range maxTok {
+				if err := quant.QuantizeActivations(m.ActivationType(), x[tok*cols:(tok+1)*cols], q); err != nil {
+					t.Fatal(err)
+				}
+				if err := quant.Dequantize(m.ActivationType(), q, act[tok*cols:(tok+1)*cols]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, threads := range []int{1, 3} {
+				p := NewPool(threads)
+				var s Scratch
+				alone := make([]float32, maxTok*rows)
+				for tok := range maxTok {
+					if err := m.Mul(p, &s, alone[tok*rows:(tok+1)*rows], x[tok*cols:], 1); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for tok := range maxTok {
+					for rr := range rows {
+						var dot, mag float64
+						for c := range cols {
+							v := float64(deq[rr*cols+c]) * float64(act[tok*cols+c])
+							dot += v
+							mag += math.Abs(v)
+						}
+						if got := float64(alone[tok*rows+rr]); math.Abs(got-dot) > 3e-6*mag {
+							t.Fatalf("%v rows=%d: token %d row %d: %g, float64 product %g", typ, rows, tok, rr, got, dot)
+						}
+					}
+				}
+				for _, n := range []int{2, 3, 5, 8, 23, 24, maxTok} {
+					got := make([]float32, n*rows)
+					if err := m.Mul(p, &s, got, x, n); err != nil {
+						t.Fatal(err)
+					}
+					for i, g := range got {
+						if math.Float32bits(g) != math.Float32bits(alone[i]) {
+							t.Fatalf("%v rows=%d threads=%d: %d tokens: token %d row %d: %g, alone %g", typ, rows, threads, n, i/rows, i%rows, g, alone[i])
+						}
+					}
+				}
+				c, _ := quantRows(t, gguf.TypeQ8_0, 7, cols, r)
+				wc := make([]float32, 3*c.Rows)
+				if err := c.Mul(p, &s, wc, x, 3); err != nil {
+					t.Fatal(err)
+				}
+				dm, dc := make([]float32, 3*rows), make([]float32, 3*c.Rows)
+				if err := MulInto(p, &s, x, 3, Out{m, dm}, Out{c, dc}); err != nil {
+					t.Fatal(err)
+				}
+				for i := range dm {
+					if math.Float32bits(dm[i]) != math.Float32bits(alone[i]) {
+						t.Fatalf("%v rows=%d: fused with q8_0, out[%d] = %g, alone %g", typ, rows, i, dm[i], alone[i])
+					}
+				}
+				for i := range dc {
+					if dc[i] != wc[i] {
+						t.Fatalf("%v rows=%d: the fused q8_0 out[%d] = %g, alone %g", typ, rows, i, dc[i], wc[i])
+					}
+				}
+				p.Close()
 			}
 		}
 	}

@@ -164,6 +164,12 @@ func (t *Tokenizer) NewStreamDecoder(skipSpecial bool) *StreamDecoder {
 	return &StreamDecoder{t: t, skipSpecial: skipSpecial, first: true}
 }
 
+// Continue tells the decoder that its ids continue text decoded before (a
+// completion after its prompt), so the first token keeps the leading space
+// that Decode drops at the start of a text: the prompt and the pieces
+// together are then the whole text, as llama.cpp's token pieces are.
+func (d *StreamDecoder) Continue() { d.first = false }
+
 // Push adds one id and returns the text that is now complete (often "",
 // while a multi-byte character is incomplete, such as a SentencePiece
 // character spelled by byte tokens).

@@ -124,8 +124,13 @@
 // 4's tokens as a SentencePiece vocabulary), Gemma 4, bge and gpt-4o, and
 // (SMOLGO_HEAVY=1) on 2,000 fresh random texts under the same 17. llama.cpp
 // ships no gpt-4o vocabulary: that pre-tokenizer is checked on Qwen2's
-// tokens and merges under pre "gpt-4o", and its pieces themselves equal
-// llama.cpp's (its unicode_regex_split) on the fuzz set and the bench text.
+// tokens and merges under pre "gpt-4o", its pieces themselves equal
+// llama.cpp's (its unicode_regex_split) on the fuzz set and the bench text,
+// and the real o200k vocabularies of gpt-oss (o200k_harmony, 201,088
+// tokens with its markers) and GPT-4o, written as GGUF files the way
+// convert_hf_to_gguf.py writes them from their tokenizer.json (npm
+// packages that testdata/o200k/setup.sh installs), give llama.cpp's ids on
+// the fuzz set, harmony conversations and the bench text.
 // The Llama-3 family is exact against Hugging Face on
 // tokenizer_cases, tokenizer_fuzz, ignore_merges_cases,
 // unicode_version_cases, the 1 MB bench text and the chat prompts in

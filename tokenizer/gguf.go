@@ -76,6 +76,9 @@ var preTokenizers = map[string]preSpec{
 	"falcon":         {split: splitFalcon, llama: true},
 	"deepseek-coder": {split: splitDeepSeekCoder, llama: true},
 	"deepseek-llm":   {split: splitDeepSeekLLM, llama: true},
+	// llama.cpp's default, for a file that names none (with a warning) or
+	// names "default".
+	"default": {split: splitDefault, llama: true},
 }
 
 // keys returns a table's keys, sorted.
@@ -147,10 +150,16 @@ func LoadGGUF(path string, opts ...Option) (*Tokenizer, error) {
 //     add_eos_token, add_space_prefix and the WordPiece normalizer's
 //     lowercase and strip_accents.
 //
-// The tokenizer copies what it needs; f may be closed afterwards. A
-// malformed vocabulary (arrays of different lengths, a merge of unknown
-// tokens, a score that is not a finite number, an id out of range) is an
-// error naming the key.
+// The tokenizer copies what it needs; f may be closed afterwards. What
+// llama.cpp passes over with a warning is passed over here too, and listed
+// by Tokenizer.Warnings: a special-token id outside the vocabulary (the
+// default id is kept), a "gpt2" file without tokenizer.ggml.pre (llama.cpp's
+// default pre-tokenizer), a token type it does not know (UNDEFINED);
+// integer scores and score or type arrays longer than the vocabulary are
+// read as llama.cpp reads them. A malformed vocabulary (a score or type
+// array shorter than the vocabulary, a merge of unknown tokens, a score
+// that is not a finite number, a key of the wrong type) is an error naming
+// the key.
 //
 // For the Llama-3 pre-tokenizers ignore_merges is on (see the package
 // documentation); WithIgnoreMerges(false) gives llama.cpp's smaug-bpe.
@@ -173,10 +182,15 @@ func FromGGUF(f *gguf.File, opts ...Option) (*Tokenizer, error) {
 	}
 	switch kind {
 	case byteBPE:
-		dflt.bos = 1 // llama.cpp's default, kept for BPE
-		if preErr != nil {
-			return nil, fmt.Errorf("tokenizer: %w (without it llama.cpp uses its default pattern, which is not supported; supported: %s)", preErr, supported(preTokenizers))
+		dflt.bos, dflt.eos = 11, 11 // llama.cpp's defaults for BPE
+		switch {
+		case errors.Is(preErr, gguf.ErrKeyNotFound):
+			pre = "default"
+			s.warn("tokenizer.ggml.pre is missing: using llama.cpp's default pre-tokenizer, as llama.cpp does (it warns that generation quality will be degraded)")
+		case preErr != nil:
+			return nil, fmt.Errorf("tokenizer: %w", preErr)
 		}
+		s.pre = pre
 		ps, ok := preTokenizers[pre]
 		if !ok {
 			return nil, fmt.Errorf("tokenizer: tokenizer.ggml.pre %q is not supported (supported: %s)", pre, supported(preTokenizers))
@@ -207,15 +221,8 @@ func FromGGUF(f *gguf.File, opts ...Option) (*Tokenizer, error) {
 		}
 	}
 	if kind == sentencePiece {
-		scores, err := f.Float32s("tokenizer.ggml.scores")
-		switch {
-		case errors.Is(err, gguf.ErrKeyNotFound):
-		case err != nil:
-			return nil, fmt.Errorf("tokenizer: %w", err)
-		case len(scores) != n:
-			return nil, fmt.Errorf("tokenizer: tokenizer.ggml.scores has %d entries for %d tokens", len(scores), n)
-		default:
-			s.scores = slices.Clone(scores)
+		if s.scores, err = readScores(f, n); err != nil {
+			return nil, err
 		}
 	}
 	if err := readTypes(f, &s); err != nil {
@@ -233,7 +240,7 @@ func FromGGUF(f *gguf.File, opts ...Option) (*Tokenizer, error) {
 		{"tokenizer.ggml.seperator_token_id", &s.sep, dflt.sep},
 	}
 	for _, k := range ids {
-		if id, ok, err := readID(f, k.key, n); err != nil {
+		if id, ok, err := readID(f, &s, k.key); err != nil {
 			return nil, err
 		} else if ok {
 			*k.dst = id
@@ -285,8 +292,36 @@ func FromGGUF(f *gguf.File, opts ...Option) (*Tokenizer, error) {
 	return build(s)
 }
 
+// readScores reads the optional tokenizer.ggml.scores of a SentencePiece
+// vocabulary (nil when absent: every score 0, as llama.cpp takes it). As in
+// llama.cpp, integer scores are accepted, and an array longer than the
+// vocabulary is used for its first entries; a shorter one is an error.
+func readScores(f *gguf.File, n int) ([]float32, error) {
+	const key = "tokenizer.ggml.scores"
+	scores, err := f.Float32s(key)
+	if errors.Is(err, gguf.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		ints, ierr := f.Int32s(key)
+		if ierr != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		scores = make([]float32, len(ints))
+		for i, v := range ints {
+			scores[i] = float32(v)
+		}
+	}
+	if len(scores) < n {
+		return nil, fmt.Errorf("tokenizer: %s has %d entries for %d tokens", key, len(scores), n)
+	}
+	return slices.Clone(scores[:n]), nil
+}
+
 // readTypes reads tokenizer.ggml.token_type into s.kinds (and
-// s.byteTokens).
+// s.byteTokens). As in llama.cpp, an array longer than the vocabulary is
+// used for its first entries (a shorter one is an error), and a type it
+// does not know counts as UNDEFINED.
 func readTypes(f *gguf.File, s *spec) error {
 	n := len(s.tokens)
 	s.kinds = make([]Kind, n)
@@ -296,10 +331,17 @@ func readTypes(f *gguf.File, s *spec) error {
 		return nil // every token is normal
 	case err != nil:
 		return fmt.Errorf("tokenizer: %w", err)
-	case len(types) != n:
+	case len(types) < n:
 		return fmt.Errorf("tokenizer: tokenizer.ggml.token_type has %d entries for %d tokens", len(types), n)
 	}
-	for id, ty := range types {
+	unknown := 0
+	for id, ty := range types[:n] {
+		if ty < ggufUndefined || ty > ggufByte {
+			if unknown++; unknown == 1 {
+				s.warn("tokenizer.ggml.token_type[%d] = %d is not a known token type; it and any other such token count as UNDEFINED, as in llama.cpp", id, ty)
+			}
+			ty = ggufUndefined
+		}
 		switch ty {
 		case ggufNormal:
 		case ggufUndefined:
@@ -317,23 +359,26 @@ func readTypes(f *gguf.File, s *spec) error {
 			s.kinds[id] = UserDefined
 		case ggufUnused:
 			s.kinds[id] = Unused
-		default:
-			return fmt.Errorf("tokenizer: tokenizer.ggml.token_type[%d] = %d is not a known token type", id, ty)
 		}
 	}
 	return nil
 }
 
-// readID reads an optional token id, which must be inside the vocabulary.
-func readID(f *gguf.File, key string, n int) (int32, bool, error) {
+// readID reads an optional token id. An id outside the vocabulary is
+// treated as absent, with a warning, as llama.cpp does ("bad special
+// token ... using default id"): llama2.c's converter writes 0xFFFFFFFF
+// (LLAMA_TOKEN_NULL as a uint32) for the ids it has none for. A value that
+// is not an integer is an error.
+func readID(f *gguf.File, s *spec, key string) (int32, bool, error) {
 	id, err := f.Uint32(key)
 	switch {
 	case errors.Is(err, gguf.ErrKeyNotFound):
 		return -1, false, nil
 	case err != nil:
 		return -1, false, fmt.Errorf("tokenizer: %w", err)
-	case int(id) >= n:
-		return -1, false, fmt.Errorf("tokenizer: %s = %d is outside the %d-token vocabulary", key, id, n)
+	case int(id) >= len(s.tokens):
+		s.warn("%s = %d is outside the %d-token vocabulary: using the default id, as llama.cpp does", key, id, len(s.tokens))
+		return -1, false, nil
 	}
 	return int32(id), true, nil
 }
@@ -379,7 +424,7 @@ func byName(f *gguf.File, s *spec) error {
 			s.kinds[id] = Special
 		}
 	}
-	fromKey := func(key string) (int32, bool, error) { return readID(f, key, len(s.tokens)) }
+	fromKey := func(key string) (int32, bool, error) { return readID(f, s, key) }
 	for _, c := range []struct {
 		key   string
 		names []string

@@ -109,17 +109,15 @@ func TestFromGGUFRejects(t *testing.T) {
 			[]string{`tokenizer.ggml.model "t5" is not supported`, "supported: bert, gemma4, gpt2, llama)"}},
 		{"unknown pre", []gguf.KV{{Key: "tokenizer.ggml.pre", Value: "chatglm-bpe"}},
 			[]string{`tokenizer.ggml.pre "chatglm-bpe" is not supported`, "command-r", "qwen2", "smollm", "smaug-bpe"}},
-		{"no pre", []gguf.KV{{Key: "tokenizer.ggml.pre"}}, []string{"tokenizer.ggml.pre", "supported: "}},
 		{"short token types", []gguf.KV{{Key: "tokenizer.ggml.token_type", Value: []int32{1, 2}}}, []string{"2 entries"}},
-		{"bad token type", []gguf.KV{{Key: "tokenizer.ggml.token_type", Value: append(make([]int32, 336), 9)}}, []string{"token_type[336] = 9"}},
 		{"tokens not strings", []gguf.KV{{Key: "tokenizer.ggml.tokens", Value: []int32{1, 2}}}, []string{"tokenizer.ggml.tokens"}},
 		{"no tokens", []gguf.KV{{Key: "tokenizer.ggml.tokens"}}, []string{"tokenizer.ggml.tokens"}},
 		{"bad merge line", []gguf.KV{{Key: "tokenizer.ggml.merges", Value: []string{"x"}}}, []string{"merges[0]"}},
 		{"merge of unknown tokens", []gguf.KV{{Key: "tokenizer.ggml.merges", Value: []string{"qq zz"}}}, []string{"merge 0", "not in the vocabulary"}},
-		{"eos out of range", []gguf.KV{{Key: "tokenizer.ggml.eos_token_id", Value: uint32(999)}}, []string{"outside"}},
-		{"huge eot", []gguf.KV{{Key: "tokenizer.ggml.eot_token_id", Value: uint32(1 << 31)}}, []string{"eot_token_id", "outside"}},
 		{"spm score NaN", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.scores", Value: badScores}},
 			[]string{"score of token 7", "not a finite number"}},
+		{"pre not a string", []gguf.KV{{Key: "tokenizer.ggml.pre", Value: uint32(3)}}, []string{"tokenizer.ggml.pre"}},
+		{"eos not an integer", []gguf.KV{{Key: "tokenizer.ggml.eos_token_id", Value: "2"}}, []string{"tokenizer.ggml.eos_token_id"}},
 		{"spm scores short", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.scores", Value: scores[:3]}},
 			[]string{"tokenizer.ggml.scores has 3 entries for 337 tokens"}},
 		{"spm scores not floats", []gguf.KV{{Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.scores", Value: []string{"a"}}},
@@ -142,6 +140,54 @@ func TestFromGGUFRejects(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("err = %v, want one mentioning %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// FromGGUF passes over what llama.cpp passes over, with a warning that
+// names the key (TestLenientLikeLlamaCpp checks the same against llama.cpp
+// itself on many more files).
+func TestFromGGUFWarns(t *testing.T) {
+	src, err := gguf.Open(sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	clean, err := FromGGUF(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := clean.Warnings(); w != nil {
+		t.Fatalf("a clean file warns: %q", w)
+	}
+	eos, _ := clean.EOS()
+	tests := []struct {
+		name  string
+		kv    []gguf.KV
+		want  string // in a warning
+		check func(*Tokenizer) bool
+	}{
+		{"eos out of range", []gguf.KV{{Key: "tokenizer.ggml.eos_token_id", Value: uint32(999)}}, "tokenizer.ggml.eos_token_id = 999",
+			func(tok *Tokenizer) bool { id, ok := tok.EOS(); return ok && id == 11 }}, // llama.cpp's BPE default
+		{"huge eot", []gguf.KV{{Key: "tokenizer.ggml.eot_token_id", Value: uint32(1 << 31)}}, "eot_token_id = 2147483648",
+			func(tok *Tokenizer) bool { return tok.IsEndOfGeneration(eos) }},
+		{"no pre", []gguf.KV{{Key: "tokenizer.ggml.pre"}}, "tokenizer.ggml.pre is missing",
+			func(tok *Tokenizer) bool { return tok.Pre() == "default" }},
+		{"unknown token type", []gguf.KV{{Key: "tokenizer.ggml.token_type", Value: append(make([]int32, 336), 9)}}, "token_type[336] = 9",
+			func(tok *Tokenizer) bool { return tok.Len() == 337 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tok, err := FromGGUF(withKV(t, src.KV, tt.kv...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := tok.Warnings(); !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, tt.want) }) {
+				t.Errorf("Warnings() = %q, want one mentioning %q", w, tt.want)
+			}
+			if !tt.check(tok) {
+				t.Errorf("the tokenizer is not what llama.cpp makes of the file")
 			}
 		})
 	}

@@ -384,6 +384,14 @@ var (
 		matchGPT2,
 		runPattern(false, 3, func(r rune) bool { return r >= '0' && r <= '9' }),
 	}
+	// llama.cpp's default (a "gpt2" vocabulary without tokenizer.ggml.pre):
+	// [\p{P}\$\+<=>\^~\|]+, GPT-2's pattern, \p{N}+, [0-9][0-9][0-9].
+	splitDefault = []pattern{
+		runPattern(false, 0, func(r rune) bool { return inPunct(r) || strings.ContainsRune("$+<=>^~|", r) }),
+		matchGPT2,
+		runPattern(false, 0, inNumber),
+		runPattern(false, 3, func(r rune) bool { return r >= '0' && r <= '9' }),
+	}
 	// DeepSeek Coder: [\r\n], \s?\p{L}+, \s?\p{P}+, [一-龥ࠀ-一가-퟿]+, \p{N}.
 	splitDeepSeekCoder = []pattern{
 		runPattern(false, 1, isCRLF),

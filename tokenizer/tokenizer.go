@@ -77,6 +77,7 @@ type Tokenizer struct {
 	missingBytes bool // some byteID is -1: drop those symbols from the output
 	added        addedSet
 	pre          string
+	warnings     []string // what FromGGUF passed over (Warnings)
 
 	// all maps every token's text to its id, whatever its type, as
 	// llama.cpp's token_to_id does (charBPE, sentencePiece, wordPiece).
@@ -128,6 +129,15 @@ type spec struct {
 	lstrip       []int32 // added tokens that eat the white space before them
 	rstrip       []int32 // ... and after them
 	dropEOG      []int32 // tokens named like an end of turn that are not one (llama.cpp's workarounds)
+	warnings     []string
+}
+
+// warn notes a quirk of the file that FromGGUF passes over as llama.cpp
+// does (Tokenizer.Warnings), once.
+func (s *spec) warn(format string, args ...any) {
+	if w := fmt.Sprintf(format, args...); !slices.Contains(s.warnings, w) {
+		s.warnings = append(s.warnings, w)
+	}
 }
 
 func build(s spec) (*Tokenizer, error) {
@@ -158,6 +168,7 @@ func build(s spec) (*Tokenizer, error) {
 		sep:          s.sep,
 		addBOS:       s.addBOS,
 		addEOS:       s.addEOS,
+		warnings:     s.warnings,
 		seed:         maphash.MakeSeed(),
 	}
 	var added []addedToken
@@ -419,6 +430,14 @@ func (t *Tokenizer) IsEndOfGeneration(id int32) bool {
 	_, found := slices.BinarySearch(t.eog, id)
 	return found
 }
+
+// Warnings lists the quirks of the file that FromGGUF passed over as
+// llama.cpp does, each with what was done instead: a special-token id
+// outside the vocabulary (llama2.c's converter writes 0xFFFFFFFF for the
+// ids it has none for), a missing tokenizer.ggml.pre, a token type it does
+// not know, an empty token. llama.cpp logs the same cases as warnings; a
+// program loading a model should log these. Nil for a clean file.
+func (t *Tokenizer) Warnings() []string { return slices.Clone(t.warnings) }
 
 // Pre names the pre-tokenizer (GGUF tokenizer.ggml.pre, "default" when the
 // file has none, "gemma4" for Gemma 4, or "llama3" for a tokenizer.json with

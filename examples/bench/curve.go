@@ -103,7 +103,7 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 		close(began)
 		s := m.NewSession()
 		defer s.Close()
-		before := m.Load()
+		before := m.Occupancy()
 		a := arrival{start: time.Now()}
 		for _, err := range s.Generate(ctx, nil, engine.GenerateOptions{RawPrompt: tokens(p.arrive), MaxTokens: 1}) {
 			if err != nil {
@@ -112,7 +112,7 @@ func benchArrival(ctx context.Context, log *slog.Logger, m *engine.Model, p para
 			}
 			if a.first.IsZero() {
 				a.first = time.Now()
-				after := m.Load()
+				after := m.Occupancy()
 				a.steps, a.seqs = after.Steps-before.Steps, after.StepSequences-before.StepSequences
 			}
 		}

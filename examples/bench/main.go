@@ -74,10 +74,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/backend"
 	_ "github.com/smolgo/smolgo/cuda" // the cuda device, for -device cuda in a build with -tags cuda
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/llama"
 	_ "github.com/smolgo/smolgo/models" // every model family, for engine.Open
 	"github.com/smolgo/smolgo/quant"
 )
@@ -214,7 +214,7 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 	if p.arrive < 0 || p.arrive > 0 && (p.parallel == 0 || p.tg < 8) {
 		return fmt.Errorf("-arrive %d needs -parallel > 0 and -tg >= 8", p.arrive)
 	}
-	kv, err := llama.ParseKVType(p.kv)
+	kv, err := backend.ParseKVType(p.kv)
 	if err != nil {
 		return fmt.Errorf("-kv: %w", err)
 	}
@@ -407,7 +407,7 @@ func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p par
 		if _, err := generateAll(ctx, sessions, prompts, engine.GenerateOptions{MaxTokens: 1, Constraint: keepGoing}); err != nil {
 			return err
 		}
-		before := m.Load()
+		before := m.Occupancy()
 		cpu0 := cpuSeconds()
 		t0 := time.Now()
 		runs, err := generateAll(ctx, sessions, prompts, engine.GenerateOptions{MaxTokens: p.tg + 1, Constraint: keepGoing})
@@ -431,7 +431,7 @@ func benchParallel(ctx context.Context, log *slog.Logger, m *engine.Model, p par
 			res.ParDraft += r.stats.DraftTokens
 			res.ParAccepted += r.stats.AcceptedTokens
 		}
-		after := m.Load()
+		after := m.Occupancy()
 		if cpu := cpuSeconds() - cpu0; cpu > 0 && total > 0 {
 			res.ParCPUMs = append(res.ParCPUMs, round(1000*cpu/float64(total)))
 		}

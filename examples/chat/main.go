@@ -1,5 +1,7 @@
-// Command chat talks with a model in the terminal (any architecture
-// engine.Open knows: SmolLM3 and plain llama files).
+// Command chat talks with a model in the terminal: any file of a family
+// that package models registers (SmolLM3, Llama 3.x and SmolLM2, Qwen2.5,
+// Qwen3, Gemma 3, Granite, Phi-4-mini; go doc ./models), opened with
+// engine.Open.
 //
 // Interactive:
 //
@@ -17,7 +19,7 @@
 //	chat -model FILE -prompt "Why is the sky blue?" -n 64 -temp 0 -think=false
 //
 // Sampling defaults to SmolLM3's recommendation (temperature 0.6, top-p
-// 0.95); -temp 0 is greedy. -speculate turns on lookup speculative decoding
+// 0.95) whatever the model; -temp 0 is greedy. -speculate turns on lookup speculative decoding
 // (the same answer, sometimes faster when it repeats the conversation), and
 // -device picks where the model runs ("cpu", or "cuda:N" in a build with
 // CUDA). SIGTERM ends the program like a Ctrl-C at the prompt.

@@ -18,9 +18,10 @@ type loadCheck struct {
 	Error     string   `json:"error,omitempty"` // why it does not load
 	Family    string   `json:"family,omitempty"`
 	Features  []string `json:"features,omitempty"`
-	Chat      bool     `json:"chat"`                 // the tokenizer reads
-	ChatError string   `json:"chat_error,omitempty"` // why it cannot chat
-	CUDAError string   `json:"cuda_error,omitempty"` // a feature the CUDA backend lacks
+	Chat      bool     `json:"chat"`                         // the tokenizer reads
+	ChatError string   `json:"chat_error,omitempty"`         // why it cannot chat
+	Warnings  []string `json:"tokenizer_warnings,omitempty"` // quirks the tokenizer passed over, as llama.cpp does
+	CUDAError string   `json:"cuda_error,omitempty"`         // a feature the CUDA backend lacks
 	Families  []string `json:"supported_families,omitempty"`
 }
 
@@ -38,12 +39,12 @@ func checkLoad(f *gguf.File) *loadCheck {
 		return c
 	}
 	c.Loads, c.Family, c.Features = true, arch.Name, arch.Features()
-	if _, err := tokenizer.FromGGUF(f); err != nil {
+	if tok, err := tokenizer.FromGGUF(f); err != nil {
 		c.ChatError = err.Error()
 	} else {
-		c.Chat = true
+		c.Chat, c.Warnings = true, tok.Warnings()
 	}
-	// A backend gets the description for the cache length Load uses by
+	// A backend gets the description for the cache length engine.Open uses by
 	// default (the training context): LongRoPE resolved.
 	resolved := arch.ForContext(cfg.Context)
 	if err := resolved.Unsupported("cuda", cuda.Features()...); err != nil {

@@ -304,6 +304,9 @@ func (r *report) writeText(w io.Writer) error {
 		}
 		if l.Loads && l.Chat {
 			p("chat\tyes (the tokenizer reads)\n")
+			for _, w := range l.Warnings {
+				p("tokenizer warning\t%s\n", printable(w))
+			}
 		} else if l.Loads {
 			p("chat\tno: %s\n", printable(l.ChatError))
 		}

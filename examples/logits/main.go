@@ -49,9 +49,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
-	"github.com/smolgo/smolgo/llama"
 	_ "github.com/smolgo/smolgo/models" // every model family
 	"github.com/smolgo/smolgo/tokenizer"
 )
@@ -142,7 +142,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 			return err
 		}
 	}
-	if _, err := llama.ParseKVType(*kv); err != nil {
+	if _, err := backend.ParseKVType(*kv); err != nil {
 		return fmt.Errorf("-kv: %w", err)
 	}
 
@@ -152,14 +152,18 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	if *batch == 0 {
 		*batch = math.MaxInt32 // one pass for the whole prompt
 	}
-	m, err := family.Load(*model, engine.WithThreads(*threads), engine.WithKVType(*kv),
+	em, err := engine.Open(*model, engine.WithThreads(*threads), engine.WithKVType(*kv),
 		engine.WithBatchSize(*batch), engine.WithLogger(log))
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	cfg := m.LLM().Config
-	log.Info("model loaded", "file", *model, "arch", cfg.Arch, "layers", cfg.Layers, "vocab", cfg.Vocab, "threads", m.LLM().Threads())
+	defer em.Close()
+	m, ok := family.Of(em) // the runner underneath: logits without sessions
+	if !ok {
+		return fmt.Errorf("%s: not a llama family's model (an encoder has no logits)", *model)
+	}
+	cfg := m.CPU().Config
+	log.Info("model loaded", "file", *model, "arch", cfg.Arch, "layers", cfg.Layers, "vocab", cfg.Vocab, "threads", m.CPU().Threads())
 	cache, err := m.NewCache()
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
@@ -32,18 +32,14 @@ func runJSON(t *testing.T, args ...string) Output {
 func TestLogitsMatchesForward(t *testing.T) {
 	model := sharedtest.Path(t, "golden/models/llama-tiny-F32.gguf")
 	tokens := []int32{331, 296, 308, 311}
-	m, err := family.Load(model, engine.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	_, m := goldentest.Open(t, model, engine.WithThreads(1))
 	c, _ := m.NewCache()
 	want, err := m.Forward(context.Background(), c, tokens, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = append([]float32(nil), want...)
-	V := m.LLM().Config.Vocab
+	V := m.CPU().Config.Vocab
 
 	out := runJSON(t, "-model", model, "-tokens", "331,296,308,311", "-all", "-decode", "3", "-threads", "1")
 	if len(out.Positions) != 4 || len(out.Decode) != 3 {

@@ -42,8 +42,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/llama"
 	"github.com/smolgo/smolgo/sample"
 	"github.com/smolgo/smolgo/server"
 	"github.com/smolgo/smolgo/server/servertest"
@@ -94,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
 	sessions := fs.Int("sessions", 32, "web-chat conversations kept on the server (least recently used are evicted)")
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
+	templateFile := fs.String("chat-template-file", "", "Jinja chat template `file` that replaces the model file's own (llama-server's --chat-template-file); its reasoning and tool-call markers are read from it")
+	perClient := fs.Int("sessions-per-client", 0, "web-chat conversations one client address may keep; its next replaces its oldest (0: a quarter of -sessions, at least 8; -1: no bound, for a server behind a proxy)")
 	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
 	promptCache := fs.Int64("prompt-cache", 512<<20, "memory in `bytes` for prompts shared between requests and conversations (0: off)")
 	promptCacheDir := fs.String("prompt-cache-dir", "", "`directory` where the prompt cache's snapshots are also written, so that a restarted server reuses them (needs -prompt-cache)")
@@ -102,7 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
 	trustSpecial := fs.Bool("trust-special-tokens", false, "tokenize special tokens typed in messages (<|im_end|>) as control tokens; only for trusted clients")
-	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use (\"*\": any); others get 404")
+	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use; with it set, others get 404 (default: any name is the model)")
 	corsOrigins := fs.String("cors-origin", "", "comma-separated web `origins` (https://app.example, or \"*\") whose pages may call the API from a browser; others are refused")
 	readTimeout := fs.Duration("read-timeout", 60*time.Second, "time a client has to send a whole request, body included")
 	storedResponses := fs.Int("stored-responses", 256, "responses kept for previous_response_id on /v1/responses (-1: none)")
@@ -128,7 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	if routerMode(models, *modelsDir) { // several models: models.go
-		scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
+		scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions, MaxSessionsPerClient: *perClient,
 			MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 			ParseSpecialTokens: *trustSpecial, CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout,
 			MaxStoredResponses: *storedResponses, ReplicaID: *replica, ShutdownGrace: *drain}
@@ -136,8 +138,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "webchat: -fake serves one echo engine; it does not combine with -models-dir or several -model")
 			return 2
 		}
-		if _, err := llama.ParseKVType(*kv); err != nil {
+		if _, err := backend.ParseKVType(*kv); err != nil {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
+			return 2
+		}
+		if *templateFile != "" {
+			fmt.Fprintln(stderr, "webchat: -chat-template-file is for one model (-model FILE)")
 			return 2
 		}
 		return serveModels(ctx, log, stdout, stderr, *addr, models, *modelsDir, splitList(*pins),
@@ -183,13 +189,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			id = filepath.Base(path)
 			id = id[:len(id)-len(filepath.Ext(id))]
 		}
-		if _, err := llama.ParseKVType(*kv); err != nil {
+		if _, err := backend.ParseKVType(*kv); err != nil {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}
-		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads,
-			engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
-			engine.WithDevice(*device), engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk))
+		opts := []engine.Option{engine.WithKVType(*kv), engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots),
+			engine.WithDevice(*device), engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk)}
+		if *templateFile != "" {
+			src, err := os.ReadFile(*templateFile)
+			if err != nil {
+				fmt.Fprintf(stderr, "webchat: -chat-template-file: %v\n", err)
+				return 2
+			}
+			opts = append(opts, engine.WithChatTemplate(string(src)))
+		}
+		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads, opts...)
 		if err != nil {
 			fmt.Fprintf(stderr, "webchat: %v\n", err)
 			return 1
@@ -201,7 +215,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stopLoading()
 	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
 		eng.ModelName(), ln.Addr(), ln.Addr())
-	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions,
+	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions, MaxSessionsPerClient: *perClient,
 		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 		ParseSpecialTokens: *trustSpecial, ModelAliases: splitList(*aliases), Demo: demo,
 		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -209,4 +210,49 @@ func TestDefaultDemoModel(t *testing.T) {
 	if !strings.Contains(out.String(), "tiny random-weight demo model") {
 		t.Errorf("no demo note in output:\n%s", out.String())
 	}
+}
+
+// stories260K, a trained TinyStories llama from llama2.c's converter
+// (../shared/realmodels), serves text in and text out: a completion is
+// llama.cpp's greedy continuation word for word, and a chat (the file has
+// no template: llama.cpp's built-in ChatML) gets a story.
+func TestStories260K(t *testing.T) {
+	dir := "realmodels/stories260K/"
+	b, err := os.ReadFile(sharedtest.Path(t, dir+"llamacpp/greedy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string][]struct{ Prompt, Text string }
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	url := serve(t, "-model", sharedtest.Path(t, dir+"stories260K.gguf"), "-threads", "2")
+	p := ref["F32"][0]
+	status, body, err := askModel(url, "/v1/completions", "stories260K", `{"prompt":`+quote(p.Prompt)+`,"max_tokens":64,"temperature":0}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Choices []struct{ Text string }
+	}
+	if status != 200 || json.Unmarshal([]byte(body), &c) != nil || len(c.Choices) != 1 {
+		t.Fatalf("completion: %d %s", status, body)
+	}
+	if want := strings.TrimPrefix(p.Text, " "+p.Prompt); c.Choices[0].Text != want {
+		t.Errorf("completion %q\nllama.cpp %q", c.Choices[0].Text, want)
+	}
+	status, body, err = askModel(url, "/v1/chat/completions", "stories260K", `{"messages":[{"role":"user","content":"Tell me a story."}],"max_tokens":32}`)
+	var chat struct {
+		Choices []struct {
+			Message struct{ Content string }
+		}
+	}
+	if err != nil || status != 200 || json.Unmarshal([]byte(body), &chat) != nil || len(chat.Choices) != 1 || len(strings.Fields(chat.Choices[0].Message.Content)) < 3 {
+		t.Fatalf("chat: %d %v %s", status, err, body)
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

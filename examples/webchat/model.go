@@ -13,6 +13,7 @@ import (
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/llama"
 	_ "github.com/smolgo/smolgo/models" // every model family
+	"github.com/smolgo/smolgo/models/bert"
 	"github.com/smolgo/smolgo/server"
 )
 
@@ -21,10 +22,12 @@ import (
 // several GB.
 const defaultContext = 8192
 
-// loadModel maps the GGUF file and adapts the model to the server.
-// extra options (KV type, prompt cache, batching) are passed on to
-// family.New. A model whose tokenizer cannot be read is refused here, not
-// at the first chat.
+// loadModel opens the GGUF file with engine.Open and adapts the model to
+// the server. extra options (KV type, prompt cache, batching) are passed on
+// to engine.Open. A chat model whose tokenizer cannot be read is refused
+// here, not at the first chat; a BERT file (bge, all-MiniLM, a reranker)
+// is served for POST /v1/embeddings (or /v1/rerank for a reranker), and
+// chat requests get a 400 that says so.
 //
 // A -ctx above the context the model was trained for is allowed, as
 // llama.cpp allows it (positions past it are extrapolated; answers there
@@ -32,49 +35,72 @@ const defaultContext = 8192
 func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, name string, ctxLen, threads int, extra ...engine.Option) (server.Engine, func(), error) {
 	start := time.Now()
 	log.Info("loading model", "file", path)
-	f, err := gguf.Open(path)
+	opts := []engine.Option{engine.WithThreads(threads), engine.WithLogger(log)}
+	encoder, trained, err := trainedContext(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if arch, _ := f.Architecture(); arch == "bert" {
-		return loadEncoder(ctx, log, f, path, name, threads, extra...)
+	if !encoder {
+		switch {
+		case ctxLen <= 0:
+			ctxLen = min(trained, defaultContext)
+		case ctxLen > trained:
+			log.Warn("context above the model's trained context: positions past it are extrapolated",
+				"context", ctxLen, "trained", trained)
+			fmt.Fprintf(notes, "Note: -ctx %d is above the %d tokens %s was trained for; positions past %d are extrapolated (as llama.cpp does) and answers there may degrade.\n",
+				ctxLen, trained, name, trained)
+		}
+		opts = append(opts, engine.WithContext(ctxLen))
 	}
-	trained, err := llama.ConfigFromGGUF(f)
+	m, err := engine.Open(path, append(opts, extra...)...)
 	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	switch {
-	case ctxLen <= 0:
-		ctxLen = min(trained.Context, defaultContext)
-	case ctxLen > trained.Context:
-		log.Warn("context above the model's trained context: positions past it are extrapolated",
-			"context", ctxLen, "trained", trained.Context)
-		fmt.Fprintf(notes, "Note: -ctx %d is above the %d tokens %s was trained for; positions past %d are extrapolated (as llama.cpp does) and answers there may degrade.\n",
-			ctxLen, trained.Context, name, trained.Context)
-	}
-	opts := append([]engine.Option{engine.WithThreads(threads), engine.WithContext(ctxLen), engine.WithLogger(log)}, extra...)
-	m, err := family.New(f, opts...)
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		m.Close()
 		return nil, nil, err
 	}
-	if _, err := m.Tokenizer(); err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("%s: cannot chat without a tokenizer: %w", path, err)
+	if encoder {
+		info := m.EmbedInfo()
+		log.Info("embedding model loaded", "name", name, "embd", info.Dim, "pooling", info.Pooling,
+			"max_tokens", info.MaxTokens, "threads", threads, "took", time.Since(start).Round(time.Millisecond))
+	} else {
+		if _, err := m.Format().Tokenizer(); err != nil {
+			m.Close()
+			return nil, nil, fmt.Errorf("%s: cannot chat without a tokenizer: %w", path, err)
+		}
+		arch, layers, embd, vocab := "", 0, 0, 0
+		if p, ok := family.Of(m); ok {
+			cfg := p.Weights().Config
+			arch, layers, embd, vocab = cfg.Arch, cfg.Layers, cfg.Embd, cfg.Vocab
+		}
+		log.Info("model loaded", "name", name, "arch", arch, "layers", layers, "embd", embd,
+			"vocab", vocab, "context", ctxLen, "threads", threads, "sequences", m.Config().MaxSequences,
+			"device", m.Config().Device, "took", time.Since(start).Round(time.Millisecond))
 	}
-	cfg := m.Weights().Config
-	log.Info("model loaded", "name", name, "arch", cfg.Arch, "layers", cfg.Layers, "embd", cfg.Embd,
-		"vocab", cfg.Vocab, "context", ctxLen, "threads", threads, "sequences", m.Config().MaxSequences,
-		"device", m.Config().Device, "took", time.Since(start).Round(time.Millisecond))
-	e, err := server.FromModel(m.Model, server.ModelOptions{Name: name})
+	e, err := server.FromModel(m, server.ModelOptions{Name: name})
 	if err != nil {
 		m.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return e, func() { m.Close() }, nil
+}
+
+// trainedContext reads whether the file is an encoder (a BERT file, which
+// engine.Open serves for embeddings) and, for a chat model, the context it
+// was trained for, which bounds the default -ctx.
+func trainedContext(path string) (encoder bool, trained int, err error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return false, 0, err
+	}
+	defer f.Close()
+	if arch, _ := f.Architecture(); arch == bert.Arch {
+		return true, 0, nil
+	}
+	cfg, err := llama.ConfigFromGGUF(f)
+	if err != nil {
+		return false, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return false, cfg.Context, nil
 }

@@ -69,17 +69,27 @@ func Read(f *gguf.File) (Special, error) {
 		s.EOS = 1
 		s.AddEOS = true
 	}
+	// As llama.cpp does, a default outside the vocabulary is none, and an
+	// id the file gives outside it leaves the default (llama2.c's converter
+	// writes 0xFFFFFFFF for the ids it has none for).
+	tokens, err := f.Strings("tokenizer.ggml.tokens")
+	if err != nil {
+		return s, fmt.Errorf("embedtok: %w", err)
+	}
+	n := int64(len(tokens))
 	for _, k := range []struct {
 		key string
 		dst *int32
 	}{{"tokenizer.ggml.bos_token_id", &s.BOS}, {"tokenizer.ggml.eos_token_id", &s.EOS}, {"tokenizer.ggml.seperator_token_id", &s.SEP}} {
+		if int64(*k.dst) >= n {
+			*k.dst = -1
+		}
 		v, err := f.Uint32(k.key)
 		switch {
 		case err == nil:
-			if v > 1<<30 {
-				return s, fmt.Errorf("embedtok: %s = %d is out of range", k.key, v)
+			if int64(v) < n {
+				*k.dst = int32(v)
 			}
-			*k.dst = int32(v)
 		case !errors.Is(err, gguf.ErrKeyNotFound):
 			return s, fmt.Errorf("embedtok: %w", err)
 		}
@@ -130,29 +140,43 @@ func (s Special) Embed(tok Encoder, text string) []int32 {
 // RerankInput tokenizes a query and a document as one rerank input (see
 // the package documentation).
 func (s Special) RerankInput(tok Encoder, query, doc string) []int32 {
+	return s.Reranker(tok, query)(doc)
+}
+
+// Reranker returns a function that builds the rerank input of query with
+// each document, the same as RerankInput: in llama-server's default layout
+// the query is tokenized once, here, and copied into each input; with a
+// rerank template each input is the whole template tokenized, since the
+// query's tokens there may depend on the text around it.
+func (s Special) Reranker(tok Encoder, query string) func(doc string) []int32 {
 	if s.Rerank != "" {
-		p := strings.ReplaceAll(s.Rerank, "{query}", query)
-		p = strings.ReplaceAll(p, "{document}", doc)
-		return tok.Encode(p, true)
+		return func(doc string) []int32 {
+			p := strings.ReplaceAll(s.Rerank, "{query}", query)
+			p = strings.ReplaceAll(p, "{document}", doc)
+			return tok.Encode(p, true)
+		}
 	}
 	eos := s.EOS
 	if eos < 0 {
 		eos = s.SEP
 	}
-	var out []int32
+	var head []int32
 	if s.AddBOS && s.BOS >= 0 {
-		out = append(out, s.BOS)
+		head = append(head, s.BOS)
 	}
-	out = append(out, tok.Encode(query, false)...)
+	head = append(head, tok.Encode(query, false)...)
 	if s.AddEOS && eos >= 0 {
-		out = append(out, eos)
+		head = append(head, eos)
 	}
 	if s.AddSEP && s.SEP >= 0 {
-		out = append(out, s.SEP)
+		head = append(head, s.SEP)
 	}
-	out = append(out, tok.Encode(doc, false)...)
-	if s.AddEOS && eos >= 0 {
-		out = append(out, eos)
+	return func(doc string) []int32 {
+		out := append(make([]int32, 0, len(head)+len(doc)/3+2), head...)
+		out = append(out, tok.Encode(doc, false)...)
+		if s.AddEOS && eos >= 0 {
+			out = append(out, eos)
+		}
+		return out
 	}
-	return out
 }

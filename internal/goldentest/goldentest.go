@@ -22,6 +22,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/internal/synth"
@@ -175,12 +176,30 @@ func Argmax(x []float32) int {
 	return best
 }
 
+// Open opens the model file at path with engine.Open for the test, which
+// closes it at its end, and returns it with its parts (family.Of: Forward,
+// the weights), failing the test when the file does not load or is not a
+// llama family's.
+func Open(t testing.TB, path string, opts ...engine.Option) (*engine.Model, *family.Parts) {
+	t.Helper()
+	m, err := engine.Open(path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	p, ok := family.Of(m)
+	if !ok {
+		t.Fatalf("%s: not a llama family's model", path)
+	}
+	return m, p
+}
+
 // CheckPrompt runs one reference prompt through m: the whole prompt in one
 // Forward (all rows), the decode steps fed the golden tokens (teacher
 // forcing), then greedy decoding from m's own argmax, which must pick
 // llama.cpp's tokens for as long as every golden margin on the way exceeds
 // twice the max-abs tolerance. It returns the differences of the first two.
-func CheckPrompt(t testing.TB, m *family.Model, p Prompt, tol Tolerance) Diff {
+func CheckPrompt(t testing.TB, m *family.Parts, p Prompt, tol Tolerance) Diff {
 	t.Helper()
 	ctx := context.Background()
 	var d Diff
@@ -245,7 +264,7 @@ func CheckPrompt(t testing.TB, m *family.Model, p Prompt, tol Tolerance) Diff {
 // CheckModel runs every prompt of g through m (CheckPrompt) but those skip
 // names (nil: none), logs each prompt's and the model's differences, and
 // fails the test when the model's max abs or RMS exceeds tol.
-func CheckModel(t testing.TB, name string, m *family.Model, g File, tol Tolerance, skip func(prompt string) bool) Diff {
+func CheckModel(t testing.TB, name string, m *family.Parts, g File, tol Tolerance, skip func(prompt string) bool) Diff {
 	t.Helper()
 	if got := m.Weights().Config.Vocab; got != g.NVocab {
 		t.Fatalf("%s: vocab %d, golden %d", name, got, g.NVocab)

@@ -27,6 +27,7 @@ type familiesManifest struct {
 	Models []struct {
 		File   string   `json:"file"`
 		SHA256 string   `json:"sha256"`
+		Arch   string   `json:"arch"`
 		Synth  []string `json:"synth"`
 	} `json:"models"`
 }
@@ -38,7 +39,22 @@ type familiesManifest struct {
 // quantizer: its type per tensor, order and blocks). It also checks that
 // the manifest's synth flags are the preset's, as llamarefArgs spells them.
 func TestReproducesGoldenFamilies(t *testing.T) {
-	raw, err := os.ReadFile(sharedtest.Path(t, "golden-families/manifest.json"))
+	reproduceGoldenDir(t, "golden-families", 14, nil)
+}
+
+// TestReproducesGoldenNext does the same for the mixture-of-experts models
+// of ../shared/golden-next (qwen3moe-tiny and gptoss-tiny in F32, Q8_0,
+// Q4_K_M, and gpt-oss's MXFP4, llama.cpp's MXFP4_MOE); its recurrent
+// families (lfm2, qwen35, granitehybrid) are not synth's.
+func TestReproducesGoldenNext(t *testing.T) {
+	reproduceGoldenDir(t, "golden-next", 7, map[string]bool{synth.ArchQwen3MoE: true, synth.ArchGPTOSS: true})
+}
+
+// reproduceGoldenDir checks the models of ../shared/<dir> (at least
+// atLeast of them; with archs, only those architectures) against the
+// presets of their stems.
+func reproduceGoldenDir(t *testing.T, dir string, atLeast int, archs map[string]bool) {
+	raw, err := os.ReadFile(sharedtest.Path(t, dir+"/manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,10 +62,19 @@ func TestReproducesGoldenFamilies(t *testing.T) {
 	if err := json.Unmarshal(raw, &man); err != nil {
 		t.Fatal(err)
 	}
-	if len(man.Models) < 14 {
-		t.Fatalf("manifest lists %d models, want the 14 of golden-families/README.md", len(man.Models))
+	n := 0
+	for _, gm := range man.Models {
+		if archs == nil || archs[gm.Arch] {
+			n++
+		}
+	}
+	if n < atLeast {
+		t.Fatalf("%s/manifest.json lists %d models synth writes, want at least %d", dir, n, atLeast)
 	}
 	for _, gm := range man.Models {
+		if archs != nil && !archs[gm.Arch] {
+			continue
+		}
 		base := strings.TrimSuffix(strings.TrimPrefix(gm.File, "models/"), ".gguf")
 		cut := strings.LastIndexByte(base, '-')
 		stem, mix := base[:cut], synth.Mix(base[cut+1:])
@@ -65,7 +90,7 @@ func TestReproducesGoldenFamilies(t *testing.T) {
 			if missing := missingFlags(gm.Synth, args); len(missing) != 0 {
 				t.Errorf("manifest flags %v are not the preset's (%v): %v", gm.Synth, args, missing)
 			}
-			want, err := os.ReadFile(sharedtest.Path(t, "golden-families/"+gm.File))
+			want, err := os.ReadFile(sharedtest.Path(t, dir+"/"+gm.File))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,6 +160,12 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 		if s.Softcap > 0 {
 			a = append(a, "--softcap", f32(s.Softcap))
 		}
+	}
+	if s.Experts > 0 {
+		a = append(a, "--n-expert", itoa(s.Experts), "--n-expert-used", itoa(s.ExpertsUsed), "--n-ff-exp", itoa(s.ExpertFFN))
+	}
+	if s.Arch == synth.ArchGPTOSS {
+		a = append(a, "--swa", itoa(s.SlidingWindow), "--swa-pattern", itoa(s.SlidingWindowPattern))
 	}
 	if m.RoundBF16 {
 		a = append(a, "--round", "bf16")
@@ -237,6 +268,29 @@ func llamaCppTensors(s synth.Shape, nVocab int) []loaderTensor {
 	if s.Untied {
 		add("output.weight", e, v)
 	}
+	x, n := uint64(s.ExpertFFN), uint64(s.Experts)
+	if s.Arch == synth.ArchGPTOSS { // llama.cpp's openai-moe.cpp
+		for i := range s.Layers {
+			for _, p := range []struct {
+				name string
+				dims []uint64
+			}{
+				{"attn_norm.weight", []uint64{e}}, {"post_attention_norm.weight", []uint64{e}},
+				{"attn_q.weight", []uint64{e, nq}}, {"attn_q.bias", []uint64{nq}},
+				{"attn_k.weight", []uint64{e, nkv}}, {"attn_k.bias", []uint64{nkv}},
+				{"attn_v.weight", []uint64{e, nkv}}, {"attn_v.bias", []uint64{nkv}},
+				{"attn_output.weight", []uint64{nq, e}}, {"attn_output.bias", []uint64{e}},
+				{"attn_sinks.weight", []uint64{uint64(s.Heads)}},
+				{"ffn_gate_inp.weight", []uint64{e, n}}, {"ffn_gate_inp.bias", []uint64{n}},
+				{"ffn_gate_exps.weight", []uint64{e, x, n}}, {"ffn_gate_exps.bias", []uint64{x, n}},
+				{"ffn_up_exps.weight", []uint64{e, x, n}}, {"ffn_up_exps.bias", []uint64{x, n}},
+				{"ffn_down_exps.weight", []uint64{x, e, n}}, {"ffn_down_exps.bias", []uint64{e, n}},
+			} {
+				add(blk(i, p.name), p.dims...)
+			}
+		}
+		return out
+	}
 	if s.RopeFreqs != "" {
 		add("rope_freqs.weight", hd/2) // blk.0's, shared by every layer
 	}
@@ -257,18 +311,29 @@ func llamaCppTensors(s synth.Shape, nVocab int) []loaderTensor {
 			add(blk(i, "attn_q.weight"), e, nq)
 			add(blk(i, "attn_k.weight"), e, nkv)
 			add(blk(i, "attn_v.weight"), e, nkv)
-			add(blk(i, "ffn_gate.weight"), e, f)
-			add(blk(i, "ffn_up.weight"), e, f)
 		}
 		add(blk(i, "attn_output.weight"), nq, e)
 		add(blk(i, "ffn_norm.weight"), e)
-		add(blk(i, "ffn_down.weight"), f, e)
+		switch s.Arch {
+		case synth.ArchPhi3:
+		case synth.ArchQwen3MoE: // llama.cpp's qwen3moe.cpp
+			add(blk(i, "ffn_gate_inp.weight"), e, n)
+			add(blk(i, "ffn_gate_exps.weight"), e, x, n)
+			add(blk(i, "ffn_up_exps.weight"), e, x, n)
+			add(blk(i, "ffn_down_exps.weight"), x, e, n)
+		default:
+			add(blk(i, "ffn_gate.weight"), e, f)
+			add(blk(i, "ffn_up.weight"), e, f)
+		}
+		if s.Arch != synth.ArchQwen3MoE {
+			add(blk(i, "ffn_down.weight"), f, e)
+		}
 		switch s.Arch {
 		case synth.ArchQwen2:
 			add(blk(i, "attn_q.bias"), nq)
 			add(blk(i, "attn_k.bias"), nkv)
 			add(blk(i, "attn_v.bias"), nkv)
-		case synth.ArchQwen3:
+		case synth.ArchQwen3, synth.ArchQwen3MoE:
 			add(blk(i, "attn_q_norm.weight"), hd)
 			add(blk(i, "attn_k_norm.weight"), hd)
 		case synth.ArchGemma3:
@@ -324,7 +389,15 @@ func llamaCppKeys(s synth.Shape, nVocab int) map[string]any {
 	if s.LongRope {
 		k[a+"rope.scaling.original_context_length"] = uint32(s.RopeOrigContext)
 	}
-	if s.SlidingWindow > 0 {
+	if s.Experts > 0 {
+		k[a+"expert_count"] = uint32(s.Experts)
+		k[a+"expert_used_count"] = uint32(s.ExpertsUsed)
+		k[a+"expert_feed_forward_length"] = uint32(s.ExpertFFN)
+	}
+	switch {
+	case s.Arch == synth.ArchGPTOSS: // the pattern defaults to 2
+		k[a+"attention.sliding_window"] = uint32(s.SlidingWindow)
+	case s.SlidingWindow > 0:
 		k[a+"attention.sliding_window"] = uint32(s.SlidingWindow)
 		k[a+"attention.sliding_window_pattern"] = uint32(s.SlidingWindowPattern)
 		k[a+"rope.freq_base_swa"] = s.RopeBaseSWA
@@ -461,6 +534,11 @@ func TestRealShapeParameters(t *testing.T) {
 		"smollm2-135m": 134_515_008,
 		"smollm2-360m": 361_821_120,
 		"smollm2-1.7b": 1_711_376_384,
+		// The MoE models, counted from their config.json the same way:
+		// Qwen3-30B-A3B's 30.53 B (untied output) and gpt-oss-20b's 20.91 B,
+		// llama.cpp's count for its GGUF.
+		"qwen3-30b-a3b": 30_532_122_624,
+		"gpt-oss-20b":   20_914_757_184,
 	} {
 		m, err := synth.Preset(name)
 		if err != nil {
@@ -608,6 +686,13 @@ func TestValidateFamilies(t *testing.T) {
 		{"qwen2-tiny", func(s *synth.Shape) { s.HeadDim = 64 }, "heads × head dim = hidden size"},
 		{"qwen2-tiny", func(s *synth.Shape) { s.Pooling = "mean" }, "for arch bert"},
 		{"qwen2-tiny", func(s *synth.Shape) { s.Arch = "gemma2" }, "want smollm3, llama"},
+		{"qwen3moe-tiny", func(s *synth.Shape) { s.Experts = 0 }, "qwen3moe needs experts"},
+		{"qwen3moe-tiny", func(s *synth.Shape) { s.ExpertsUsed = 5 }, "1 ≤ used ≤ experts"},
+		{"qwen3-tiny", func(s *synth.Shape) { s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128 }, "experts are for arch qwen3moe or gpt-oss"},
+		{"gptoss-tiny", func(s *synth.Shape) { s.Untied = false }, "untied output.weight"},
+		{"gptoss-tiny", func(s *synth.Shape) { s.SlidingWindow = 0 }, "gpt-oss needs a sliding window"},
+		{"gptoss-tiny", func(s *synth.Shape) { s.RopeBaseSWA = 1e4 }, "local rope base is for arch gemma3"},
+		{"qwen3moe-tiny", func(s *synth.Shape) { s.SlidingWindow = 32 }, "sliding window is for arch gemma3"},
 	} {
 		m, _ := synth.Preset(tc.preset)
 		tc.change(&m.Shape)

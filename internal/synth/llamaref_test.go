@@ -130,7 +130,8 @@ func TestLlamarefSynthAgrees(t *testing.T) {
 }
 
 // TestLlamarefLoads has llama.cpp load and run what synth writes: every
-// preset (shrunk by small) in F32, F16, BF16, Q8_0 and Q4_K_M, three tokens through
+// preset (shrunk by small) in F32, F16, BF16, Q8_0 and Q4_K_M (and the
+// mixture-of-experts ones in MXFP4, llama.cpp's MXFP4_MOE), three tokens through
 // llama_decode (decoders, plus one greedy step) or llama_encode with the
 // model's pooling (BERT), and every output finite. Each quantized file must
 // also be byte for byte what llama_model_quantize makes of the F32 one:
@@ -146,14 +147,18 @@ func TestLlamarefLoads(t *testing.T) {
 		}
 		m = small(m)
 		f32 := filepath.Join(dir, name+"-F32.gguf")
-		for _, mix := range []synth.Mix{synth.MixF32, synth.MixF16, synth.MixBF16, synth.MixQ8_0, synth.MixQ4_K_M} {
+		mixes := []synth.Mix{synth.MixF32, synth.MixF16, synth.MixBF16, synth.MixQ8_0, synth.MixQ4_K_M}
+		if m.Shape.Experts > 0 {
+			mixes = append(mixes, synth.MixMXFP4)
+		}
+		for _, mix := range mixes {
 			t.Run(name+"-"+string(mix), func(t *testing.T) {
 				path := filepath.Join(dir, name+"-"+string(mix)+".gguf")
 				writeFile(t, m, mix, path)
 				if mix != synth.MixF32 {
 					defer os.Remove(path)
 					theirs := filepath.Join(dir, name+"-"+string(mix)+"-llama.cpp.gguf")
-					runLlamaref(t, bin, "quantize", f32, theirs, string(mix), "--threads", "2")
+					runLlamaref(t, bin, "quantize", f32, theirs, mix.LlamaCppName(), "--threads", "2")
 					defer os.Remove(theirs)
 					got, err1 := os.ReadFile(path)
 					want, err2 := os.ReadFile(theirs)
@@ -266,4 +271,45 @@ func wanted(name string) bool {
 		}
 	}
 	return false
+}
+
+// TestLlamarefQuantizesMoE holds synth's type choices on mixture-of-experts
+// shapes the presets do not have to llama_model_quantize's, byte for byte:
+// eight experts (llama.cpp gives such models q8_0 attn_k and attn_v and a
+// q5_K attn_output in Q4_K_M), in every quantized mix synth writes, and
+// eight blocks (use_more_bits over ffn_down_exps).
+func TestLlamarefQuantizesMoE(t *testing.T) {
+	bin := llamaref(t)
+	dir := t.TempDir()
+	all := []synth.Mix{synth.MixQ4_K_M, synth.MixQ8_0, synth.MixMXFP4, synth.MixQ4_0, synth.MixQ6_K}
+	for _, c := range []struct {
+		preset string
+		change func(*synth.Shape)
+		mixes  []synth.Mix
+	}{
+		{"qwen3moe-tiny", func(s *synth.Shape) { s.Experts = 8 }, all},
+		{"gptoss-tiny", func(s *synth.Shape) { s.Experts = 8 }, []synth.Mix{synth.MixQ4_K_M, synth.MixMXFP4}},
+		{"qwen3moe-tiny", func(s *synth.Shape) { s.Layers, s.ExpertFFN = 8, 256 }, []synth.Mix{synth.MixQ4_K_M}},
+	} {
+		m, _ := synth.Preset(c.preset)
+		c.change(&m.Shape)
+		name := strings.ReplaceAll(m.Shape.String(), " ", "")
+		f32 := filepath.Join(dir, "moe-F32.gguf")
+		writeFile(t, m, synth.MixF32, f32)
+		for _, mix := range c.mixes {
+			t.Run(c.preset+"/"+name+"/"+string(mix), func(t *testing.T) {
+				path, theirs := filepath.Join(dir, "moe-ours.gguf"), filepath.Join(dir, "moe-theirs.gguf")
+				writeFile(t, m, mix, path)
+				runLlamaref(t, bin, "quantize", f32, theirs, mix.LlamaCppName(), "--threads", "2")
+				got, err1 := os.ReadFile(path)
+				want, err2 := os.ReadFile(theirs)
+				if err1 != nil || err2 != nil {
+					t.Fatal(err1, err2)
+				}
+				if !bytes.Equal(got, want) {
+					describeDiff(t, got, want)
+				}
+			})
+		}
+	}
 }

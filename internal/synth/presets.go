@@ -45,6 +45,19 @@ func gemma3Shape(layers, embd, ffn int) Shape {
 		SlidingWindow: 512, SlidingWindowPattern: 6, RopeBaseSWA: 1e4}
 }
 
+// gptOSS returns openai/gpt-oss-20b's shape (its config.json): 24 blocks of
+// width 2880, 64 query and 8 KV heads of 64, RoPE base 150,000 with YaRN
+// (factor 32 over 4,096 positions, 131,072 in all), RMSNorm epsilon 1e-5, a
+// 128-token sliding window on every other layer from layer 0, 32 experts as
+// wide as the hidden size of which 4 are used, an untied output and the
+// 201,088-token vocabulary (o200k_harmony's size).
+func gptOSS() Shape {
+	return Shape{Arch: ArchGPTOSS, Layers: 24, Embd: 2880, FFN: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+		Context: 131072, Vocab: 201088, RopeBase: 150000, RMSEps: 1e-5, Untied: true,
+		RopeScaling: "yarn", RopeFactor: 32, RopeOrigContext: 4096,
+		SlidingWindow: 128, SlidingWindowPattern: 2, Experts: 32, ExpertsUsed: 4, ExpertFFN: 2880}
+}
+
 // smollm2Template is SmolLM2-Instruct's chat template, as its GGUF files
 // carry it (models/llamaarch/chatml/testdata/HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja,
 // which says where it comes from; a test checks the two agree).
@@ -112,7 +125,23 @@ var presets = map[string]preset{
 		}()}},
 	"qwen3-embed-tiny": {"Qwen3-Embedding's file format on the tiny shape: qwen3 with pooling_type last", Model{Name: "qwen3-embed-tiny-F32", Seed: 20,
 		Shape: func() Shape { s := tinyFamily(ArchQwen3, 1e6, 1e-6); s.Pooling = "last"; return s }()}},
-	"bert-tiny":      {"golden-families: encoder, mean pooling", Model{Name: "bert-tiny-F32", Seed: 15, Shape: tinyBERT("mean")}},
+	"bert-tiny": {"golden-families: encoder, mean pooling", Model{Name: "bert-tiny-F32", Seed: 15, Shape: tinyBERT("mean")}},
+
+	// ../shared/golden-next: the mixture-of-experts families (4 experts of
+	// width 128, 2 used, on the golden-families shape).
+	"qwen3moe-tiny": {"golden-next: Qwen3-MoE, 4 experts of 128, 2 used", Model{Name: "qwen3moe-tiny-F32", Seed: 36,
+		Shape: func() Shape {
+			s := tinyFamily(ArchQwen3MoE, 1e6, 1e-6)
+			s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128
+			return s
+		}()}},
+	"gptoss-tiny": {"golden-next: gpt-oss, 4 experts of 128, 2 used, window 32 on layer 0, YaRN 32 over 4096", Model{Name: "gptoss-tiny-F32", Seed: 32,
+		Shape: func() Shape {
+			s := gptOSS()
+			s.Layers, s.Embd, s.FFN, s.Heads, s.KVHeads, s.HeadDim, s.Vocab = 2, 256, 128, 8, 2, 0, 0
+			s.SlidingWindow, s.Experts, s.ExpertsUsed, s.ExpertFFN = 32, 4, 2, 128
+			return s
+		}()}},
 	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
 
 	// Tiny models of a family's file format, for tests (no golden logits).
@@ -154,6 +183,11 @@ var presets = map[string]preset{
 	"phi-4-mini": {"microsoft/Phi-4-mini-instruct (3.84 B parameters), random LongRoPE factors", Model{Name: "phi-4-mini-synth", Seed: 34, RoundBF16: true, Shape: Shape{
 		Arch: ArchPhi3, Layers: 32, Embd: 3072, FFN: 8192, Heads: 24, KVHeads: 8, Context: 131072,
 		Vocab: 200064, RopeBase: 1e4, RMSEps: 1e-5, RopeDims: 96, LongRope: true, RopeOrigContext: 4096, RopeAttnFactor: 1.1902381}}},
+	"qwen3-30b-a3b": {"Qwen/Qwen3-30B-A3B (30.5 B parameters, 3.3 B active: 8 of 128 experts)", Model{Name: "qwen3-30b-a3b-synth", Seed: 37, RoundBF16: true, Shape: Shape{
+		Arch: ArchQwen3MoE, Layers: 48, Embd: 2048, FFN: 6144, Heads: 32, KVHeads: 4, HeadDim: 128, Context: 40960,
+		Vocab: 151936, RopeBase: 1e6, RMSEps: 1e-6, Untied: true, Experts: 128, ExpertsUsed: 8, ExpertFFN: 768}}},
+	"gpt-oss-20b": {"openai/gpt-oss-20b (20.9 B parameters, 3.6 B active: 4 of 32 experts)", Model{Name: "gpt-oss-20b-synth", Seed: 38, RoundBF16: true,
+		Shape: gptOSS()}},
 	"bge-small": {"BAAI/bge-small-en-v1.5 (33 M parameters), CLS pooling", Model{Name: "bge-small-synth", Seed: 29, Shape: Shape{
 		Arch: ArchBERT, Layers: 12, Embd: 384, FFN: 1536, Heads: 12, KVHeads: 12, Context: 512,
 		Vocab: 30522, RMSEps: 1e-12, Pooling: "cls"}}},

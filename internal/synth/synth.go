@@ -2,11 +2,12 @@
 // any shape of the families smolgo runs and in the common llama.cpp
 // quantization mixes: SmolLM3 (arch smollm3), Llama and Llama 3.2 (llama,
 // optionally with rope_freqs.weight), Qwen2.5 (qwen2), Qwen3 (qwen3),
-// Gemma 3 (gemma3), BERT encoders (bert) and, in F32 only, Granite 4.0-H
-// hybrids of Mamba-2 and attention, dense or with experts (granitehybrid:
-// Shape.Hybrid; llamaref quantizes them). Each family gets the tensors
-// and metadata keys that llama.cpp's loader for it reads
-// (src/models/<arch>.cpp in llama.cpp).
+// Gemma 3 (gemma3), Granite (granite), Phi-3 (phi3), BERT encoders (bert),
+// the mixture-of-experts Qwen3-MoE (qwen3moe) and gpt-oss (gpt-oss) and, in
+// F32 only, Granite 4.0-H hybrids of Mamba-2 and attention, dense or with
+// experts (granitehybrid: Shape.Hybrid; llamaref quantizes them). Each
+// family gets the tensors and metadata keys that llama.cpp's loader for it
+// reads (src/models/<arch>.cpp in llama.cpp).
 //
 // The weights are not trained, but their scales are chosen so the model
 // behaves like a trained one numerically: logits with a standard deviation
@@ -18,15 +19,19 @@
 // file llamaref writes with the same flags, bit for bit: "tinyq" reproduces
 // the golden SmolLM3 model (../shared/golden) and "qwen3-tiny",
 // "qwen2-tiny", "llama32-tiny", "gemma3-tiny", "bert-tiny" and
-// "bert-rank-tiny" the golden-families models (../shared/golden-families).
+// "bert-rank-tiny" the golden-families models (../shared/golden-families),
+// "qwen3moe-tiny" and "gptoss-tiny" the MoE ones of ../shared/golden-next.
 // Quantizing follows llama.cpp's llama_model_quantize (its choice of type
 // per tensor, its order of tensors and keys, and its block encoders), so the
 // quantized presets reproduce llama.cpp's quantized golden files too.
 //
 // A model is described by a [Model] (name, [Shape], seed), usually one of
 // the presets ([Preset], [PresetNames]): tiny ones for tests and the real
-// shapes of small published models (Qwen3-0.6B, Llama-3.2-1B, gemma-3-1b,
-// SmolLM2-135M, bge-small-en-v1.5, ...) for benchmarks. SmolLM2 is a plain
+// shapes of published models (Qwen3-0.6B, Llama-3.2-1B, gemma-3-1b,
+// SmolLM2-135M, bge-small-en-v1.5, Qwen3-30B-A3B, gpt-oss-20b, ...) for
+// benchmarks; a real shape can keep fewer of its blocks (Shape.Layers),
+// which are then the same tensors, byte for byte, as the whole model's
+// first blocks. SmolLM2 is a plain
 // llama file; its presets also carry its pre-tokenizer name and chat
 // template ([Model.Pre], [Model.ChatTemplate]). [Write] streams it to a file with
 // gguf.Write, generating and quantizing one tensor (in chunks of rows) at a
@@ -54,6 +59,9 @@ const (
 	ArchBERT    = "bert"    // encoder: learned positions, LayerNorm with bias, pooling
 	ArchPhi3    = "phi3"    // fused qkv and gate+up, NEOX over part of a head, LongRoPE
 	ArchGranite = "granite" // llama plus four multipliers (GraniteScales)
+	// Mixture of experts (Shape.Experts): a router picks experts per token.
+	ArchQwen3MoE = "qwen3moe" // qwen3 with an MoE FFN (softmax over all experts, top k renormalized)
+	ArchGPTOSS   = "gpt-oss"  // biases, attention sinks, alternating sliding window, MoE FFN with biases
 	// ArchGraniteHybrid is Granite 4.0-H: Mamba-2 blocks and NoPE
 	// attention blocks (Hybrid), Granite's multipliers, a dense or
 	// mixture-of-experts feed-forward. Written in F32 only.
@@ -125,6 +133,17 @@ type Shape struct {
 	// cls.bias, cls.output.weight, cls.output.bias) and one output label.
 	Pooling string
 
+	// Mixture of experts (qwen3moe, gpt-oss, which require it): each
+	// block's FFN is Experts networks of width ExpertFFN, stored as 3-D
+	// tensors (ffn_{gate,up}_exps [Embd, ExpertFFN, Experts], ffn_down_exps
+	// [ExpertFFN, Embd, Experts]), of which the router ffn_gate_inp [Embd,
+	// Experts] picks ExpertsUsed per token; written as expert_count,
+	// expert_used_count and expert_feed_forward_length (FFN stays
+	// feed_forward_length, which llama.cpp reads but these blocks do not
+	// use). gpt-oss also uses SlidingWindow and SlidingWindowPattern (its
+	// layers alternate local and global from layer 0 with the pattern 2;
+	// no local rope base).
+	Experts, ExpertsUsed, ExpertFFN int
 	// Hybrid is a Granite 4.0-H model's Mamba-2 blocks and experts
 	// (granitehybrid; its multipliers are Granite's, each written when
 	// positive).
@@ -199,6 +218,9 @@ func (s Shape) String() string {
 	if s.Arch == ArchBERT {
 		fmt.Fprintf(&b, ", %s pooling", cmp.Or(s.Pooling, "mean"))
 	}
+	if s.Experts > 0 {
+		fmt.Fprintf(&b, ", %d experts of FFN %d (%d used)", s.Experts, s.ExpertFFN, s.ExpertsUsed)
+	}
 	if g := s.Granite; g != (GraniteScales{}) {
 		fmt.Fprintf(&b, ", scales: embedding %g, attention %g, residual %g, logit %g", g.Embedding, g.Attention, g.Residual, g.Logit)
 	}
@@ -211,9 +233,9 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "last": 3, "ran
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
 	switch s.Arch {
-	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3, ArchGraniteHybrid:
+	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3, ArchQwen3MoE, ArchGPTOSS, ArchGraniteHybrid:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, granitehybrid, phi3 or bert", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, granitehybrid, phi3, bert, qwen3moe or gpt-oss", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -261,9 +283,14 @@ func (s Shape) Validate() error {
 		}
 		return nil
 	}
+	windowed := s.SlidingWindow != 0 || s.SlidingWindowPattern != 0
+	if s.Arch == ArchGPTOSS {
+		windowed = false // gpt-oss's too
+	}
 	if err := errors.Join(
 		only(ArchLlama, "rope_freqs", s.RopeFreqs != ""),
-		only(ArchGemma3, "a sliding window", s.SlidingWindow != 0 || s.SlidingWindowPattern != 0 || s.RopeBaseSWA != 0),
+		only(ArchGemma3, "a sliding window", windowed),
+		only(ArchGemma3, "a local rope base", s.RopeBaseSWA != 0),
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
 		only(ArchBERT, "pooling", s.Pooling != "" && !(s.Arch == ArchQwen3 && s.Pooling == "last")),
 		only2(ArchGranite, ArchGraniteHybrid, "Granite's multipliers", s.Granite != GraniteScales{}),
@@ -289,8 +316,24 @@ func (s Shape) Validate() error {
 	if s.SlidingWindow < 0 || s.Softcap < 0 {
 		return fmt.Errorf("synth: sliding window %d and soft-cap %g must not be negative", s.SlidingWindow, s.Softcap)
 	}
-	if s.SlidingWindow > 0 && (s.SlidingWindowPattern < 1 || s.RopeBaseSWA <= 0) {
+	if s.Arch == ArchGemma3 && s.SlidingWindow > 0 && (s.SlidingWindowPattern < 1 || s.RopeBaseSWA <= 0) {
 		return fmt.Errorf("synth: a sliding window needs a pattern ≥ 1 and a positive local rope base (have %d, %g)", s.SlidingWindowPattern, s.RopeBaseSWA)
+	}
+	moe := s.Arch == ArchQwen3MoE || s.Arch == ArchGPTOSS
+	switch {
+	case moe && (s.Experts < 1 || s.ExpertsUsed < 1 || s.ExpertsUsed > s.Experts || s.ExpertFFN < 1):
+		return fmt.Errorf("synth: %s needs experts: 1 ≤ used ≤ experts and a positive expert FFN (have %d of %d, FFN %d)", s.Arch, s.ExpertsUsed, s.Experts, s.ExpertFFN)
+	case !moe && (s.Experts != 0 || s.ExpertsUsed != 0 || s.ExpertFFN != 0):
+		return fmt.Errorf("synth: experts are for arch qwen3moe or gpt-oss, not %s", s.Arch)
+	}
+	if s.Arch == ArchGPTOSS {
+		// llama.cpp's loader requires the window key and output.weight.
+		if s.SlidingWindow < 1 || s.SlidingWindowPattern < 1 {
+			return fmt.Errorf("synth: gpt-oss needs a sliding window and a pattern ≥ 1 (have %d, %d)", s.SlidingWindow, s.SlidingWindowPattern)
+		}
+		if !s.Untied {
+			return errors.New("synth: gpt-oss has an untied output.weight (set Untied)")
+		}
 	}
 	if s.RopeDims < 0 || s.RopeDims%2 != 0 || s.RopeDims > s.headDim() {
 		return fmt.Errorf("synth: %d rotated dimensions: want an even number up to the head size %d", s.RopeDims, s.headDim())
@@ -399,14 +442,21 @@ const (
 	MixQ4_0   Mix = "Q4_0"   // q4_0, output (token_embd when tied) q6_K
 	MixQ6_K   Mix = "Q6_K"   // q6_K everywhere
 	MixQ4_K_M Mix = "Q4_K_M" // q4_K; q6_K for output and for attn_v/ffn_down in llama.cpp's use_more_bits layers
+	// MixMXFP4 is llama.cpp's MXFP4_MOE, the mix gpt-oss ships in: the
+	// 3-D expert tensors mxfp4, every other matrix q8_0 (routers F32).
+	MixMXFP4 Mix = "MXFP4"
 )
 
 var mixFileType = map[Mix]uint32{
-	MixF32: 0, MixF16: 1, MixQ4_0: 2, MixQ8_0: 7, MixQ4_K_M: 15, MixQ6_K: 18, MixBF16: 32,
+	MixF32: 0, MixF16: 1, MixQ4_0: 2, MixQ8_0: 7, MixQ4_K_M: 15, MixQ6_K: 18, MixBF16: 32, MixMXFP4: 38,
 }
 
-// ParseMix accepts a mix name in any case ("q4_k_m", "F16").
+// ParseMix accepts a mix name in any case ("q4_k_m", "F16"), and llama.cpp's
+// "MXFP4_MOE" for MixMXFP4.
 func ParseMix(s string) (Mix, error) {
+	if strings.EqualFold(s, "MXFP4_MOE") {
+		return MixMXFP4, nil
+	}
 	for m := range mixFileType {
 		if strings.EqualFold(string(m), s) {
 			return m, nil
@@ -423,6 +473,15 @@ func ParseMix(s string) (Mix, error) {
 // FileType is the mix's general.file_type (llama.cpp's LLAMA_FTYPE_*).
 func (m Mix) FileType() uint32 { return mixFileType[m] }
 
+// LlamaCppName is the mix's name in llama.cpp's quantize tools (llamaref
+// quantize): the mix's own, MXFP4_MOE for MixMXFP4.
+func (m Mix) LlamaCppName() string {
+	if m == MixMXFP4 {
+		return "MXFP4_MOE"
+	}
+	return string(m)
+}
+
 // useMoreBits is llama.cpp's rule for the layers whose attn_v and ffn_down
 // get more bits in the _M mixes: the first and last eighth of the layers
 // and every third layer in between.
@@ -430,21 +489,27 @@ func useMoreBits(i, n int) bool {
 	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
 }
 
-// TensorType returns the type the mix gives tensor name (layer is its
-// block number, -1 outside blocks) in a model of nLayers layers with the
-// given row length. 1-D tensors are always F32. tied says that the model has
-// no output.weight: llama.cpp then gives token_embd the output's type, as it
-// does for any file without output.weight (BERT's included). A type whose block does
-// not divide the row falls back as llama.cpp does (q4_K→q5_0, q6_K→q8_0,
-// then f16).
-func (m Mix) TensorType(name string, layer, nLayers, rowLen int, oneDim, tied bool) gguf.Type {
-	// llama.cpp's quantizer keeps 1-D tensors (norms, biases), and BERT's
-	// learned positions and token-type embeddings, as they are: synth
-	// writes those F32.
-	if oneDim || name == "position_embd.weight" || name == "token_types.weight" {
+// TensorType returns the type the mix gives tensor name, of ggml
+// dimensions dims, in block layer (-1 outside blocks) of a model of shape
+// s, as llama_model_quantize chooses it from an F32 file. It keeps as they
+// are what llama.cpp never quantizes: vectors, tensors whose name does not
+// end in "weight" (gpt-oss's 2-D expert biases), the MoE routers
+// (ffn_gate_inp), and BERT's learned positions and token types. With tied
+// embeddings (no output.weight, BERT's included) token_embd gets the output's
+// type. A type whose block does not divide the row falls back as llama.cpp
+// does (q4_K→q5_0, q6_K→q8_0, then f16; a 32-element type to f16).
+func (m Mix) TensorType(name string, layer int, dims []uint64, s Shape) gguf.Type {
+	if len(dims) < 2 || !strings.HasSuffix(name, "weight") || strings.Contains(name, "ffn_gate_inp.weight") ||
+		name == "position_embd.weight" || name == "token_types.weight" {
 		return gguf.TypeF32
 	}
-	isOutput := name == "output.weight" || tied && name == "token_embd.weight"
+	rowLen := int(dims[0])
+	isOutput := name == "output.weight" || !s.Untied && name == "token_embd.weight"
+	// llama.cpp's tensor categories go by substrings: ffn_down_exps is an
+	// ffn_down, and a fused attn_qkv counts as an attn_v.
+	isAttnV := strings.Contains(name, "attn_v.weight") || strings.Contains(name, "attn_qkv.weight")
+	more := layer >= 0 && useMoreBits(layer, s.Layers)
+	eight := s.Experts == 8 // llama.cpp's rules for 8-expert models (Mixtral)
 	var t gguf.Type
 	switch m {
 	case MixF32:
@@ -462,23 +527,42 @@ func (m Mix) TensorType(name string, layer, nLayers, rowLen int, oneDim, tied bo
 		if isOutput {
 			t = gguf.TypeQ6_K
 		}
+	case MixMXFP4:
+		t = gguf.TypeQ8_0
+		if !isOutput && len(dims) > 2 && dims[2] > 1 {
+			t = gguf.TypeMXFP4
+		}
 	case MixQ4_K_M:
 		t = gguf.TypeQ4_K
-		// llama.cpp counts a fused attn_qkv as an attn_v.
-		more := layer >= 0 && useMoreBits(layer, nLayers) &&
-			(strings.HasSuffix(name, ".attn_v.weight") || strings.HasSuffix(name, ".attn_qkv.weight") ||
-				strings.HasSuffix(name, ".ffn_down.weight"))
-		if isOutput || more {
+		switch {
+		case isOutput:
+			t = gguf.TypeQ6_K
+		case isAttnV && more:
+			t = gguf.TypeQ6_K
+		case strings.Contains(name, "attn_output.weight") && eight:
+			t = gguf.TypeQ5_K
+		case strings.Contains(name, "ffn_down") && more:
 			t = gguf.TypeQ6_K
 		}
 	}
-	for rowLen%t.BlockSize() != 0 {
+	switch m {
+	case MixQ8_0, MixQ6_K, MixQ4_0, MixQ4_K_M:
+		// In every quantized mix but MXFP4_MOE, eight experts give attn_k
+		// and attn_v q8_0 ("trades just ~128MB").
+		if eight && !isOutput && (isAttnV || strings.Contains(name, "attn_k.weight")) {
+			t = gguf.TypeQ8_0
+		}
+	}
+	if rowLen%t.BlockSize() != 0 {
 		switch t {
 		case gguf.TypeQ4_K:
 			t = gguf.TypeQ5_0
+		case gguf.TypeQ5_K:
+			t = gguf.TypeQ5_1
 		case gguf.TypeQ6_K:
 			t = gguf.TypeQ8_0
-		default:
+		}
+		if rowLen%t.BlockSize() != 0 {
 			t = gguf.TypeF16
 		}
 	}
@@ -571,6 +655,9 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	if hd*s.Heads != s.Embd {
 		kv = append(kv, u("attention.key_length", hd), u("attention.value_length", hd))
 	}
+	if s.Experts > 0 {
+		kv = append(kv, u("expert_count", s.Experts), u("expert_used_count", s.ExpertsUsed), u("expert_feed_forward_length", s.ExpertFFN))
+	}
 	if h := s.Hybrid; s.Arch == ArchGraniteHybrid {
 		if h.Experts > 0 {
 			kv = append(kv, u("expert_count", h.Experts), u("expert_used_count", h.ExpertsUsed))
@@ -598,7 +685,14 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	if s.Arch != ArchBERT && s.Pooling != "" {
 		kv = append(kv, u("pooling_type", int(poolingTypes[s.Pooling])))
 	}
-	if s.SlidingWindow > 0 {
+	if s.Arch == ArchGPTOSS {
+		// Local layers alternate with global ones from layer 0 unless the
+		// pattern says otherwise; gpt-oss's converter writes no pattern.
+		kv = append(kv, u("attention.sliding_window", s.SlidingWindow))
+		if s.SlidingWindowPattern != 2 {
+			kv = append(kv, u("attention.sliding_window_pattern", s.SlidingWindowPattern))
+		}
+	} else if s.SlidingWindow > 0 {
 		kv = append(kv,
 			u("attention.sliding_window", s.SlidingWindow),
 			u("attention.sliding_window_pattern", s.SlidingWindowPattern),

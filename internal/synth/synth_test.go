@@ -168,9 +168,10 @@ func TestMix3B(t *testing.T) {
 }
 
 func TestUseMoreBitsLayers(t *testing.T) {
+	eight := synth.Shape{Layers: 8} // tied embeddings
 	var got []int
 	for i := range 8 {
-		if synth.MixQ4_K_M.TensorType("blk.N.attn_v.weight", i, 8, 256, false, true) == gguf.TypeQ6_K {
+		if synth.MixQ4_K_M.TensorType("blk.N.attn_v.weight", i, []uint64{256, 256}, eight) == gguf.TypeQ6_K {
 			got = append(got, i)
 		}
 	}
@@ -178,10 +179,10 @@ func TestUseMoreBitsLayers(t *testing.T) {
 		t.Errorf("q6_K attn_v in layers %v, want [0 3 6 7]", got)
 	}
 	// Rows that are not a multiple of 256 fall back like llama.cpp does.
-	if typ := synth.MixQ4_K_M.TensorType("blk.1.attn_q.weight", 1, 8, 64, false, true); typ != gguf.TypeQ5_0 {
+	if typ := synth.MixQ4_K_M.TensorType("blk.1.attn_q.weight", 1, []uint64{64, 64}, eight); typ != gguf.TypeQ5_0 {
 		t.Errorf("q4_K fallback for rows of 64: %s", typ)
 	}
-	if typ := synth.MixQ4_K_M.TensorType("token_embd.weight", -1, 8, 64, false, true); typ != gguf.TypeQ8_0 {
+	if typ := synth.MixQ4_K_M.TensorType("token_embd.weight", -1, []uint64{64, 64}, eight); typ != gguf.TypeQ8_0 {
 		t.Errorf("q6_K fallback for rows of 64: %s", typ)
 	}
 }

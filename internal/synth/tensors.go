@@ -16,7 +16,6 @@ type tensorSpec struct {
 	layer  int
 	kind   kind
 	scale  float64
-	oneDim bool      // a vector: norm weights, biases, rope factors; never quantized
 	values []float32 // kindFixed: the values themselves
 }
 
@@ -45,6 +44,7 @@ const (
 	ffnGainFirst  = 3.0
 	normWeightStd = 0.05
 	biasStd       = 0.1 // qwen2's Q/K/V biases
+	routerStd     = 2.0 // MoE routers: N(0, routerStd²/Embd), router logits of std about 2
 
 	bertTokenTypes = 2 // token_types.weight rows (sentence A and B)
 )
@@ -58,6 +58,8 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 		return m.bertSpecs(nVocab)
 	case ArchGraniteHybrid:
 		return m.hybridSpecs(nVocab)
+	case ArchGPTOSS:
+		return m.gptOSSSpecs(nVocab)
 	}
 	s := m.Shape
 	e, f := uint64(s.Embd), uint64(s.FFN)
@@ -68,7 +70,7 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
 	}
 	vec := func(name string, layer int, n uint64, k kind, scale float64) tensorSpec {
-		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, kind: k, scale: scale, oneDim: true}
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, kind: k, scale: scale}
 	}
 	norm := func(name string, layer int) tensorSpec { return vec(name, layer, e, kindNorm, normWeightStd) }
 
@@ -110,7 +112,7 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 				vec(b+"attn_k.bias", i, nkv, kindGauss, biasStd),
 				vec(b+"attn_v.bias", i, nkv, kindGauss, biasStd))
 		}
-		if s.Arch == ArchQwen3 || s.Arch == ArchGemma3 {
+		if s.Arch == ArchQwen3 || s.Arch == ArchGemma3 || s.Arch == ArchQwen3MoE {
 			// One weight per element of a head, shared by every head.
 			out = append(out,
 				vec(b+"attn_q_norm.weight", i, hd, kindAroundScale, qk),
@@ -126,6 +128,10 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 			out = append(out, norm(b+"post_attention_norm.weight", i))
 		}
 		out = append(out, norm(b+"ffn_norm.weight", i))
+		if s.Arch == ArchQwen3MoE {
+			out = append(out, m.experts(b, i, down)...)
+			continue
+		}
 		if s.Arch == ArchPhi3 {
 			// One tensor: the gate rows, then up.
 			out = append(out, w(b+"ffn_up.weight", i, e, 2*f, gain(1, e)))
@@ -149,6 +155,74 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 	return out
 }
 
+// experts lists a block's router and experts (llamaref's order: router,
+// gate, up, down), with llamaref's scales: the router routerStd·(1/√Embd)
+// (a product, as llamaref computes it), gate and up 1/√Embd, down the
+// block's FFN gain over √ExpertFFN.
+func (m Model) experts(b string, layer int, down float64) []tensorSpec {
+	s := m.Shape
+	e, x, n := uint64(s.Embd), uint64(s.ExpertFFN), uint64(s.Experts)
+	wIn := 1.0 / math.Sqrt(float64(e))
+	return []tensorSpec{
+		{name: b + "ffn_gate_inp.weight", dims: []uint64{e, n}, layer: layer, scale: routerStd * wIn},
+		{name: b + "ffn_gate_exps.weight", dims: []uint64{e, x, n}, layer: layer, scale: wIn},
+		{name: b + "ffn_up_exps.weight", dims: []uint64{e, x, n}, layer: layer, scale: wIn},
+		{name: b + "ffn_down_exps.weight", dims: []uint64{x, e, n}, layer: layer, scale: gain(down, x)},
+	}
+}
+
+// gptOSSSpecs lists a gpt-oss model's tensors (llama.cpp's
+// src/models/openai-moe.cpp) in llamaref's order and with its scales:
+// attention with biases (0.1, the output's 0.02) and per-head sinks
+// (N(0, 1)), post_attention_norm as the FFN's norm, a router with a bias,
+// and experts whose biases are 2-D, one row per expert ([ExpertFFN,
+// Experts] for gate and up, [Embd, Experts] for down); always an untied
+// output. llamaref scales Q, K, the router and the output by products with
+// 1/√Embd, not quotients, and so does this.
+func (m Model) gptOSSSpecs(nVocab uint64) []tensorSpec {
+	s := m.Shape
+	e := uint64(s.Embd)
+	hd := uint64(s.headDim())
+	nq, nkv := uint64(s.Heads)*hd, uint64(s.KVHeads)*hd
+	x, n := uint64(s.ExpertFFN), uint64(s.Experts)
+	wIn := 1.0 / math.Sqrt(float64(e))
+	qGain := math.Sqrt(attnStd)
+	w := func(name string, layer int, ne0, ne1 uint64, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
+	}
+	vec := func(name string, layer int, n uint64, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, scale: scale}
+	}
+	norm := func(name string, layer int) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{e}, layer: layer, kind: kindNorm, scale: normWeightStd}
+	}
+	out := []tensorSpec{w("token_embd.weight", -1, e, nVocab, gain(logitStd, e))}
+	for i := range s.Layers {
+		b := "blk." + strconv.Itoa(i) + "."
+		down := ffnGain
+		if i == 0 {
+			down = ffnGainFirst
+		}
+		out = append(out,
+			norm(b+"attn_norm.weight", i),
+			w(b+"attn_q.weight", i, e, nq, qGain*wIn), vec(b+"attn_q.bias", i, nq, biasStd),
+			w(b+"attn_k.weight", i, e, nkv, qGain*wIn), vec(b+"attn_k.bias", i, nkv, biasStd),
+			w(b+"attn_v.weight", i, e, nkv, wIn), vec(b+"attn_v.bias", i, nkv, biasStd),
+			w(b+"attn_output.weight", i, nq, e, gain(attnOutGain, nq)), vec(b+"attn_output.bias", i, e, 0.02),
+			vec(b+"attn_sinks.weight", i, uint64(s.Heads), 1),
+			norm(b+"post_attention_norm.weight", i),
+			w(b+"ffn_gate_inp.weight", i, e, n, routerStd*wIn), vec(b+"ffn_gate_inp.bias", i, n, biasStd),
+			tensorSpec{name: b + "ffn_gate_exps.weight", dims: []uint64{e, x, n}, layer: i, scale: wIn},
+			w(b+"ffn_gate_exps.bias", i, x, n, biasStd),
+			tensorSpec{name: b + "ffn_up_exps.weight", dims: []uint64{e, x, n}, layer: i, scale: wIn},
+			w(b+"ffn_up_exps.bias", i, x, n, biasStd),
+			tensorSpec{name: b + "ffn_down_exps.weight", dims: []uint64{x, e, n}, layer: i, scale: gain(down, x)},
+			w(b+"ffn_down_exps.bias", i, e, n, 0.02))
+	}
+	out = append(out, tensorSpec{name: "output_norm.weight", dims: []uint64{e}, layer: -1, kind: kindSignedNorm, scale: normWeightStd})
+	return append(out, w("output.weight", -1, e, nVocab, logitStd*wIn))
+}
+
 // bertSpecs lists a BERT encoder's tensors (llama.cpp's src/models/bert.cpp):
 // embeddings of tokens, token types and positions summed and LayerNormed,
 // then post-LayerNorm blocks with biases everywhere and a GELU FFN (no gate).
@@ -168,11 +242,11 @@ func (m Model) bertSpecs(nVocab uint64) []tensorSpec {
 		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
 	}
 	bias := func(name string, layer int, n uint64) tensorSpec {
-		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, scale: bertBiasStd, oneDim: true}
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, scale: bertBiasStd}
 	}
 	layerNorm := func(name string, layer int) []tensorSpec {
 		return []tensorSpec{
-			{name: name + ".weight", dims: []uint64{e}, layer: layer, kind: kindNorm, scale: normWeightStd, oneDim: true},
+			{name: name + ".weight", dims: []uint64{e}, layer: layer, kind: kindNorm, scale: normWeightStd},
 			bias(name+".bias", layer, e),
 		}
 	}
@@ -203,7 +277,7 @@ func (m Model) bertSpecs(nVocab uint64) []tensorSpec {
 		// never quantized.
 		out = append(out,
 			w("cls.weight", -1, e, e, gain(1, e)), bias("cls.bias", -1, e),
-			tensorSpec{name: "cls.output.weight", dims: []uint64{e}, layer: -1, scale: gain(1, e), oneDim: true},
+			tensorSpec{name: "cls.output.weight", dims: []uint64{e}, layer: -1, scale: gain(1, e)},
 			bias("cls.output.bias", -1, 1))
 	}
 	return out
@@ -241,7 +315,7 @@ func (m Model) hybridSpecs(nVocab uint64) []tensorSpec {
 		return tensorSpec{name: name, dims: []uint64{ne0, ne1, ne2}, layer: layer, scale: scale}
 	}
 	vec := func(name string, layer int, n uint64, k kind, scale float64) tensorSpec {
-		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, kind: k, scale: scale, oneDim: true}
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, kind: k, scale: scale}
 	}
 	// f32 is a small 2-D tensor llamaref writes in F32 whatever the type;
 	// ggml drops a trailing dimension of 1.
@@ -250,7 +324,7 @@ func (m Model) hybridSpecs(nVocab uint64) []tensorSpec {
 		if ne1 == 1 {
 			dims = dims[:1]
 		}
-		return tensorSpec{name: name, dims: dims, layer: layer, kind: k, scale: scale, oneDim: true}
+		return tensorSpec{name: name, dims: dims, layer: layer, kind: k, scale: scale}
 	}
 	norm := func(name string, layer int) tensorSpec { return vec(name, layer, e, kindNorm, normWeightStd) }
 	embd := gain(logitStd, e)

@@ -76,7 +76,7 @@ func (m Model) Tensors(ctx context.Context, mix Mix, opts Options) ([]gguf.Write
 	out := make([]gguf.WriterTensor, len(specs))
 	var total uint64
 	for i, sp := range specs {
-		typ := mix.TensorType(sp.name, sp.layer, m.Shape.Layers, int(sp.dims[0]), sp.oneDim, !m.Shape.Untied)
+		typ := mix.TensorType(sp.name, sp.layer, sp.dims, m.Shape)
 		if !quant.CanQuantize(typ) {
 			return nil, fmt.Errorf("synth: tensor %s: cannot write type %s", sp.name, typ)
 		}

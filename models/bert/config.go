@@ -3,6 +3,8 @@ package bert
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/gguf"
@@ -88,10 +90,15 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return Config{}, err
 	}
 	const tensorsPerLayer = 10 // q, k, v, output, their norm and the FFN's two and its norm: weights only
-	switch {
+	switch last := lastBlock(f); {
 	case c.Layers > len(f.Tensors)/tensorsPerLayer:
 		return Config{}, fmt.Errorf("bert: %s = %d, but the file has %d tensors, room for at most %d blocks",
 			k("block_count"), c.Layers, len(f.Tensors), len(f.Tensors)/tensorsPerLayer)
+	case last >= c.Layers:
+		// Fewer blocks than the file holds would run a truncated encoder
+		// silently, as the llama families refuse too.
+		return Config{}, fmt.Errorf("bert: %s = %d, but the file has the tensors of block %d (blk.%d.*): the header does not describe the weights",
+			k("block_count"), c.Layers, last, last)
 	case c.Embd%c.Heads != 0:
 		return Config{}, fmt.Errorf("bert: %s %d is not a multiple of %s %d", k("embedding_length"), c.Embd, k("attention.head_count"), c.Heads)
 	case kvHeads != c.Heads:
@@ -185,3 +192,20 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // such key; add it with a GGUF editor, or declare the widths when loading
 // (engine.WithMatryoshka).
 const MatryoshkaKey = "embedding.matryoshka_dims"
+
+// lastBlock returns the highest block index among the file's blk.N.*
+// tensors, or -1.
+func lastBlock(f *gguf.File) int {
+	last := -1
+	for _, t := range f.Tensors {
+		rest, ok := strings.CutPrefix(t.Name, "blk.")
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(rest, ".")
+		if n, err := strconv.Atoi(num); err == nil && n > last {
+			last = n
+		}
+	}
+	return last
+}

@@ -5,11 +5,12 @@
 //
 // # Using it
 //
-// Importing the package registers the architecture, so engine.Open (or
-// Load, which returns a *Model with the parts underneath) opens BERT files;
-// the engine's Embed, EmbedTokens and Rerank do the rest:
+// Importing the package (or package models, which imports every family)
+// registers the architecture, so engine.Open opens BERT files; the engine's
+// Embed, EmbedTokens and Rerank do the rest (engine.Model.Encoder is the
+// CPU encoder underneath):
 //
-//	m, err := bert.Load("bge-small-en-v1.5-f16.gguf", engine.WithThreads(4))
+//	m, err := engine.Open("bge-small-en-v1.5-f16.gguf", engine.WithThreads(4))
 //	res, err := m.Embed(ctx, []string{"first text", "second text"}, engine.EmbedOptions{Normalize: true})
 //	// res.Vectors[i] is 384 floats of unit length; a dot product is the cosine
 //	r, err := reranker.Rerank(ctx, "query", docs, engine.RerankOptions{}) // a file with pooling_type rank

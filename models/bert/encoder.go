@@ -8,29 +8,14 @@ import (
 	"github.com/smolgo/smolgo/tensor"
 )
 
-// Options tune an Encoder. The zero value is a good default.
-type Options struct {
-	// Threads is the number of threads that share each product; 0 means
-	// runtime.NumCPU().
-	Threads int
-	// BatchSize is the most tokens one pass takes, all sequences together
-	// (llama.cpp's n_ubatch); 0 means DefaultBatchSize. It is raised to the
-	// model's position count when smaller, since a sequence is computed in
-	// one pass.
-	BatchSize int
-	// KeepLayout leaves every matrix in the file's layout: no packed copy
-	// of the F32 and F16 matrices for the float GEMM (tensor.Packed).
-	KeepLayout bool
-	// MaxTokens bounds a sequence's tokens below the model's positions
-	// (engine.WithContext); 0 means the positions.
-	MaxTokens int
-}
-
-// DefaultBatchSize is the default pass size, llama-server's n_ubatch.
-const DefaultBatchSize = 512
-
-// MaxThreads bounds Options.Threads.
-const MaxThreads = 1024
+// Options are backend.Options, the engine's settings as they reach the
+// device: NewEncoder reads Threads, BatchSize (raised to the model's
+// position count when smaller, since a sequence is computed in one pass),
+// KeepLayout (no packed copy of the F32 and F16 matrices for the float
+// GEMM, tensor.Packed) and Context (the longest sequence, at most the
+// model's positions; engine.WithContext). An encoder has no KV cache:
+// KVType is not read. The zero value is a good default.
+type Options = backend.Options
 
 // Encoder runs a BERT model on the CPU: backend.Encoder. Every product runs
 // over the rows of all the sequences of a pass at once (the prefill GEMM
@@ -68,21 +53,18 @@ type layerOps struct {
 // file must stay open while it runs.
 func NewEncoder(w *Weights, opts Options) (*Encoder, error) {
 	cfg := w.Config
-	if opts.Threads < 0 || opts.Threads > MaxThreads {
-		return nil, fmt.Errorf("bert: %d threads; use 1 to %d (0 for one per CPU)", opts.Threads, MaxThreads)
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("bert: %w", err)
 	}
-	if opts.BatchSize < 0 {
-		return nil, fmt.Errorf("bert: negative batch size %d", opts.BatchSize)
-	}
-	if opts.MaxTokens < 0 {
-		return nil, fmt.Errorf("bert: negative sequence limit %d", opts.MaxTokens)
+	if opts.Device != "" && opts.Device != "cpu" {
+		return nil, fmt.Errorf("bert: device %q: BERT runs on the CPU only", opts.Device)
 	}
 	e := &Encoder{cfg: cfg, w: w, batch: opts.BatchSize, maxTokens: cfg.Positions}
-	if opts.MaxTokens > 0 {
-		e.maxTokens = min(opts.MaxTokens, cfg.Positions)
+	if opts.Context > 0 {
+		e.maxTokens = min(opts.Context, cfg.Positions)
 	}
 	if e.batch == 0 {
-		e.batch = DefaultBatchSize
+		e.batch = backend.DefaultBatchSize
 	}
 	e.batch = max(e.batch, e.maxTokens)
 	var ps packer
@@ -156,7 +138,7 @@ func (e *Encoder) Pooling() backend.Pooling { return e.cfg.Pooling }
 func (e *Encoder) BatchSize() int { return e.batch }
 
 // MaxTokens implements backend.Encoder: the position table's length, or
-// Options.MaxTokens.
+// Options.Context.
 func (e *Encoder) MaxTokens() int { return e.maxTokens }
 
 // seqSpan is one sequence's rows in a pass and which of them the last layer

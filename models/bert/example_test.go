@@ -6,7 +6,7 @@ import (
 	"log"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/models/bert"
+	_ "github.com/smolgo/smolgo/models/bert" // registers the architecture with engine.Open
 )
 
 // Semantic search in a few lines: embed the documents and the query with an
@@ -15,7 +15,7 @@ import (
 // normalized vectors is the cosine similarity. bge's English models want the
 // query prefixed with an instruction; the documents go as they are.
 func Example() {
-	m, err := bert.Load("bge-small-en-v1.5-f16.gguf", engine.WithThreads(4))
+	m, err := engine.Open("bge-small-en-v1.5-f16.gguf", engine.WithThreads(4))
 	if err != nil {
 		log.Fatal(err)
 	}

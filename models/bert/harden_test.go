@@ -77,6 +77,7 @@ func TestHostileFiles(t *testing.T) {
 		says string
 	}{
 		{"huge block count", setKV("bert.block_count", uint32(1<<20)), "bert.block_count"},
+		{"block count below the blocks", setKV("bert.block_count", uint32(1)), "tensors of block 1"},
 		{"zero heads", setKV("bert.attention.head_count", uint32(0)), "head_count"},
 		{"heads not dividing the width", setKV("bert.attention.head_count", uint32(7)), "not a multiple"},
 		{"grouped keys", setKV("bert.attention.head_count_kv", uint32(2)), "head_count_kv"},

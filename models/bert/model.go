@@ -26,78 +26,15 @@ func init() {
 	}})
 }
 
-// Model is a loaded BERT model: an engine.Model (whose Embed, EmbedTokens
-// and Rerank it has) over the CPU encoder, with the parts underneath.
-type Model struct {
-	*engine.Model
-	enc  *Encoder
-	file *gguf.File
-}
-
-// Load opens a BERT GGUF file and builds the model with the engine
-// settings of opts (threads, batch size, pooling override, Matryoshka
-// widths). Close the model to release the file. engine.Open does the same
-// for a program that opens files of any registered architecture.
-func Load(path string, opts ...engine.Option) (*Model, error) {
-	cfg, err := engine.NewConfig(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("bert: %w", err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("bert: %w", err)
-	}
-	p, err := build(f, cfg)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if cfg.Pooling == engine.PoolDefault {
-		cfg.Pooling = p.w.Config.Pooling
-	}
-	if cfg.Matryoshka == nil {
-		cfg.Matryoshka = p.w.Config.Matryoshka
-	}
-	em, err := engine.NewEncoder(p.enc, p.format, cfg)
-	if err != nil {
-		p.enc.Close()
-		f.Close()
-		return nil, fmt.Errorf("bert: %w", err)
-	}
-	return &Model{Model: em, enc: p.enc, file: f}, nil
-}
-
-// Close stops the model (running Embed calls end with engine.ErrClosed),
-// then the encoder's threads, and unmaps the file.
-func (m *Model) Close() error {
-	err := m.Model.Close()
-	m.enc.Close()
-	if err2 := m.file.Close(); err == nil {
-		err = err2
-	}
-	return err
-}
-
-// Encoder returns the CPU encoder underneath.
-func (m *Model) Encoder() *Encoder { return m.enc }
-
-// Config returns the model's hyper-parameters.
-func (m *Model) Config() Config { return m.enc.cfg }
-
-// File returns the underlying GGUF file.
-func (m *Model) File() *gguf.File { return m.file }
-
 type parts struct {
 	w      *Weights
 	enc    *Encoder
 	format *Format
 }
 
-// build reads and checks the file and makes the encoder.
+// build reads and checks the file and makes the encoder with the engine's
+// options as they are.
 func build(f *gguf.File, cfg engine.Config) (*parts, error) {
-	if cfg.Device != "" && cfg.Device != "cpu" {
-		return nil, fmt.Errorf("bert: device %q: BERT runs on the CPU only", cfg.Device)
-	}
 	bc, err := ConfigFromGGUF(f)
 	if err != nil {
 		return nil, err
@@ -116,7 +53,7 @@ func build(f *gguf.File, cfg engine.Config) (*parts, error) {
 	case pool == backend.PoolRank && !w.Ranks():
 		return nil, errors.New("bert: rank pooling needs a classification head (cls.output.weight), which the file lacks")
 	}
-	enc, err := NewEncoder(w, Options{Threads: cfg.Threads, BatchSize: cfg.BatchSize, KeepLayout: cfg.KeepLayout, MaxTokens: cfg.Context})
+	enc, err := NewEncoder(w, cfg.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +120,16 @@ func (f *Format) RerankTokens(query, doc string) ([]int32, error) {
 		return nil, err
 	}
 	return sp.RerankInput(t, query, doc), nil
+}
+
+// RerankQuery implements engine.RerankFormat: the query is tokenized once
+// for all the documents.
+func (f *Format) RerankQuery(query string) (func(doc string) []int32, error) {
+	t, sp, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return sp.Reranker(t, query), nil
 }
 
 // Prompt implements engine.Format: an encoder has no chat template.

@@ -12,8 +12,8 @@ import (
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
-// TestModelEmbeds runs the golden models through the engine (engine.Open
-// and Load): EmbedTokens gives llama.cpp's vectors (normalized as
+// TestModelEmbeds runs the golden models through the engine (engine.Open):
+// EmbedTokens gives llama.cpp's vectors (normalized as
 // llama-server normalizes) and scores, texts go through the file's
 // vocabulary, and an encoder refuses to chat.
 func TestModelEmbeds(t *testing.T) {
@@ -76,7 +76,7 @@ func l2norm(v []float32) float32 {
 // EmbedTokens with rank pooling.
 func TestModelReranks(t *testing.T) {
 	ctx := context.Background()
-	m, err := Load(sharedtest.Path(t, "golden-families/models/bert-rank-tiny-F32.gguf"), engine.WithThreads(2))
+	m, err := engine.Open(sharedtest.Path(t, "golden-families/models/bert-rank-tiny-F32.gguf"), engine.WithThreads(2))
 	if err != nil {
 		t.Fatal(err)
 	}

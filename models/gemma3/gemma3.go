@@ -29,6 +29,7 @@
 package gemma3
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -45,8 +46,16 @@ const Arch = "gemma3"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, FormatSpec), nil }})
+		Format: func(f *gguf.File) (engine.Format, error) {
+			return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
+		}})
 }
+
+// TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
+// byte for byte (Gemma 3's, chat/testdata/google-gemma-3-1b-it.jinja): a file carrying it gets FormatSpec, a file
+// carrying another (a fine-tune's) its own template through the Jinja
+// engine.
+const TemplateSHA256 = "d2f96210400e38149e26e01918a408c3f2ad3d4bd87c44e8dcf8e1a611a98535"
 
 // DefaultPattern is the sliding-window period llama.cpp assumes when a file
 // has sliding_window but no sliding_window_pattern: five local layers, then
@@ -70,12 +79,21 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 		PostNorms: true,
 	})
 	a.EmbedScale = float32(math.Sqrt(float64(cfg.Embd)))
+	// A missing key means the default; one of the wrong type (a string, a
+	// negative number) is an error, never silently the default.
 	if v, err := f.Float32(key("final_logit_softcapping")); err == nil {
 		a.LogitSoftcap = v
+	} else if !errors.Is(err, gguf.ErrKeyNotFound) {
+		return llama.Arch{}, err
 	}
 	window, err := f.Uint32(key("attention.sliding_window"))
-	if err != nil || window == 0 {
+	switch {
+	case errors.Is(err, gguf.ErrKeyNotFound):
 		return a, nil // no sliding window: every layer global
+	case err != nil:
+		return llama.Arch{}, err
+	case window == 0:
+		return a, nil
 	}
 	if window > 1<<24 {
 		return llama.Arch{}, fmt.Errorf("%s = %d is out of range", key("attention.sliding_window"), window)
@@ -87,6 +105,8 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	lr := rope.Config{Dims: global.Dims, Base: 10000, Layout: rope.NeoX}
 	if b, err := f.Float32(key("rope.freq_base_swa")); err == nil {
 		lr.Base = b
+	} else if !errors.Is(err, gguf.ErrKeyNotFound) {
+		return llama.Arch{}, err
 	}
 	for i, on := range local {
 		if on {

@@ -25,9 +25,9 @@ func Format(f *gguf.File) (engine.Format, error) {
 	t, ok := chat.Detect(src)
 	switch {
 	case src == "":
-		return family.NewFormat(f, FormatSpec41), nil // the newest, as llama3 takes Llama 3's
+		return family.NewFormat(f, FormatSpec41), nil // the newest, as llamaarch takes Llama 3's
 	case !ok:
-		return family.NewFormat(f, unknown(src)), nil
+		return family.FileFormat(f, unknown(src)), nil // the file's own template, through the Jinja engine
 	case t == chat.Granite33:
 		return &format33{Format: family.NewFormat(f, FormatSpec)}, nil
 	case t == chat.Granite40:

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	_ "github.com/smolgo/smolgo/models/granite"
 )
@@ -30,11 +29,7 @@ func TestGoldenLogits(t *testing.T) {
 		tol := goldentest.SelfcheckTolerance(t, "smollm3-tinyq-"+typ)
 		for _, batch := range []int{1024, 7} {
 			t.Run(typ+"/batch"+strconv.Itoa(batch), func(t *testing.T) {
-				m, err := family.Load(path, engine.WithThreads(2), engine.WithBatchSize(batch))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
+				_, m := goldentest.Open(t, path, engine.WithThreads(2), engine.WithBatchSize(batch))
 				goldentest.CheckModel(t, "granite-tiny-"+typ, m, g, tol, nil)
 			})
 		}

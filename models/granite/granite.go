@@ -43,6 +43,7 @@ const (
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
 	family.Register(family.Family{Arch: MoEArch, Describe: DescribeMoE, Format: Format})
+	family.ProvideToolSyntax("granite", Tools3)
 }
 
 // Describe is Granite's block for a dense file.

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/synth"
 	_ "github.com/smolgo/smolgo/models/granitehybrid"
@@ -63,11 +62,7 @@ func TestMoEGoldenLogits(t *testing.T) {
 	}
 	for _, batch := range []int{1024, 7} {
 		t.Run("batch"+strconv.Itoa(batch), func(t *testing.T) {
-			m, err := family.Load(path, engine.WithThreads(2), engine.WithBatchSize(batch))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			_, m := goldentest.Open(t, path, engine.WithThreads(2), engine.WithBatchSize(batch))
 			if f := m.Weights().Arch.Features(); !contains(f, "mamba2") || !contains(f, "shared expert") {
 				t.Fatalf("features %v: not a Mamba-2 hybrid with a shared expert", f)
 			}

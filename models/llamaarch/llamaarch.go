@@ -1,7 +1,7 @@
-// Package llama3 is the family of GGUF files of architecture "llama": Llama
+// Package llamaarch is the family of GGUF files of architecture "llama": Llama
 // 3.x (1B and 3B are the sizes people run on a CPU), and any other model
 // stored as a plain llama block. Importing it registers the architecture
-// with package family (and so engine.Open and family.Load).
+// with package family, so that engine.Open opens such files.
 //
 // The block is llama.Plain (NORM RoPE pairs, SwiGLU, tied embeddings when
 // output.weight is absent), with Llama 3's per-frequency RoPE factors when
@@ -16,8 +16,17 @@
 //
 // The format follows from the file's tokenizer.chat_template:
 //
-//   - a Llama-3 header template (<|start_header_id|>), or none, gets Llama
-//     3's format (package chat);
+//   - a Llama-3 header template (<|start_header_id|>) gets Llama 3's format
+//     (package chat);
+//   - a file without a template gets what llama-server renders for it,
+//     llama.cpp's built-in ChatML (DefaultSpec): no default system turn,
+//     <|im_end|> ending a turn, tools in llama.cpp's generic JSON format.
+//     That is right for the files that have none: llama2.c's converter
+//     (the TinyStories models), Llama 2 and other SentencePiece llama
+//     files, base models. The one exception is a Llama 3 vocabulary (its
+//     <|begin_of_text|> or <|start_header_id|> is a token): it gets Llama
+//     3's format, which its markers were made for, where llama.cpp would
+//     spell ChatML's markers in pieces;
 //   - SmolLM2-Instruct's template, or a fine-tune's copy of it with another
 //     default system text, gets SmolLM2's ChatML format (package chatml):
 //     <|im_end|> ends a turn, and tools use llama.cpp's generic JSON format
@@ -29,6 +38,7 @@ package llamaarch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/smolgo/smolgo/engine"
@@ -45,7 +55,12 @@ const Arch = "llama"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+	family.ProvideToolSyntax("llama3-json", FormatSpec.Tools)
 }
+
+// TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
+// byte for byte (Llama 3.2's, chat/testdata/meta-llama-Llama-3.2-3B-Instruct.jinja).
+const TemplateSHA256 = "5816fce10444e03c2e9ee1ef8a4a1ea61ae7e69e438613f3b17b69d0426223a4"
 
 // Describe is the llama block for a file: RoPE factors and biases where the
 // file has them, and a mixture of experts in every layer where it has
@@ -76,21 +91,35 @@ func Describe(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 }
 
 // Format returns the format the file's chat template asks for: Llama 3's
-// for a Llama-3 header template (or a file without a template), SmolLM2's
-// ChatML for SmolLM2's template (ChatMLSpec), else one whose prompts fail
-// with an error naming the template's start.
+// for a Llama-3 header template, SmolLM2's ChatML for SmolLM2's template
+// (ChatMLSpec), else one whose prompts fail with an error naming the
+// template's start. A file without a template gets llama.cpp's built-in
+// ChatML (DefaultSpec), or Llama 3's format when its vocabulary is Llama
+// 3's (see the package documentation).
 func Format(f *gguf.File) (engine.Format, error) {
 	tmpl, _ := f.String("tokenizer.chat_template")
-	if tmpl == "" || strings.Contains(tmpl, "<|start_header_id|>") {
+	if tmpl == "" {
+		if llama3Vocab(f) {
+			return family.NewFormat(f, FormatSpec), nil
+		}
+		return family.NewFormat(f, DefaultSpec), nil
+	}
+	if family.KnownTemplate(f, TemplateSHA256) {
 		return family.NewFormat(f, FormatSpec), nil
 	}
 	if system, ok := chatml.Recognize(tmpl); ok {
 		return family.NewFormat(f, ChatMLSpec(system)), nil
 	}
+	// Any other template (Llama 3.1's, 3.3's, a fine-tune's: Hermes 3,
+	// DeepSeek-R1-Distill-Llama) renders through the Jinja engine; the
+	// spec below is for a template the engine cannot parse.
 	head := tmpl[:min(len(tmpl), 60)]
-	return family.NewFormat(f, family.FormatSpec{
+	if strings.Contains(tmpl, "<|start_header_id|>") {
+		return family.FileFormat(f, FormatSpec), nil
+	}
+	return family.FileFormat(f, family.FormatSpec{
 		Render: func(*gguf.File, []engine.Message, engine.PromptOptions) (string, [][2]int, error) {
-			return "", nil, fmt.Errorf("llama3: the file's chat template (%q...) is not one this package renders (Llama 3's, SmolLM2's)", head)
+			return "", nil, fmt.Errorf("llamaarch: the file's chat template (%q...) is not one this package renders (Llama 3's, SmolLM2's), and the Jinja engine cannot parse it", head)
 		},
 	}), nil
 }
@@ -107,6 +136,26 @@ func ChatMLSpec(defaultSystem string) family.FormatSpec {
 		EndOfTurn: []string{chatml.ImEnd},
 		Tools:     family.GenericJSON,
 	}
+}
+
+// llama3Vocab reports whether the file's vocabulary has Llama 3's
+// <|begin_of_text|> or <|start_header_id|> token.
+func llama3Vocab(f *gguf.File) bool {
+	tokens, _ := f.Strings("tokenizer.ggml.tokens")
+	return slices.Contains(tokens, "<|begin_of_text|>") || slices.Contains(tokens, "<|start_header_id|>")
+}
+
+// DefaultSpec is the format of a file without a chat template, as
+// llama-server renders one: llama.cpp's built-in ChatML template (no
+// default system turn; chatml.Options.NoSystem), <|im_end|> ending a turn
+// where it is a token (else the model's EOS does), and tools in llama.cpp's
+// generic JSON format, which it uses for templates without tools.
+var DefaultSpec = family.FormatSpec{
+	Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
+		return chatml.RenderSpans(msgs, chatml.Options{NoSystem: true, Tools: opts.Tools, AddGenerationPrompt: true})
+	},
+	EndOfTurn: []string{chatml.ImEnd},
+	Tools:     family.GenericJSON,
 }
 
 // FormatSpec is Llama 3's chat format: the template of package chat (tools

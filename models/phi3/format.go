@@ -30,9 +30,9 @@ func Format(f *gguf.File) (engine.Format, error) {
 		return family.NewFormat(f, FormatSpec), nil
 	}
 	head := tmpl[:min(len(tmpl), 60)]
-	return family.NewFormat(f, family.FormatSpec{
+	return family.FileFormat(f, family.FormatSpec{ // the file's own template, through the Jinja engine
 		Render: func(*gguf.File, []engine.Message, engine.PromptOptions) (string, [][2]int, error) {
-			return "", nil, fmt.Errorf("phi3: the file's chat template (%q...) is not one this package renders (Phi-4-mini-instruct's or Phi-3.5-mini-instruct's)", head)
+			return "", nil, fmt.Errorf("phi3: the file's chat template (%q...) is not one this package renders (Phi-4-mini-instruct's or Phi-3.5-mini-instruct's), and the Jinja engine cannot parse it", head)
 		},
 	}), nil
 }

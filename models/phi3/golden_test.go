@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/smolgo/smolgo/engine"
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	_ "github.com/smolgo/smolgo/models/phi3"
 )
@@ -40,11 +39,7 @@ func TestGoldenLogits(t *testing.T) {
 		tol := goldentest.SelfcheckTolerance(t, "smollm3-tinyq-"+c.typ)
 		for _, batch := range []int{1024, 7} {
 			t.Run(c.ref+"/batch"+strconv.Itoa(batch), func(t *testing.T) {
-				m, err := family.Load(path, engine.WithThreads(2), engine.WithBatchSize(batch), engine.WithContext(c.ctx))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
+				_, m := goldentest.Open(t, path, engine.WithThreads(2), engine.WithBatchSize(batch), engine.WithContext(c.ctx))
 				goldentest.CheckModel(t, c.ref, m, g, tol, nil)
 			})
 		}

@@ -36,6 +36,7 @@ const Arch = "phi3"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+	family.ProvideToolSyntax("phi4", FormatSpec.Tools)
 }
 
 // Describe is Phi-3's block for a file.

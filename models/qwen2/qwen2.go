@@ -24,8 +24,16 @@ const Arch = "qwen2"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, FormatSpec), nil }})
+		Format: func(f *gguf.File) (engine.Format, error) {
+			return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
+		}})
 }
+
+// TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
+// byte for byte (Qwen2.5's, chat/testdata/Qwen-Qwen2.5-7B-Instruct.jinja): a file carrying it gets FormatSpec, a file
+// carrying another (a fine-tune's) its own template through the Jinja
+// engine.
+const TemplateSHA256 = "cd8e9439f0570856fd70470bf8889ebd8b5d1107207f67a5efb46e342330527f"
 
 // Describe is Qwen2's block.
 func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {

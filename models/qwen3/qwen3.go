@@ -35,8 +35,16 @@ const Arch = "qwen3"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, FormatSpec), nil }})
+		Format: func(f *gguf.File) (engine.Format, error) {
+			return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
+		}})
 }
+
+// TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
+// byte for byte (Qwen3's, chat/testdata/Qwen-Qwen3-0.6B.jinja): a file carrying it gets FormatSpec, a file
+// carrying another (a fine-tune's) its own template through the Jinja
+// engine.
+const TemplateSHA256 = "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5"
 
 // Describe is Qwen3's block.
 func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {

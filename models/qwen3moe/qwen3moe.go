@@ -1,7 +1,7 @@
 // Package qwen3moe is the Qwen3 mixture-of-experts family
-// (general.architecture "qwen3moe": Qwen3-30B-A3B, its Instruct and
-// Thinking versions, Qwen3-Coder-30B-A3B). Importing it registers the
-// architecture with package family.
+// (general.architecture "qwen3moe": Qwen3-30B-A3B, Qwen3-235B-A22B and
+// their 2507 releases, Qwen3-Coder-30B-A3B and 480B-A35B). Importing it
+// registers the architecture with package family.
 //
 // The block is Qwen3's attention (NEOX RoPE, per-head RMSNorm of queries
 // and keys, head size from attention.key_length) with a mixture of experts
@@ -10,6 +10,21 @@
 // the expert_used_count (8) most probable experts, their probabilities
 // renormalized to sum to 1, each expert a SwiGLU of width
 // expert_feed_forward_length (768), as llama.cpp's qwen3moe graph.
+//
+// The format depends on the file's chat template (Format). Most files
+// carry Qwen3's, and get package qwen3's format: ChatML, reasoning in
+// <think>…</think>, Hermes <tool_call> blocks of JSON. Qwen3-Coder's files
+// carry a template of their own (IsCoder recognises it), which package
+// chat renders: no reasoning, tools listed as XML, and calls written as
+// XML whose parameters are raw text, typed by the tools' schemas:
+//
+//	<tool_call>
+//	<function=get_weather>
+//	<parameter=city>
+//	Paris
+//	</parameter>
+//	</function>
+//	</tool_call>
 package qwen3moe
 
 import (
@@ -26,6 +41,7 @@ const Arch = "qwen3moe"
 
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
+	family.ProvideToolSyntax("qwen3-coder-xml", CoderTools) // for other files whose template writes Qwen3-Coder's calls
 }
 
 // Describe is Qwen3-MoE's block for a file.

@@ -89,7 +89,10 @@ func (e *Engine) init() {
 		e.b = enginetest.NewBackend(enginetest.Options{Context: e.ContextLength(), StepDelay: e.TokenDelay,
 			PrefillDelay: e.PrefillDelay, BytesPerToken: e.BytesPerToken, Vocab: 1 << 14, Answer: e.answerPrompt})
 		e.f = &enginetest.Format{Tok: e.b.Tok}
-		e.model, e.err = engine.New(e.b, e.f, engine.Config{Context: e.ContextLength(), MaxSequences: seqs})
+		var cfg engine.Config
+		if cfg, e.err = engine.NewConfig(engine.WithContext(e.ContextLength()), engine.WithMaxSequences(seqs)); e.err == nil {
+			e.model, e.err = engine.New(e.b, e.f, cfg)
+		}
 	})
 }
 
@@ -398,7 +401,7 @@ func (s *Session) Generate(ctx context.Context, msgs []engine.Message, opts engi
 				off := false
 				thinking = &off
 			}
-			ids, err := e.f.Prompt(msgs, engine.PromptOptions{Thinking: thinking, Tools: opts.Tools, ParseSpecial: opts.ParseSpecial})
+			ids, err := e.f.Prompt(msgs, engine.PromptOptions{Thinking: thinking, ReasoningEffort: opts.ReasoningEffort, Tools: opts.Tools, ParseSpecial: opts.ParseSpecial})
 			if err == nil {
 				prompt, _ := e.b.Tok.Decode(ids, false)
 				e.b.SetAnswer(prompt, e.answer(msgs, thinking == nil || *thinking))

@@ -74,7 +74,7 @@
 // a call.
 //
 // In thinking mode Granite 3.3 answers <think>…</think><response>…
-// </response>: a reasoning parser (package smollm3/chat's, as package
+// </response>: a reasoning parser (package internal/chatfmt/think, as package
 // family runs it) takes out the first, ResponseFilter the tags of the
 // second.
 package chat

@@ -31,7 +31,7 @@
 // # Tools
 //
 // SmolLM2's template shows neither tools, nor calls, nor results. As for
-// Gemma 3 (package gemma3/chat), this package does what llama.cpp's generic
+// Gemma 3 (package models/gemma3/chat), this package does what llama.cpp's generic
 // JSON tool format did for such templates in the releases that rendered
 // them with minja:
 //

@@ -20,6 +20,11 @@ type Options struct {
 	// not open with a system message: the one in the file's template (see
 	// Recognize). "" means SmolLM2's, the package's DefaultSystem.
 	DefaultSystem string
+	// NoSystem writes no system turn of the template's own: the render is
+	// then llama.cpp's built-in ChatML template (common/chat.cpp's
+	// CHATML_TEMPLATE_SRC), which llama-server uses for a file without a
+	// chat template. DefaultSystem is ignored.
+	NoSystem bool
 	// Tools are function definitions in the OpenAI form ({"type":
 	// "function", "function": {"name", "description", "parameters"}}).
 	// The template has no place for them: they are described in the
@@ -66,7 +71,7 @@ func RenderSpans(msgs []engine.Message, opts Options) (string, [][2]int, error) 
 		return "", nil, err
 	}
 	var b chatfmt.Builder
-	if turns[0].Role != "system" {
+	if turns[0].Role != "system" && !opts.NoSystem {
 		b.WriteString(ImStart + "system\n" + cmp.Or(opts.DefaultSystem, DefaultSystem) + ImEnd + "\n")
 	}
 	for _, t := range turns {

@@ -23,6 +23,23 @@ func TestRenderReference(t *testing.T) {
 	})
 }
 
+// NoSystem renders llama.cpp's built-in ChatML template
+// (common/chat.cpp's CHATML_TEMPLATE_SRC); want is jinja2's render of that
+// template, and without a system message there is no system turn.
+func TestRenderNoSystem(t *testing.T) {
+	msgs := []engine.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"},
+		{Role: "assistant", Content: " Hello! "}, {Role: "user", Content: "Once upon"}}
+	want := "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n Hello! <|im_end|>\n<|im_start|>user\nOnce upon<|im_end|>\n<|im_start|>assistant\n"
+	opts := Options{NoSystem: true, AddGenerationPrompt: true, DefaultSystem: "ignored"}
+	if got, err := Render(msgs, opts); err != nil || got != want {
+		t.Errorf("Render = %q, %v\nwant %q", got, err, want)
+	}
+	want = want[strings.Index(want, "<|im_start|>user"):]
+	if got, err := Render(msgs[1:], opts); err != nil || got != want {
+		t.Errorf("Render without a system message = %q, %v\nwant %q", got, err, want)
+	}
+}
+
 // Every byte the caller wrote is inside a span, and no template marker is.
 func TestRenderSpans(t *testing.T) {
 	tool := json.RawMessage(`{"type": "function", "function": {"name": "f¤", "description": "d¤", "parameters": {}}}`)

@@ -48,7 +48,7 @@
 // content is not empty), user and assistant messages, ends with
 // <|assistant|>\n or <|endoftext|>, and silently drops any other role. It
 // knows nothing of tools, so it gets llama.cpp's generic JSON format, as
-// Gemma 3 does (package gemma3/chat has the details): with tools, the
+// Gemma 3 does (package models/gemma3/chat has the details): with tools, the
 // system text asks for JSON answers and lists the tools with an example
 // call; an assistant's calls become the JSON object {"tool_calls": […]} as
 // its content; a tool result becomes a user turn holding {"tool_response":

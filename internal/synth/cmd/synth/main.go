@@ -4,6 +4,7 @@
 //	go run ./internal/synth/cmd/synth -preset tinyq -type Q4_K_M -o tiny.gguf
 //	go run ./internal/synth/cmd/synth -preset qwen3-0.6b -type Q4_K_M -o /tmp/qwen3-0.6b-synth-Q4_K_M.gguf
 //	go run ./internal/synth/cmd/synth -preset qwen2.5-0.5b -vocab <llama.cpp>/models/ggml-vocab-qwen2.gguf -o q.gguf
+//	go run ./internal/synth/cmd/synth -preset gpt-oss-20b -type MXFP4 -blocks 4 -o /tmp/gpt-oss-20b-4blocks-MXFP4.gguf
 //
 // Presets (-list prints them with their shapes): the golden models' shapes
 // and seeds (tinyq, llama-tiny, tinyyarn from ../shared/golden; qwen3-tiny,
@@ -14,12 +15,19 @@
 // real shapes of small published models for benchmarks: 3b (SmolLM3-3B),
 // qwen3-0.6b, qwen3-1.7b, qwen2.5-0.5b, qwen2.5-1.5b, llama3.2-1b,
 // llama3.2-3b, gemma3-270m, gemma3-1b, smollm2-135m, smollm2-360m,
-// smollm2-1.7b and bge-small, each with its real vocabulary size (the
+// smollm2-1.7b, bge-small, and the mixture-of-experts qwen3moe-tiny and
+// gptoss-tiny (../shared/golden-next, reproduced byte for byte in every
+// type there), qwen3-30b-a3b and gpt-oss-20b, each with its real
+// vocabulary size (the
 // built-in vocabulary padded with reserved tokens; -vocab copies a real
 // tokenizer instead, such as ../shared/tokenizer/smollm3-vocab.gguf or
 // llama.cpp's models/ggml-vocab-{qwen2,llama-bpe,starcoder,bert-bge}.gguf). Types: F32, F16, BF16,
-// Q8_0, Q4_0, Q6_K and Q4_K_M (llama.cpp's mixes). The file is written to
-// OUT.tmp and renamed when complete; Ctrl-C stops cleanly and removes it.
+// Q8_0, Q4_0, Q6_K, Q4_K_M and MXFP4 (llama.cpp's mixes; MXFP4 is its
+// MXFP4_MOE: the experts mxfp4, the other matrices q8_0). -blocks N keeps
+// the first N blocks of a shape, the same tensors as the whole model's (a
+// real MoE shape is large: Qwen3-30B-A3B is 122 GB in F32 and 18.6 GB in
+// Q4_K_M, gpt-oss-20b 12.1 GB in MXFP4). The file is written to OUT.tmp and renamed when complete; Ctrl-C
+// stops cleanly and removes it.
 package main
 
 import (
@@ -50,7 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	preset := fs.String("preset", "tinyq", "model shape (-list shows them): "+strings.Join(synth.PresetNames(), ", "))
-	typ := fs.String("type", "F32", "tensor types: F32, F16, BF16, Q8_0, Q4_0, Q6_K, Q4_K_M")
+	typ := fs.String("type", "F32", "tensor types: F32, F16, BF16, Q8_0, Q4_0, Q6_K, Q4_K_M, MXFP4 (llama.cpp's MXFP4_MOE)")
+	blocks := fs.Int("blocks", 0, "keep the first N blocks of the shape (0: all of them)")
 	out := fs.String("o", "", "output file (required)")
 	seed := fs.Uint64("seed", 0, "weight seed (0: the preset's)")
 	name := fs.String("name", "", "general.name (default: the preset's)")
@@ -74,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	m, mix, err := model(*preset, *typ, *seed, *name, *vocab)
+	m, mix, err := model(*preset, *typ, *seed, *name, *vocab, *blocks)
 	if err == nil {
 		err = writeFile(ctx, log, *out, m, synth.Options{Mix: mix, Workers: *workers})
 	}
@@ -95,10 +104,16 @@ func listPresets(w io.Writer) {
 }
 
 // model builds the model the flags describe.
-func model(preset, typ string, seed uint64, name, vocab string) (synth.Model, synth.Mix, error) {
+func model(preset, typ string, seed uint64, name, vocab string, blocks int) (synth.Model, synth.Mix, error) {
 	m, err := synth.Preset(preset)
 	if err != nil {
 		return m, "", err
+	}
+	if blocks < 0 || blocks > m.Shape.Layers {
+		return m, "", fmt.Errorf("-blocks %d: preset %s has %d blocks", blocks, preset, m.Shape.Layers)
+	}
+	if blocks > 0 {
+		m.Shape.Layers = blocks
 	}
 	mix, err := synth.ParseMix(typ)
 	if err != nil {

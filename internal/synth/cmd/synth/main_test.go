@@ -49,6 +49,7 @@ func TestErrors(t *testing.T) {
 		{context.Background(), []string{"-preset", "huge", "-o", filepath.Join(dir, "x.gguf")}, 1, "unknown preset"},
 		{context.Background(), []string{"-type", "Q1", "-o", filepath.Join(dir, "x.gguf")}, 1, "unknown type"},
 		{context.Background(), []string{"-o", filepath.Join(dir, "no", "such", "dir.gguf")}, 1, "no such file"},
+		{context.Background(), []string{"-preset", "gptoss-tiny", "-blocks", "3", "-o", filepath.Join(dir, "x.gguf")}, 1, "has 2 blocks"},
 		{ctx, []string{"-o", filepath.Join(dir, "c.gguf")}, 1, "cancelled"},
 	} {
 		var log bytes.Buffer
@@ -85,7 +86,7 @@ func TestListsPresets(t *testing.T) {
 // TestRealVocab gives a real shape a real tokenizer: the vocabulary size
 // becomes the tokenizer's (SmolLM3's 128,256 tokens, Llama 3's size).
 func TestRealVocab(t *testing.T) {
-	m, mix, err := model("llama3.2-1b", "Q4_K_M", 7, "x", sharedtest.Path(t, "tokenizer/smollm3-vocab.gguf"))
+	m, mix, err := model("llama3.2-1b", "Q4_K_M", 7, "x", sharedtest.Path(t, "tokenizer/smollm3-vocab.gguf"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +100,65 @@ func TestRealVocab(t *testing.T) {
 	for _, x := range kv {
 		if x.Key == "llama.vocab_size" && x.Value != uint32(128256) {
 			t.Errorf("vocab_size %v", x.Value)
+		}
+	}
+}
+
+// TestBlocks writes the first blocks of a real MoE shape in MXFP4 (given as
+// llama.cpp's MXFP4_MOE): the file says so and holds those blocks' tensors,
+// the experts in mxfp4 and the other matrices in q8_0; the same blocks of
+// the tiny gpt-oss come out as the whole model's.
+func TestBlocks(t *testing.T) {
+	m, mix, err := model("qwen3-30b-a3b", "mxfp4_moe", 0, "", "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mix != synth.MixMXFP4 || m.Shape.Layers != 1 {
+		t.Fatalf("mix %s, %d layers", mix, m.Shape.Layers)
+	}
+	tensors, err := m.Tensors(context.Background(), mix, synth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]gguf.Type{}
+	for _, tt := range tensors {
+		types[tt.Name] = tt.Type
+	}
+	for name, want := range map[string]gguf.Type{
+		"blk.0.ffn_gate_exps.weight": gguf.TypeMXFP4, "blk.0.ffn_down_exps.weight": gguf.TypeMXFP4,
+		"blk.0.ffn_gate_inp.weight": gguf.TypeF32, "blk.0.attn_q.weight": gguf.TypeQ8_0,
+		"output.weight": gguf.TypeQ8_0, "token_embd.weight": gguf.TypeQ8_0,
+	} {
+		if types[name] != want {
+			t.Errorf("%s: %v, want %v", name, types[name], want)
+		}
+	}
+	if _, ok := types["blk.1.attn_q.weight"]; ok || len(tensors) != 3+12 {
+		t.Errorf("%d tensors, want one block's 12 and 3 others", len(tensors))
+	}
+	out := filepath.Join(t.TempDir(), "one.gguf")
+	var log bytes.Buffer
+	if code := run(context.Background(), []string{"-preset", "gptoss-tiny", "-blocks", "1", "-o", out}, &log, &log); code != 0 {
+		t.Fatalf("exit %d: %s", code, log.String())
+	}
+	one, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	whole, err := gguf.Open(sharedtest.Path(t, "golden-next/models/gptoss-tiny-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	if n, err := one.Uint32("gpt-oss.block_count"); err != nil || n != 1 {
+		t.Errorf("block_count %d (%v), want 1", n, err)
+	}
+	for i := range one.Tensors {
+		ti := &one.Tensors[i]
+		wi, ok := whole.Tensor(ti.Name)
+		if !ok || !bytes.Equal(one.TensorData(ti), whole.TensorData(wi)) {
+			t.Errorf("%s differs from the whole model's", ti.Name)
 		}
 	}
 }

@@ -1,0 +1,350 @@
+package family
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/chatfmt"
+	"github.com/smolgo/smolgo/internal/jinja"
+	"github.com/smolgo/smolgo/tokenizer"
+	"github.com/smolgo/smolgo/toolcall"
+)
+
+// Markers are what a chat template says about its model's output, read
+// by rendering probe conversations (DetectMarkers).
+type Markers struct {
+	// EndOfTurn lists the texts the template writes right after an
+	// assistant's answer (<|im_end|>, <|eot_id|>, <｜end▁of▁sentence｜>).
+	EndOfTurn []string
+	// ReasoningOpen and ReasoningClose are the reasoning block's tags; ""
+	// when the template shows no reasoning.
+	ReasoningOpen, ReasoningClose string
+	// StartsInReasoning tells, for enable_thinking unset, true and false,
+	// whether the generation prompt ends inside an open reasoning block.
+	StartsInReasoning [3]bool
+	// Syntax is the tool-call syntax the template writes calls in (nil:
+	// the template shows no calls, so llama.cpp's generic JSON is used).
+	Syntax *ToolSyntaxEntry
+	// ToolsShown says the template describes the tools it is given; when
+	// it does not, the generic format's system text describes them.
+	ToolsShown bool
+	// CallsShown says the template writes an assistant's tool_calls back
+	// into the prompt (some keep only the content: Granite 3.3, LFM2).
+	CallsShown bool
+}
+
+func (m *Markers) reasoningStarted(thinking *bool) bool {
+	switch {
+	case thinking == nil:
+		return m.StartsInReasoning[0]
+	case *thinking:
+		return m.StartsInReasoning[1]
+	}
+	return m.StartsInReasoning[2]
+}
+
+// ToolSyntaxEntry is a row of the table of tool-call syntaxes: its name,
+// how to recognise it in a template's render of a probe call, and the
+// syntax that parses it (nil where smolgo only recognises it).
+type ToolSyntaxEntry struct {
+	Name string
+	// Match reports whether call, the text a template wrote for an
+	// assistant turn calling probeFn, is in this syntax.
+	Match  func(call string) bool
+	Syntax ToolSyntax
+}
+
+// The probe conversation's texts: unlikely in any template.
+const (
+	probeUser      = "PROBE_USER_Zq7"
+	probeAnswer    = "PROBE_ANSWER_Zq7"
+	probeReasoning = "PROBE_REASONING_Zq7"
+	probeFn        = "probe_fn_zq7"
+	probeArg       = "probe_arg_zq7"
+	probeResult    = "PROBE_RESULT_Zq7"
+)
+
+var (
+	syntaxMu       sync.RWMutex
+	providedSyntax = map[string]ToolSyntax{}
+)
+
+// ProvideToolSyntax gives the table of tool-call syntaxes the parser and
+// grammar of the syntax named name ("llama3-json", "granite", "phi4"; the
+// table also asks for "harmony" and "qwen3-coder-xml", which no package
+// provides yet),
+// for templates that write calls so; a family package calls it in its
+// init, as it calls Register.
+func ProvideToolSyntax(name string, s ToolSyntax) {
+	syntaxMu.Lock()
+	providedSyntax[name] = s
+	syntaxMu.Unlock()
+}
+
+func provided(name string) ToolSyntax {
+	syntaxMu.RLock()
+	defer syntaxMu.RUnlock()
+	return providedSyntax[name]
+}
+
+// ToolSyntaxes is the table, first match wins: each syntax by the
+// markers it writes around a call of the probe function.
+func ToolSyntaxes() []ToolSyntaxEntry {
+	has := func(parts ...string) func(string) bool {
+		return func(s string) bool {
+			for _, p := range parts {
+				if !strings.Contains(s, p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	fn := `"` + probeFn + `"`
+	return []ToolSyntaxEntry{
+		{Name: "harmony", Match: has("to=functions." + probeFn), Syntax: provided("harmony")},
+		{Name: "Qwen3-Coder XML", Match: has("<function="+probeFn+">", "<parameter="+probeArg+">"), Syntax: provided("qwen3-coder-xml")},
+		{Name: "GLM", Match: has("<tool_call>"+probeFn, "<arg_key>"+probeArg+"</arg_key>"), Syntax: GLMTools},
+		{Name: "Kimi K2", Match: has("<|tool_call_begin|>", probeFn), Syntax: KimiTools},
+		{Name: "DeepSeek", Match: has("<｜tool▁call▁begin｜>", probeFn), Syntax: DeepSeekTools},
+		{Name: "Hermes", Match: func(s string) bool {
+			i := strings.Index(s, "<tool_call>")
+			return i >= 0 && strings.Contains(s[i:], `"name": `+fn) && strings.Contains(s[i:], "</tool_call>")
+		}, Syntax: Hermes},
+		{Name: "Mistral", Match: has("[TOOL_CALLS]", probeFn), Syntax: MistralTools},
+		{Name: "Command-R", Match: has("<|START_ACTION|>", probeFn)},
+		{Name: "Command-R", Match: has("Action:", `"tool_name": `+fn)},
+		{Name: "functionary v3.2", Match: has(">>>" + probeFn)},
+		{Name: "functionary v3.1", Match: has("<function=" + probeFn + ">"), Syntax: FunctionaryTools},
+		{Name: "LFM2 Python calls", Match: has("<|tool_call_start|>[" + probeFn + "(")},
+		{Name: "Phi-4", Match: has("<|tool_call|>", "<|/tool_call|>", fn), Syntax: provided("phi4")},
+		{Name: "Granite", Match: has("<|tool_call|>", fn), Syntax: provided("granite")},
+		{Name: "Llama 3 JSON", Match: func(s string) bool {
+			return strings.Contains(s, `{"name": `+fn+`, "parameters": `) || strings.Contains(s, `"name": `+fn+`, "parameters"`)
+		}, Syntax: provided("llama3-json")},
+		{Name: "generic JSON", Match: has(`"tool_calls"`, fn), Syntax: GenericJSON},
+	}
+}
+
+// DetectMarkers renders probe conversations with the template and reads
+// the markers out of the renders; renders the template refuses leave the
+// markers they would show unset.
+func DetectMarkers(tt *templateText) *Markers {
+	m := &Markers{}
+	render := func(msgs []jinja.Value, tools []json.RawMessage, addGen bool, thinking *bool) string {
+		out, err := tt.renderValues(msgs, tools, addGen, thinking, nil)
+		if err != nil {
+			return ""
+		}
+		return out
+	}
+	msg := func(s string) jinja.Value { return jinja.MustJSON(s) }
+	user := msg(`{"role": "user", "content": "` + probeUser + `"}`)
+
+	// The end of an answer: what follows it.
+	if out := render([]jinja.Value{user, msg(`{"role": "assistant", "content": "` + probeAnswer + `"}`)}, nil, false, nil); out != "" {
+		if i := strings.LastIndex(out, probeAnswer); i >= 0 {
+			if eot := leadingMarker(out[i+len(probeAnswer):]); eot != "" {
+				m.EndOfTurn = []string{eot}
+			}
+		}
+	}
+
+	// Reasoning: the tags around an answer's reasoning_content, or else a
+	// known pair the template's text holds.
+	withReasoning := msg(`{"role": "assistant", "content": "` + probeAnswer + `", "reasoning_content": "` + probeReasoning + `"}`)
+	if out := render([]jinja.Value{user, withReasoning}, nil, false, nil); out != "" {
+		if i := strings.Index(out, probeReasoning); i >= 0 {
+			open := trailingMarker(out[:i])
+			close := leadingMarker(out[i+len(probeReasoning):])
+			if open != "" && close != "" && open != close {
+				m.ReasoningOpen, m.ReasoningClose = open, close
+			}
+		}
+	}
+	if m.ReasoningOpen == "" {
+		for _, pair := range reasoningPairs {
+			if tt.mentions(pair[0]) && tt.mentions(pair[1]) {
+				m.ReasoningOpen, m.ReasoningClose = pair[0], pair[1]
+				break
+			}
+		}
+	}
+	if m.ReasoningOpen != "" {
+		yes, no := true, false
+		base := render([]jinja.Value{user}, nil, false, nil)
+		for i, th := range []*bool{nil, &yes, &no} {
+			gen := render([]jinja.Value{user}, nil, true, th)
+			gen = strings.TrimRightFunc(strings.TrimPrefix(gen, base), isSpace)
+			m.StartsInReasoning[i] = strings.HasSuffix(gen, m.ReasoningOpen)
+		}
+	}
+
+	// Tools: shown when a render with a tool differs from one without.
+	tool := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "` + probeFn +
+		`", "description": "A probe.", "parameters": {"type": "object", "properties": {"` + probeArg + `": {"type": "string"}}, "required": ["` + probeArg + `"]}}}`)}
+	without := render([]jinja.Value{user}, nil, true, nil)
+	with := render([]jinja.Value{user}, tool, true, nil)
+	m.ToolsShown = with != "" && with != without && strings.Contains(with, probeFn)
+
+	// The call syntax: the template's render of an assistant turn calling
+	// the probe function (ids of 9 letters and digits, as Mistral's
+	// templates ask).
+	call := msg(`{"role": "assistant", "content": "", "tool_calls": [{"id": "a1B2c3D4e", "type": "function", "function": {"name": "` +
+		probeFn + `", "arguments": {"` + probeArg + `": "v"}}}]}`)
+	result := msg(`{"role": "tool", "content": "` + probeResult + `", "tool_call_id": "a1B2c3D4e", "name": "` + probeFn + `"}`)
+	out := render([]jinja.Value{user, call, result}, tool, true, nil)
+	if out == "" {
+		out = render([]jinja.Value{user, call}, tool, false, nil)
+	}
+	if out == "" { // templates that want the arguments as a JSON string (functionary v3.2)
+		call = msg(`{"role": "assistant", "content": "", "tool_calls": [{"id": "a1B2c3D4e", "type": "function", "function": {"name": "` +
+			probeFn + `", "arguments": "{\"` + probeArg + `\": \"v\"}"}}]}`)
+		out = render([]jinja.Value{user, call, result}, tool, true, nil)
+	}
+	if i := strings.Index(out, probeUser); i >= 0 {
+		out = out[i+len(probeUser):]
+	}
+	table := ToolSyntaxes()
+	m.CallsShown = strings.Contains(out, probeFn)
+	if m.CallsShown {
+		for _, e := range table {
+			if e.Match(out) {
+				m.Syntax = &e
+				break
+			}
+		}
+	}
+	if m.Syntax == nil {
+		// Templates that never write an assistant's calls back (they keep
+		// them in the content) but name the syntax's markers.
+		for _, mk := range mentionedSyntaxes {
+			if tt.mentions(mk[0]) && (mk[1] == "" || tt.mentions(mk[1])) {
+				for _, e := range table {
+					if e.Name == mk[2] {
+						m.Syntax = &e
+						return m
+					}
+				}
+			}
+		}
+	}
+	return m
+}
+
+// mentionedSyntaxes names a syntax by the markers a template's text holds
+// (first marker, second marker or "", syntax), for templates whose renders
+// show no calls.
+var mentionedSyntaxes = [][3]string{
+	{"<｜tool▁call▁begin｜>", "", "DeepSeek"},
+	{"<|tool_call_start|>", "", "LFM2 Python calls"},
+	{"<|tool_call|>", "<|/tool_call|>", "Phi-4"},
+	{"<|tool_call|>", "", "Granite"},
+	{"[TOOL_CALLS]", "", "Mistral"},
+	{"<|python_tag|>", "", "Llama 3 JSON"},
+	{"<tool_call>", "</tool_call>", "Hermes"},
+}
+
+// reasoningPairs are the reasoning tags in use, for templates that show
+// no reasoning_content but name their tags.
+var reasoningPairs = [][2]string{
+	{"<think>", "</think>"}, {"<seed:think>", "</seed:think>"}, {"[THINK]", "[/THINK]"},
+	{"◁think▷", "◁/think▷"}, {"<|START_THINKING|>", "<|END_THINKING|>"}, {"<thinking>", "</thinking>"},
+}
+
+// mentions reports whether the template's text holds s.
+func (tt *templateText) mentions(s string) bool { return strings.Contains(tt.src, s) }
+
+func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' }
+
+// markerRE-free helpers: a marker is a tag (<…>, [ABC], <｜…｜>, ◁…▷)
+// at the start or end of a text, past white space.
+
+// leadingMarker returns the tag s starts with, after white space.
+func leadingMarker(s string) string {
+	s = strings.TrimLeftFunc(s, isSpace)
+	for _, p := range markerPairs {
+		if strings.HasPrefix(s, p[0]) {
+			if j := strings.Index(s[len(p[0]):], p[1]); j >= 0 && j < 64 {
+				tag := s[:len(p[0])+j+len(p[1])]
+				if !strings.ContainsAny(tag, " \n") || strings.HasPrefix(tag, "<|") {
+					return tag
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// trailingMarker returns the tag s ends with, before white space.
+func trailingMarker(s string) string {
+	s = strings.TrimRightFunc(s, isSpace)
+	for _, p := range markerPairs {
+		if strings.HasSuffix(s, p[1]) {
+			body := s[:len(s)-len(p[1])]
+			if j := strings.LastIndex(body, p[0]); j >= 0 && len(body)-j < 64 {
+				tag := s[j:]
+				if !strings.ContainsAny(tag, " \n") {
+					return tag
+				}
+			}
+		}
+	}
+	return ""
+}
+
+var markerPairs = [][2]string{{"<", ">"}, {"[", "]"}, {"◁", "▷"}}
+
+// MarkedSyntax is a tool-call syntax whose calls sit between markers
+// (chatfmt.MarkedCalls: DeepSeek's, Kimi K2's, Mistral's, functionary
+// v3.1's, GLM's). Its markers are special tokens of the models'
+// vocabularies, which a grammar (spelled with ordinary tokens) cannot
+// write, so a forced call is an error saying so.
+type MarkedSyntax struct {
+	Name  string
+	Calls chatfmt.MarkedCalls
+}
+
+// NewParser implements ToolSyntax.
+func (m MarkedSyntax) NewParser(*tokenizer.Tokenizer) ToolParser {
+	return chatfmt.NewMarkedParser(m.Calls)
+}
+
+// Grammar implements ToolSyntax: an error.
+func (m MarkedSyntax) Grammar(context.Context, []grammar.Function, grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return nil, errors.New("family: " + m.Name + "'s tool calls are written with special tokens, which a grammar cannot force (tool_choice required or a named function); use tool_choice auto")
+}
+
+// The marker syntaxes of the table.
+var (
+	DeepSeekTools    ToolSyntax = MarkedSyntax{"DeepSeek", chatfmt.DeepSeekCalls}
+	KimiTools        ToolSyntax = MarkedSyntax{"Kimi K2", chatfmt.KimiCalls}
+	MistralTools     ToolSyntax = MarkedSyntax{"Mistral", chatfmt.MistralCalls}
+	FunctionaryTools ToolSyntax = MarkedSyntax{"functionary v3.1", chatfmt.FunctionaryCalls}
+	GLMTools         ToolSyntax = MarkedSyntax{"GLM", chatfmt.GLMCalls}
+)
+
+// unparsedSyntax is a syntax the table recognises but smolgo does not
+// parse yet: a prompt with tools fails (render says so), and an answer is
+// all text.
+type unparsedSyntax struct{ name string }
+
+func (u unparsedSyntax) NewParser(*tokenizer.Tokenizer) ToolParser { return textParser{} }
+
+func (u unparsedSyntax) Grammar(context.Context, []grammar.Function, grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return nil, errors.New("family: the chat template writes tool calls as " + u.name + ", which smolgo does not parse yet")
+}
+
+type textParser struct{}
+
+func (textParser) Push(_ int32, text string) []toolcall.Event {
+	if text == "" {
+		return nil
+	}
+	return []toolcall.Event{{Kind: toolcall.KindText, Text: text}}
+}
+func (textParser) Flush() []toolcall.Event { return nil }
