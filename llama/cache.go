@@ -258,8 +258,9 @@ type buffers struct {
 	attnEnds []int
 	attn     attnBatch
 	pass     pass
-	moe      moeScratch // the mixture-of-experts layers' buffers
-	gdn      gdnScratch // the Gated DeltaNet layers' buffers (and the gated attention's)
+	moe      moeScratch    // the mixture-of-experts layers' buffers
+	gdn      gdnScratch    // the Gated DeltaNet layers' buffers (and the gated attention's)
+	mamba2   mamba2Scratch // the Mamba-2 layers' buffers
 }
 
 func grow(s []float32, n int) []float32 {

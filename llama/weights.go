@@ -46,6 +46,7 @@ type LayerWeights struct {
 	Attention     *AttentionWeights     // Mixer *Attention
 	ShortConv     *ShortConvWeights     // Mixer *ShortConv
 	GatedDeltaNet *GatedDeltaNetWeights // Mixer *GatedDeltaNet
+	Mamba2        *Mamba2Weights        // Mixer *Mamba2
 	GLU           *GLUWeights           // FFN *GLU
 	MoE           *MoEWeights           // FFN *MoE
 }
@@ -61,6 +62,9 @@ func (lw *LayerWeights) matrices() []**tensor.Matrix {
 	}
 	if lw.GatedDeltaNet != nil {
 		ms = append(ms, lw.GatedDeltaNet.matrices()...)
+	}
+	if lw.Mamba2 != nil {
+		ms = append(ms, lw.Mamba2.matrices()...)
 	}
 	if lw.GLU != nil {
 		ms = append(ms, lw.GLU.matrices()...)
@@ -86,6 +90,10 @@ func (lw LayerWeights) clone() LayerWeights {
 	if lw.GatedDeltaNet != nil {
 		g := *lw.GatedDeltaNet
 		lw.GatedDeltaNet = &g
+	}
+	if lw.Mamba2 != nil {
+		s := *lw.Mamba2
+		lw.Mamba2 = &s
 	}
 	if lw.GLU != nil {
 		g := *lw.GLU

@@ -19,6 +19,7 @@
 //	gemma3      Gemma 3 (package models/gemma3)
 //	granite     Granite 3.x and dense Granite 4.0 (package models/granite)
 //	granitemoe  Granite 3.x mixtures of experts (package models/granite)
+//	granitehybrid  Granite 4.0-H: Mamba-2 and attention, dense or with experts (package models/granitehybrid)
 //	phi3        Phi-4-mini and Phi-3.5-mini (package models/phi3)
 //	lfm2        LFM2 and LFM2.5, short convolutions and attention (package models/lfm2)
 //	lfm2moe     LFM2-8B-A1B, LFM2's hybrid with experts (package models/lfm2)
@@ -33,6 +34,7 @@ import (
 	_ "github.com/smolgo/smolgo/models/gemma3"
 	_ "github.com/smolgo/smolgo/models/gptoss"
 	_ "github.com/smolgo/smolgo/models/granite"
+	_ "github.com/smolgo/smolgo/models/granitehybrid"
 	_ "github.com/smolgo/smolgo/models/lfm2"
 	_ "github.com/smolgo/smolgo/models/llamaarch"
 	_ "github.com/smolgo/smolgo/models/phi3"

@@ -10,7 +10,7 @@ import (
 )
 
 // The models of ../shared/golden-next (README.md): tiny mixtures of experts
-// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2, qwen35) written by
+// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2, qwen35, granitehybrid) written by
 // llama.cpp's own writer, with llama.cpp's logits for three prompts
 // (rand100 is longer than gpt-oss's window of 32).
 var nextModels = []string{
@@ -18,6 +18,7 @@ var nextModels = []string{
 	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", "gptoss-tiny-MXFP4",
 	"lfm2-tiny-F32", "lfm2-tiny-Q8_0", "lfm2-tiny-Q4_K_M",
 	"qwen35-tiny-F32", "qwen35-tiny-Q8_0", "qwen35-tiny-Q4_K_M",
+	"granitehybrid-tiny-F32", "granitehybrid-tiny-Q8_0", "granitehybrid-tiny-Q4_K_M",
 }
 
 // TestNextGoldenLogits compares golden-next's models' logits with

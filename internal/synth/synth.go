@@ -5,8 +5,10 @@
 // Gemma 3 (gemma3), Granite (granite), Phi-3 (phi3), BERT encoders (bert),
 // the mixtures of experts Qwen3-MoE (qwen3moe), gpt-oss (gpt-oss),
 // Mixtral (llama with experts), Qwen2-MoE (qwen2moe) and Granite MoE
-// (granitemoe), and LFM2's hybrids of short convolutions and attention
-// (lfm2, and lfm2moe with experts).
+// (granitemoe), LFM2's hybrids of short convolutions and attention (lfm2,
+// and lfm2moe with experts), and, in F32 only, Granite 4.0-H hybrids of
+// Mamba-2 and attention, dense or with experts (granitehybrid:
+// Shape.Hybrid; llamaref quantizes them).
 // Each family gets the tensors and metadata keys that llama.cpp's loader for
 // it reads (src/models/<arch>.cpp in llama.cpp).
 //
@@ -44,6 +46,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -72,6 +75,10 @@ const (
 	// LFM2's hybrids: gated short convolutions and attention with Q/K norms.
 	ArchLFM2    = "lfm2"    // dense SwiGLU FFNs
 	ArchLFM2MoE = "lfm2moe" // dense leading blocks, then experts with sigmoid gating and a selection bias
+	// ArchGraniteHybrid is Granite 4.0-H: Mamba-2 blocks and NoPE
+	// attention blocks (Hybrid), Granite's multipliers, a dense or
+	// mixture-of-experts feed-forward. Written in F32 only.
+	ArchGraniteHybrid = "granitehybrid"
 )
 
 // Shape is a model's architecture and size.
@@ -178,6 +185,11 @@ type Shape struct {
 	AttnLayers []int
 	ShortConv  int
 	DenseLead  int
+
+	// Hybrid is a Granite 4.0-H model's Mamba-2 blocks and experts
+	// (granitehybrid; its multipliers are Granite's, each written when
+	// positive).
+	Hybrid HybridShape
 }
 
 // expertWidth is the width of each routed expert: FFN where the family's
@@ -199,6 +211,21 @@ func (s Shape) isAttn(i int) bool {
 
 // lfm2 reports whether the shape is one of LFM2's hybrids.
 func (s Shape) lfm2() bool { return s.Arch == ArchLFM2 || s.Arch == ArchLFM2MoE }
+
+// HybridShape is what a granitehybrid file adds to the decoder's shape, as
+// llamaref synth --arch granitehybrid writes it: the attention blocks (the
+// others Mamba-2, with an inner size of 2·Embd, the only one llama.cpp
+// loads), the Mamba-2 sizes, and an optional mixture of experts (Experts
+// experts of width FFN, ExpertsUsed per token, and a shared expert of
+// width SharedFFN).
+type HybridShape struct {
+	AttnLayers                             []int // blocks with attention, the others Mamba-2
+	SSMConv, SSMState, SSMGroups, SSMHeads int   // ssm.conv_kernel, state_size, group_count, time_step_rank
+	Experts, ExpertsUsed, SharedFFN        int   // 0 experts: a dense feed-forward
+}
+
+// attention reports whether block i is an attention block.
+func (h HybridShape) attention(i int) bool { return slices.Contains(h.AttnLayers, i) }
 
 // GraniteScales are the multipliers of a Granite config.json, written as
 // granite.embedding_scale, granite.attention.scale, granite.residual_scale
@@ -284,9 +311,9 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "last": 3, "ran
 func (s Shape) Validate() error {
 	switch s.Arch {
 	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3,
-		ArchQwen3MoE, ArchGPTOSS, ArchQwen2MoE, ArchGraniteMoE, ArchLFM2, ArchLFM2MoE:
+		ArchQwen3MoE, ArchGPTOSS, ArchQwen2MoE, ArchGraniteMoE, ArchLFM2, ArchLFM2MoE, ArchGraniteHybrid:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3, bert, qwen3moe, gpt-oss, qwen2moe, granitemoe, lfm2 or lfm2moe", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, granitehybrid, phi3, bert, qwen3moe, gpt-oss, qwen2moe, granitemoe, lfm2 or lfm2moe", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -329,6 +356,12 @@ func (s Shape) Validate() error {
 		}
 		return nil
 	}
+	only2 := func(arch1, arch2, what string, set bool) error {
+		if set && s.Arch != arch1 && s.Arch != arch2 {
+			return fmt.Errorf("synth: %s is for arch %s and %s, not %s", what, arch1, arch2, s.Arch)
+		}
+		return nil
+	}
 	windowed := s.SlidingWindow != 0 || s.SlidingWindowPattern != 0
 	if s.Arch == ArchGPTOSS {
 		windowed = false // gpt-oss's too
@@ -339,10 +372,16 @@ func (s Shape) Validate() error {
 		only(ArchGemma3, "a local rope base", s.RopeBaseSWA != 0),
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
 		only(ArchBERT, "pooling", s.Pooling != "" && !(s.Arch == ArchQwen3 && s.Pooling == "last")),
-		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{} && s.Arch != ArchGraniteMoE),
+		only2(ArchGranite, ArchGraniteHybrid, "Granite's multipliers", s.Granite != GraniteScales{} && s.Arch != ArchGraniteMoE),
+		only(ArchGraniteHybrid, "Mamba-2 blocks and experts", !reflect.DeepEqual(s.Hybrid, HybridShape{})),
 		only(ArchLFM2MoE, "dense leading blocks", s.DenseLead != 0),
 	); err != nil {
 		return err
+	}
+	if s.Arch == ArchGraniteHybrid {
+		if err := s.Hybrid.validate(s); err != nil {
+			return err
+		}
 	}
 	switch s.RopeFreqs {
 	case "", "random":
@@ -435,6 +474,23 @@ func (s Shape) validateExperts() error {
 		return fmt.Errorf("synth: a shared expert is for arch qwen2moe or granitemoe, not %s", s.Arch)
 	case s.Arch == ArchQwen2MoE && s.SharedFFN < 1:
 		return errors.New("synth: qwen2moe needs a shared expert (SharedFFN)")
+	}
+	return nil
+}
+
+// validate checks a granitehybrid shape as llamaref does.
+func (h HybridShape) validate(s Shape) error {
+	inner := 2 * s.Embd
+	if h.SSMConv < 2 || h.SSMState < 1 || h.SSMGroups < 1 || h.SSMHeads < 1 || inner%h.SSMHeads != 0 || inner%h.SSMGroups != 0 {
+		return fmt.Errorf("synth: granitehybrid needs a convolution of 2 or more and 2·hidden (%d) divisible by the Mamba-2 heads and groups (have %+v)", inner, h)
+	}
+	if h.Experts < 0 || h.Experts > 0 && (h.ExpertsUsed < 1 || h.ExpertsUsed > h.Experts || h.SharedFFN < 1) {
+		return fmt.Errorf("synth: granitehybrid experts: want 1 <= used <= experts and a shared expert width (have %+v)", h)
+	}
+	for _, l := range h.AttnLayers {
+		if l < 0 || l >= s.Layers {
+			return fmt.Errorf("synth: attention block %d of %d", l, s.Layers)
+		}
 	}
 	return nil
 }
@@ -662,6 +718,9 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	if _, ok := mixFileType[mix]; !ok {
 		return nil, fmt.Errorf("synth: unknown mix %q", mix)
 	}
+	if s.Arch == ArchGraniteHybrid && mix != MixF32 {
+		return nil, fmt.Errorf("synth: granitehybrid is written in F32 only (quantize it with llamaref), not %s", mix)
+	}
 	nVocab, err := m.vocabSize()
 	if err != nil {
 		return nil, err
@@ -702,6 +761,16 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 			}
 		}
 		kv = append(kv, gguf.KV{Key: a + "attention.head_count_kv", Value: kvHeads})
+	} else if s.Arch == ArchGraniteHybrid {
+		// Per block, 0 for a Mamba-2 block (as the converter writes it
+		// from layer_types).
+		perLayer := make([]int32, s.Layers)
+		for i := range perLayer {
+			if s.Hybrid.attention(i) {
+				perLayer[i] = int32(s.KVHeads)
+			}
+		}
+		kv = append(kv, gguf.KV{Key: a + "attention.head_count_kv", Value: perLayer})
 	} else {
 		kv = append(kv, u("attention.head_count_kv", s.KVHeads))
 	}
@@ -745,6 +814,30 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	}
 	if s.Arch == ArchLFM2MoE {
 		kv = append(kv, u("leading_dense_block_count", s.DenseLead), u("expert_gating_func", 2))
+	}
+	if h := s.Hybrid; s.Arch == ArchGraniteHybrid {
+		if h.Experts > 0 {
+			kv = append(kv, u("expert_count", h.Experts), u("expert_used_count", h.ExpertsUsed))
+		}
+		g := s.Granite
+		for _, x := range []struct {
+			key string
+			v   float32
+		}{{"attention.scale", g.Attention}, {"embedding_scale", g.Embedding}, {"residual_scale", g.Residual}, {"logit_scale", g.Logit}} {
+			if x.v > 0 {
+				kv = append(kv, f(x.key, x.v))
+			}
+		}
+		if h.Experts > 0 {
+			kv = append(kv, u("expert_shared_feed_forward_length", h.SharedFFN))
+		}
+		kv = append(kv,
+			u("ssm.conv_kernel", h.SSMConv),
+			u("ssm.state_size", h.SSMState),
+			u("ssm.group_count", h.SSMGroups),
+			u("ssm.inner_size", 2*s.Embd),
+			u("ssm.time_step_rank", h.SSMHeads),
+			gguf.KV{Key: a + "rope.scaling.finetuned", Value: false})
 	}
 	if s.Arch != ArchBERT && s.Pooling != "" {
 		kv = append(kv, u("pooling_type", int(poolingTypes[s.Pooling])))

@@ -59,6 +59,8 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 	switch m.Shape.Arch {
 	case ArchBERT:
 		return m.bertSpecs(nVocab)
+	case ArchGraniteHybrid:
+		return m.hybridSpecs(nVocab)
 	case ArchGPTOSS:
 		return m.gptOSSSpecs(nVocab)
 	case ArchLFM2, ArchLFM2MoE:
@@ -361,6 +363,106 @@ func (m Model) bertSpecs(nVocab uint64) []tensorSpec {
 			w("cls.weight", -1, e, e, gain(1, e)), bias("cls.bias", -1, e),
 			tensorSpec{name: "cls.output.weight", dims: []uint64{e}, layer: -1, scale: gain(1, e)},
 			bias("cls.output.bias", -1, 1))
+	}
+	return out
+}
+
+// hybridSpecs lists a Granite 4.0-H model's tensors as llamaref writes
+// them (its --arch granitehybrid): Mamba-2 blocks (ssm_in; the
+// convolution, its bias, dt bias, A, D and the grouped norm in F32;
+// ssm_out) and attention blocks without Q/K norms; a dense or
+// mixture-of-experts feed-forward with a shared expert. The scales are
+// llamaref's, computed in its order: several are a product with
+// 1/sqrt(hidden) rather than a quotient (gain), which can round
+// differently. The embedding is scaled by the logit scale (tied) or 1 over
+// the embedding scale (untied), so the logits keep their std.
+func (m Model) hybridSpecs(nVocab uint64) []tensorSpec {
+	s, h := m.Shape, m.Shape.Hybrid
+	e, f := uint64(s.Embd), uint64(s.FFN)
+	hd := uint64(s.headDim())
+	nq, nkv := uint64(s.Heads)*hd, uint64(s.KVHeads)*hd
+	inner, groups, state, heads := 2*e, uint64(h.SSMGroups), uint64(h.SSMState), uint64(h.SSMHeads)
+	xbc := inner + 2*groups*state
+	qGain, wIn := math.Sqrt(attnStd), 1.0/math.Sqrt(float64(e))
+	const routerStd = 2.0
+	ls, es := 1.0, 1.0
+	if g := s.Granite; g.Logit > 0 {
+		ls = float64(g.Logit)
+	}
+	if g := s.Granite; g.Embedding > 0 {
+		es = float64(g.Embedding)
+	}
+	w := func(name string, layer int, ne0, ne1 uint64, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
+	}
+	w3 := func(name string, layer int, ne0, ne1, ne2 uint64, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{ne0, ne1, ne2}, layer: layer, scale: scale}
+	}
+	vec := func(name string, layer int, n uint64, k kind, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, kind: k, scale: scale}
+	}
+	// f32 is a small 2-D tensor llamaref writes in F32 whatever the type;
+	// ggml drops a trailing dimension of 1.
+	f32 := func(name string, layer int, ne0, ne1 uint64, k kind, scale float64) tensorSpec {
+		dims := []uint64{ne0, ne1}
+		if ne1 == 1 {
+			dims = dims[:1]
+		}
+		return tensorSpec{name: name, dims: dims, layer: layer, kind: k, scale: scale}
+	}
+	norm := func(name string, layer int) tensorSpec { return vec(name, layer, e, kindNorm, normWeightStd) }
+	embd := gain(logitStd, e)
+	if s.Untied {
+		embd *= 1.0 / es
+	} else {
+		embd *= ls
+	}
+	out := []tensorSpec{w("token_embd.weight", -1, e, nVocab, embd)}
+	for i := range s.Layers {
+		b := "blk." + strconv.Itoa(i) + "."
+		down := ffnGain
+		if i == 0 {
+			down = ffnGainFirst
+		}
+		out = append(out, norm(b+"attn_norm.weight", i))
+		if h.attention(i) {
+			out = append(out,
+				w(b+"attn_q.weight", i, e, nq, qGain*wIn),
+				w(b+"attn_k.weight", i, e, nkv, qGain*wIn),
+				w(b+"attn_v.weight", i, e, nkv, wIn),
+				w(b+"attn_output.weight", i, nq, e, gain(attnOutGain, nq)))
+		} else {
+			out = append(out,
+				w(b+"ssm_in.weight", i, e, inner+xbc+heads, wIn),
+				f32(b+"ssm_conv1d.weight", i, uint64(h.SSMConv), xbc, kindGauss, 1.0/math.Sqrt(float64(h.SSMConv))),
+				vec(b+"ssm_conv1d.bias", i, xbc, kindGauss, 0.02),
+				vec(b+"ssm_dt.bias", i, heads, kindAroundScale, -2.0),
+				f32(b+"ssm_a", i, 1, heads, kindAroundScale, -1.0),
+				f32(b+"ssm_d", i, 1, heads, kindNorm, normWeightStd),
+				f32(b+"ssm_norm.weight", i, inner/groups, groups, kindNorm, normWeightStd),
+				w(b+"ssm_out.weight", i, inner, e, gain(attnOutGain, inner)))
+		}
+		out = append(out, norm(b+"ffn_norm.weight", i))
+		if h.Experts > 0 {
+			n, sh := uint64(h.Experts), uint64(h.SharedFFN)
+			out = append(out,
+				w(b+"ffn_gate_inp.weight", i, e, n, routerStd*wIn),
+				w3(b+"ffn_gate_exps.weight", i, e, f, n, wIn),
+				w3(b+"ffn_up_exps.weight", i, e, f, n, wIn),
+				w3(b+"ffn_down_exps.weight", i, f, e, n, gain(down, f)),
+				w(b+"ffn_gate_shexp.weight", i, e, sh, wIn),
+				w(b+"ffn_up_shexp.weight", i, e, sh, wIn),
+				w(b+"ffn_down_shexp.weight", i, sh, e, gain(down, sh)))
+		} else {
+			out = append(out,
+				w(b+"ffn_gate.weight", i, e, f, wIn),
+				w(b+"ffn_up.weight", i, e, f, wIn),
+				w(b+"ffn_down.weight", i, f, e, gain(down, f)))
+		}
+	}
+	out = append(out, vec("output_norm.weight", -1, e, kindSignedNorm, normWeightStd))
+	if s.Untied {
+		out = append(out, w("output.weight", -1, e, nVocab, logitStd*ls*wIn))
 	}
 	return out
 }

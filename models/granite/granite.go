@@ -76,7 +76,6 @@ func DescribeMoE(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
 // describe is the Granite block of architecture arch with feed-forward
 // ffn in every layer.
 func describe(f *gguf.File, cfg llama.Config, arch string, ffn llama.FFN) (llama.Arch, error) {
-	key := func(k string) string { return arch + "." + k }
 	r := cfg.Rope
 	factors, err := llama.RopeFactors(f, cfg)
 	if err != nil {
@@ -85,44 +84,87 @@ func describe(f *gguf.File, cfg llama.Config, arch string, ffn llama.FFN) (llama
 	r.Factors = factors
 	at := &llama.Attention{Rope: &r}
 	layer := llama.Layer{Mixer: at, FFN: ffn}
-	if _, ok := f.Get(key("rope.scaling.finetuned")); ok {
-		on, err := f.Bool(key("rope.scaling.finetuned"))
-		if err != nil {
-			return llama.Arch{}, err
-		}
-		if !on {
-			at.Rope = nil
-		}
+	on, err := RopeOn(f, arch)
+	if err != nil {
+		return llama.Arch{}, err
+	}
+	if !on {
+		at.Rope = nil
 	}
 	_, bias := f.Tensor("blk.0.attn_q.bias")
 	_, outBias := f.Tensor("blk.0.attn_output.bias")
 	at.QKVBias, at.OutBias = bias, outBias
-	var attnScale float32
 	a := llama.Uniform(arch, cfg.Layers, layer)
-
-	// llama.cpp requires the logit scale and reads the others as optional,
-	// 0 meaning "not set" for each: the same convention as llama.Arch.
-	a.LogitScale, err = f.Float32(key("logit_scale"))
+	// llama.cpp's granite and granitemoe loaders require the logit scale.
+	mul, err := ReadMultipliers(f, arch, true)
 	if err != nil {
 		return llama.Arch{}, err
 	}
+	mul.Apply(&a)
+	return a, nil
+}
+
+// Multipliers are Granite's four scales, as a file's keys give them (0
+// where a key is absent, which llama.cpp and llama.Arch both read as "not
+// set"):
+//
+//	<arch>.embedding_scale  → Embedding: multiplies the token embeddings
+//	<arch>.residual_scale   → Residual: multiplies each block output before the residual add
+//	<arch>.attention.scale  → Attention: the softmax's score scale, instead of 1/√HeadDim
+//	<arch>.logit_scale      → Logit: divides the logits
+//
+// Every Granite architecture has them: granite, granitemoe and the hybrid
+// granitehybrid (package models/granitehybrid).
+type Multipliers struct {
+	Embedding, Residual, Attention, Logit float32
+}
+
+// ReadMultipliers reads architecture arch's multipliers from f. With
+// requireLogit a file without <arch>.logit_scale is an error (llama.cpp's
+// granite loader requires it; its granitehybrid loader does not).
+func ReadMultipliers(f *gguf.File, arch string, requireLogit bool) (Multipliers, error) {
+	var m Multipliers
 	for _, s := range []struct {
-		key string
-		dst *float32
+		key      string
+		dst      *float32
+		required bool
 	}{
-		{key("embedding_scale"), &a.EmbedScale},
-		{key("attention.scale"), &attnScale},
-		{key("residual_scale"), &a.ResidualScale},
+		{arch + ".logit_scale", &m.Logit, requireLogit},
+		{arch + ".embedding_scale", &m.Embedding, false},
+		{arch + ".attention.scale", &m.Attention, false},
+		{arch + ".residual_scale", &m.Residual, false},
 	} {
-		if _, ok := f.Get(s.key); !ok {
+		if _, ok := f.Get(s.key); !ok && !s.required {
 			continue
 		}
-		if *s.dst, err = f.Float32(s.key); err != nil {
-			return llama.Arch{}, err
+		v, err := f.Float32(s.key)
+		if err != nil {
+			return Multipliers{}, err
+		}
+		*s.dst = v
+	}
+	return m, nil
+}
+
+// Apply puts the multipliers into a: the embedding, residual and logit
+// scales, and Attention as the score scale of every attention layer.
+func (m Multipliers) Apply(a *llama.Arch) {
+	a.EmbedScale, a.ResidualScale, a.LogitScale = m.Embedding, m.Residual, m.Logit
+	for i := range a.Layers {
+		if at := a.Layers[i].Attention(); at != nil {
+			at.Scale = m.Attention
 		}
 	}
-	for i := range a.Layers {
-		a.Layers[i].Attention().Scale = attnScale
+}
+
+// RopeOn reports whether architecture arch's attention layers are
+// rotated: <arch>.rope.scaling.finetuned, true when the key is absent.
+// Granite uses the key as a switch (false in the NoPE Granite 4.0 files),
+// as llama.cpp's Granite loaders read it.
+func RopeOn(f *gguf.File, arch string) (bool, error) {
+	key := arch + ".rope.scaling.finetuned"
+	if _, ok := f.Get(key); !ok {
+		return true, nil
 	}
-	return a, nil
+	return f.Bool(key)
 }
