@@ -91,7 +91,19 @@ type Config struct {
 	// Llama 3's per-frequency scaling, stored in GGUF files as
 	// rope_freqs.weight and passed to ggml's rope as its freq_factors.
 	Factors []float32
+
+	// Sections, when not zero, make the rotation M-RoPE (Qwen2-VL's
+	// multimodal RoPE, rope.dimension_sections): the Dims/2 pairs are cut
+	// into runs of Sections[0], [1], [2] pairs turned by a row's temporal,
+	// height and width positions (AnglesAt), repeating every sum of the
+	// sections; a fourth section (ggml's extra stream) must be 0. With the
+	// three positions equal, as for text, the angles are Angles' exactly.
+	// The layout is NeoX.
+	Sections [4]int
 }
+
+// MRoPE reports whether the rotation has M-RoPE sections.
+func (c Config) MRoPE() bool { return c.Sections != [4]int{} }
 
 // Validate checks the configuration and reports the first problem found.
 func (c Config) Validate() error {
@@ -104,6 +116,23 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rope: unknown layout %v", c.Layout)
 	case c.Factors != nil && len(c.Factors) != c.Dims/2:
 		return fmt.Errorf("rope: %d frequency factors for %d rotated pairs", len(c.Factors), c.Dims/2)
+	}
+	if c.MRoPE() {
+		sum := 0
+		for _, s := range c.Sections {
+			if s < 0 {
+				return fmt.Errorf("rope: negative M-RoPE section in %v", c.Sections)
+			}
+			sum += s
+		}
+		switch {
+		case c.Sections[3] != 0:
+			return fmt.Errorf("rope: M-RoPE sections %v: a fourth section is not supported", c.Sections)
+		case sum > c.Dims/2:
+			return fmt.Errorf("rope: M-RoPE sections %v cover more than the %d rotated pairs", c.Sections, c.Dims/2)
+		case c.Layout != NeoX:
+			return fmt.Errorf("rope: M-RoPE rotates in the NeoX layout, not %v", c.Layout)
+		}
 	}
 	for i, f := range c.Factors {
 		if !(f > 0) || math.IsInf(float64(f), 0) {
@@ -190,28 +219,63 @@ func (c Config) Angles(pos int, cos, sin []float32) {
 	c.params().angles(pos, cos[:c.Dims/2], sin[:c.Dims/2])
 }
 
+// AnglesAt is Angles for a row at temporal, height and width positions
+// t, y, x: with Sections, pair i turns by the position of its section
+// (ggml's M-RoPE cache: one running product per position, each multiplied
+// by base^(-2/Dims) at every pair, so equal positions give Angles' bits);
+// without Sections only t counts.
+func (c Config) AnglesAt(t, y, x int, cos, sin []float32) {
+	p := c.params()
+	if !c.MRoPE() || (t == y && t == x) {
+		p.angles(t, cos[:c.Dims/2], sin[:c.Dims/2])
+		return
+	}
+	sec := c.Sections
+	total := sec[0] + sec[1] + sec[2] + sec[3]
+	th := [3]float32{float32(t), float32(y), float32(x)}
+	for i := range c.Dims / 2 {
+		s, k := i%total, 0
+		switch {
+		case s >= sec[0]+sec[1]:
+			k = 2
+		case s >= sec[0]:
+			k = 1
+		}
+		p.angle(i, th[k], cos, sin)
+		for j := range th {
+			th[j] *= p.thetaScale
+		}
+	}
+}
+
 func (p params) angles(pos int, cos, sin []float32) {
 	theta := float32(pos)
 	for i := range cos {
-		extrap := theta
-		if p.factors != nil {
-			extrap = theta / p.factors[i]
-		}
-		thetaInterp := p.freqScale * extrap
-		t := thetaInterp
-		ms := p.mscale
-		if p.extFactor != 0 {
-			mix := ramp(p.lo, p.hi, i) * p.extFactor
-			t = thetaInterp*(1-mix) + extrap*mix
-			ms *= 1 + 0.1*logf(1/p.freqScale)
-		}
-		if p.unit {
-			ms = 1
-		}
-		cos[i] = float32(math.Cos(float64(t))) * ms
-		sin[i] = float32(math.Sin(float64(t))) * ms
+		p.angle(i, theta, cos, sin)
 		theta *= p.thetaScale
 	}
+}
+
+// angle writes pair i's cos and sin at angle theta (before factors and
+// scaling).
+func (p params) angle(i int, theta float32, cos, sin []float32) {
+	extrap := theta
+	if p.factors != nil {
+		extrap = theta / p.factors[i]
+	}
+	thetaInterp := p.freqScale * extrap
+	t := thetaInterp
+	ms := p.mscale
+	if p.extFactor != 0 {
+		mix := ramp(p.lo, p.hi, i) * p.extFactor
+		t = thetaInterp*(1-mix) + extrap*mix
+		ms *= 1 + 0.1*logf(1/p.freqScale)
+	}
+	if p.unit {
+		ms = 1
+	}
+	cos[i] = float32(math.Cos(float64(t))) * ms
+	sin[i] = float32(math.Sin(float64(t))) * ms
 }
 
 // ramp is YaRN's blend weight of the extrapolated angle for pair i:

@@ -1,0 +1,208 @@
+package models_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smolgo/smolgo/backend"
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/internal/goldentest"
+	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/vision"
+)
+
+// visionRuns are golden-vision's projectors with their text models.
+var visionRuns = []struct{ proj, text string }{
+	{"gemma3", "gemma3-text-F32"},
+	{"idefics3", "idefics3-text-F32"},
+	{"qwen2vl", "qwen2vl-text-F32"},
+	{"qwen25vl", "qwen2vl-text-F32"},
+}
+
+// visionTolerance is golden/README.md's rule on golden-vision's
+// selfcheck.json logits: twice llama.cpp's worst difference with itself
+// over a projector's runs, rounded up to one significant digit.
+func visionTolerance(t *testing.T, proj string) goldentest.Tolerance {
+	var sc struct {
+		Runs map[string]struct {
+			Logits [2]float64 `json:"logits"`
+		} `json:"runs"`
+	}
+	b, err := os.ReadFile(sharedtest.Path(t, "golden-vision/selfcheck.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatal(err)
+	}
+	var w goldentest.Tolerance
+	for name, r := range sc.Runs {
+		if strings.HasPrefix(name, proj+"-") {
+			w.MaxAbs, w.RMS = max(w.MaxAbs, r.Logits[0]), max(w.RMS, r.Logits[1])
+		}
+	}
+	up := func(x float64) float64 {
+		p := math.Pow(10, math.Floor(math.Log10(x)))
+		return math.Ceil(x/p-1e-9) * p
+	}
+	return goldentest.Tolerance{MaxAbs: up(2 * w.MaxAbs), RMS: up(2 * w.RMS)}
+}
+
+// visionChunks are the chunk layout of a golden-vision logits file (the
+// part goldentest does not read): M-RoPE positions of image rows.
+type visionChunks struct {
+	Prompts []struct {
+		Chunks []struct {
+			Type     string     `json:"type"`
+			Pos0     int        `json:"pos0"`
+			MropePos [][3]int32 `json:"mrope_pos"`
+		} `json:"chunks"`
+	} `json:"prompts"`
+}
+
+// TestVisionGoldenLogits runs golden-vision's prompts with their images
+// through the text models as mtmd-logits does (each chunk in one step: text
+// as tokens, an image chunk as its embedding rows, Gemma 3's attending both
+// ways) and compares the layout (tokens, -1 for image rows) exactly and
+// every prefill row's logits, then the teacher-forced decode steps, with
+// llama.cpp's.
+func TestVisionGoldenLogits(t *testing.T) {
+	for _, run := range visionRuns {
+		for _, img := range []string{"gradient-64x64.png", "checker-96x48.ppm", "noise-37x53.png"} {
+			name := run.proj + "-" + img[:strings.IndexByte(img, '.')]
+			t.Run(name, func(t *testing.T) {
+				pr, err := vision.Open(sharedtest.Path(t, "golden-vision/models/mmproj-"+run.proj+"-F32.gguf"), vision.Options{Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pr.Close()
+				data, err := os.ReadFile(sharedtest.Path(t, "golden-vision/images/"+img))
+				if err != nil {
+					t.Fatal(err)
+				}
+				im, err := pr.Prepare(data, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := make([][]float32, len(im.Chunks))
+				for k, c := range im.Chunks {
+					if c.Rows == 0 {
+						continue
+					}
+					rows[k] = make([]float32, c.Rows*pr.Width())
+					if err := pr.Encode(context.Background(), im, k, rows[k]); err != nil {
+						t.Skip(err) // a projector type not encoded yet
+					}
+				}
+				g := goldentest.Load(t, "golden-vision/logits/"+name+".json.gz")
+				var gc visionChunks
+				if err := json.Unmarshal(sharedtest.ReadGzip(t, "golden-vision/logits/"+name+".json.gz"), &gc); err != nil {
+					t.Fatal(err)
+				}
+				m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/"+run.text+".gguf"), engine.WithThreads(2), engine.WithBatchSize(512))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				tok, err := m.Format().Tokenizer()
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := g.Prompts[0]
+				prompt := map[string]string{"gemma3": "Look: <__media__> What is it?", "idefics3": "User:<__media__>Describe it."}[run.proj]
+				if prompt == "" {
+					prompt = "Q: <__media__> A:"
+				}
+				segs, err := vision.Split(prompt, vision.Marker, []*vision.Image{im}, func(text string, _, _ bool) []int32 { return tok.Encode(text, true) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []int32
+				for _, s := range segs {
+					if s.Image != nil {
+						for range s.Rows() {
+							ids = append(ids, -1)
+						}
+						continue
+					}
+					ids = append(ids, s.Tokens...)
+				}
+				if !slices.Equal(ids, p.Tokens) {
+					t.Fatalf("layout %v\n  mtmd %v", ids, p.Tokens)
+				}
+				tol := visionTolerance(t, run.proj)
+				b := m.Backend()
+				emb, ok := b.(backend.Embedder)
+				if !ok {
+					t.Fatal("the text model's backend takes no embedding rows")
+				}
+				c, err := b.NewCache()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				V := b.Vocab()
+				var d goldentest.Diff
+				row, pos := 0, 0 // the prompt row, and the next position
+				ci := 0          // golden chunk index
+				for _, s := range segs {
+					n := s.Rows()
+					seq := backend.Seq{Cache: c, Tokens: s.Tokens, Logits: make([]float32, n*V)}
+					ch := gc.Prompts[0].Chunks[ci]
+					if ch.Pos0 != pos {
+						t.Fatalf("chunk %d starts at position %d, mtmd %d", ci, pos, ch.Pos0)
+					}
+					if s.Image != nil {
+						cc := s.Image.Chunks[s.Chunk]
+						seq.Tokens = make([]int32, n)
+						seq.Embeds = rows[s.Chunk]
+						seq.Bidirectional = pr.Bidirectional()
+						if emb.MRoPE() {
+							seq.Pos = vision.MRoPEPositions(cc, pos)
+							for r, q := range seq.Pos {
+								if w := ch.MropePos[r]; q != (backend.Position{T: w[0], Y: w[1], X: w[2]}) {
+									t.Fatalf("image row %d at %v, mtmd %v", r, q, w)
+								}
+							}
+						}
+						pos += cc.Advance
+					} else {
+						if emb.MRoPE() {
+							seq.Pos = vision.TextPositions(pos, n)
+						}
+						pos += n
+					}
+					if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
+						t.Fatal(err)
+					}
+					for i := range n {
+						d.Add(fmt.Sprintf("prefill row %d", row+i), seq.Logits[i*V:(i+1)*V], p.Prefill[row+i].Logits)
+					}
+					row += n
+					ci++
+				}
+				for k, r := range p.Decode {
+					seq := backend.Seq{Cache: c, Tokens: []int32{r.Token}, Logits: make([]float32, V)}
+					if emb.MRoPE() {
+						seq.Pos = vision.TextPositions(pos, 1)
+					}
+					if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
+						t.Fatal(err)
+					}
+					pos++
+					d.Add(fmt.Sprintf("decode step %d", k), seq.Logits, r.Logits)
+				}
+				t.Logf("%s: max |Δ| %.3g (tolerance %g), RMS %.3g (tolerance %g) over %d logits", name, d.MaxAbs, tol.MaxAbs, d.RMS(), tol.RMS, d.N)
+				if d.MaxAbs > tol.MaxAbs || d.RMS() > tol.RMS {
+					t.Errorf("%s: max |Δ| %.3g / RMS %.3g exceed %g / %g (worst at %s)", name, d.MaxAbs, d.RMS(), tol.MaxAbs, tol.RMS, d.Worst)
+				}
+			})
+		}
+	}
+}
