@@ -26,6 +26,7 @@ type Model struct {
 	cfg   Config
 	pc    *PromptCache // nil without Config.PromptCacheBytes
 	sched *scheduler
+	proj  Projector // nil: the model takes no images
 
 	release func() error // from Open: what the architecture opened
 	parts   any          // from Open: Loaded.Parts
@@ -213,6 +214,11 @@ func (m *Model) Close() error {
 		}
 		if m.release != nil {
 			m.closeErr = m.release()
+		}
+		if m.proj != nil {
+			if err := m.proj.Close(); m.closeErr == nil {
+				m.closeErr = err
+			}
 		}
 	})
 	return m.closeErr

@@ -206,3 +206,84 @@ func TestVisionGoldenLogits(t *testing.T) {
 		}
 	}
 }
+
+// rawTemplate renders a conversation's first message as it is, so that the
+// engine's prompt is golden-vision's prompt text exactly.
+const rawTemplate = "{{ messages[0]['content'] }}"
+
+// TestVisionEngineGolden runs golden-vision's prompts through the engine:
+// a model opened with its projector (engine.WithProjector), a message with
+// the image and its marker, rendered by a template that writes the message
+// as it is. The prompt's last logits and the greedy answer must be
+// llama.cpp's; asking again with a longer conversation about the same
+// image reuses its rows from the session's cache (nothing encoded again).
+func TestVisionEngineGolden(t *testing.T) {
+	for _, run := range visionRuns[:2] {
+		name := run.proj + "-checker-96x48"
+		t.Run(name, func(t *testing.T) {
+			g := goldentest.Load(t, "golden-vision/logits/"+name+".json.gz")
+			m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/"+run.text+".gguf"), engine.WithThreads(2),
+				engine.WithProjector(sharedtest.Path(t, "golden-vision/models/mmproj-"+run.proj+"-F32.gguf")),
+				engine.WithChatTemplate(rawTemplate))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if !m.TakesImages() {
+				t.Fatal("TakesImages is false with a projector")
+			}
+			data, err := os.ReadFile(sharedtest.Path(t, "golden-vision/images/checker-96x48.ppm"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := map[string]string{"gemma3": "Look: <__media__> What is it?", "idefics3": "User:<__media__>Describe it."}[run.proj]
+			s := m.NewSession()
+			msgs := []engine.Message{{Role: "user", Content: prompt, Images: []engine.Image{{Data: data}}}}
+			var tokens []int32
+			var st engine.Stats
+			for ev, err := range s.Generate(context.Background(), msgs, engine.GenerateOptions{MaxTokens: len(g.Prompts[0].Decode) + 1, Logprobs: true}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, lp := range ev.Logprobs {
+					tokens = append(tokens, lp.Token)
+				}
+				if ev.Stats != nil {
+					st = *ev.Stats
+				}
+			}
+			p := g.Prompts[0]
+			if st.PromptTokens != len(p.Tokens) {
+				t.Fatalf("prompt of %d rows, mtmd %d", st.PromptTokens, len(p.Tokens))
+			}
+			tol := visionTolerance(t, run.proj)
+			var d goldentest.Diff
+			d.Add("the prompt's last row", s.PromptLogits(), p.Prefill[len(p.Prefill)-1].Logits)
+			if d.MaxAbs > tol.MaxAbs {
+				t.Errorf("prompt logits: max |Δ| %.3g > %g (%s)", d.MaxAbs, tol.MaxAbs, d.Worst)
+			}
+			want := []int32{int32(p.Prefill[len(p.Prefill)-1].Argmax)}
+			for _, r := range p.Decode[:len(p.Decode)-1] {
+				want = append(want, int32(r.Argmax))
+			}
+			if n := min(len(tokens), len(want)); !slices.Equal(tokens[:n], want[:n]) || n == 0 {
+				t.Errorf("greedy answer %v, llama.cpp %v", tokens, want)
+			}
+			t.Logf("%s: %d prompt rows (%d image rows encoded), last-row max |Δ| %.3g, answer %v", name, st.PromptTokens, st.ImageRows, d.MaxAbs, tokens)
+			// The same image again, the conversation longer: its rows come
+			// from the session's cache.
+			msgs[0].Content += " Tell me."
+			for ev, err := range s.Generate(context.Background(), msgs, engine.GenerateOptions{MaxTokens: 2}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Stats != nil {
+					st = *ev.Stats
+				}
+			}
+			if st.ImageRows != 0 || st.CachedTokens < len(p.Tokens)-len("What is it?") {
+				t.Errorf("second turn: %d image rows encoded again, %d of %d rows cached", st.ImageRows, st.CachedTokens, st.PromptTokens)
+			}
+		})
+	}
+}
