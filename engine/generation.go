@@ -177,27 +177,36 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 
 // turnMarks returns, for a cache that goes back only to where it kept its
 // state (Checkpointer), the prompt positions worth a checkpoint besides its
-// end: where the system prompt ends and where the last message begins, so
-// that sessions sharing a system prompt, and a conversation's next turn,
-// resume there. A position is the length of the longest prefix that the
+// end: where the system prompt ends, where the last message begins, and
+// where the rendering of this conversation with an answer after it departs
+// from this prompt, so that sessions sharing a system prompt, and a
+// conversation's next turn, resume there. A position is the length of the longest prefix that the
 // prompt shares with the rendering of the messages before it.
 func (g *generation) turnMarks(msgs []Message, popts PromptOptions, ids []int32) []int {
 	if _, ok := g.s.cache.(Checkpointer); !ok {
 		return nil
 	}
 	var marks []int
-	for _, k := range []int{1, len(msgs) - 1} {
-		if k < 1 || k >= len(msgs) || (k == 1 && msgs[0].Role != "system") {
-			continue
-		}
-		head, err := g.m.f.Prompt(msgs[:k], popts)
+	mark := func(other []Message) {
+		head, err := g.m.f.Prompt(other, popts)
 		if err != nil {
-			continue // a template that cannot render that prefix
+			return // a template that cannot render that conversation
 		}
 		if n := commonPrefix(head, ids); n > 0 && n < len(ids) && !slices.Contains(marks, n) {
 			marks = append(marks, n)
 		}
 	}
+	for _, k := range []int{1, len(msgs) - 1} {
+		if k < 1 || k >= len(msgs) || (k == 1 && msgs[0].Role != "system") {
+			continue
+		}
+		mark(msgs[:k])
+	}
+	// Where the next turn's prompt leaves this one: the conversation with
+	// an answer and a new question after it renders the answer's turn as
+	// history, which a template may write otherwise than this generation
+	// prompt (Qwen3.5's drops the opened <think> there).
+	mark(append(slices.Clip(msgs), Message{Role: "assistant", Content: "."}, Message{Role: "user", Content: "."}))
 	slices.Sort(marks)
 	return marks
 }

@@ -259,6 +259,7 @@ type buffers struct {
 	attn     attnBatch
 	pass     pass
 	moe      moeScratch // the mixture-of-experts layers' buffers
+	gdn      gdnScratch // the Gated DeltaNet layers' buffers (and the gated attention's)
 }
 
 func grow(s []float32, n int) []float32 {

@@ -15,7 +15,10 @@ package llama
 // q8_0 cache in a process that peaks at 4.5 GB).
 
 // KVBytes returns the memory a cache of type t takes for the given number of
-// positions: keys and values of every layer (KVType.Bytes of each).
+// positions: keys and values of every layer (KVType.Bytes of each). It
+// counts every layer as attention, so for a hybrid model (LFM2, Qwen3.5,
+// Granite 4.0-H), whose recurrent layers keep a fixed state instead, it is
+// an upper bound; Cache.Bytes tells what a cache holds.
 func (c *Config) KVBytes(t KVType, positions int) int64 {
 	return 2 * int64(c.Layers) * int64(positions) * t.Bytes(c.KVDim())
 }

@@ -19,12 +19,18 @@ const tensorsPerLayer = 6
 // Config holds a model's hyper-parameters, read from the `<arch>.*` keys of
 // a GGUF file by ConfigFromGGUF.
 type Config struct {
-	Arch    string // general.architecture
-	Layers  int    // block_count
-	Embd    int    // embedding_length
-	FFN     int    // feed_forward_length (0 in a mixture-of-experts file without it)
-	Heads   int    // attention.head_count
-	KVHeads int    // attention.head_count_kv (defaults to Heads)
+	Arch   string // general.architecture
+	Layers int    // block_count, less the NextN blocks
+	// NextN is the number of multi-token-prediction blocks the file holds
+	// after the model's own (nextn_predict_layers: Qwen3.5's MTP block,
+	// blk.<Layers>.*), which the main pass does not run and the weights
+	// leave unread, as llama.cpp leaves them unless asked to draft with
+	// them.
+	NextN   int
+	Embd    int // embedding_length
+	FFN     int // feed_forward_length (0 in a mixture-of-experts file without it)
+	Heads   int // attention.head_count
+	KVHeads int // attention.head_count_kv (defaults to Heads)
 	// LayerKVHeads is attention.head_count_kv per layer where the file
 	// gives it as an array with zeros, the layers without attention of a
 	// hybrid model (LFM2, Granite 4.0-H); the others all have KVHeads. Nil
@@ -108,6 +114,17 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 				k("block_count"), c.Layers, last, last)
 		}
 	}
+	if err == nil {
+		if _, ok := f.Get(k("nextn_predict_layers")); ok {
+			var v uint32
+			if v, err = f.Uint32(k("nextn_predict_layers")); err == nil && int64(v) >= int64(c.Layers) {
+				err = fmt.Errorf("%s = %d, but %s is %d: no block of the model would be left", k("nextn_predict_layers"), v, k("block_count"), c.Layers)
+			}
+			c.NextN = int(v)
+		}
+	}
+	all := c.Layers // the blocks in the file, the NextN ones included
+	c.Layers -= c.NextN
 	req("embedding_length", &c.Embd)
 	if _, moe := f.Get(k("expert_count")); moe {
 		opt("feed_forward_length", &c.FFN, 0) // the experts' width is expert_feed_forward_length
@@ -116,7 +133,10 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	req("attention.head_count", &c.Heads)
 	if err == nil {
-		c.KVHeads, c.LayerKVHeads, err = kvHeads(f, k("attention.head_count_kv"), c.Layers, c.Heads)
+		c.KVHeads, c.LayerKVHeads, err = kvHeads(f, k("attention.head_count_kv"), all, c.Heads)
+		if c.LayerKVHeads != nil {
+			c.LayerKVHeads = c.LayerKVHeads[:c.Layers]
+		}
 	}
 	opt("context_length", &c.Context, 2048)
 	if err == nil && c.Embd%c.Heads != 0 {

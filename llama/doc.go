@@ -43,15 +43,19 @@
 // # Kinds of layer
 //
 // The block is one skeleton (norm, mixer, residual, norm, FFN, residual)
-// around two parts of a named kind. Each kind is one file here
-// (kind_attention.go, kind_glu.go), holding everything about it:
+// around two parts of a named kind. Each kind is one file here, holding
+// everything about it: the mixers kind_attention.go (Attention, with sinks
+// and biases where a family has them) and kind_shortconv.go (ShortConv, a
+// recurrent kind), the feed-forwards kind_glu.go (GLU) and kind_moe.go
+// (MoE, a mixture of experts):
 //
 //   - its description: a type implementing Mixer or FFN, whose exported
 //     fields are what a family sets and whose Kind names it, with the
 //     unexported methods of the kind interface: validate (against Config),
 //     features (the names Arch.Features lists, so that a device refuses
 //     what it lacks), clone;
-//   - its weights: a type in LayerWeights (AttentionWeights, GLUWeights)
+//   - its weights: a type in LayerWeights (AttentionWeights, GLUWeights,
+//     MoEWeights, ShortConvWeights)
 //     and load, which reads its tensors by name, checks their shapes and
 //     refuses the file's tensors it would not read;
 //   - its CPU step: newStep builds a sublayer over the runner's copy of
@@ -60,10 +64,13 @@
 //     keys and values in the Cache's per-layer stores) from the pieces'
 //     caches.
 //
-// A new kind adds such a file, its field in LayerWeights (and in its
-// matrices and clone), and, if its sequences keep a state that is not keys
-// and values, that state beside the KV stores in Cache; step.go, which
-// composes the kinds, does not change. A device implements the kinds it
+// A new kind adds such a file and its field in LayerWeights (and in its
+// matrices and clone). A recurrent kind, whose sequences keep a state
+// instead of keys and values, also implements stateful (its state's size):
+// the Cache then keeps that state per layer beside the KV stores, with the
+// checkpoints and kept rows that let it go back (state.go), and the kind's
+// step reads and updates it per piece. step.go, which composes the kinds,
+// does not change. A device implements the kinds it
 // has and refuses the others by the names Features gives them (package
 // cuda: attention and GLU only).
 //

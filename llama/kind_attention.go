@@ -14,8 +14,9 @@ import (
 //
 //	q, k, v = h·Wq (+bq), h·Wk (+bk), h·Wv (+bv)
 //	q, k = RMSNorm per head (QKNorm), then RoPE (unless Rope is nil: NoPE)
-//	a = softmax(q·QueryScale · kᵀ · scale) · v over the window, ·Wo
+//	a = softmax(q·QueryScale · kᵀ · scale) · v over the window
 //	    (scale: Scale, or 1/√HeadDim; 1 when QueryScale is set)
+//	a = a ⊙ sigmoid(g) (QueryGate: g from Wq's rows beside the query's), then ·Wo
 type Attention struct {
 	// Rope is the rotary embedding of q and k; nil is a NoPE layer (no
 	// positional encoding). Layers with the same rotation should share
@@ -56,6 +57,11 @@ type Attention struct {
 	Sinks bool
 	// OutBias adds attn_output.bias after the output projection (gpt-oss).
 	OutBias bool
+	// QueryGate gates each query head's output (Qwen3.5's and
+	// Qwen3-Next's full attention): attn_q has 2·HeadDim rows per head,
+	// the head's query then its gate g, and the attention's output for
+	// that head is multiplied by sigmoid(g) before the output projection.
+	QueryGate bool
 }
 
 // Kind is "attention".
@@ -77,6 +83,9 @@ func (at *Attention) validate(a *Arch, cfg Config) error {
 		if math.IsNaN(float64(c.v)) || math.IsInf(float64(c.v), 0) || c.v < 0 {
 			return fmt.Errorf("%s %v must be a finite number, 0 or more", c.what, c.v)
 		}
+	}
+	if at.QueryGate && at.QKVBias {
+		return fmt.Errorf("a query gate with q, k, v biases (no file has both)")
 	}
 	if at.QueryScale != 0 && at.Scale != 0 {
 		return fmt.Errorf("a query scale (%v) and an attention scale (%v) both scale the scores; set one", at.QueryScale, at.Scale)
@@ -105,6 +114,7 @@ func (at *Attention) features(add func(bool, string)) {
 		add(at.Rope.Layout == rope.NeoX, "rope neox")
 		add(len(at.Rope.Factors) > 0, "rope factors")
 		add(at.Rope.Scaling != rope.None, "rope scaling")
+		add(at.Rope.Sections != [4]int{}, "rope sections")
 	}
 	add(at.QKNorm, "qk norm")
 	add(at.QKVBias, "qkv bias")
@@ -113,12 +123,13 @@ func (at *Attention) features(add func(bool, string)) {
 	add(at.Scale != 0, "attention scale")
 	add(at.Sinks, "attention sinks")
 	add(at.OutBias, "output bias")
+	add(at.QueryGate, "query gate")
 }
 
 // AttentionWeights are an attention layer's tensors. Optional ones are nil
 // unless the Attention asks for them.
 type AttentionWeights struct {
-	Q, K, V, O          *tensor.Matrix // projections
+	Q, K, V, O          *tensor.Matrix // projections (Q: 2·QDim rows with Attention.QueryGate, each head's query then its gate)
 	QBias, KBias, VBias []float32      // Attention.QKVBias: [QDim], [KVDim], [KVDim]
 	QNorm, KNorm        []float32      // Attention.QKNorm: per-head RMSNorm weights [HeadDim]
 	Sinks               []float32      // Attention.Sinks: one logit per query head [Heads]
@@ -136,13 +147,17 @@ func (at *Attention) load(ld *loader, cfg Config, i int, lw *LayerWeights) {
 	n := func(s string) string { return fmt.Sprintf("blk.%d.%s", i, s) }
 	w := &AttentionWeights{}
 	arch := ld.arch
+	qRows := cfg.QDim()
+	if at.QueryGate {
+		qRows *= 2
+	}
 	if _, fused := ld.f.Tensor(n("attn_qkv.weight")); fused {
 		ld.unused(arch+" (attn_qkv.weight fuses them)", n("attn_q.weight"), n("attn_k.weight"), n("attn_v.weight"))
-		if qkv := ld.split(n("attn_qkv.weight"), cfg.Embd, cfg.QDim(), cfg.KVDim(), cfg.KVDim()); qkv != nil {
+		if qkv := ld.split(n("attn_qkv.weight"), cfg.Embd, qRows, cfg.KVDim(), cfg.KVDim()); qkv != nil {
 			w.Q, w.K, w.V = qkv[0], qkv[1], qkv[2]
 		}
 	} else {
-		w.Q = ld.matrix(n("attn_q.weight"), cfg.Embd, cfg.QDim())
+		w.Q = ld.matrix(n("attn_q.weight"), cfg.Embd, qRows)
 		w.K = ld.matrix(n("attn_k.weight"), cfg.Embd, cfg.KVDim())
 		w.V = ld.matrix(n("attn_v.weight"), cfg.Embd, cfg.KVDim())
 	}
@@ -197,11 +212,27 @@ func (s *attentionStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 	w, spec := s.w, s.spec
 	E, Q, KV := cfg.Embd, cfg.QDim(), cfg.KVDim()
 	hd := cfg.HeadDim
+	qOut, qw := b.q, Q // where the q projection goes, and its width
+	if spec.QueryGate {
+		b.gdn.qg = grow(b.gdn.qg, n*2*Q)
+		qOut, qw = b.gdn.qg, 2*Q
+	}
 	for _, sp := range b.spans {
 		lo, hi := sp.lo, sp.hi
 		if err := tensor.MulInto(m.pool, &b.mm, in[lo*E:hi*E], hi-lo,
-			tensor.Out{M: w.Q, Dst: b.q[lo*Q : hi*Q]}, tensor.Out{M: w.K, Dst: b.k[lo*KV : hi*KV]}, tensor.Out{M: w.V, Dst: b.v[lo*KV : hi*KV]}); err != nil {
+			tensor.Out{M: w.Q, Dst: qOut[lo*qw : hi*qw]}, tensor.Out{M: w.K, Dst: b.k[lo*KV : hi*KV]}, tensor.Out{M: w.V, Dst: b.v[lo*KV : hi*KV]}); err != nil {
 			return fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+	}
+	if spec.QueryGate {
+		// Each head's query, then its gate: the queries go to b.q, the
+		// gates become sigmoid(g) where they are.
+		for t := range n {
+			for h := range cfg.Heads {
+				row := b.gdn.qg[t*2*Q+h*2*hd : t*2*Q+(h+1)*2*hd]
+				copy(b.q[t*Q+h*hd:t*Q+(h+1)*hd], row[:hd])
+				sigmoid(row[hd:])
+			}
 		}
 	}
 	if w.QBias != nil {
@@ -275,6 +306,17 @@ func (s *attentionStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 	for _, pc := range ps {
 		pc.c.kv[l].finish(b.att[pc.row*Q : (pc.row+len(pc.tokens))*Q])
 	}
+	if spec.QueryGate {
+		for t := range n {
+			for h := range cfg.Heads {
+				a := b.att[t*Q+h*hd : t*Q+(h+1)*hd]
+				g := b.gdn.qg[t*2*Q+h*2*hd+hd : t*2*Q+(h+1)*2*hd]
+				for i := range a {
+					a[i] *= g[i]
+				}
+			}
+		}
+	}
 	for _, sp := range b.spans {
 		if err := w.O.Mul(m.pool, &b.mm, out[sp.lo*E:sp.hi*E], b.att[sp.lo*Q:sp.hi*Q], sp.hi-sp.lo); err != nil {
 			return fmt.Errorf("llama: layer %d: %w", l, err)
@@ -286,6 +328,14 @@ func (s *attentionStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 		}
 	}
 	return nil
+}
+
+// sigmoid sets x[i] = 1 / (1 + e^-x[i]) as ggml's CPU sigmoid computes it
+// in float32 (with the C library's expf).
+func sigmoid(x []float32) {
+	for i, v := range x {
+		x[i] = 1 / (1 + float32(math.Exp(float64(-v))))
+	}
 }
 
 // attnBatch is the attention of every piece of a pass as one job for the

@@ -43,10 +43,11 @@ type LayerWeights struct {
 	AttnNorm, FFNNorm         []float32 // the mixer's and the FFN's input RMSNorm weights [Embd]
 	PostAttnNorm, PostFFNNorm []float32 // Layer.PostNorms: [Embd]
 
-	Attention *AttentionWeights // Mixer *Attention
-	ShortConv *ShortConvWeights // Mixer *ShortConv
-	GLU       *GLUWeights       // FFN *GLU
-	MoE       *MoEWeights       // FFN *MoE
+	Attention     *AttentionWeights     // Mixer *Attention
+	ShortConv     *ShortConvWeights     // Mixer *ShortConv
+	GatedDeltaNet *GatedDeltaNetWeights // Mixer *GatedDeltaNet
+	GLU           *GLUWeights           // FFN *GLU
+	MoE           *MoEWeights           // FFN *MoE
 }
 
 // matrices lists the layer's matrices, as pointers into its kinds' weights.
@@ -57,6 +58,9 @@ func (lw *LayerWeights) matrices() []**tensor.Matrix {
 	}
 	if lw.ShortConv != nil {
 		ms = append(ms, lw.ShortConv.matrices()...)
+	}
+	if lw.GatedDeltaNet != nil {
+		ms = append(ms, lw.GatedDeltaNet.matrices()...)
 	}
 	if lw.GLU != nil {
 		ms = append(ms, lw.GLU.matrices()...)
@@ -78,6 +82,10 @@ func (lw LayerWeights) clone() LayerWeights {
 	if lw.ShortConv != nil {
 		s := *lw.ShortConv
 		lw.ShortConv = &s
+	}
+	if lw.GatedDeltaNet != nil {
+		g := *lw.GatedDeltaNet
+		lw.GatedDeltaNet = &g
 	}
 	if lw.GLU != nil {
 		g := *lw.GLU

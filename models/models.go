@@ -13,6 +13,8 @@
 //	qwen2moe    Qwen2-MoE (package models/qwen2moe)
 //	qwen3       Qwen3 (package models/qwen3)
 //	qwen3moe    Qwen3-30B-A3B, Qwen3-Coder-30B-A3B (package models/qwen3moe)
+//	qwen35      Qwen3.5 0.8B to 9B, Gated DeltaNet and gated attention (package models/qwen35)
+//	qwen35moe   Qwen3.5/3.6-35B-A3B, Qwen3.5's hybrid with experts (package models/qwen35moe)
 //	gpt-oss     gpt-oss-20b and -120b (package models/gptoss)
 //	gemma3      Gemma 3 (package models/gemma3)
 //	granite     Granite 3.x and dense Granite 4.0 (package models/granite)
@@ -36,6 +38,8 @@ import (
 	_ "github.com/smolgo/smolgo/models/qwen2"
 	_ "github.com/smolgo/smolgo/models/qwen2moe"
 	_ "github.com/smolgo/smolgo/models/qwen3"
+	_ "github.com/smolgo/smolgo/models/qwen35"
+	_ "github.com/smolgo/smolgo/models/qwen35moe"
 	_ "github.com/smolgo/smolgo/models/qwen3moe"
 	_ "github.com/smolgo/smolgo/smollm3"
 	_ "github.com/smolgo/smolgo/vision" // vision projectors (engine.WithProjector)

@@ -10,13 +10,14 @@ import (
 )
 
 // The models of ../shared/golden-next (README.md): tiny mixtures of experts
-// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2) written by
+// (qwen3moe, gpt-oss) and hybrids with recurrent state (lfm2, qwen35) written by
 // llama.cpp's own writer, with llama.cpp's logits for three prompts
 // (rand100 is longer than gpt-oss's window of 32).
 var nextModels = []string{
 	"qwen3moe-tiny-F32", "qwen3moe-tiny-Q8_0", "qwen3moe-tiny-Q4_K_M",
 	"gptoss-tiny-F32", "gptoss-tiny-Q8_0", "gptoss-tiny-Q4_K_M", "gptoss-tiny-MXFP4",
 	"lfm2-tiny-F32", "lfm2-tiny-Q8_0", "lfm2-tiny-Q4_K_M",
+	"qwen35-tiny-F32", "qwen35-tiny-Q8_0", "qwen35-tiny-Q4_K_M",
 }
 
 // TestNextGoldenLogits compares golden-next's models' logits with

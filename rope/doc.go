@@ -23,6 +23,13 @@
 // ramp over the pair range CorrDims and multiplies cos and sin by
 // 1 + 0.1·ln(Factor).
 //
+// M-RoPE (Config.Sections, Interleaved) gives each rotated pair one of four
+// position components; for text, which is all this package is given
+// positions for, the first three are the token's position and the fourth
+// 0, so pairs of the fourth never turn and the others turn as plain RoPE's
+// (Qwen3.5's interleaved sections [11 11 10 0] cover its 32 pairs with the
+// first three: its text rotation is plain NeoX RoPE).
+//
 // NoPE is a per-layer mask of layers that skip RoPE altogether; SmolLM3
 // skips it in every fourth layer (EveryNth(layers, 4)).
 package rope

@@ -92,18 +92,32 @@ type Config struct {
 	// rope_freqs.weight and passed to ggml's rope as its freq_factors.
 	Factors []float32
 
-	// Sections, when not zero, make the rotation M-RoPE (Qwen2-VL's
-	// multimodal RoPE, rope.dimension_sections): the Dims/2 pairs are cut
-	// into runs of Sections[0], [1], [2] pairs turned by a row's temporal,
-	// height and width positions (AnglesAt), repeating every sum of the
-	// sections; a fourth section (ggml's extra stream) must be 0. With the
-	// three positions equal, as for text, the angles are Angles' exactly.
-	// The layout is NeoX.
-	Sections [4]int
+	// Sections, when one of them is positive, makes the rotation
+	// multimodal RoPE (M-RoPE: Qwen2-VL, Qwen3-VL, Qwen3.5;
+	// rope.dimension_sections): each rotated pair belongs to one of four
+	// position components, temporal, height, width and an extra one, and
+	// turns by the angle of that component's position. Pair i belongs by
+	// its sector i mod (the sections' sum): in order, the first
+	// Sections[0] sectors temporal, the next Sections[1] height, then
+	// Sections[2] width, the rest extra; with Interleaved (Qwen3-VL's and
+	// Qwen3.5's layout, llama.cpp's IMROPE) sector s is temporal, height or
+	// width by s mod 3 (0, 1, 2) while s < 3·Sections[0], 3·Sections[1],
+	// 3·Sections[2] respectively, and extra otherwise.
+	//
+	// A text token's position gives the first three components its
+	// position and the extra one position 0, as llama.cpp fills them for
+	// text: so a pair of the extra component does not turn at all, and the
+	// others turn as plain RoPE's pairs do. The pairing of the halves is
+	// Layout's (llama.cpp rotates M-RoPE as NeoX). An image row has
+	// distinct temporal, height and width positions (AnglesAt); with the
+	// three equal its angles are Angles' exactly.
+	Sections    [4]int
+	Interleaved bool
 }
 
-// MRoPE reports whether the rotation has M-RoPE sections.
-func (c Config) MRoPE() bool { return c.Sections != [4]int{} }
+// MRoPE reports whether the rotation has M-RoPE sections (its rows take
+// three positions: AnglesAt).
+func (c Config) MRoPE() bool { return c.mrope() }
 
 // Validate checks the configuration and reports the first problem found.
 func (c Config) Validate() error {
@@ -117,27 +131,18 @@ func (c Config) Validate() error {
 	case c.Factors != nil && len(c.Factors) != c.Dims/2:
 		return fmt.Errorf("rope: %d frequency factors for %d rotated pairs", len(c.Factors), c.Dims/2)
 	}
-	if c.MRoPE() {
-		sum := 0
-		for _, s := range c.Sections {
-			if s < 0 {
-				return fmt.Errorf("rope: negative M-RoPE section in %v", c.Sections)
-			}
-			sum += s
-		}
-		switch {
-		case c.Sections[3] != 0:
-			return fmt.Errorf("rope: M-RoPE sections %v: a fourth section is not supported", c.Sections)
-		case sum > c.Dims/2:
-			return fmt.Errorf("rope: M-RoPE sections %v cover more than the %d rotated pairs", c.Sections, c.Dims/2)
-		case c.Layout != NeoX:
-			return fmt.Errorf("rope: M-RoPE rotates in the NeoX layout, not %v", c.Layout)
-		}
-	}
 	for i, f := range c.Factors {
 		if !(f > 0) || math.IsInf(float64(f), 0) {
 			return fmt.Errorf("rope: frequency factor %d is %v, want a finite number above 0", i, f)
 		}
+	}
+	for i, n := range c.Sections {
+		if n < 0 || n > 1<<16 {
+			return fmt.Errorf("rope: M-RoPE section %d has %d pairs, want 0 to 65536", i, n)
+		}
+	}
+	if c.Interleaved && !c.mrope() {
+		return fmt.Errorf("rope: interleaved M-RoPE without sections")
 	}
 	switch c.Scaling {
 	case None:
@@ -163,6 +168,10 @@ type params struct {
 	unit       bool    // no magnitude factors at all (ShiftAngles)
 	lo, hi     float32 // YaRN correction dims
 	factors    []float32
+	// M-RoPE (Config.Sections): the pairs of the extra component stay at
+	// position 0.
+	sections    [4]int
+	interleaved bool
 }
 
 func (c Config) params() params {
@@ -172,6 +181,7 @@ func (c Config) params() params {
 		mscale:     1,
 		factors:    c.Factors,
 	}
+	p.sections, p.interleaved = c.Sections, c.Interleaved
 	if c.AttnFactor != 0 {
 		p.mscale = c.AttnFactor
 	}
@@ -220,28 +230,21 @@ func (c Config) Angles(pos int, cos, sin []float32) {
 }
 
 // AnglesAt is Angles for a row at temporal, height and width positions
-// t, y, x: with Sections, pair i turns by the position of its section
-// (ggml's M-RoPE cache: one running product per position, each multiplied
-// by base^(-2/Dims) at every pair, so equal positions give Angles' bits);
-// without Sections only t counts.
+// t, y, x (an image row of Qwen2-VL's and its successors'): with Sections,
+// pair i turns by the position of its component (see Sections; the extra
+// component's position is 0, as llama.cpp fills it for images too), each
+// position a running product multiplied by base^(-2/Dims) at every pair as
+// in ggml's M-RoPE cache, so equal positions give Angles' bits. Without
+// Sections only t counts.
 func (c Config) AnglesAt(t, y, x int, cos, sin []float32) {
 	p := c.params()
-	if !c.MRoPE() || (t == y && t == x) {
+	if !c.mrope() || (t == y && t == x) {
 		p.angles(t, cos[:c.Dims/2], sin[:c.Dims/2])
 		return
 	}
-	sec := c.Sections
-	total := sec[0] + sec[1] + sec[2] + sec[3]
-	th := [3]float32{float32(t), float32(y), float32(x)}
+	th := [4]float32{float32(t), float32(y), float32(x), 0}
 	for i := range c.Dims / 2 {
-		s, k := i%total, 0
-		switch {
-		case s >= sec[0]+sec[1]:
-			k = 2
-		case s >= sec[0]:
-			k = 1
-		}
-		p.angle(i, th[k], cos, sin)
+		p.angle(i, th[component(c.Sections, c.Interleaved, i)], cos, sin)
 		for j := range th {
 			th[j] *= p.thetaScale
 		}
@@ -251,7 +254,11 @@ func (c Config) AnglesAt(t, y, x int, cos, sin []float32) {
 func (p params) angles(pos int, cos, sin []float32) {
 	theta := float32(pos)
 	for i := range cos {
-		p.angle(i, theta, cos, sin)
+		if p.sections != ([4]int{}) && extraPair(p.sections, p.interleaved, i) {
+			p.angle(i, 0, cos, sin) // ggml's extra M-RoPE component: position 0, an angle of 0 at every pair
+		} else {
+			p.angle(i, theta, cos, sin)
+		}
 		theta *= p.thetaScale
 	}
 }
@@ -276,6 +283,44 @@ func (p params) angle(i int, theta float32, cos, sin []float32) {
 	}
 	cos[i] = float32(math.Cos(float64(t))) * ms
 	sin[i] = float32(math.Sin(float64(t))) * ms
+}
+
+// mrope reports whether the rotation is M-RoPE (see Sections).
+func (c Config) mrope() bool {
+	return c.Sections != [4]int{}
+}
+
+// extraPair reports whether rotated pair i belongs to M-RoPE's extra
+// (fourth) position component, as ggml_mrope_cache_init assigns sectors.
+func extraPair(s [4]int, interleaved bool, i int) bool {
+	return component(s, interleaved, i) == 3
+}
+
+// component is the M-RoPE position component (0 temporal, 1 height, 2
+// width, 3 extra) that turns rotated pair i, as ggml_mrope_cache_init
+// assigns sectors (see Config.Sections).
+func component(s [4]int, interleaved bool, i int) int {
+	sector := i % (s[0] + s[1] + s[2] + s[3])
+	if interleaved {
+		switch {
+		case sector%3 == 1 && sector < 3*s[1]:
+			return 1
+		case sector%3 == 2 && sector < 3*s[2]:
+			return 2
+		case sector%3 == 0 && sector < 3*s[0]:
+			return 0
+		}
+		return 3
+	}
+	switch {
+	case sector < s[0]:
+		return 0
+	case sector < s[0]+s[1]:
+		return 1
+	case sector < s[0]+s[1]+s[2]:
+		return 2
+	}
+	return 3
 }
 
 // ramp is YaRN's blend weight of the extrapolated angle for pair i:

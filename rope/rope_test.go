@@ -184,3 +184,117 @@ func TestFactors(t *testing.T) {
 		}
 	}
 }
+
+// M-RoPE with text positions turns every pair as plain RoPE does, except
+// the pairs of the extra (fourth) component, which stay at position 0:
+// ggml_mrope_cache_init's sectors, with llama.cpp's text positions (the
+// first three components the token's position, the fourth 0).
+func TestMRoPETextPositions(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		dims        int
+		sections    [4]int
+		interleaved bool
+		still       []int // the pairs that do not turn
+	}{
+		{"qwen35-tiny interleaved [1 1 2 0]", 8, [4]int{1, 1, 2, 0}, true, []int{3}},
+		{"qwen3.5 interleaved [11 11 10 0]", 64, [4]int{11, 11, 10, 0}, true, nil},
+		{"qwen2-vl [16 24 24 0]", 128, [4]int{16, 24, 24, 0}, false, nil},
+		{"contiguous with an extra section [1 1 1 1]", 8, [4]int{1, 1, 1, 1}, false, []int{3}},
+		{"interleaved [1 1 1 1], wrapping", 12, [4]int{1, 1, 1, 1}, true, []int{3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := Config{Dims: c.dims, Base: 1e7, Layout: NeoX, Sections: c.sections, Interleaved: c.interleaved}
+			if err := m.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			plain := m
+			plain.Sections, plain.Interleaved = [4]int{}, false
+			half := c.dims / 2
+			cos, sin := make([]float32, half), make([]float32, half)
+			pc, ps := make([]float32, half), make([]float32, half)
+			for _, pos := range []int{0, 1, 17, 4000} {
+				m.Angles(pos, cos, sin)
+				plain.Angles(pos, pc, ps)
+				for i := range half {
+					wantC, wantS := pc[i], ps[i]
+					if slices.Contains(c.still, i) {
+						wantC, wantS = 1, 0
+					}
+					if cos[i] != wantC || sin[i] != wantS {
+						t.Fatalf("pos %d pair %d: cos, sin = %v, %v, want %v, %v", pos, i, cos[i], sin[i], wantC, wantS)
+					}
+				}
+				// Shifting moves no still pair either.
+				m.ShiftAngles(pos, cos, sin)
+				for _, i := range c.still {
+					if cos[i] != 1 || sin[i] != 0 {
+						t.Fatalf("shift %d moves still pair %d: %v, %v", pos, i, cos[i], sin[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMRoPEValidate(t *testing.T) {
+	for _, c := range []Config{
+		{Dims: 8, Base: 1e4, Sections: [4]int{1, -1, 2, 0}},
+		{Dims: 8, Base: 1e4, Interleaved: true},
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+}
+
+// TestMRoPEImagePositions checks AnglesAt on an image row's three
+// positions: every pair turns exactly as plain RoPE's pair does at the
+// position of the pair's component (temporal, height, width by the
+// sections, contiguous or interleaved; the extra component at 0), and
+// equal positions give Angles' bits.
+func TestMRoPEImagePositions(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		dims        int
+		sections    [4]int
+		interleaved bool
+		comp        []int // each pair's component, as ggml_mrope_cache_init assigns it
+	}{
+		{"contiguous [1 2 1 0]", 8, [4]int{1, 2, 1, 0}, false, []int{0, 1, 1, 2}},
+		{"contiguous with an extra section [1 1 1 1], wrapping", 12, [4]int{1, 1, 1, 1}, false, []int{0, 1, 2, 3, 0, 1}},
+		{"interleaved [1 1 2 0]", 8, [4]int{1, 1, 2, 0}, true, []int{0, 1, 2, 3}},
+		{"interleaved [2 2 1 0]", 10, [4]int{2, 2, 1, 0}, true, []int{0, 1, 2, 0, 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := Config{Dims: c.dims, Base: 1e4, Layout: NeoX, Sections: c.sections, Interleaved: c.interleaved}
+			if err := m.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			plain := m
+			plain.Sections, plain.Interleaved = [4]int{}, false
+			half := c.dims / 2
+			cos, sin := make([]float32, half), make([]float32, half)
+			pc, ps := make([]float32, half), make([]float32, half)
+			for _, p := range [][3]int{{5, 2, 9}, {100, 0, 3}, {7, 7, 7}} {
+				m.AnglesAt(p[0], p[1], p[2], cos, sin)
+				for i := range half {
+					pos := 0
+					if c.comp[i] < 3 {
+						pos = p[c.comp[i]]
+					}
+					plain.Angles(pos, pc, ps)
+					if cos[i] != pc[i] || sin[i] != ps[i] {
+						t.Fatalf("positions %v pair %d: cos, sin = %v, %v, want component %d's %v, %v", p, i, cos[i], sin[i], c.comp[i], pc[i], ps[i])
+					}
+				}
+				if p[0] == p[1] && p[1] == p[2] {
+					m.Angles(p[0], pc, ps)
+					if !slices.Equal(cos, pc) || !slices.Equal(sin, ps) {
+						t.Fatalf("equal positions %v: AnglesAt %v %v, Angles %v %v", p, cos, sin, pc, ps)
+					}
+				}
+			}
+		})
+	}
+}

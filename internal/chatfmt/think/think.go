@@ -58,12 +58,18 @@ type ParserOptions struct {
 // id) or as text, possibly split across tokens ("<th", "ink>"): text that
 // could be the start of a tag is held back until the next piece decides.
 // Tags themselves are never part of a segment; a </think> outside a think
-// block is dropped, a <think> inside one is reasoning text. A Parser is for one generated turn; it is not safe for
-// concurrent use.
+// block is dropped, a <think> inside one is reasoning text.
+//
+// Reasoning comes first or not at all, as llama.cpp reads it: a <think>
+// opens a block only before the answer has begun (only white space before
+// it) and only once, so a model that writes the tag in the middle of its
+// answer, or again after its reasoning, has written content. A Parser is
+// for one generated turn; it is not safe for concurrent use.
 type Parser struct {
 	openID, closeID int32
 	opts            ParserOptions
 	inThink         bool
+	late            bool // the answer has begun or a block has ended: no block opens any more
 	pending         string // text that may be the start of a tag
 	trimLead        bool   // drop white space at the start of the current block
 	space           string // trailing white space of reasoning, held back (TrimSpace)
@@ -92,6 +98,10 @@ func (p *Parser) Push(id int32, text string) []Segment {
 	switch {
 	case id >= 0 && id == p.openID && !p.inThink:
 		p.emitPending()
+		if p.late {
+			p.emit(text)
+			break
+		}
 		p.tag(true)
 	case id >= 0 && id == p.closeID:
 		p.emitPending()
@@ -124,7 +134,10 @@ func (p *Parser) feed(text string) {
 		if p.inThink {
 			want = p.opts.Close
 		}
-		i := strings.Index(s, want)
+		i := -1
+		if p.inThink || !p.late {
+			i = strings.Index(s, want)
+		}
 		stray := -1
 		if !p.inThink {
 			stray = strings.Index(s, p.opts.Close)
@@ -136,12 +149,18 @@ func (p *Parser) feed(text string) {
 		}
 		if i >= 0 {
 			p.emit(s[:i])
+			if p.late && !p.inThink {
+				// The text before the open tag began the answer.
+				p.emit(want)
+				s = s[i+len(want):]
+				continue
+			}
 			p.tag(!p.inThink)
 			s = s[i+len(want):]
 			continue
 		}
 		// No whole tag: hold back a suffix that could start one.
-		k := partialTagAt(s, p.inThink, p.opts.Open, p.opts.Close)
+		k := partialTagAt(s, p.inThink || p.late, p.opts.Open, p.opts.Close)
 		p.emit(s[:k])
 		p.pending = s[k:]
 		return
@@ -149,10 +168,11 @@ func (p *Parser) feed(text string) {
 }
 
 // partialTagAt returns the index of the longest suffix of s that is a
-// proper prefix of a tag the parser looks for in this state.
-func partialTagAt(s string, inThink bool, open, close string) int {
+// proper prefix of a tag the parser looks for: both, or with closeOnly
+// (inside a block, or once no block can open) only the close tag.
+func partialTagAt(s string, closeOnly bool, open, close string) int {
 	tags := []string{open, close}
-	if inThink {
+	if closeOnly {
 		tags = tags[1:]
 	}
 	for i := max(0, len(s)-max(len(open), len(close))+1); i < len(s); i++ {
@@ -178,6 +198,7 @@ func (p *Parser) tag(open bool) {
 	}
 	p.space = ""
 	p.inThink = open
+	p.late = p.late || !open
 	p.trimLead = p.opts.TrimSpace
 }
 
@@ -200,6 +221,9 @@ func (p *Parser) emit(s string) {
 		p.trimLead = false
 	}
 	kind := Content
+	if !p.inThink && strings.TrimSpace(s) != "" {
+		p.late = true
+	}
 	if p.inThink {
 		kind = Reasoning
 		if p.opts.TrimSpace {

@@ -62,8 +62,13 @@ func TestParser(t *testing.T) {
 		{"text tags whole", texts("<think>a</think>b"), ParserOptions{}, []Segment{R("a"), C("b")}, false},
 		{"text tags split", texts("<th", "ink>", "a b", "</", "thi", "nk", ">", "ans"), ParserOptions{},
 			[]Segment{R("a b"), C("ans")}, false},
-		{"split one char at a time", texts(strings.Split("x<think>y</think>z", "")...), ParserOptions{},
-			[]Segment{C("x"), R("y"), C("z")}, false},
+		{"split one char at a time", texts(strings.Split(" <think>y</think>z", "")...), ParserOptions{},
+			[]Segment{C(" "), R("y"), C("z")}, false},
+		{"open tag after the answer began is content", texts("x<think>y</think>z"), ParserOptions{}, []Segment{C("x<think>yz")}, false},
+		{"open tag id after the answer began is content", []tok{{1, "x"}, {openID, "<think>"}, {1, "y"}}, ParserOptions{}, []Segment{C("x<think>y")}, false},
+		{"one block only", texts("<think>a</think>b<think>c</think>"), ParserOptions{}, []Segment{R("a"), C("b<think>c")}, false},
+		{"one block only, even with no answer between", []tok{{openID, "<think>"}, {closeID, "</think>"}, {openID, "<think>"}, {1, "c"}}, ParserOptions{},
+			[]Segment{C("<think>c")}, false},
 		{"missing close tag", texts("<think>", "still thinking"), ParserOptions{}, []Segment{R("still thinking")}, true},
 		{"partial close tag at end", texts("<think>", "abc</thi"), ParserOptions{}, []Segment{R("abc</thi")}, true},
 		{"near miss is text", texts("a <thin", "g> b"), ParserOptions{}, []Segment{C("a <thing> b")}, false},
@@ -79,7 +84,9 @@ func TestParser(t *testing.T) {
 			[]Segment{R("a \n\n b"), C("c ")}, false},
 		{"trim at unfinished end", texts("<think>x  \n"), ParserOptions{TrimSpace: true}, []Segment{R("x")}, true},
 		{"tag ids split by text", []tok{{1, "<"}, {openID, "<think>"}, {1, "r"}, {closeID, "</think>"}}, ParserOptions{},
-			[]Segment{C("<"), R("r")}, false},
+			[]Segment{C("<<think>r")}, false},
+		{"white space before the open tag", []tok{{1, "\n "}, {openID, "<think>"}, {1, "r"}, {closeID, "</think>"}}, ParserOptions{},
+			[]Segment{C("\n "), R("r")}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
