@@ -152,6 +152,9 @@ func TestVisionAPIs(t *testing.T) {
 		t.Fatalf("engine: %d image rows (want 16), answer %q", st.ImageRows, want.String())
 	}
 	ts := start(t, e, server.Config{})
+	if got := modalities(t, ts.URL); got != "text,image" {
+		t.Errorf("/v1/models input_modalities %q, want text,image", got)
+	}
 	for api, req := range imageRequests(dataURL("image/png", png), n) {
 		t.Run(api, func(t *testing.T) {
 			code, body := postJSON(t, ts.URL+req[0], req[1])
@@ -167,6 +170,26 @@ func TestVisionAPIs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// modalities is GET /v1/models' input_modalities of the served model,
+// joined by commas.
+func modalities(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			InputModalities []string `json:"input_modalities"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Data) != 1 {
+		t.Fatalf("/v1/models: %v, %d models", err, len(list.Data))
+	}
+	return strings.Join(list.Data[0].InputModalities, ",")
 }
 
 // errorMessage is an error reply's message (OpenAI's and Anthropic's
@@ -280,6 +303,9 @@ func TestVisionHostileImages(t *testing.T) {
 func TestVisionTextOnlyModel(t *testing.T) {
 	_, e := openVision(t, false)
 	ts := start(t, e, server.Config{})
+	if got := modalities(t, ts.URL); got != "text" {
+		t.Errorf("/v1/models input_modalities %q, want text", got)
+	}
 	for api, req := range imageRequests(dataURL("image/png", visionImage(t, "gradient-64x64.png")), 2) {
 		t.Run(api, func(t *testing.T) {
 			code, body := postJSON(t, ts.URL+req[0], req[1])
