@@ -328,3 +328,24 @@ func TestVisionEngineGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestVisionUnencodedProjector: a projector whose encoder is not written
+// yet (Qwen2-VL's) is refused when the model opens, naming its type, not
+// at a chat's first image.
+func TestVisionUnencodedProjector(t *testing.T) {
+	m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/qwen2vl-text-F32.gguf"), engine.WithThreads(2),
+		engine.WithProjector(sharedtest.Path(t, "golden-vision/models/mmproj-qwen2vl-F32.gguf")))
+	if err == nil {
+		m.Close()
+		t.Fatal("opened with a projector it cannot encode")
+	}
+	if !strings.Contains(err.Error(), "qwen2vl_merger is not implemented") {
+		t.Fatalf("error %q does not name the projector type", err)
+	}
+	// The text model alone opens (the qwen2vl architecture).
+	m, err = engine.Open(sharedtest.Path(t, "golden-vision/models/qwen2vl-text-F32.gguf"), engine.WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}
