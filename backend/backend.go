@@ -208,6 +208,17 @@ type Checkpointer interface {
 	Checkpoint() error
 }
 
+// Holder is implemented by Checkpointers that can keep one more state at
+// a time besides their checkpoints: Hold keeps the state at the cache's
+// current length until the next Hold, or a Truncate below it, and never
+// pushes a checkpoint out (Rewinder.Floor reaches it). The engine holds a
+// draft model's cache where a draft starts: the draft is computed one
+// token per step, and the part of it that the target model rejects is
+// dropped by going back to the hold.
+type Holder interface {
+	Hold() error
+}
+
 // ErrContextFull is wrapped by errors for a sequence longer than its cache
 // (the context length, or the length chosen at load).
 var ErrContextFull = errors.New("context full")

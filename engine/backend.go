@@ -25,6 +25,9 @@ type (
 	// Checkpointer is implemented by caches that go back only to the
 	// lengths they kept (recurrent layers).
 	Checkpointer = backend.Checkpointer
+	// Holder is implemented by Checkpointers that keep one more state
+	// apart from their checkpoints (where a draft starts).
+	Holder = backend.Holder
 	// HiddenStates is implemented by backends whose steps return hidden
 	// states (Seq.Hidden), which makes a decoder an embedding model.
 	HiddenStates = backend.HiddenStates

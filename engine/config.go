@@ -75,6 +75,24 @@ type Config struct {
 	// GenerateOptions.Speculation): drafts copied from the prompt and the
 	// answer so far, checked in one multi-token step.
 	Speculation bool
+	// Draft is a second model, of the same vocabulary and smaller, that
+	// drafts the next tokens for this one (speculative decoding with a
+	// draft model, WithDraft): each step the draft model proposes up to
+	// DraftMax tokens one by one, and this model checks them all in one
+	// step, keeping what it confirms (see GenerateOptions.Drafter). The
+	// answers are those of this model alone: the same tokens greedily, the
+	// same distribution sampled. The caller opened the draft and closes it
+	// after this model. New refuses a draft whose vocabulary differs.
+	Draft *Model
+	// DraftMax is the most tokens a draft model proposes per step
+	// (llama-server's --spec-draft-n-max; default DefaultDraftMax, at most
+	// MaxDraft); DraftMin the fewest worth checking, a shorter draft being
+	// dropped (--spec-draft-n-min, default 0); DraftPMin ends a draft
+	// before a token that the draft model gives a probability below it
+	// (--spec-draft-p-min, default 0: never), its confidence at
+	// temperature 1 after the logit bias and the constraint.
+	DraftMax, DraftMin int
+	DraftPMin          float32
 	// Pooling is the model's own pooling for embeddings (Embed's default):
 	// Open takes the file's <arch>.pooling_type unless this is set, which
 	// overrides it as llama.cpp's --pooling does.
@@ -112,6 +130,12 @@ const (
 	// default: 8 GiB, about 70,000 positions of a 0.6B model's f16 cache or
 	// 110,000 of SmolLM3-3B's.
 	DefaultPromptCacheDiskBytes = 8 << 30
+	// DefaultDraftMax is llama-server's default draft length for a draft
+	// model (--spec-draft-n-max 3).
+	DefaultDraftMax = 3
+	// MaxDraft bounds Config.DraftMax: a draft and the token before it are
+	// checked in one step whose every row a recurrent cache keeps.
+	MaxDraft = 16
 )
 
 // An Option changes a Config.
@@ -196,6 +220,20 @@ func WithKeepLayout(keep bool) Option { return func(c *Config) { c.KeepLayout = 
 // WithSpeculation turns lookup speculative decoding on or off by default.
 func WithSpeculation(on bool) Option { return func(c *Config) { c.Speculation = on } }
 
+// WithDraft makes draft, a second opened model of the same vocabulary, draft
+// tokens for the model being opened (see Config.Draft). Close the model
+// first, then the draft.
+func WithDraft(draft *Model) Option { return func(c *Config) { c.Draft = draft } }
+
+// WithDraftLimits sets how a draft model drafts: at most max tokens per
+// step (0: DefaultDraftMax), drafts shorter than min dropped, and a draft
+// ended before a token the draft model gives a probability below pMin
+// (llama-server's --spec-draft-n-max, --spec-draft-n-min and
+// --spec-draft-p-min; see Config.DraftMax).
+func WithDraftLimits(max, min int, pMin float32) Option {
+	return func(c *Config) { c.DraftMax, c.DraftMin, c.DraftPMin = max, min, pMin }
+}
+
 // WithPooling sets the model's pooling for embeddings: "mean", "cls",
 // "last" or "rank", overriding the file's (an unknown name is an error of
 // NewConfig and Open).
@@ -245,6 +283,9 @@ func (c *Config) normalize() error {
 	if c.PrefillChunk == 0 {
 		c.PrefillChunk = DefaultPrefillChunk
 	}
+	if c.DraftMax == 0 {
+		c.DraftMax = DefaultDraftMax
+	}
 	if c.PromptCacheDir != "" && c.PromptCacheDiskBytes == 0 {
 		c.PromptCacheDiskBytes = DefaultPromptCacheDiskBytes
 	}
@@ -270,6 +311,12 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("engine: a prompt cache on disk (%s) needs a prompt cache in memory too: its snapshots are read into memory to be used", c.PromptCacheDir)
 	case c.MaxSequences < 0 || c.MaxSequences > 1024:
 		return fmt.Errorf("engine: %d sequences per step; use 1 to 1024", c.MaxSequences)
+	case c.DraftMax < 0 || c.DraftMax > MaxDraft:
+		return fmt.Errorf("engine: draft length %d; use 1 to %d", c.DraftMax, MaxDraft)
+	case c.DraftMin < 0 || c.DraftMin > c.DraftMax:
+		return fmt.Errorf("engine: shortest draft %d; use 0 to the draft length %d", c.DraftMin, c.DraftMax)
+	case !(c.DraftPMin >= 0 && c.DraftPMin <= 1):
+		return fmt.Errorf("engine: draft probability floor %g is not between 0 and 1", c.DraftPMin)
 	case c.PrefillChunk < 0 || c.PrefillChunk%64 != 0:
 		return fmt.Errorf("engine: prefill chunk %d is not a positive multiple of 64", c.PrefillChunk)
 	}

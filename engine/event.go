@@ -111,6 +111,9 @@ type Stats struct {
 	// DraftTokens and AcceptedTokens count speculative decoding: tokens
 	// proposed by the draft and how many of them the model confirmed.
 	DraftTokens, AcceptedTokens int
+	// Drafter is who drafted them (DrafterLookup or DrafterModel), or ""
+	// when nobody did.
+	Drafter Drafter
 	// PrefillTokensPerSec is (PromptTokens-CachedTokens) over the prefill
 	// time; DecodeTokensPerSec is GeneratedTokens over the decode time.
 	PrefillTokensPerSec, DecodeTokensPerSec float64

@@ -79,6 +79,9 @@ type fakeBackend struct {
 	answer func(prompt []int32) string
 	delay  time.Duration // per step
 	nan    bool          // produce all-NaN logits
+	// logits, when set, replaces the script: it writes the logits after
+	// hist (a model with a distribution, for sampling tests).
+	logits func(hist []int32, dst []float32)
 	hidden int           // width of the hidden states written to Seq.Hidden (fakeHidden)
 	layout string        // the caches' Persister layout ("fake/1" if empty)
 	stall  chan struct{} // when set, LoadFrom waits for it to close (a stalled volume)
@@ -184,6 +187,10 @@ func (f *fakeBackend) predict(hist []int32, logits []float32) {
 		for i := range logits {
 			logits[i] = float32(nanF())
 		}
+		return
+	}
+	if f.logits != nil {
+		f.logits(hist, logits)
 		return
 	}
 	start := lastHeader(hist)

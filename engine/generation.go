@@ -33,11 +33,13 @@ type generation struct {
 	dec      Decoder
 	parser   Parser
 	stop     *stopMatcher
-	spec     *drafter // nil: no speculation
-	lastTok  int32    // the last token that produced text
-	hitStop  bool     // a stop string ended the answer
-	endCalls bool     // a tool call ended the answer (EndAfterToolCall)
-	calls    int      // tool calls so far (their ids)
+	spec     *drafter      // lookup speculation; nil: none
+	md       *modelDrafter // drafts by the draft model; nil: none
+	probs    []float32     // the model's distribution at a row (verify)
+	lastTok  int32         // the last token that produced text
+	hitStop  bool          // a stop string ended the answer
+	endCalls bool          // a tool call ended the answer (EndAfterToolCall)
+	calls    int           // tool calls so far (their ids)
 	logprobs []TokenLogprob
 	lp       logprober
 	input    []int32   // the tokens of the last step (a token and its draft)
@@ -64,6 +66,9 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 		if int(id) >= g.m.b.Vocab() {
 			return fmt.Errorf("engine: GenerateOptions.LogitBias: token %d is outside the model's vocabulary [0, %d)", id, g.m.b.Vocab())
 		}
+	}
+	if g.opts.Drafter == DrafterModel && g.m.cfg.Draft == nil {
+		return fmt.Errorf("engine: GenerateOptions.Drafter %q: the model has no draft model (WithDraft)", DrafterModel)
 	}
 	if err := s.ensureCache(); err != nil {
 		return err
@@ -183,14 +188,20 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 // conversation's next turn, resume there. A position is the length of the longest prefix that the
 // prompt shares with the rendering of the messages before it.
 func (g *generation) turnMarks(msgs []Message, popts PromptOptions, ids []int32) []int {
-	if _, ok := g.s.cache.(Checkpointer); !ok {
+	if _, ok := g.s.cache.(Checkpointer); !ok && !g.m.draftRecurrent {
 		return nil
 	}
 	var marks []int
 	mark := func(other []Message) {
 		head, err := g.m.f.Prompt(other, popts)
 		if err != nil {
-			return // a template that cannot render that conversation
+			// A template that cannot render that conversation (Qwen3.5's
+			// raises without a user query) may render it with a question
+			// after it, which shares the same prefix with this prompt.
+			head, err = g.m.f.Prompt(append(slices.Clip(other), Message{Role: "user", Content: "."}), popts)
+			if err != nil {
+				return
+			}
 		}
 		if n := commonPrefix(head, ids); n > 0 && n < len(ids) && !slices.Contains(marks, n) {
 			marks = append(marks, n)
@@ -244,7 +255,7 @@ func (g *generation) reuse(ctx context.Context, prompt []int32) ([]float32, erro
 	}
 	common := commonPrefix(s.tokens, prompt)
 	if pc := g.m.pc; pc != nil {
-		n, logits, err := pc.restore(ctx, s.cache, prompt, common)
+		n, logits, err := pc.restore(ctx, nil, s.cache, prompt, common)
 		if err != nil {
 			return nil, fmt.Errorf("engine: reusing a shared prompt prefix: %w", err)
 		}
@@ -304,17 +315,8 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 	for len(s.tokens) < len(prompt) {
 		pos := len(s.tokens)
 		end := len(prompt)
-		if recurrent && every > 0 {
-			// A recurrent cache goes back only to where it kept its state:
-			// keep it every CheckpointInterval tokens of a long prompt, and
-			// at the turns' marks.
-			end = min(end, (pos/every+1)*every)
-		}
-		for _, mk := range g.marks {
-			if recurrent && mk > pos {
-				end = min(end, mk)
-				break
-			}
+		if recurrent {
+			end = g.checkpointEnd(pos, end, every)
 		}
 		var in rowInput
 		for _, sp := range g.spans {
@@ -348,7 +350,7 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 			return nil, fmt.Errorf("engine: prefill of prompt tokens %d..%d: %w", pos, len(prompt)-1, err)
 		}
 		s.tokens = append(s.tokens, prompt[pos:pos+n]...)
-		if recurrent && (len(s.tokens) == len(prompt) || (every > 0 && len(s.tokens)%every == 0) || slices.Contains(g.marks, len(s.tokens))) {
+		if recurrent && g.checkpointAt(len(s.tokens), len(prompt), every) {
 			// The end of the prompt is where the next turn resumes.
 			if err := checkpoint(s.cache); err != nil {
 				return nil, fmt.Errorf("engine: checkpoint at %d prompt tokens: %w", len(s.tokens), err)
@@ -364,11 +366,34 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 	s.promptLogits = append(s.promptLogits[:0], g.logits[:V]...)
 	s.promptEnd = len(prompt)
 	if pc := g.m.pc; pc != nil && s.approxFrom < 0 {
-		if err := pc.save(s.cache, prompt, s.promptLogits); err != nil {
+		if err := pc.save(nil, s.cache, prompt, s.promptLogits); err != nil {
 			return nil, fmt.Errorf("engine: saving the prompt in the prompt cache: %w", err)
 		}
 	}
 	return s.promptLogits, nil
+}
+
+// checkpointEnd is where a step of a prompt from pos (to end) stops for a
+// recurrent cache, which goes back only to where it kept its state: every
+// CheckpointInterval (every) tokens of a long prompt, and at the turns'
+// marks.
+func (g *generation) checkpointEnd(pos, end, every int) int {
+	if every > 0 {
+		end = min(end, (pos/every+1)*every)
+	}
+	for _, mk := range g.marks {
+		if mk > pos {
+			return min(end, mk)
+		}
+	}
+	return end
+}
+
+// checkpointAt reports whether a recurrent cache keeps its state after n
+// tokens of a prompt of end tokens: at its end (where the next turn
+// resumes), every every tokens, and at the turns' marks.
+func (g *generation) checkpointAt(n, end, every int) bool {
+	return n == end || (every > 0 && n%every == 0) || slices.Contains(g.marks, n)
 }
 
 // startDecoding sets up the sampler, the parsers and the draft.
@@ -398,8 +423,22 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 			cs.SetContext(ctx)
 		}
 	}
-	if g.speculating() {
+	switch g.drafter() {
+	case DrafterLookup:
 		g.spec = newDrafter(prompt)
+		g.stats.Drafter = DrafterLookup
+	case DrafterModel:
+		if slices.ContainsFunc(prompt, func(t int32) bool { return t < 0 }) {
+			g.m.cfg.Logger.Debug("engine: no drafts by the draft model for a prompt with images (it reads no image rows)")
+			break
+		}
+		md, err := g.newModelDrafter()
+		if err != nil {
+			g.m.cfg.Logger.Warn("engine: no drafts by the draft model for this generation", "error", err)
+			break
+		}
+		g.md = md
+		g.stats.Drafter = DrafterModel
 	}
 	if g.opts.Logprobs {
 		g.lp.top = g.opts.TopLogprobs
@@ -407,15 +446,34 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	}
 }
 
-// speculating reports whether this generation drafts tokens: it is on by
-// request or by default, and off with a constraint (every drafted token
-// would have to pass it).
-func (g *generation) speculating() bool {
-	on := g.m.cfg.Speculation
-	if g.opts.Speculation != nil {
-		on = *g.opts.Speculation
+// drafter says who drafts this generation's tokens: the request's choice,
+// or by default the draft model when there is one and lookup when
+// Config.Speculation is on, either turned off by a Speculation of false.
+// Lookup stays off with a constraint (its drafts know nothing of it), and
+// a draft model drafts under a constraint only if it can go back
+// (Marker).
+func (g *generation) drafter() Drafter {
+	d := g.opts.Drafter
+	if d == DrafterDefault {
+		on := g.m.cfg.Speculation || g.m.cfg.Draft != nil
+		if g.opts.Speculation != nil {
+			on = *g.opts.Speculation
+		}
+		switch {
+		case !on:
+			return DrafterNone
+		case g.m.cfg.Draft != nil:
+			d = DrafterModel
+		default:
+			d = DrafterLookup
+		}
 	}
-	return on && g.cons == nil
+	if g.cons != nil {
+		if _, ok := g.cons.c.(Marker); d == DrafterLookup || !ok {
+			return DrafterNone
+		}
+	}
+	return d
 }
 
 // decode samples the answer. Each step's rows of logits are sampled in
@@ -431,11 +489,24 @@ func (g *generation) decode(ctx context.Context, logits []float32) error {
 	for {
 		var next int32
 		for i := range len(logits) / V {
-			tok, err := g.pick(logits[i*V : (i+1)*V])
+			row := logits[i*V : (i+1)*V]
+			drafted := i+1 < len(g.input)
+			var tok int32
+			var confirmed bool
+			var err error
+			if drafted && g.md != nil && !g.md.greedy {
+				// Sampled from the draft model's distribution: the
+				// rejection rule decides (see draft.go).
+				tok, confirmed, err = g.verify(row, g.input[i+1], g.md.q[i*V:(i+1)*V])
+			} else {
+				// Greedy, or a lookup draft (a token proposed with
+				// certainty): the model's own pick confirms it or not.
+				tok, err = g.pick(row)
+				confirmed = drafted && g.input[i+1] == tok
+			}
 			if err != nil {
 				return err
 			}
-			confirmed := i+1 < len(g.input) && g.input[i+1] == tok
 			if confirmed {
 				g.stats.AcceptedTokens++
 				g.acceptedIn++
@@ -468,7 +539,14 @@ func (g *generation) decode(ctx context.Context, logits []float32) error {
 			return g.done(StopLength)
 		}
 		g.input = append(g.input[:0], next)
-		g.input = g.draft(g.input, ctxLen)
+		var err error
+		if g.input, err = g.draft(ctx, g.input, ctxLen); err != nil {
+			g.input = g.input[:0]
+			if ctx.Err() != nil {
+				return g.done(StopCancelled)
+			}
+			return err
+		}
 		g.logits = grow(g.logits, len(g.input)*V)
 		var pos []Position
 		if g.pos != nil {
@@ -495,9 +573,11 @@ func (g *generation) decode(ctx context.Context, logits []float32) error {
 // draft appends a speculative continuation to input (the token about to be
 // computed) when this generation speculates and few sequences share the
 // steps: the draft competes with the other sequences for the same compute.
-func (g *generation) draft(input []int32, ctxLen int) []int32 {
-	if g.spec == nil || g.m.sched.active() > maxSpeculatingSequences {
-		return input
+// Only a cancelled ctx is an error: a draft model that fails stops
+// drafting for this generation, which goes on without.
+func (g *generation) draft(ctx context.Context, input []int32, ctxLen int) ([]int32, error) {
+	if (g.spec == nil && g.md == nil) || g.m.sched.active() > maxSpeculatingSequences {
+		return input, nil
 	}
 	// Every draft token checked is one more generated token and one more
 	// cached position.
@@ -506,15 +586,28 @@ func (g *generation) draft(input []int32, ctxLen int) []int32 {
 		room = min(room, g.opts.MaxTokens-g.stats.GeneratedTokens-1)
 	}
 	if room <= 0 {
-		return input
+		return input, nil
 	}
 	before := len(input)
-	input = g.spec.draft(input, room)
-	if i := slices.IndexFunc(input, func(t int32) bool { return t < 0 }); i >= 0 {
-		input = input[:i] // never draft an image row's placeholder
+	if g.md != nil {
+		var err error
+		input, err = g.md.propose(ctx, input, min(room, g.m.cfg.DraftMax))
+		if err != nil {
+			if ctx.Err() != nil {
+				return input[:before], ctx.Err()
+			}
+			g.m.cfg.Logger.Warn("engine: the draft model failed; decoding goes on without drafts", "error", err)
+			g.md = nil
+			input = input[:before]
+		}
+	} else {
+		input = g.spec.draft(input, room)
+	}
+	if i := slices.IndexFunc(input[before:], func(t int32) bool { return t < 0 }); i >= 0 {
+		input = input[:before+i] // never draft an image row's placeholder
 	}
 	g.stats.DraftTokens += len(input) - before
-	return input
+	return input, nil
 }
 
 // maxSpeculatingSequences is the most sequences in the batch for which
@@ -551,6 +644,21 @@ type contextSetter interface{ SetContext(context.Context) }
 // pick samples a token from one row of logits, under the logit bias and
 // the constraint.
 func (g *generation) pick(logits []float32) (int32, error) {
+	in, err := g.constrain(logits)
+	if err != nil {
+		return 0, err
+	}
+	tok := g.sampler.Sample(in)
+	if tok == sample.NoToken {
+		return 0, fmt.Errorf("engine: no token can be sampled at position %d: every logit is -Inf or NaN", len(g.s.tokens))
+	}
+	return tok, g.record(tok, logits)
+}
+
+// constrain returns a row of logits with the logit bias added and the
+// tokens the constraint does not allow at -Inf (logits itself when
+// neither applies).
+func (g *generation) constrain(logits []float32) ([]float32, error) {
 	in := logits
 	if len(g.opts.LogitBias) > 0 {
 		g.biased = append(g.biased[:0], logits...)
@@ -562,22 +670,24 @@ func (g *generation) pick(logits []float32) (int32, error) {
 	if g.cons != nil {
 		var err error
 		if in, err = g.cons.apply(in, g.budget()); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	tok := g.sampler.Sample(in)
-	if tok == sample.NoToken {
-		return 0, fmt.Errorf("engine: no token can be sampled at position %d: every logit is -Inf or NaN", len(g.s.tokens))
-	}
+	return in, nil
+}
+
+// record tells the constraint the token picked from a row of logits and
+// keeps its log-probability under them when asked.
+func (g *generation) record(tok int32, logits []float32) error {
 	if g.cons != nil {
 		if err := g.cons.c.Accept(tok); err != nil {
-			return 0, fmt.Errorf("engine: the constraint rejected sampled token %d: %w", tok, err)
+			return fmt.Errorf("engine: the constraint rejected sampled token %d: %w", tok, err)
 		}
 	}
 	if g.opts.Logprobs {
 		g.logprobs = append(g.logprobs, g.lp.of(logits, tok))
 	}
-	return tok, nil
+	return nil
 }
 
 // take records a sampled token and streams its text. It returns a stop

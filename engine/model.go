@@ -28,6 +28,14 @@ type Model struct {
 	sched *scheduler
 	proj  Projector // nil: the model takes no images
 
+	// draftRecurrent: the draft model's caches keep recurrent state
+	// (Checkpointer), so prompts keep checkpoints at the turns for it too.
+	draftRecurrent bool
+	// acceptRule, when set, replaces the rejection rule of speculative
+	// sampling (leviathan); only tests set it, to check that the
+	// statistical test of the sampled output fails with a wrong rule.
+	acceptRule func(p, q, u float64) bool
+
 	release func() error // from Open: what the architecture opened
 	parts   any          // from Open: Loaded.Parts
 
@@ -55,6 +63,15 @@ func New(b Backend, f Format, cfg Config) (*Model, error) {
 	}
 	m := &Model{b: b, f: f, cfg: cfg}
 	m.idle = sync.NewCond(&m.life)
+	if d := cfg.Draft; d != nil {
+		if err := checkDraft(b, f, d); err != nil {
+			return nil, err
+		}
+		if c, err := d.b.NewCache(); err == nil {
+			_, m.draftRecurrent = c.(Checkpointer)
+			c.Close()
+		}
+	}
 	if cfg.PromptCacheBytes > 0 {
 		m.pc = newPromptCache(cfg.PromptCacheBytes)
 		if cfg.PromptCacheDir != "" {

@@ -88,6 +88,11 @@ type GenerateOptions struct {
 	// request; nil leaves it to the model's default (Config.Speculation, set
 	// by WithSpeculation).
 	Speculation *bool
+	// Drafter picks who drafts the tokens this generation checks ahead
+	// (speculative decoding): DrafterDefault leaves it to the model (its
+	// draft model, Config.Draft, when it has one; else lookup when
+	// Config.Speculation is on; neither when Speculation is false).
+	Drafter Drafter
 	// RawPrompt, if not nil, is the prompt itself, as tokens (a plain
 	// completion: OpenAI's /v1/completions): Generate then takes no
 	// messages, renders no template, and streams everything the model
@@ -116,6 +121,26 @@ type GenerateOptions struct {
 	RequireComplete bool
 }
 
+// A Drafter names who drafts a generation's tokens ahead (speculative
+// decoding). Every drafter gives the answer decoding without one gives; they
+// differ in what it costs and how often the draft is right.
+type Drafter string
+
+// Drafters.
+const (
+	// DrafterDefault is the model's choice (see GenerateOptions.Drafter).
+	DrafterDefault Drafter = ""
+	// DrafterNone drafts nothing.
+	DrafterNone Drafter = "none"
+	// DrafterLookup copies what followed the last tokens earlier in the
+	// conversation: free, right where the answer repeats its input.
+	DrafterLookup Drafter = "lookup"
+	// DrafterModel asks the model's draft model (Config.Draft): a forward
+	// step of the draft per drafted token, right where the two models
+	// agree. It is an error for a model without one.
+	DrafterModel Drafter = "draft"
+)
+
 // MaxTopLogprobs is the most alternatives GenerateOptions.TopLogprobs may ask
 // for.
 const MaxTopLogprobs = 20
@@ -131,6 +156,11 @@ func (o *GenerateOptions) validate() error {
 		if id < 0 || b != b {
 			return fmt.Errorf("engine: GenerateOptions.LogitBias: token %d, bias %g", id, b)
 		}
+	}
+	switch o.Drafter {
+	case DrafterDefault, DrafterNone, DrafterLookup, DrafterModel:
+	default:
+		return fmt.Errorf("engine: GenerateOptions.Drafter %q; use %q, %q or %q", o.Drafter, DrafterNone, DrafterLookup, DrafterModel)
 	}
 	if err := o.Sampler.Validate(); err != nil {
 		return fmt.Errorf("engine: GenerateOptions.Sampler: %w", err)

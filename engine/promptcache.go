@@ -29,6 +29,11 @@ import (
 // their bound. Snapshots read back from disk show in Stats.CachedTokens
 // like any other.
 //
+// A model with a draft model (Config.Draft) whose own Model has no prompt
+// cache keeps the draft's snapshots here too, under the same bound, marked
+// as the draft's: a session's draft restores the prefix its target does,
+// instead of computing it again (they stay in memory, never on disk).
+//
 // Reused prefixes show in Stats.CachedTokens (and SharedCachedTokens). The
 // logits are those of a session that kept the prefix itself, which equal a
 // fresh prefill's except where the backend's numbers depend on how a
@@ -66,6 +71,7 @@ type PromptCacheStats struct {
 }
 
 type promptEntry struct {
+	owner  *Model // nil: the cache's own model; else the draft model whose caches these are
 	tokens []int32
 	kv     Cache     // exactly len(tokens) positions
 	logits []float32 // the prediction after tokens
@@ -146,15 +152,16 @@ func (pc *PromptCache) close() {
 // restore makes c hold the longest prefix of prompt that a snapshot shares
 // with it, if that is longer than have (the prefix c holds already). It
 // returns the length c holds now and the logits after it when the
-// snapshot is exactly the whole prompt.
-func (pc *PromptCache) restore(ctx context.Context, c Cache, prompt []int32, have int) (int, []float32, error) {
+// snapshot is exactly the whole prompt. owner is nil for a cache of the
+// prompt cache's own model, the draft model for a draft's cache.
+func (pc *PromptCache) restore(ctx context.Context, owner *Model, c Cache, prompt []int32, have int) (int, []float32, error) {
 	dst, ok := c.(Snapshotter)
 	if !ok {
 		return have, nil, nil
 	}
-	e, n := pc.lookup(prompt, have)
+	e, n := pc.lookup(owner, prompt, have)
 	fromDisk := false
-	if pc.disk != nil {
+	if pc.disk != nil && owner == nil {
 		if d, dn := pc.fromDisk(ctx, prompt, max(n, have)); d != nil {
 			if e != nil {
 				pc.done(e)
@@ -192,14 +199,14 @@ func (pc *PromptCache) restore(ctx context.Context, c Cache, prompt []int32, hav
 // lookup returns the snapshot sharing the longest prefix with prompt, and
 // that length, if it is longer than have; the snapshot is marked used.
 // Snapshots are immutable, so the caller copies from it without the lock.
-func (pc *PromptCache) lookup(prompt []int32, have int) (*promptEntry, int) {
+func (pc *PromptCache) lookup(owner *Model, prompt []int32, have int) (*promptEntry, int) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	var best *list.Element
 	bestN := have
 	for el := pc.lru.Front(); el != nil; el = el.Next() {
 		e := el.Value.(*promptEntry)
-		if len(e.tokens) <= bestN || len(prompt) <= bestN {
+		if e.owner != owner || len(e.tokens) <= bestN || len(prompt) <= bestN {
 			continue
 		}
 		if n := commonPrefix(e.tokens, prompt); n > bestN {
@@ -254,7 +261,7 @@ func (pc *PromptCache) fromDisk(ctx context.Context, prompt []int32, atLeast int
 			return nil, 0
 		}
 		// The other request read it (or failed to).
-		if e, m := pc.lookup(prompt, atLeast); e != nil {
+		if e, m := pc.lookup(nil, prompt, atLeast); e != nil {
 			if m >= n {
 				return e, m
 			}
@@ -263,7 +270,7 @@ func (pc *PromptCache) fromDisk(ctx context.Context, prompt []int32, atLeast int
 		return nil, 0
 	}
 	// Another session may have read it before this one claimed it.
-	if e, m := pc.lookup(prompt, atLeast); e != nil {
+	if e, m := pc.lookup(nil, prompt, atLeast); e != nil {
 		if m >= n {
 			end()
 			return e, m
@@ -295,14 +302,15 @@ func (pc *PromptCache) done(e *promptEntry) {
 
 // save keeps a snapshot of the first len(prompt) positions of c, whose
 // prediction after them is logits, unless a snapshot covers it already.
-func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
+// owner is as for restore.
+func (pc *PromptCache) save(owner *Model, c Cache, prompt []int32, logits []float32) error {
 	src, ok := c.(Snapshotter)
 	if !ok || len(prompt) == 0 || !canRewind(c, len(prompt)) {
 		return nil
 	}
 	pc.mu.Lock()
 	for el := pc.lru.Front(); el != nil; el = el.Next() {
-		if e := el.Value.(*promptEntry); len(e.tokens) >= len(prompt) && commonPrefix(e.tokens, prompt) == len(prompt) {
+		if e := el.Value.(*promptEntry); e.owner == owner && len(e.tokens) >= len(prompt) && commonPrefix(e.tokens, prompt) == len(prompt) {
 			pc.lru.MoveToFront(el)
 			pc.mu.Unlock()
 			return nil
@@ -321,7 +329,7 @@ func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
 		kv.Close()
 		return nil
 	}
-	e := &promptEntry{tokens: append([]int32(nil), prompt...), kv: kv, logits: append([]float32(nil), logits...), bytes: size}
+	e := &promptEntry{owner: owner, tokens: append([]int32(nil), prompt...), kv: kv, logits: append([]float32(nil), logits...), bytes: size}
 
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
@@ -329,7 +337,7 @@ func (pc *PromptCache) save(c Cache, prompt []int32, logits []float32) error {
 		kv.Close()
 		return nil // another session saved it meanwhile
 	}
-	if pc.disk != nil && !pc.closed && !e.evicted {
+	if pc.disk != nil && owner == nil && !pc.closed && !e.evicted {
 		e.refs++ // the writer's; it calls done
 		select {
 		case pc.disk.queue <- e:
@@ -347,6 +355,10 @@ func (pc *PromptCache) insertLocked(e *promptEntry) bool {
 	for el := pc.lru.Front(); el != nil; {
 		next := el.Next()
 		old := el.Value.(*promptEntry)
+		if old.owner != e.owner {
+			el = next
+			continue
+		}
 		switch n := commonPrefix(old.tokens, e.tokens); {
 		case n == len(e.tokens):
 			return false

@@ -45,8 +45,11 @@ type Session struct {
 	// a context shift (approximations, never shared through a PromptCache);
 	// -1 when there are none.
 	approxFrom int
+	// draft is the session's sequence on the model's draft model
+	// (Config.Draft), made on the first draft; nil before.
+	draft *draftSeq
 	// memBytes is cache.Bytes() as of the end of the last generation (read
-	// without waiting for a running one).
+	// without waiting for a running one), the draft's cache included.
 	memBytes atomic.Int64
 }
 
@@ -62,6 +65,9 @@ func (s *Session) forget() {
 	s.tokens = s.tokens[:0]
 	s.promptEnd = -1
 	s.approxFrom = -1
+	if s.draft != nil {
+		s.draft.tokens = s.draft.tokens[:0]
+	}
 }
 
 // Close frees the session's KV cache (a GPU backend's device memory); the
@@ -71,6 +77,8 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.forget()
+	s.draft.close()
+	s.draft = nil
 	if s.cache == nil {
 		return nil
 	}
@@ -126,7 +134,11 @@ func (s *Session) Generate(ctx context.Context, msgs []Message, opts GenerateOpt
 		defer s.m.leave()
 		defer func() {
 			if s.cache != nil {
-				s.memBytes.Store(s.cache.Bytes())
+				n := s.cache.Bytes()
+				if s.draft != nil && s.draft.cache != nil {
+					n += s.draft.cache.Bytes()
+				}
+				s.memBytes.Store(n)
 			}
 		}()
 		g := &generation{s: s, m: s.m, opts: opts, yield: yield}

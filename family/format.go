@@ -80,6 +80,17 @@ type ToolParser interface {
 	Flush() []toolcall.Event
 }
 
+// SpecialMarkers is implemented by a ToolSyntax whose markers are special
+// tokens of the model's vocabulary, which decoding leaves out of the text
+// (LFM2's <|tool_call_start|> and <|tool_call_end|>). When an answer is
+// read for tool calls, the format's parser gives those tokens their text
+// back, so that the reasoning parser in front passes them on and the tool
+// parser sees a marker the same whether the model wrote it as its token
+// or a grammar spelled it with ordinary ones.
+type SpecialMarkers interface {
+	MarkerTexts() []string
+}
+
 // TypedToolSyntax is a ToolSyntax whose parser reads calls by the
 // request's tool definitions (engine.ParserOptions.ToolDefinitions):
 // Qwen3-Coder writes each argument as raw text, which becomes a JSON value
@@ -139,6 +150,8 @@ type Format struct {
 	eot  []int32 // ids of spec.EndOfTurn in the vocabulary
 	// ids of the reasoning tags, or -1 when they are not single tokens
 	thinkOpen, thinkClose int32
+	// the tool syntax's special markers by id (SpecialMarkers)
+	markers map[int32]string
 
 	embOnce sync.Once // the special tokens around embedding inputs (embed.go)
 	emb     embedtok.Special
@@ -173,6 +186,16 @@ func (f *Format) tokenizer() (*tokenizer.Tokenizer, error) {
 		}
 		if id, ok := f.tok.ID(close); ok {
 			f.thinkClose = id
+		}
+		if sm, ok := f.spec.Tools.(SpecialMarkers); ok {
+			for _, m := range sm.MarkerTexts() {
+				if id, ok := f.tok.ID(m); ok {
+					if f.markers == nil {
+						f.markers = map[int32]string{}
+					}
+					f.markers[id] = m
+				}
+			}
 		}
 	})
 	return f.tok, f.err
@@ -353,6 +376,7 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 		} else {
 			p.tools = f.spec.Tools.NewParser(f.tok)
 		}
+		p.markers = f.markers
 	}
 	return p
 }
@@ -362,11 +386,16 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 type parser struct {
 	think *think.Parser // nil: no reasoning
 	tools ToolParser    // nil: no tools
-	out   []engine.Event
+	// markers are the tool syntax's special tokens, given their text back
+	markers map[int32]string
+	out     []engine.Event
 }
 
 func (p *parser) Push(id int32, text string) []engine.Event {
 	p.out = nil
+	if m, ok := p.markers[id]; ok && text == "" {
+		text = m
+	}
 	if p.think == nil {
 		p.content(id, text)
 		return p.out

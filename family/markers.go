@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/grammar"
 	"github.com/smolgo/smolgo/internal/chatfmt"
 	"github.com/smolgo/smolgo/internal/jinja"
@@ -74,9 +75,9 @@ var (
 )
 
 // ProvideToolSyntax gives the table of tool-call syntaxes the parser and
-// grammar of the syntax named name ("llama3-json", "granite", "phi4"; the
-// table also asks for "harmony" and "qwen3-coder-xml", which no package
-// provides yet),
+// grammar of the syntax named name ("llama3-json", "granite", "phi4",
+// "lfm2"; the table also asks for "harmony" and "qwen3-coder-xml", which
+// no package provides yet),
 // for templates that write calls so; a family package calls it in its
 // init, as it calls Register.
 func ProvideToolSyntax(name string, s ToolSyntax) {
@@ -120,7 +121,7 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 		{Name: "Command-R", Match: has("Action:", `"tool_name": `+fn)},
 		{Name: "functionary v3.2", Match: has(">>>" + probeFn)},
 		{Name: "functionary v3.1", Match: has("<function=" + probeFn + ">"), Syntax: FunctionaryTools},
-		{Name: "LFM2 Python calls", Match: has("<|tool_call_start|>[" + probeFn + "(")},
+		{Name: "LFM2 Python calls", Match: has("<|tool_call_start|>[" + probeFn + "("), Syntax: provided("lfm2")},
 		{Name: "Phi-4", Match: has("<|tool_call|>", "<|/tool_call|>", fn), Syntax: provided("phi4")},
 		{Name: "Granite", Match: has("<|tool_call|>", fn), Syntax: provided("granite")},
 		{Name: "Llama 3 JSON", Match: func(s string) bool {
@@ -156,7 +157,7 @@ func DetectMarkers(tt *templateText) *Markers {
 
 	// Reasoning: the tags around an answer's reasoning_content, or else a
 	// known pair the template's text holds.
-	withReasoning := msg(`{"role": "assistant", "content": "` + probeAnswer + `", "reasoning_content": "` + probeReasoning + `"}`)
+	withReasoning := tt.messageValue(engine.Message{Role: "assistant", Content: probeAnswer, ReasoningContent: probeReasoning})
 	if out := render([]jinja.Value{user, withReasoning}, nil, false, nil); out != "" {
 		if i := strings.Index(out, probeReasoning); i >= 0 {
 			open := trailingMarker(out[:i])
@@ -242,6 +243,11 @@ func DetectMarkers(tt *templateText) *Markers {
 var mentionedSyntaxes = [][3]string{
 	{"<｜tool▁call▁begin｜>", "", "DeepSeek"},
 	{"<|tool_call_start|>", "", "LFM2 Python calls"},
+	// LFM2's and LFM2.5's templates list the tools so, as llama.cpp
+	// recognises them (common/parsers/lfm2.cpp), and keep only an
+	// answer's content.
+	{"<|tool_list_start|>", "<|tool_list_end|>", "LFM2 Python calls"},
+	{"List of tools: [", "", "LFM2 Python calls"},
 	{"<|tool_call|>", "<|/tool_call|>", "Phi-4"},
 	{"<|tool_call|>", "", "Granite"},
 	{"[TOOL_CALLS]", "", "Mistral"},

@@ -44,7 +44,8 @@ var wantMarkers = map[string]struct {
 	"unsloth-mistral-Devstral-Small-2507":           {"Mistral", "", "", false},
 	"mistralai-Mistral-Nemo-Instruct-2407":          {"Mistral", "", "", false},
 	"LFM2.5-8B-A1B":                                 {"LFM2 Python calls", "<think>", "</think>", false},
-	"LFM2-8B-A1B":                                   {"", "", "", false},
+	"LFM2-8B-A1B":                                   {"LFM2 Python calls", "", "", false},
+	"LFM2.5-Instruct":                               {"LFM2 Python calls", "", "", false},
 	"HuggingFaceTB-SmolLM3-3B":                      {"", "<think>", "</think>", false},
 }
 

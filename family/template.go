@@ -89,11 +89,27 @@ func TemplateFormat(f *gguf.File, src string) (*Format, error) {
 // thinking switch (enable_thinking) and PromptOptions.TemplateKwargs; the
 // markers read from the template (see Markers).
 func TemplateSpec(f *gguf.File, src string) (FormatSpec, error) {
+	return TemplateSpecWith(f, src, TemplateOptions{})
+}
+
+// TemplateOptions are a family's adjustments to how a file's template is
+// rendered, for what llama.cpp's handler of that family's templates does
+// to the messages before rendering them.
+type TemplateOptions struct {
+	// ReasoningField names a message field that carries an earlier
+	// answer's reasoning besides reasoning_content: LFM2.5's and gpt-oss's
+	// templates read message.thinking, which llama.cpp copies from
+	// reasoning_content (common/parsers/lfm2.cpp). "" for none.
+	ReasoningField string
+}
+
+// TemplateSpecWith is TemplateSpec with a family's adjustments.
+func TemplateSpecWith(f *gguf.File, src string, o TemplateOptions) (FormatSpec, error) {
 	t, err := jinja.Parse(src)
 	if err != nil {
 		return FormatSpec{}, fmt.Errorf("family: the chat template: %w", err)
 	}
-	tt := &templateText{t: t, src: src, special: specialTokens(f), now: time.Now}
+	tt := &templateText{t: t, src: src, special: specialTokens(f), now: time.Now, reasoningField: o.ReasoningField}
 	m := DetectMarkers(tt)
 	if f != nil {
 		// A file may carry a variant for requests with tools
@@ -104,7 +120,7 @@ func TemplateSpec(f *gguf.File, src string) (FormatSpec, error) {
 			if err != nil {
 				return FormatSpec{}, fmt.Errorf("family: the tool_use chat template: %w", err)
 			}
-			tt.tools = &templateText{t: tu, src: tsrc, special: tt.special, now: tt.now}
+			tt.tools = &templateText{t: tu, src: tsrc, special: tt.special, now: tt.now, reasoningField: tt.reasoningField}
 			tm := DetectMarkers(tt.tools)
 			m.Syntax, m.ToolsShown, m.CallsShown = tm.Syntax, tm.ToolsShown, tm.CallsShown
 		}
@@ -140,6 +156,8 @@ type templateText struct {
 	tools   *templateText     // the variant for requests with tools, if the file has one
 	special map[string]string // bos_token, eos_token
 	now     func() time.Time
+	// reasoningField is TemplateOptions.ReasoningField.
+	reasoningField string
 }
 
 // vars builds the template's variables for msgs.
@@ -200,7 +218,7 @@ func (tt *templateText) render(msgs []engine.Message, opts engine.PromptOptions,
 	}
 	values := make([]jinja.Value, len(msgs))
 	for i, msg := range msgs {
-		values[i] = messageValue(msg)
+		values[i] = tt.messageValue(msg)
 	}
 	tools := opts.Tools
 	if len(tools) > 0 && !m.ToolsShown {
@@ -225,13 +243,17 @@ func (tt *templateText) render(msgs []engine.Message, opts engine.PromptOptions,
 
 // messageValue is msg as Hugging Face users pass it: tool calls as
 // {"id", "type": "function", "function": {"name", "arguments": object}},
-// optional fields only when set.
-func messageValue(msg engine.Message) jinja.Value {
+// optional fields only when set; the reasoning also under the template's
+// reasoningField, if it has one.
+func (tt *templateText) messageValue(msg engine.Message) jinja.Value {
 	d := jinja.NewDict()
 	d.Set("role", jinja.String(msg.Role))
 	d.Set("content", jinja.String(msg.Content))
 	if msg.ReasoningContent != "" {
 		d.Set("reasoning_content", jinja.String(msg.ReasoningContent))
+		if tt.reasoningField != "" {
+			d.Set(tt.reasoningField, jinja.String(msg.ReasoningContent))
+		}
 	}
 	if len(msg.ToolCalls) > 0 {
 		calls := make([]jinja.Value, len(msg.ToolCalls))

@@ -45,6 +45,7 @@ type Constraint struct {
 	spare *maskEntry      // a mask not kept in the cache, for reuse
 	none  *maskEntry      // the empty mask
 	err   error           // why the last mask allows nothing (Err)
+	marks int             // marks not yet rewound (Mark): no rebase meanwhile
 }
 
 // ErrTooAmbiguous is wrapped by Err when the output cannot go on because
@@ -99,6 +100,27 @@ func (g *Grammar) NewConstraint(v *Vocab) *Constraint {
 	c.start = c.m.start()
 	c.state = c.start
 	return c
+}
+
+// Mark returns a function that brings the constraint back to where it is
+// now: the output accepted so far and the limit. A speculative decoder
+// drafts tokens under the constraint (Apply, then Accept for each), goes
+// back, and lets the tokens that are checked be accepted again. Until the
+// function is called, the automaton is not started over when it outgrows
+// its bounds (which would renumber the state the mark holds), so call it
+// after a few tokens, and once.
+func (c *Constraint) Mark() (back func()) {
+	state, ended, n, limit := c.state, c.ended, c.n, c.limit
+	c.marks++
+	done := false
+	return func() {
+		if done {
+			return
+		}
+		done = true
+		c.state, c.ended, c.n, c.limit = state, ended, n, limit
+		c.marks--
+	}
 }
 
 // Reset starts the constraint over, for a new generation with the same
@@ -161,7 +183,7 @@ func (c *Constraint) Apply(logits []float32) int {
 // entry returns the mask of the current state under the current limit,
 // computing it if needed.
 func (c *Constraint) entry() *maskEntry {
-	if c.m.full() {
+	if c.m.full() && c.marks == 0 {
 		c.state = c.m.rebase(c.state)
 		c.start = c.m.start()
 		clear(c.cache)

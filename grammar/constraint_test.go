@@ -549,3 +549,87 @@ func TestValidator(t *testing.T) {
 		}
 	}
 }
+
+// Mark brings a constraint back to where it was after tokens were tried
+// ahead (a draft): the same masks, the same output, the limit too; while a
+// mark is held the machine is not started over, even past its bounds, and
+// the state the mark holds stays valid.
+func TestMark(t *testing.T) {
+	v, eog := smallVocab(t)
+	g, err := FromJSONSchema([]byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := g.NewConstraint(v)
+	for _, b := range []byte(`{"name": "`) {
+		if err := c.Accept(int32(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Limit(30)
+	before := make([]bool, v.Len())
+	c.Allow(before)
+	back := c.Mark()
+	for _, b := range []byte(`ab"}`) {
+		if err := c.Accept(int32(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Limit(3)
+	if !c.Done() {
+		t.Fatal("the drafted object is not complete")
+	}
+	back()
+	back() // a second call changes nothing
+	after := make([]bool, v.Len())
+	c.Allow(after)
+	if !slices.Equal(before, after) {
+		t.Fatal("the mask after going back differs from the mask at the mark")
+	}
+	if c.Done() || c.limit != 30 {
+		t.Fatalf("after going back: done %v, limit %d; want false, 30", c.Done(), c.limit)
+	}
+	for _, b := range []byte(`x"}`) {
+		if err := c.Accept(int32(b)); err != nil {
+			t.Fatalf("accepting another answer after going back: %v", err)
+		}
+	}
+	if err := c.Accept(eog); err != nil {
+		t.Fatal(err)
+	}
+
+	// Past the machine's bounds while marked: no rebase, and going back
+	// lands on a state that still means the same.
+	d := JSONValue().NewConstraint(v)
+	mask := make([]bool, v.Len())
+	if err := d.Accept('['); err != nil {
+		t.Fatal(err)
+	}
+	back = d.Mark()
+	for i := 0; !d.m.full(); i++ {
+		d.Allow(mask)
+		if i > maxStates || !mask['['] {
+			t.Fatalf("the machine is not past its bounds after %d brackets: the test does not test the rebase", i)
+		}
+		if err := d.Accept('['); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Allow(mask) // full and marked: no rebase
+	if !d.m.full() {
+		t.Fatal("the machine started over while a mark was held")
+	}
+	back()
+	if d.Remaining() != 1 {
+		t.Fatalf("after going back, Remaining = %d, want 1 (one open bracket)", d.Remaining())
+	}
+	d.Allow(mask) // now it may rebase
+	if len(d.m.states) > maxStates {
+		t.Fatalf("machine holds %d states after the mark: not started over", len(d.m.states))
+	}
+	for _, tok := range []int32{']', eog} {
+		if err := d.Accept(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

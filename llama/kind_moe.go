@@ -14,7 +14,7 @@ import (
 //
 //	z = h·Wrouter (+ router bias)
 //	p = Gating(z): softmax(z), or z itself (TopKSoftmax), or sigmoid(z)
-//	experts = the Used largest p, largest first (ties as llama.cpp breaks them)
+//	experts = the Used largest p (+ selection bias), largest first (ties as llama.cpp breaks them)
 //	w = p[experts], softmax over them (TopKSoftmax), / their sum (NormWeights), · WeightScale
 //	f = Σ w_i · FFN_expert_i(h)          (+ shared expert, see SharedWidth)
 //
@@ -40,6 +40,11 @@ type MoE struct {
 	WeightScale float32
 	// RouterBias adds ffn_gate_inp.bias to the router's logits (gpt-oss).
 	RouterBias bool
+	// SelectionBias adds exp_probs_b.bias, one value per expert, to the
+	// gating's probabilities for choosing the experts only: the chosen
+	// experts are weighted by their unbiased probabilities (llama.cpp's
+	// ffn_exp_probs_b, introduced by DeepSeek V3; LFM2-8B-A1B).
+	SelectionBias bool
 	// ExpertBias adds each expert's biases ffn_{gate,up,down}_exps.bias
 	// after its products (gpt-oss).
 	ExpertBias bool
@@ -126,6 +131,7 @@ func (e *MoE) features(add func(bool, string)) {
 	add(e.Gating == TopKSoftmax, "moe top-k softmax")
 	add(e.Gating == SigmoidTopK, "moe sigmoid")
 	add(e.RouterBias, "moe router bias")
+	add(e.SelectionBias, "moe selection bias")
 	add(e.ExpertBias, "moe expert bias")
 	add(e.Activation == GELUTanh, "gelu")
 	add(e.Activation == SwiGLUOAI, "swiglu-oai")
@@ -138,6 +144,8 @@ func (e *MoE) features(add func(bool, string)) {
 type MoEWeights struct {
 	Router     *tensor.Matrix   // ffn_gate_inp [Experts rows × Embd]
 	RouterBias []float32        // MoE.RouterBias: [Experts]
+	// SelectionBias is MoE.SelectionBias's exp_probs_b.bias: [Experts]
+	SelectionBias []float32
 	Gate, Up   []*tensor.Matrix // per expert [Width rows × Embd]
 	Down       []*tensor.Matrix // per expert [Embd rows × Width]
 
@@ -173,6 +181,11 @@ func (e *MoE) load(ld *loader, cfg Config, i int, lw *LayerWeights) {
 		w.RouterBias = ld.vector(n("ffn_gate_inp.bias"), X)
 	} else {
 		ld.unused(ld.arch, n("ffn_gate_inp.bias"))
+	}
+	if e.SelectionBias {
+		w.SelectionBias = ld.vector(n("exp_probs_b.bias"), X)
+	} else {
+		ld.unused(ld.arch, n("exp_probs_b.bias"))
 	}
 	w.Gate = ld.experts(n("ffn_gate_exps.weight"), E, W, X)
 	w.Up = ld.experts(n("ffn_up_exps.weight"), E, W, X)
@@ -242,6 +255,7 @@ func swigluOAI(gate, up []float32) {
 type moeScratch struct {
 	logits  []float32 // router logits (then probabilities)   [rows × Experts]
 	order   []int32   // argsort scratch                       [Experts]
+	sel     []float32 // biased probabilities (SelectionBias)  [Experts]
 	ids     []int32   // chosen experts, best first            [rows × Used]
 	weights []float32 // their weights                         [rows × Used]
 	count   []int32   // entries per expert                    [Experts+1]
@@ -266,6 +280,7 @@ func growInt32(s []int32, n int) []int32 {
 func (s *moeScratch) ensure(n, X, K, E, W, S int) {
 	s.logits = grow(s.logits, n*X)
 	s.order = growInt32(s.order, X)
+	s.sel = grow(s.sel, X)
 	s.ids = growInt32(s.ids, n*K)
 	s.weights = grow(s.weights, n*K)
 	s.count = growInt32(s.count, X+1)
@@ -307,7 +322,7 @@ func (s *moeStep) forward(m *CPU, p *pass, l int, in, out []float32) error {
 		if w.RouterBias != nil {
 			tensor.Add(z, w.RouterBias)
 		}
-		if err := spec.route(z, sc.order, sc.ids[r*K:(r+1)*K], sc.weights[r*K:(r+1)*K]); err != nil {
+		if err := spec.route(z, w.SelectionBias, sc.sel, sc.order, sc.ids[r*K:(r+1)*K], sc.weights[r*K:(r+1)*K]); err != nil {
 			return fmt.Errorf("llama: layer %d: row %d: %w", l, r, err)
 		}
 	}
@@ -507,9 +522,11 @@ func (s *moeStep) sharedExpert(m *CPU, b *buffers, l int, in []float32, n int) e
 
 // route picks the experts of one row from its router logits z (changed in
 // place into the gating's probabilities), writing them best first to ids and
-// their weights to weights (len Used each); order is scratch of len
-// Experts.
-func (e *MoE) route(z []float32, order []int32, ids []int32, weights []float32) error {
+// their weights to weights (len Used each). With a selection bias (len
+// Experts, else nil) the choice is by the probabilities plus the bias, put
+// in sel, and the weights are the unbiased probabilities; sel and order
+// are scratch of len Experts.
+func (e *MoE) route(z, bias, sel []float32, order []int32, ids []int32, weights []float32) error {
 	for i, v := range z {
 		if v != v {
 			return fmt.Errorf("router logit %d is NaN", i)
@@ -523,7 +540,14 @@ func (e *MoE) route(z []float32, order []int32, ids []int32, weights []float32) 
 			z[i] = 1 / (1 + expf(-v))
 		}
 	}
-	argsortDesc(order, z)
+	by := z
+	if bias != nil {
+		for i, v := range z {
+			sel[i] = v + bias[i] // ggml_add(probs, exp_probs_b)
+		}
+		by = sel
+	}
+	argsortDesc(order, by)
 	for k := range ids {
 		ids[k] = order[k]
 		weights[k] = z[order[k]]

@@ -22,7 +22,11 @@ import (
 //   - the rows of the last step whose logits were asked for (a draft's
 //     rows being checked), at most maxStepPoints, so that the rejected
 //     part of a draft can be dropped again: these last until the next
-//     step.
+//     step;
+//   - one held point (Hold), where a draft model's cache starts drafting
+//     one token per step, so that the drafted tokens the target model
+//     rejects can be dropped without a checkpoint: it lasts until the next
+//     Hold and never pushes a checkpoint out.
 //
 // Truncate, Clone and CopyFrom go to a length only where the state there is
 // known: 0, the current length, or a point (Floor says which). A step that
@@ -53,6 +57,7 @@ const DefaultCheckpoints = 8
 type statePoint struct {
 	pos        int
 	checkpoint bool
+	held       bool        // Hold's point
 	state      [][]float32 // per layer, as Cache.state (nil where the layer keeps none)
 }
 
@@ -169,7 +174,7 @@ func (c *Cache) newPoint(pos int) *statePoint {
 			}
 		}
 	}
-	p.pos, p.checkpoint = pos, false
+	p.pos, p.checkpoint, p.held = pos, false, false
 	c.points = append(c.points, p)
 	return p
 }
@@ -237,7 +242,7 @@ func (c *Cache) setState(n int) error {
 // beginStep drops the points of the last step's rows: a new step moves on.
 func (c *Cache) beginStep() {
 	if c.recurrent() {
-		c.dropPoints(func(p *statePoint) bool { return !p.checkpoint })
+		c.dropPoints(func(p *statePoint) bool { return !p.checkpoint && !p.held })
 	}
 }
 
@@ -245,8 +250,34 @@ func (c *Cache) beginStep() {
 func (c *Cache) failStep() {
 	if c.recurrent() {
 		c.valid = false
-		c.dropPoints(func(p *statePoint) bool { return !p.checkpoint })
+		c.dropPoints(func(p *statePoint) bool { return !p.checkpoint && !p.held })
 	}
+}
+
+// Hold keeps a copy of the recurrent states at the current length until
+// the next Hold or a Truncate below it, besides the checkpoints: Floor
+// reaches it, and it never pushes a checkpoint out. A draft model's cache
+// holds where a draft starts, drafts one token per step, and goes back to
+// the hold when the target model rejects part of the draft. Neither Clone
+// nor SaveTo copies it. It does nothing for a model of attention layers.
+func (c *Cache) Hold() error {
+	if !c.recurrent() {
+		return nil
+	}
+	if !c.valid {
+		return fmt.Errorf("llama: no hold of an interrupted step's state (go back to a checkpoint first)")
+	}
+	c.dropPoints(func(p *statePoint) bool { return p.held && !p.checkpoint && p.pos != c.n })
+	for _, p := range c.points {
+		p.held = false
+	}
+	p := c.pointAt(c.n)
+	if p == nil {
+		p = c.newPoint(c.n)
+		c.copyState(p.state, c.state)
+	}
+	p.held = true
+	return nil
 }
 
 // keepState returns where layer l's state after the first pos positions

@@ -302,3 +302,70 @@ func newCacheAfter(t *testing.T, m *CPU, tokens []int32) *Cache {
 	}
 	return c
 }
+
+// A held point (Hold) lets a recurrent cache go back to where a draft
+// started after single-token steps, continuing exactly as a fresh cache;
+// it lasts until the next Hold, and it never pushes a checkpoint out.
+func TestRecurrentHold(t *testing.T) {
+	m := openLFM2(t, "lfm2-tiny-F32", Options{Threads: 2})
+	ctx := context.Background()
+	V := m.Config.Vocab
+	rng := rand.New(rand.NewPCG(3, 4))
+	prompt := randomTokens(rng, 20, V)
+	draft := randomTokens(rng, 4, V)
+	more := randomTokens(rng, 3, V)
+
+	c := newCache(t, m, CacheOptions{Checkpoints: 1})
+	if _, err := m.Forward(ctx, c, prompt[:10], 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forward(ctx, c, prompt[10:], 10, false); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 { // the second Hold replaces the first
+		if err := c.Hold(); err != nil {
+			t.Fatal(err)
+		}
+		for i, tok := range draft {
+			if _, err := m.Forward(ctx, c, []int32{tok}, 20+i, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if f := c.Floor(22); f != 20 {
+			t.Fatalf("round %d: Floor(22) = %d, want the hold at 20", round, f)
+		}
+		if err := c.Truncate(20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := c.Floor(15); f != 10 {
+		t.Errorf("Floor(15) = %d: the checkpoint at 10 is gone", f)
+	}
+	got, err := m.Forward(ctx, c, more, 20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Forward(ctx, newCacheAfter(t, m, prompt), more, 20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameBits(got, want) {
+		t.Error("after going back to the hold, the logits differ from a fresh cache's")
+	}
+	// A later hold drops the one at 20, and a Truncate below a hold drops it.
+	if err := c.Hold(); err != nil {
+		t.Fatal(err)
+	}
+	if f := c.Floor(21); f != 10 {
+		t.Errorf("after a new hold at 23, Floor(21) = %d, want the checkpoint 10", f)
+	}
+	if err := c.Truncate(10); err != nil {
+		t.Fatal(err)
+	}
+	if f := c.Floor(10); f != 10 || len(c.points) != 1 {
+		t.Errorf("after Truncate(10): Floor(10) = %d with %d points, want 10 and the checkpoint alone", f, len(c.points))
+	}
+}

@@ -43,6 +43,8 @@ func TestFamilyFormatsParse(t *testing.T) {
 		{"smollm2-tiny-F32", `{"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}`, "", "", true},
 		{"smollm2-tiny-F32", `{"response": "It is sunny."}`, "", "It is sunny.", false},
 		{"smollm2-tiny-F32", "Sunny, 20 degrees.", "", "Sunny, 20 degrees.", false},
+		{"lfm2-tiny-F32", `<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>`, "", "", true}, // no template: LFM2.5-Instruct's
+		{"lfm2-tiny-F32", "It is sunny.", "", "It is sunny.", false},
 	} {
 		t.Run(c.model, func(t *testing.T) {
 			m := scriptedFamily(t, c.model, c.answer)

@@ -21,6 +21,7 @@
 //	granitemoe  Granite 3.x mixtures of experts (package models/granite)
 //	phi3        Phi-4-mini and Phi-3.5-mini (package models/phi3)
 //	lfm2        LFM2 and LFM2.5, short convolutions and attention (package models/lfm2)
+//	lfm2moe     LFM2-8B-A1B, LFM2's hybrid with experts (package models/lfm2)
 //	bert        BERT encoders for embeddings and reranking: bge, all-MiniLM (package models/bert)
 //
 // A file of any other architecture is refused with an error that names it

@@ -9,7 +9,7 @@ import (
 
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/llama"
 )
 
@@ -116,9 +116,22 @@ func TestMoEBadFiles(t *testing.T) {
 		{"gptoss-tiny-Q8_0", "no sinks", nil, dropTensor("blk.1.attn_sinks.weight"), "blk.1.attn_sinks.weight is missing"},
 		{"gptoss-tiny-Q8_0", "gating func out of range", setKV("gpt-oss.expert_gating_func", uint32(9)), nil, "gpt-oss.expert_gating_func = 9"},
 		{"gptoss-tiny-Q8_0", "no window", dropKV("gpt-oss.attention.sliding_window"), nil, "gpt-oss.attention.sliding_window"},
+		{"lfm2moe-tiny-Q4_K_M", "no experts", setKV("lfm2moe.expert_count", uint32(0)), nil, "lfm2moe.expert_count is missing or 0"},
+		{"lfm2moe-tiny-Q4_K_M", "no gating func", dropKV("lfm2moe.expert_gating_func"), nil, "lfm2moe.expert_gating_func is missing"},
+		{"lfm2moe-tiny-Q4_K_M", "softmax of the chosen", setKV("lfm2moe.expert_gating_func", uint32(3)), nil, "lfm2moe.expert_gating_func = 3"},
+		{"lfm2moe-tiny-Q4_K_M", "gating func out of range", setKV("lfm2moe.expert_gating_func", uint32(9)), nil, "lfm2moe.expert_gating_func = 9"},
+		{"lfm2moe-tiny-Q4_K_M", "a shared expert", setKV("lfm2moe.expert_shared_feed_forward_length", uint32(64)), nil, "lfm2moe.expert_shared_feed_forward_length = 64"},
+		{"lfm2moe-tiny-Q4_K_M", "more dense blocks than blocks", setKV("lfm2moe.leading_dense_block_count", uint32(9)), nil, "lfm2moe.leading_dense_block_count = 9: more than the 3 blocks"},
+		{"lfm2moe-tiny-Q4_K_M", "dense blocks not an integer", setKV("lfm2moe.leading_dense_block_count", "1"), nil, "lfm2moe.leading_dense_block_count"},
+		{"lfm2moe-tiny-Q4_K_M", "a dense block of experts", setKV("lfm2moe.leading_dense_block_count", uint32(2)), nil, "blk.1.ffn_gate.weight is missing"},
+		{"lfm2moe-tiny-Q4_K_M", "no dense blocks", setKV("lfm2moe.leading_dense_block_count", uint32(0)), nil, "blk.0.ffn_gate_inp.weight is missing"},
+		{"lfm2moe-tiny-Q4_K_M", "no selection bias", nil, dropTensor("blk.2.exp_probs_b.bias"), "blk.2.exp_probs_b.bias is missing"},
+		{"lfm2moe-tiny-Q4_K_M", "no kernel length", dropKV("lfm2moe.shortconv.l_cache"), nil, "lfm2moe.shortconv.l_cache"},
+		{"lfm2moe-tiny-Q4_K_M", "uniform kv heads", setKV("lfm2moe.attention.head_count_kv", uint32(2)), nil, "lfm2moe.attention.head_count_kv is not a per-layer array"},
+		{"lfm2-tiny-Q4_K_M", "experts in an lfm2 file", setKV("lfm2.expert_count", uint32(4)), nil, "lfm2.expert_count = 4: LFM2's mixtures of experts are architecture lfm2moe"},
 	} {
 		t.Run(c.file+"/"+c.name, func(t *testing.T) {
-			src, err := gguf.Open(sharedtest.Path(t, "golden-next/models/"+c.file+".gguf"))
+			src, err := gguf.Open(goldentest.TinyModel(t, c.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,8 +154,8 @@ func TestMoEBadFiles(t *testing.T) {
 // Every integer key of a mixture of experts' header, set to each edge
 // value, gives a model or an error, never a panic, allocating at most 16 MB.
 func TestMoEHostileHeaderSweep(t *testing.T) {
-	for _, file := range []string{"qwen3moe-tiny-Q4_K_M", "gptoss-tiny-Q8_0"} {
-		src, err := gguf.Open(sharedtest.Path(t, "golden-next/models/"+file+".gguf"))
+	for _, file := range []string{"qwen3moe-tiny-Q4_K_M", "gptoss-tiny-Q8_0", "lfm2moe-tiny-Q4_K_M"} {
+		src, err := gguf.Open(goldentest.TinyModel(t, file))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,8 @@ import (
 // templates' markers as text, which is enough to run every path), and of
 // the tiny models that have no golden files there (goldentest.TinyModel).
 var sessionModels = []string{"qwen3-tiny-Q4_K_M", "qwen2-tiny-Q4_K_M", "llama32-tiny-Q4_K_M", "gemma3-tiny-Q4_K_M", "smollm2-tiny-Q4_K_M", "granite-tiny-Q4_K_M", "phi3-tiny-Q4_K_M",
-	"qwen3moe-tiny-Q4_K_M", "gptoss-tiny-Q4_K_M", "lfm2-tiny-Q4_K_M", "qwen35-tiny-Q4_K_M"}
+	"qwen3moe-tiny-Q4_K_M", "gptoss-tiny-Q4_K_M", "lfm2-tiny-Q4_K_M", "qwen35-tiny-Q4_K_M",
+	"lfm2moe-tiny-Q4_K_M"}
 
 // modelPath returns the file of a tiny model named stem-MIX
 // ("gemma3-tiny-Q4_K_M"): a golden-families file, or one synth writes
@@ -28,7 +29,7 @@ func modelPath(t *testing.T, name string) string { return goldentest.TinyModel(t
 
 // recurrentModels are the session models with recurrent layers, whose
 // caches cannot shift (a dropped turn is recomputed instead).
-var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true, "qwen35-tiny-Q4_K_M": true}
+var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true, "qwen35-tiny-Q4_K_M": true, "lfm2moe-tiny-Q4_K_M": true}
 
 // rewritesHistory are the session models whose template renders earlier
 // answers differently from how they were generated (gpt-oss drops the
@@ -37,8 +38,8 @@ var recurrentModels = map[string]bool{"lfm2-tiny-Q4_K_M": true, "qwen35-tiny-Q4_
 var rewritesHistory = map[string]bool{"gptoss-tiny-Q4_K_M": true}
 
 // noToolModels are the session models whose format has no tool calls yet
-// (LFM2's Python-style calls).
-var noToolModels = map[string]bool{"lfm2-tiny-Q4_K_M": true}
+// (none now: every session model's format reads its calls).
+var noToolModels = map[string]bool{}
 
 func loadFamily(t *testing.T, name string, opts ...engine.Option) *engine.Model {
 	t.Helper()

@@ -108,9 +108,21 @@ func (s *Sampler) Sample(logits []float32) int32 {
 		return best
 	}
 
-	// Truncation in llama.cpp's order. Until a sampler needs an explicit
-	// list, the candidates are implicitly "every token" in work.
-	cands, explicit := s.cands[:0], false
+	cands, explicit := s.truncate(work, maxv)
+	if explicit {
+		s.cands = cands[:0]
+		return s.drawCandidates(cands, maxv)
+	}
+	return s.drawAll(work, maxv)
+}
+
+// truncate runs the truncating samplers in llama.cpp's order over work
+// (whose largest value is maxv). Until a sampler needs an explicit list,
+// the candidates are implicitly "every token" in work: explicit is false
+// when none of them ran, and cands is then empty.
+func (s *Sampler) truncate(work []float32, maxv float32) (cands []candidate, explicit bool) {
+	n := len(work)
+	cands = s.cands[:0]
 	if k := s.cfg.TopK; k > 0 && k < n {
 		cands, explicit = s.selectTop(work, k), true
 	}
@@ -140,11 +152,7 @@ func (s *Sampler) Sample(logits []float32) int32 {
 			explicit = true
 		}
 	}
-	if explicit {
-		s.cands = cands[:0]
-		return s.drawCandidates(cands, maxv)
-	}
-	return s.drawAll(work, maxv)
+	return cands, explicit
 }
 
 // prepare returns the logits the chain works on: logits itself, or, when

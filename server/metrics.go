@@ -34,6 +34,7 @@ type metrics struct {
 	gens     map[genKey]int64 // finished generations by endpoint and stop reason
 
 	promptTokens, cachedTokens, generatedTokens int64
+	draftTokens, acceptedTokens                 int64 // speculative decoding's (engine.Stats)
 	prefillSeconds, decodeSeconds               float64
 
 	ttftCounts []int64 // per bucket, not cumulative; the last is +Inf
@@ -77,6 +78,8 @@ func (m *metrics) generation(endpoint string, g *reply) {
 	m.promptTokens += int64(st.PromptTokens)
 	m.cachedTokens += int64(st.CachedTokens)
 	m.generatedTokens += int64(st.GeneratedTokens)
+	m.draftTokens += int64(st.DraftTokens)
+	m.acceptedTokens += int64(st.AcceptedTokens)
 	if st.PrefillTokensPerSec > 0 {
 		m.prefillSeconds += float64(st.PromptTokens-st.CachedTokens) / st.PrefillTokensPerSec
 	}
@@ -167,6 +170,8 @@ func (m *metrics) write(b *strings.Builder) {
 	p.metric("smolgo_prompt_tokens_total", "counter", "Prompt tokens of finished generations.", "", float64(m.promptTokens))
 	p.metric("smolgo_cached_prompt_tokens_total", "counter", "Prompt tokens found in a KV or prompt cache (not computed).", "", float64(m.cachedTokens))
 	p.metric("smolgo_generated_tokens_total", "counter", "Tokens generated.", "", float64(m.generatedTokens))
+	p.metric("smolgo_draft_tokens_total", "counter", "Tokens drafted by speculative decoding (lookup or a draft model) and checked by the model.", "", float64(m.draftTokens))
+	p.metric("smolgo_draft_accepted_tokens_total", "counter", "Drafted tokens the model accepted.", "", float64(m.acceptedTokens))
 	p.metric("smolgo_prefill_seconds_total", "counter", "Time spent computing prompts.", "", m.prefillSeconds)
 	p.metric("smolgo_decode_seconds_total", "counter", "Time spent generating tokens.", "", m.decodeSeconds)
 	name := "smolgo_time_to_first_token_seconds"

@@ -122,3 +122,20 @@ func TestMetricsTinyModel(t *testing.T) {
 		t.Errorf("the repeated prompt reused no cached tokens")
 	}
 }
+
+// TestMetricsDraftModel: with a draft model (here the tiny model drafting
+// for itself), /metrics counts the drafted and accepted tokens.
+func TestMetricsDraftModel(t *testing.T) {
+	draft := tinyModel(t, engine.WithContext(2048))
+	ts := start(t, tinyEngine(t, 2048, engine.WithDraft(draft)), server.Config{})
+	resp := post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":12,"temperature":0}`)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	m := scrape(t, ts.URL)
+	drafted, accepted := m["smolgo_draft_tokens_total"], m["smolgo_draft_accepted_tokens_total"]
+	if drafted == 0 || accepted == 0 || accepted > drafted {
+		t.Errorf("%v of %v drafted tokens accepted; answer %s", accepted, drafted, b)
+	}
+}

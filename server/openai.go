@@ -454,8 +454,8 @@ type timings struct {
 	// DroppedMessages counts the oldest messages left out so that a
 	// web-chat conversation fits the context (the page says so).
 	DroppedMessages int `json:"dropped_messages,omitempty"`
-	// DraftN and DraftAcceptedN count lookup speculation's drafted and
-	// accepted tokens (llama.cpp's names).
+	// DraftN and DraftAcceptedN count speculative decoding's drafted and
+	// accepted tokens, by lookup or by a draft model (llama.cpp's names).
 	DraftN         int `json:"draft_n,omitempty"`
 	DraftAcceptedN int `json:"draft_n_accepted,omitempty"`
 }

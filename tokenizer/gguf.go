@@ -50,6 +50,9 @@ var preTokenizers = map[string]preSpec{
 	"llama3":    {ignoreMerges: true, addBOS: true},
 	"llama-v3":  {ignoreMerges: true, addBOS: true},
 	"smaug-bpe": {ignoreMerges: true},
+	// LFM2 and LFM2.5: llama.cpp runs them as Llama 3 (llama-vocab.cpp),
+	// BOS on by default.
+	"lfm2": {ignoreMerges: true, addBOS: true},
 	// Qwen2, Qwen2.5, Qwen3: Llama 3's pattern with single digits.
 	"qwen2":            {split: splitQwen2, llama: true},
 	"deepseek-r1-qwen": {split: splitQwen2, llama: true},

@@ -104,6 +104,34 @@ func TestLlamaCppReferenceCases(t *testing.T) {
 	}
 }
 
+// TestLFM2PreTokenizer: LFM2 and LFM2.5 files name their pre-tokenizer
+// "lfm2", which llama.cpp runs as Llama 3's (llama-vocab.cpp: the Llama 3
+// split, ignore_merges, BOS added by default). llama.cpp ships no LFM2
+// vocabulary, so its Llama 3 one, renamed, must still give every
+// reference case, and add BOS when the file does not say.
+func TestLFM2PreTokenizer(t *testing.T) {
+	src, err := gguf.Open(filepath.Join(llamaCppDir(t), "models", "ggml-vocab-llama-bpe.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	tok, err := FromGGUF(withKV(t, src.KV, gguf.KV{Key: "tokenizer.ggml.pre", Value: "lfm2"},
+		gguf.KV{Key: "tokenizer.ggml.add_bos_token"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tok.IgnoreMerges() || !tok.AddBOS() {
+		t.Errorf("ignoreMerges %v addBOS %v, want both", tok.IgnoreMerges(), tok.AddBOS())
+	}
+	cases := readInpOut(t, "llama-bpe")
+	for _, c := range cases {
+		if got := tok.Encode(c.text, false); !slices.Equal(got, c.ids) {
+			t.Errorf("Encode(%q)\n got %v\nwant %v", c.text, got, c.ids)
+		}
+	}
+	t.Logf("%d cases", len(cases))
+}
+
 // TestSmolLMPreTokenizer: SmolLM and SmolLM2 files name their pre-tokenizer
 // "smollm", which llama.cpp splits as "starcoder" (GPT-2's regex with digits
 // one by one). llama.cpp ships no SmolLM vocabulary, so its StarCoder one,

@@ -23,7 +23,9 @@
 // par_cpu_ms_per_token the process's CPU time per token, which a busy
 // neighbour on a shared host does not inflate as it does wall time (see
 // benchParallel). -speculate turns lookup speculative decoding on in
-// those sessions (par_draft_tokens, par_accepted_tokens); -copy makes their
+// those sessions (par_draft_tokens, par_accepted_tokens), as -draft-model F
+// does speculative decoding with F as the draft model (-draft-max tokens a
+// step; run without it beside to compare); -copy makes their
 // answers repeat their prompts, the workload speculation is for (see
 // copyBackend), so that -speculate's speed-up can be measured on the real
 // model's passes:
@@ -153,6 +155,8 @@ type params struct {
 	copyPrompt, keepLayout          bool
 	parallel, arrive                int
 	cpuProfile                      string
+	draftModel                      string
+	draftMax                        int
 }
 
 func main() {
@@ -171,6 +175,8 @@ func main() {
 	flag.BoolVar(&p.passCost, "pass-cost", false, "print the time of one pass of k tokens for k = 1, 2, 4, 8, 16 and the prefill chunk")
 	flag.IntVar(&p.arrive, "arrive", 0, "with -parallel N: a prompt of `P` tokens arrives while the N streams decode; print how long their tokens wait")
 	flag.BoolVar(&p.speculate, "speculate", false, "lookup speculative decoding in the -parallel sessions")
+	flag.StringVar(&p.draftModel, "draft-model", "", "GGUF `file` of a model of the same vocabulary that drafts tokens in the -parallel sessions (speculative decoding with a draft model)")
+	flag.IntVar(&p.draftMax, "draft-max", engine.DefaultDraftMax, "with -draft-model: the most tokens drafted per step")
 	flag.BoolVar(&p.copyPrompt, "copy", false, "with -parallel N: the answers repeat their prompts (the model's real passes, their logits edited), the workload lookup speculation is for")
 	flag.BoolVar(&p.keepLayout, "keep-layout", false, "keep the weights in the file's layout (no interleaved copy), to compare")
 	flag.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
@@ -227,6 +233,19 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 	opts := []engine.Option{engine.WithThreads(p.threads), engine.WithKVType(p.kv), engine.WithContext(need),
 		engine.WithLogger(log), engine.WithDevice(p.device), engine.WithSpeculation(p.speculate), engine.WithKeepLayout(p.keepLayout),
 		engine.WithMaxSequences(max(p.parallel+min(p.arrive, 1), engine.DefaultMaxSequences))}
+
+	if p.draftModel != "" {
+		if p.parallel == 0 || p.copyPrompt || p.speculate {
+			return fmt.Errorf("-draft-model needs -parallel > 0, and no -copy or -speculate")
+		}
+		d, err := engine.Open(p.draftModel, engine.WithThreads(p.threads), engine.WithKVType(p.kv), engine.WithContext(need),
+			engine.WithLogger(log), engine.WithDevice(p.device), engine.WithMaxSequences(max(p.parallel, engine.DefaultMaxSequences)))
+		if err != nil {
+			return fmt.Errorf("-draft-model: %w", err)
+		}
+		defer d.Close()
+		opts = append(opts, engine.WithDraft(d), engine.WithDraftLimits(p.draftMax, 0, 0))
+	}
 
 	// Load -reps times; keep the last model.
 	var m *engine.Model
@@ -522,6 +541,10 @@ func newNoEndOfTurn(f engine.Format, vocab int) noEndOfTurn {
 func (c noEndOfTurn) Allow(mask []bool)     { copy(mask, c.allowed) }
 func (c noEndOfTurn) Accept(id int32) error { return nil }
 func (c noEndOfTurn) Done() bool            { return false }
+
+// Mark lets a draft model draft under the constraint (engine.Marker),
+// which has no state to go back to.
+func (c noEndOfTurn) Mark() (back func()) { return func() {} }
 
 // readRate maps the model file again and scans all its tensor data reps
 // times with threads goroutines (each takes its share of every tensor, as

@@ -103,6 +103,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	promptCacheDisk := fs.Int64("prompt-cache-disk", engine.DefaultPromptCacheDiskBytes, "disk `bytes` the -prompt-cache-dir files may take per model, least recently used out first")
 	device := fs.String("device", "cpu", "where the model runs: cpu, or cuda:N in a build with -tags cuda")
 	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
+	draftModel := fs.String("draft-model", "", "GGUF `file` of a smaller model of the same vocabulary that drafts tokens for -model to check (speculative decoding, llama-server's -md; same answers, faster where the two agree)")
+	draftMax := fs.Int("draft-max", engine.DefaultDraftMax, "with -draft-model: the most tokens drafted per step (llama-server's --draft-max)")
+	draftMin := fs.Int("draft-min", 0, "with -draft-model: drafts shorter than this are dropped (llama-server's --draft-min)")
+	draftPMin := fs.Float64("draft-p-min", 0, "with -draft-model: a draft stops before a token the draft model gives less than this probability (llama-server's --draft-p-min)")
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
 	trustSpecial := fs.Bool("trust-special-tokens", false, "tokenize special tokens typed in messages (<|im_end|>) as control tokens; only for trusted clients")
 	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use; with it set, others get 404 (default: any name is the model)")
@@ -145,6 +149,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if *templateFile != "" || *mmproj != "" {
 			fmt.Fprintln(stderr, "webchat: -chat-template-file and -mmproj are for one model (-model FILE)")
+			return 2
+		}
+		if *draftModel != "" {
+			fmt.Fprintln(stderr, "webchat: -draft-model is for one model (-model FILE)")
 			return 2
 		}
 		return serveModels(ctx, log, stdout, stderr, *addr, models, *modelsDir, splitList(*pins),
@@ -207,7 +215,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *mmproj != "" {
 			opts = append(opts, engine.WithProjector(*mmproj))
 		}
-		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads, opts...)
+		draft := draftSettings{path: *draftModel, max: *draftMax, min: *draftMin, pMin: *draftPMin,
+			opts: []engine.Option{engine.WithKVType(*kv), engine.WithMaxSequences(*slots), engine.WithDevice(*device)}}
+		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads, draft, opts...)
 		if err != nil {
 			fmt.Fprintf(stderr, "webchat: %v\n", err)
 			return 1

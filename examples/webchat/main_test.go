@@ -297,6 +297,49 @@ func TestStories260K(t *testing.T) {
 	}
 }
 
+// -draft-model: stories260K in Q8_0 drafted by its Q4_0 file answers a
+// greedy completion with the text it writes alone, and the timings count
+// the drafted and accepted tokens.
+func TestStories260KDraftModel(t *testing.T) {
+	dir := "realmodels/stories260K/"
+	target, draft := sharedtest.Path(t, dir+"stories260K-Q8_0.gguf"), sharedtest.Path(t, dir+"stories260K-Q4_0.gguf")
+	body := `{"prompt":"Once upon a time","max_tokens":48,"temperature":0}`
+	type completion struct {
+		Choices []struct{ Text string }
+		Timings struct {
+			DraftN         int `json:"draft_n"`
+			DraftAcceptedN int `json:"draft_n_accepted"`
+		}
+	}
+	complete := func(url string) completion {
+		t.Helper()
+		status, b, err := askModel(url, "/v1/completions", "stories260K-Q8_0", body)
+		var c completion
+		if err != nil || status != 200 || json.Unmarshal([]byte(b), &c) != nil || len(c.Choices) != 1 {
+			t.Fatalf("completion: %d %v %s", status, err, b)
+		}
+		return c
+	}
+	alone := complete(serve(t, "-model", target, "-threads", "2"))
+	drafted := complete(serve(t, "-model", target, "-draft-model", draft, "-draft-max", "4", "-threads", "2"))
+	if drafted.Choices[0].Text != alone.Choices[0].Text {
+		t.Errorf("with -draft-model %q\nwithout %q", drafted.Choices[0].Text, alone.Choices[0].Text)
+	}
+	if alone.Timings.DraftN != 0 || drafted.Timings.DraftN == 0 || drafted.Timings.DraftAcceptedN == 0 {
+		t.Errorf("drafted tokens: %+v without the draft, %+v with it", alone.Timings, drafted.Timings)
+	}
+}
+
+// A draft model of another vocabulary is refused at start, saying so.
+func TestDraftModelOtherVocabulary(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-model", sharedtest.Path(t, "realmodels/stories260K/stories260K-Q8_0.gguf"),
+		"-draft-model", sharedtest.Path(t, "golden-families/models/qwen3-tiny-Q8_0.gguf"), "-threads", "1", "-addr", "127.0.0.1:0"}
+	if code := run(context.Background(), args, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "draft model") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

@@ -32,7 +32,7 @@ const defaultContext = 8192
 // A -ctx above the context the model was trained for is allowed, as
 // llama.cpp allows it (positions past it are extrapolated; answers there
 // may degrade), and said at start, on notes and in the log.
-func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, name string, ctxLen, threads int, extra ...engine.Option) (server.Engine, func(), error) {
+func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, name string, ctxLen, threads int, draft draftSettings, extra ...engine.Option) (server.Engine, func(), error) {
 	start := time.Now()
 	log.Info("loading model", "file", path)
 	opts := []engine.Option{engine.WithThreads(threads), engine.WithLogger(log)}
@@ -52,12 +52,38 @@ func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, nam
 		}
 		opts = append(opts, engine.WithContext(ctxLen))
 	}
+	var d *engine.Model
+	if draft.path != "" {
+		if encoder {
+			return nil, nil, fmt.Errorf("%s: -draft-model is for a chat model, not an encoder", path)
+		}
+		log.Info("loading draft model", "file", draft.path)
+		// The draft's cache is as long as the model's, on the same
+		// device, one per conversation that generates; its prompts go in
+		// the model's prompt cache.
+		d, err = engine.Open(draft.path, append([]engine.Option{engine.WithThreads(threads), engine.WithLogger(log),
+			engine.WithContext(ctxLen)}, draft.opts...)...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-draft-model: %w", err)
+		}
+		opts = append(opts, engine.WithDraft(d), engine.WithDraftLimits(draft.max, draft.min, float32(draft.pMin)))
+	}
+	closeDraft := func() {
+		if d != nil {
+			d.Close()
+		}
+	}
 	m, err := engine.Open(path, append(opts, extra...)...)
 	if err != nil {
+		closeDraft()
+		if d != nil {
+			return nil, nil, fmt.Errorf("%s with draft model %s: %w", path, draft.path, err)
+		}
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		m.Close()
+		closeDraft()
 		return nil, nil, err
 	}
 	if encoder {
@@ -67,6 +93,7 @@ func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, nam
 	} else {
 		if _, err := m.Format().Tokenizer(); err != nil {
 			m.Close()
+			closeDraft()
 			return nil, nil, fmt.Errorf("%s: cannot chat without a tokenizer: %w", path, err)
 		}
 		arch, layers, embd, vocab := "", 0, 0, 0
@@ -78,12 +105,28 @@ func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, nam
 			"vocab", vocab, "context", ctxLen, "threads", threads, "sequences", m.Config().MaxSequences,
 			"device", m.Config().Device, "took", time.Since(start).Round(time.Millisecond))
 	}
+	if d != nil {
+		c := m.Config()
+		log.Info("draft model loaded", "file", draft.path, "draft_max", c.DraftMax, "draft_min", c.DraftMin, "draft_p_min", c.DraftPMin)
+	}
 	e, err := server.FromModel(m, server.ModelOptions{Name: name})
 	if err != nil {
 		m.Close()
+		closeDraft()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return e, func() { m.Close() }, nil
+	return e, func() { m.Close(); closeDraft() }, nil
+}
+
+// draftSettings are -draft-model and its limits: the draft model's file
+// ("": none), the engine.WithDraftLimits values (-draft-max, -draft-min,
+// -draft-p-min), and the options the draft model opens with besides its
+// threads, logger and context (its KV type, device, sequences).
+type draftSettings struct {
+	path     string
+	max, min int
+	pMin     float64
+	opts     []engine.Option
 }
 
 // trainedContext reads whether the file is an encoder (a BERT file, which

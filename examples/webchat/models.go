@@ -198,7 +198,7 @@ func modelSpecs(log *slog.Logger, notes io.Writer, files []modelFile, pins []str
 		mf := mf
 		specs = append(specs, server.ModelSpec{Name: mf.name, Kind: kind, Bytes: size, Pinned: slices.Contains(pins, mf.name),
 			Load: func(ctx context.Context) (server.Engine, func(), error) {
-				return loadModel(ctx, log, notes, mf.path, mf.name, ls.ctxLen, ls.threads, ls.opts...)
+				return loadModel(ctx, log, notes, mf.path, mf.name, ls.ctxLen, ls.threads, draftSettings{}, ls.opts...)
 			}})
 		log.Info("model found", "name", mf.name, "kind", kind, "file", mf.path, "bytes", size)
 	}

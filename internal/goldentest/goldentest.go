@@ -195,7 +195,8 @@ func Open(t testing.TB, path string, opts ...engine.Option) (*engine.Model, *fam
 }
 
 // CheckPrompt runs one reference prompt through m: the whole prompt in one
-// Forward (all rows), the decode steps fed the golden tokens (teacher
+// Forward (every row the reference holds: all of them, or some positions
+// of a long prompt), the decode steps fed the golden tokens (teacher
 // forcing), then greedy decoding from m's own argmax, which must pick
 // llama.cpp's tokens for as long as every golden margin on the way exceeds
 // twice the max-abs tolerance. It returns the differences of the first two.
@@ -212,11 +213,14 @@ func CheckPrompt(t testing.TB, m *family.Parts, p Prompt, tol Tolerance) Diff {
 	if err != nil {
 		t.Fatalf("%s prefill: %v", p.Name, err)
 	}
-	if len(logits) != len(p.Tokens)*V || len(p.Prefill) != len(p.Tokens) {
-		t.Fatalf("%s: %d logits for %d tokens, %d golden rows", p.Name, len(logits), len(p.Tokens), len(p.Prefill))
+	if len(logits) != len(p.Tokens)*V {
+		t.Fatalf("%s: %d logits for %d tokens", p.Name, len(logits), len(p.Tokens))
 	}
-	for i, r := range p.Prefill {
-		row := logits[i*V : (i+1)*V]
+	if err := checkRows(p, V); err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+	for _, r := range p.Prefill {
+		row := logits[r.Pos*V : (r.Pos+1)*V]
 		d.Add(fmt.Sprintf("%s prefill pos %d", p.Name, r.Pos), row, r.Logits)
 		if r.Margin > 2*tol.MaxAbs && Argmax(row) != r.Argmax {
 			t.Errorf("%s prefill pos %d: argmax %d, golden %d (margin %g)", p.Name, r.Pos, Argmax(row), r.Argmax, r.Margin)
@@ -259,6 +263,35 @@ func CheckPrompt(t testing.TB, m *family.Parts, p Prompt, tol Tolerance) Diff {
 		prev, margin = logits, r.Margin
 	}
 	return d
+}
+
+// checkRows checks that p's prefill rows are at increasing positions of
+// the prompt, the last at its last token (whose row the greedy decode
+// starts from): every position, or a subset of them (a long prompt's
+// reference kept small, as synth_golden.py --long-stride writes); and that
+// every row, decode steps included, has V logits.
+func checkRows(p Prompt, V int) error {
+	n := len(p.Tokens)
+	if n == 0 || len(p.Prefill) == 0 || len(p.Prefill) > n {
+		return fmt.Errorf("%d golden prefill rows for %d tokens", len(p.Prefill), n)
+	}
+	for i, r := range p.Prefill {
+		if r.Pos < 0 || r.Pos >= n || (i > 0 && r.Pos <= p.Prefill[i-1].Pos) {
+			return fmt.Errorf("golden prefill row %d is at position %d (prompt of %d tokens, rows in increasing order)", i, r.Pos, n)
+		}
+		if len(r.Logits) != V {
+			return fmt.Errorf("golden prefill row at position %d has %d logits, want %d", r.Pos, len(r.Logits), V)
+		}
+	}
+	for _, r := range p.Decode {
+		if len(r.Logits) != V {
+			return fmt.Errorf("golden decode row at position %d has %d logits, want %d", r.Pos, len(r.Logits), V)
+		}
+	}
+	if last := p.Prefill[len(p.Prefill)-1].Pos; last != n-1 {
+		return fmt.Errorf("the last golden prefill row is at position %d, not the prompt's last (%d)", last, n-1)
+	}
+	return nil
 }
 
 // CheckModel runs every prompt of g through m (CheckPrompt) but those skip
@@ -311,11 +344,13 @@ func WriteSynth(t testing.TB, preset, typ, path, wantSHA string) {
 
 // synthOnly are the tiny family models that ../shared/golden-families does
 // not hold: SmolLM2's file format (a llama file with SmolLM2's
-// pre-tokenizer and ChatML template), and the architectures llama.cpp's
-// writer has no synth for (granite, phi3; their golden logits are in their
-// packages' testdata), and a Qwen3-Embedding file (qwen3 with pooling_type
-// last).
-var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true, "qwen3-embed-tiny": true}
+// pre-tokenizer and ChatML template), the architectures llama.cpp's
+// writer has no synth for (granite, phi3, and the mixtures of experts
+// mixtral, a llama file with experts, qwen2moe, granitemoe and lfm2moe;
+// their golden logits are in their packages' testdata), and a
+// Qwen3-Embedding file (qwen3 with pooling_type last).
+var synthOnly = map[string]bool{"smollm2-tiny": true, "granite-tiny": true, "phi3-tiny": true, "qwen3-embed-tiny": true,
+	"mixtral-tiny": true, "qwen2moe-tiny": true, "granitemoe-tiny": true, "lfm2moe-tiny": true}
 
 // inNext are the tiny models of ../shared/golden-next.
 var inNext = map[string]bool{"qwen3moe-tiny": true, "gptoss-tiny": true, "lfm2-tiny": true, "qwen35-tiny": true, "granitehybrid-tiny": true}
@@ -353,12 +388,42 @@ func TinyModel(t testing.TB, name string) string {
 	return path
 }
 
+// selfcheckRuns is the schema of golden-next/selfcheck.json and of the
+// PRESET-selfcheck.json files synth_golden.py --selfcheck writes: per model
+// stem, per type, per rerun ("variant", "batch7"), per prompt, [max |diff|,
+// RMS diff, decode tokens differing].
+type selfcheckRuns struct {
+	Models map[string]map[string]map[string][][]float64 `json:"models"`
+}
+
+// CheckSynthGolden compares the model of a synth preset with llama.cpp's
+// references that testdata/synth_golden.py --moe wrote into dir (a
+// family's testdata: PRESET-TYPE.json.gz and PRESET-selfcheck.json), in
+// F32, Q8_0 and Q4_K_M: each file written again here byte for byte (the
+// SHA-256 the reference names), then every prompt with the whole prompt in
+// one pass and in batches of 7 (CheckModel), within the tolerance the
+// selfcheck file sets (SelfcheckFileTolerance).
+func CheckSynthGolden(t *testing.T, preset, dir string) {
+	tmp := t.TempDir()
+	for _, typ := range []string{"F32", "Q8_0", "Q4_K_M"} {
+		name := preset + "-" + typ
+		path := filepath.Join(tmp, name+".gguf")
+		g := LoadFile(t, filepath.Join(dir, name+".json.gz"))
+		WriteSynth(t, preset, typ, path, g.SHA256)
+		tol := SelfcheckFileTolerance(t, filepath.Join(dir, preset+"-selfcheck.json"), preset, typ)
+		for _, batch := range []int{1024, 7} {
+			t.Run(typ+"/batch"+strconv.Itoa(batch), func(t *testing.T) {
+				_, m := Open(t, path, engine.WithThreads(2), engine.WithBatchSize(batch))
+				CheckModel(t, name, m, g, tol, nil)
+			})
+		}
+	}
+}
+
 var (
 	nextOnce sync.Once
-	next     struct {
-		Models map[string]map[string]map[string][][]float64 `json:"models"`
-	}
-	nextErr error
+	next     selfcheckRuns
+	nextErr  error
 )
 
 // NextTolerance returns the tolerance of golden-next's model stem in type
@@ -379,9 +444,35 @@ func NextTolerance(t testing.TB, stem, typ string) Tolerance {
 	if nextErr != nil {
 		t.Fatalf("golden-next/selfcheck.json: %v", nextErr)
 	}
-	runs, ok := next.Models[stem][typ]
+	return selfcheckTolerance(t, "golden-next/selfcheck.json", next, stem, typ)
+}
+
+// SelfcheckFileTolerance returns the tolerance of model stem in type typ
+// that a selfcheck file kept in the repository sets (a family's
+// testdata/STEM-selfcheck.json, which testdata/synth_golden.py --selfcheck
+// writes beside the references: llama.cpp's spread on those files with
+// another CPU variant and with the prompt in batches of 7), by
+// NextTolerance's rule.
+func SelfcheckFileTolerance(t testing.TB, path, stem, typ string) Tolerance {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc selfcheckRuns
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return selfcheckTolerance(t, path, sc, stem, typ)
+}
+
+// selfcheckTolerance is twice the worst max and RMS difference of any
+// rerun and prompt of stem's type typ, rounded up to one significant digit.
+func selfcheckTolerance(t testing.TB, where string, sc selfcheckRuns, stem, typ string) Tolerance {
+	t.Helper()
+	runs, ok := sc.Models[stem][typ]
 	if !ok || len(runs) == 0 {
-		t.Fatalf("golden-next/selfcheck.json has nothing for %s %s", stem, typ)
+		t.Fatalf("%s has nothing for %s %s", where, stem, typ)
 	}
 	var worst Tolerance
 	for _, prompts := range runs {

@@ -44,10 +44,11 @@ func TestReproducesGoldenFamilies(t *testing.T) {
 
 // TestReproducesGoldenNext does the same for the mixture-of-experts models
 // of ../shared/golden-next (qwen3moe-tiny and gptoss-tiny in F32, Q8_0,
-// Q4_K_M, and gpt-oss's MXFP4, llama.cpp's MXFP4_MOE); its recurrent
-// families (lfm2, qwen35, granitehybrid) are not synth's.
+// Q4_K_M, and gpt-oss's MXFP4, llama.cpp's MXFP4_MOE) and for LFM2's
+// (lfm2-tiny); its other recurrent families (qwen35, granitehybrid) are
+// not synth's.
 func TestReproducesGoldenNext(t *testing.T) {
-	reproduceGoldenDir(t, "golden-next", 7, map[string]bool{synth.ArchQwen3MoE: true, synth.ArchGPTOSS: true})
+	reproduceGoldenDir(t, "golden-next", 10, map[string]bool{synth.ArchQwen3MoE: true, synth.ArchGPTOSS: true, synth.ArchLFM2: true})
 }
 
 // reproduceGoldenDir checks the models of ../shared/<dir> (at least
@@ -113,7 +114,10 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 	if m.Tokenizer != nil {
 		return nil, fmt.Errorf("%s: a copied tokenizer needs --vocab FILE", m.Name)
 	}
-	if s.Arch == synth.ArchGranite || s.Arch == synth.ArchPhi3 || s.Arch != synth.ArchBERT && s.Pooling != "" {
+	switch {
+	case s.Arch == synth.ArchGranite || s.Arch == synth.ArchGraniteMoE || s.Arch == synth.ArchPhi3 || s.Arch == synth.ArchQwen2MoE || s.Arch == synth.ArchLFM2MoE,
+		s.Arch == synth.ArchLlama && s.Experts > 0, // its --n-expert is for the MoE archs only
+		s.Arch != synth.ArchBERT && s.Pooling != "":
 		return nil, errNoArch
 	}
 	if m.Pre != "" || m.ChatTemplate != "" {
@@ -167,6 +171,18 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 	if s.Arch == synth.ArchGPTOSS {
 		a = append(a, "--swa", itoa(s.SlidingWindow), "--swa-pattern", itoa(s.SlidingWindowPattern))
 	}
+	if s.Arch == synth.ArchLFM2 {
+		a = append(a, "--l-cache", itoa(s.ShortConv))
+		if s.AttnLayers != nil {
+			var l []string
+			for _, i := range s.AttnLayers {
+				if i < s.Layers {
+					l = append(l, itoa(i))
+				}
+			}
+			a = append(a, "--attn-layers", strings.Join(l, ","))
+		}
+	}
 	if m.RoundBF16 {
 		a = append(a, "--round", "bf16")
 	}
@@ -174,7 +190,8 @@ func llamarefArgs(m synth.Model) ([]string, error) {
 }
 
 // errNoArch is llamarefArgs' answer for an architecture llamaref synth
-// does not write (granite, phi3, a decoder with a pooling type): llama.cpp still loads and runs synth's file
+// does not write (granite, granitemoe, phi3, qwen2moe, llama with experts,
+// lfm2moe, a decoder with a pooling type): llama.cpp still loads and runs synth's file
 // (TestLlamarefLoads).
 var errNoArch = errors.New("llamaref synth does not write this architecture")
 
@@ -263,12 +280,50 @@ func llamaCppTensors(s synth.Shape, nVocab int) []loaderTensor {
 		}
 		return out
 	}
+	x, n := uint64(s.ExpertFFN), uint64(s.Experts)
+	if s.Arch == synth.ArchLlama || s.Arch == synth.ArchGraniteMoE {
+		x = f // their loaders size the experts by n_ff
+	}
+	if s.Arch == synth.ArchLFM2 || s.Arch == synth.ArchLFM2MoE { // llama.cpp's lfm2.cpp and lfm2moe.cpp
+		add("token_embd.weight", e, v)
+		add("token_embd_norm.weight", e) // LLM_TENSOR_OUTPUT_NORM_LFM2
+		if s.Untied {
+			add("output.weight", e, v)
+		}
+		for i := range s.Layers {
+			add(blk(i, "attn_norm.weight"), e)
+			add(blk(i, "ffn_norm.weight"), e)
+			if s.Arch == synth.ArchLFM2MoE && i >= s.DenseLead {
+				add(blk(i, "ffn_gate_inp.weight"), e, n)
+				add(blk(i, "ffn_gate_exps.weight"), e, x, n)
+				add(blk(i, "ffn_up_exps.weight"), e, x, n)
+				add(blk(i, "ffn_down_exps.weight"), x, e, n)
+				add(blk(i, "exp_probs_b.bias"), n)
+			} else {
+				add(blk(i, "ffn_gate.weight"), e, f)
+				add(blk(i, "ffn_up.weight"), e, f)
+				add(blk(i, "ffn_down.weight"), f, e)
+			}
+			if slices.Contains(s.AttnLayers, i) || s.AttnLayers == nil && i%3 == 2 {
+				add(blk(i, "attn_q_norm.weight"), hd)
+				add(blk(i, "attn_k_norm.weight"), hd)
+				add(blk(i, "attn_q.weight"), e, nq)
+				add(blk(i, "attn_k.weight"), e, nkv)
+				add(blk(i, "attn_v.weight"), e, nkv)
+				add(blk(i, "attn_output.weight"), e, e)
+			} else {
+				add(blk(i, "shortconv.conv.weight"), uint64(s.ShortConv), e)
+				add(blk(i, "shortconv.in_proj.weight"), e, 3*e)
+				add(blk(i, "shortconv.out_proj.weight"), e, e)
+			}
+		}
+		return out
+	}
 	add("token_embd.weight", e, v)
 	add("output_norm.weight", e)
 	if s.Untied {
 		add("output.weight", e, v)
 	}
-	x, n := uint64(s.ExpertFFN), uint64(s.Experts)
 	if s.Arch == synth.ArchGPTOSS { // llama.cpp's openai-moe.cpp
 		for i := range s.Layers {
 			for _, p := range []struct {
@@ -314,22 +369,32 @@ func llamaCppTensors(s synth.Shape, nVocab int) []loaderTensor {
 		}
 		add(blk(i, "attn_output.weight"), nq, e)
 		add(blk(i, "ffn_norm.weight"), e)
-		switch s.Arch {
-		case synth.ArchPhi3:
-		case synth.ArchQwen3MoE: // llama.cpp's qwen3moe.cpp
+		switch {
+		case s.Arch == synth.ArchPhi3:
+			add(blk(i, "ffn_down.weight"), f, e)
+		case s.Experts > 0: // qwen3moe.cpp, qwen2moe.cpp, llama.cpp, granite.cpp (granitemoe)
 			add(blk(i, "ffn_gate_inp.weight"), e, n)
 			add(blk(i, "ffn_gate_exps.weight"), e, x, n)
 			add(blk(i, "ffn_up_exps.weight"), e, x, n)
 			add(blk(i, "ffn_down_exps.weight"), x, e, n)
+			if sh := uint64(s.SharedFFN); sh > 0 {
+				// qwen2moe's is required (its width n_ff without the
+				// key), granitemoe's where the key says so, llama's
+				// never (its loader reads no shared width).
+				add(blk(i, "ffn_gate_shexp.weight"), e, sh)
+				add(blk(i, "ffn_up_shexp.weight"), e, sh)
+				add(blk(i, "ffn_down_shexp.weight"), sh, e)
+			}
+			if s.Arch == synth.ArchQwen2MoE {
+				add(blk(i, "ffn_gate_inp_shexp.weight"), e)
+			}
 		default:
 			add(blk(i, "ffn_gate.weight"), e, f)
 			add(blk(i, "ffn_up.weight"), e, f)
-		}
-		if s.Arch != synth.ArchQwen3MoE {
 			add(blk(i, "ffn_down.weight"), f, e)
 		}
 		switch s.Arch {
-		case synth.ArchQwen2:
+		case synth.ArchQwen2, synth.ArchQwen2MoE:
 			add(blk(i, "attn_q.bias"), nq)
 			add(blk(i, "attn_k.bias"), nkv)
 			add(blk(i, "attn_v.bias"), nkv)
@@ -392,7 +457,15 @@ func llamaCppKeys(s synth.Shape, nVocab int) map[string]any {
 	if s.Experts > 0 {
 		k[a+"expert_count"] = uint32(s.Experts)
 		k[a+"expert_used_count"] = uint32(s.ExpertsUsed)
-		k[a+"expert_feed_forward_length"] = uint32(s.ExpertFFN)
+		if s.Arch != synth.ArchLlama && s.Arch != synth.ArchGraniteMoE {
+			k[a+"expert_feed_forward_length"] = uint32(s.ExpertFFN)
+		}
+	}
+	if s.SharedFFN > 0 {
+		k[a+"expert_shared_feed_forward_length"] = uint32(s.SharedFFN)
+	}
+	if s.Arch == synth.ArchGranite || s.Arch == synth.ArchGraniteMoE {
+		k[a+"logit_scale"] = s.Granite.Logit // required
 	}
 	switch {
 	case s.Arch == synth.ArchGPTOSS: // the pattern defaults to 2
@@ -407,6 +480,22 @@ func llamaCppKeys(s synth.Shape, nVocab int) map[string]any {
 	}
 	if s.Pooling != "" {
 		k[a+"pooling_type"] = map[string]uint32{"last": 3}[s.Pooling]
+	}
+	if s.Arch == synth.ArchLFM2 || s.Arch == synth.ArchLFM2MoE {
+		// Per block, 0 for a short convolution (is_recr), read by
+		// get_key_or_arr; the kernel length is required.
+		heads := make([]int32, s.Layers)
+		for i := range heads {
+			if slices.Contains(s.AttnLayers, i) || s.AttnLayers == nil && i%3 == 2 {
+				heads[i] = int32(s.KVHeads)
+			}
+		}
+		k[a+"attention.head_count_kv"] = heads
+		k[a+"shortconv.l_cache"] = uint32(s.ShortConv)
+	}
+	if s.Arch == synth.ArchLFM2MoE {
+		k[a+"leading_dense_block_count"] = uint32(s.DenseLead)
+		k[a+"expert_gating_func"] = uint32(2) // required: the converter's sigmoid
 	}
 	return k
 }
@@ -688,11 +777,28 @@ func TestValidateFamilies(t *testing.T) {
 		{"qwen2-tiny", func(s *synth.Shape) { s.Arch = "gemma2" }, "want smollm3, llama"},
 		{"qwen3moe-tiny", func(s *synth.Shape) { s.Experts = 0 }, "qwen3moe needs experts"},
 		{"qwen3moe-tiny", func(s *synth.Shape) { s.ExpertsUsed = 5 }, "1 ≤ used ≤ experts"},
-		{"qwen3-tiny", func(s *synth.Shape) { s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128 }, "experts are for arch qwen3moe or gpt-oss"},
+		{"qwen3-tiny", func(s *synth.Shape) { s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128 }, "experts are for arch qwen3moe, gpt-oss, qwen2moe, granitemoe, lfm2moe or llama"},
+		{"mixtral-tiny", func(s *synth.Shape) { s.ExpertFFN = 128 }, "feed_forward_length (FFN) wide"},
+		{"granitemoe-tiny", func(s *synth.Shape) { s.ExpertFFN = 128 }, "feed_forward_length (FFN) wide"},
+		{"mixtral-tiny", func(s *synth.Shape) { s.Experts = 0 }, "llama needs experts"},
+		{"mixtral-tiny", func(s *synth.Shape) { s.SharedFFN = 256 }, "shared expert is for arch qwen2moe or granitemoe"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.SharedFFN = 0 }, "qwen2moe needs a shared expert"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.ExpertFFN = 0 }, "positive expert FFN"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.Untied = false }, "untied output.weight"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.HeadDim = 64 }, "heads × head dim = hidden size"},
+		{"granitemoe-tiny", func(s *synth.Shape) { s.SharedFFN = -1 }, "negative"},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.Granite.Logit = 2 }, "for arch granite"},
 		{"gptoss-tiny", func(s *synth.Shape) { s.Untied = false }, "untied output.weight"},
 		{"gptoss-tiny", func(s *synth.Shape) { s.SlidingWindow = 0 }, "gpt-oss needs a sliding window"},
 		{"gptoss-tiny", func(s *synth.Shape) { s.RopeBaseSWA = 1e4 }, "local rope base is for arch gemma3"},
 		{"qwen3moe-tiny", func(s *synth.Shape) { s.SlidingWindow = 32 }, "sliding window is for arch gemma3"},
+		{"lfm2-tiny", func(s *synth.Shape) { s.ShortConv = 1 }, "short convolution of at least 2"},
+		{"lfm2-tiny", func(s *synth.Shape) { s.AttnLayers = []int{-1} }, "attention block -1 is negative"},
+		{"lfm2-tiny", func(s *synth.Shape) { s.HeadDim = 64 }, "heads × head dim = hidden size"},
+		{"lfm2-tiny", func(s *synth.Shape) { s.DenseLead = 1 }, "dense leading blocks is for arch lfm2moe"},
+		{"lfm2moe-tiny", func(s *synth.Shape) { s.Experts = 0 }, "lfm2moe needs experts"},
+		{"lfm2moe-tiny", func(s *synth.Shape) { s.DenseLead = 4 }, "4 dense leading blocks of 3"},
+		{"qwen3-tiny", func(s *synth.Shape) { s.ShortConv = 3 }, "short convolutions are for arch lfm2 or lfm2moe"},
 	} {
 		m, _ := synth.Preset(tc.preset)
 		tc.change(&m.Shape)

@@ -277,7 +277,8 @@ func wanted(name string) bool {
 // shapes the presets do not have to llama_model_quantize's, byte for byte:
 // eight experts (llama.cpp gives such models q8_0 attn_k and attn_v and a
 // q5_K attn_output in Q4_K_M), in every quantized mix synth writes, and
-// eight blocks (use_more_bits over ffn_down_exps).
+// eight blocks (use_more_bits over ffn_down_exps and ffn_down_shexp), and
+// LFM2's hybrids, whose attn_v tensors only attention blocks have.
 func TestLlamarefQuantizesMoE(t *testing.T) {
 	bin := llamaref(t)
 	dir := t.TempDir()
@@ -290,6 +291,17 @@ func TestLlamarefQuantizesMoE(t *testing.T) {
 		{"qwen3moe-tiny", func(s *synth.Shape) { s.Experts = 8 }, all},
 		{"gptoss-tiny", func(s *synth.Shape) { s.Experts = 8 }, []synth.Mix{synth.MixQ4_K_M, synth.MixMXFP4}},
 		{"qwen3moe-tiny", func(s *synth.Shape) { s.Layers, s.ExpertFFN = 8, 256 }, []synth.Mix{synth.MixQ4_K_M}},
+		// Mixtral's own eight experts, on the llama architecture; the
+		// shared experts' ffn_down_shexp over eight blocks (use_more_bits
+		// by the block in the name, as for the 3-D experts).
+		{"mixtral-tiny", func(s *synth.Shape) { s.Experts = 8 }, all},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.Experts = 8 }, []synth.Mix{synth.MixQ4_K_M, synth.MixMXFP4}},
+		{"qwen2moe-tiny", func(s *synth.Shape) { s.Layers = 8 }, []synth.Mix{synth.MixQ4_K_M}},
+		{"granitemoe-tiny", func(s *synth.Shape) { s.Layers, s.FFN = 8, 256 }, []synth.Mix{synth.MixQ4_K_M}},
+		// LFM2's hybrids: llama.cpp's use_more_bits for attn_v counts the
+		// attention blocks only.
+		{"lfm2-tiny", func(s *synth.Shape) { s.Layers, s.AttnLayers = 9, []int{0, 3} }, []synth.Mix{synth.MixQ4_K_M}},
+		{"lfm2moe-tiny", func(s *synth.Shape) { s.Layers, s.AttnLayers, s.DenseLead, s.ExpertFFN = 9, []int{0, 3, 5}, 2, 256 }, all},
 	} {
 		m, _ := synth.Preset(c.preset)
 		c.change(&m.Shape)

@@ -142,6 +142,42 @@ var presets = map[string]preset{
 			s.SlidingWindow, s.Experts, s.ExpertsUsed, s.ExpertFFN = 32, 4, 2, 128
 			return s
 		}()}},
+
+	// The mixture-of-experts families with no golden-next file (llamaref
+	// synth does not write them); their golden logits are in their
+	// packages' testdata (internal/goldentest/testdata/synth_golden.py).
+	"mixtral-tiny": {"golden (ours, testdata of package llamaarch): Mixtral's layout, llama with 4 experts as wide as the FFN (256), 2 used, untied output", Model{Name: "mixtral-tiny-F32", Seed: 39,
+		Shape: func() Shape {
+			s := tinyFamily(ArchLlama, 1e6, 1e-5)
+			s.Untied, s.Experts, s.ExpertsUsed = true, 4, 2
+			return s
+		}()}},
+	"qwen2moe-tiny": {"golden (ours, testdata of package qwen2moe): Q/K/V biases, 4 experts of 128, 2 used, a shared expert of 256 gated by a sigmoid, untied output", Model{Name: "qwen2moe-tiny-F32", Seed: 42,
+		Shape: func() Shape {
+			s := tinyFamily(ArchQwen2MoE, 1e6, 1e-6)
+			s.Untied, s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN = true, 4, 2, 128, 256
+			return s
+		}()}},
+	"granitemoe-tiny": {"golden (ours, testdata of package granite): Granite's multipliers, 4 experts as wide as the FFN (128), 2 used, an ungated shared expert of 256", Model{Name: "granitemoe-tiny-F32", Seed: 41,
+		Shape: func() Shape {
+			s := tinyFamily(ArchGraniteMoE, 1e4, 1e-6)
+			s.FFN, s.Experts, s.ExpertsUsed, s.SharedFFN = 128, 4, 2, 256
+			s.Granite = GraniteScales{Embedding: 12, Attention: 1.0 / 32, Residual: 0.22, Logit: 6}
+			return s
+		}()}},
+	"lfm2-tiny": {"golden-next: LFM2, block 0 a short convolution of 3, block 1 attention", Model{Name: "lfm2-tiny-F32", Seed: 33,
+		Shape: func() Shape {
+			s := tinyFamily(ArchLFM2, 1e6, 1e-5)
+			s.AttnLayers, s.ShortConv = []int{1}, 3
+			return s
+		}()}},
+	"lfm2moe-tiny": {"golden (ours, testdata of package lfm2): LFM2-8B-A1B's blocks, a dense short convolution, then attention and a short convolution with 4 experts of 128 (2 used, sigmoid gates, a selection bias)",
+		Model{Name: "lfm2moe-tiny-F32", Seed: 40, Shape: func() Shape {
+			s := tinyFamily(ArchLFM2MoE, 1e6, 1e-5)
+			s.Layers, s.AttnLayers, s.ShortConv, s.DenseLead = 3, []int{1}, 3, 1
+			s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 128
+			return s
+		}()}},
 	"bert-rank-tiny": {"golden-families: encoder with a rerank head", Model{Name: "bert-rank-tiny-F32", Seed: 16, Shape: tinyBERT("rank")}},
 
 	// Tiny models of a family's file format, for tests (no golden logits).

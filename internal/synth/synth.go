@@ -2,8 +2,11 @@
 // any shape of the families smolgo runs and in the common llama.cpp
 // quantization mixes: SmolLM3 (arch smollm3), Llama and Llama 3.2 (llama,
 // optionally with rope_freqs.weight), Qwen2.5 (qwen2), Qwen3 (qwen3),
-// Gemma 3 (gemma3), Granite (granite), Phi-3 (phi3), BERT encoders (bert)
-// and the mixture-of-experts Qwen3-MoE (qwen3moe) and gpt-oss (gpt-oss).
+// Gemma 3 (gemma3), Granite (granite), Phi-3 (phi3), BERT encoders (bert),
+// the mixtures of experts Qwen3-MoE (qwen3moe), gpt-oss (gpt-oss),
+// Mixtral (llama with experts), Qwen2-MoE (qwen2moe) and Granite MoE
+// (granitemoe), and LFM2's hybrids of short convolutions and attention
+// (lfm2, and lfm2moe with experts).
 // Each family gets the tensors and metadata keys that llama.cpp's loader for
 // it reads (src/models/<arch>.cpp in llama.cpp).
 //
@@ -18,7 +21,8 @@
 // the golden SmolLM3 model (../shared/golden) and "qwen3-tiny",
 // "qwen2-tiny", "llama32-tiny", "gemma3-tiny", "bert-tiny" and
 // "bert-rank-tiny" the golden-families models (../shared/golden-families),
-// "qwen3moe-tiny" and "gptoss-tiny" the MoE ones of ../shared/golden-next.
+// "qwen3moe-tiny", "gptoss-tiny" and "lfm2-tiny" the MoE and LFM2 ones of
+// ../shared/golden-next.
 // Quantizing follows llama.cpp's llama_model_quantize (its choice of type
 // per tensor, its order of tensors and keys, and its block encoders), so the
 // quantized presets reproduce llama.cpp's quantized golden files too.
@@ -59,6 +63,15 @@ const (
 	// Mixture of experts (Shape.Experts): a router picks experts per token.
 	ArchQwen3MoE = "qwen3moe" // qwen3 with an MoE FFN (softmax over all experts, top k renormalized)
 	ArchGPTOSS   = "gpt-oss"  // biases, attention sinks, alternating sliding window, MoE FFN with biases
+	// qwen2 with an MoE FFN (softmax over all experts, top k, not
+	// renormalized) and a shared expert gated by a sigmoid (SharedFFN)
+	ArchQwen2MoE = "qwen2moe"
+	// granite with an MoE FFN (softmax, top k renormalized, experts as
+	// wide as FFN) and, with SharedFFN, an ungated shared expert
+	ArchGraniteMoE = "granitemoe"
+	// LFM2's hybrids: gated short convolutions and attention with Q/K norms.
+	ArchLFM2    = "lfm2"    // dense SwiGLU FFNs
+	ArchLFM2MoE = "lfm2moe" // dense leading blocks, then experts with sigmoid gating and a selection bias
 )
 
 // Shape is a model's architecture and size.
@@ -105,7 +118,7 @@ type Shape struct {
 	RopeBaseSWA          float32 // gemma3: rope.freq_base_swa, the local layers' base
 	Softcap              float32 // gemma3: final_logit_softcapping, written when > 0
 
-	// Granite (granite) is Granite's four multipliers; zero fields are
+	// Granite (granite, granitemoe) is Granite's four multipliers; zero fields are
 	// not written, except the logit scale, which llama.cpp requires (0
 	// writes 1).
 	Granite GraniteScales
@@ -126,18 +139,66 @@ type Shape struct {
 	// cls.bias, cls.output.weight, cls.output.bias) and one output label.
 	Pooling string
 
-	// Mixture of experts (qwen3moe, gpt-oss, which require it): each
-	// block's FFN is Experts networks of width ExpertFFN, stored as 3-D
-	// tensors (ffn_{gate,up}_exps [Embd, ExpertFFN, Experts], ffn_down_exps
+	// Mixture of experts (qwen3moe, gpt-oss, qwen2moe, granitemoe, which
+	// require it, and llama, where it makes a Mixtral file): each block's
+	// FFN is Experts networks of width ExpertFFN, stored as 3-D tensors
+	// (ffn_{gate,up}_exps [Embd, ExpertFFN, Experts], ffn_down_exps
 	// [ExpertFFN, Embd, Experts]), of which the router ffn_gate_inp [Embd,
 	// Experts] picks ExpertsUsed per token; written as expert_count,
 	// expert_used_count and expert_feed_forward_length (FFN stays
 	// feed_forward_length, which llama.cpp reads but these blocks do not
-	// use). gpt-oss also uses SlidingWindow and SlidingWindowPattern (its
-	// layers alternate local and global from layer 0 with the pattern 2;
-	// no local rope base).
+	// use). llama's and granitemoe's experts are FFN wide, as their
+	// converters and llama.cpp's loaders have it: ExpertFFN must be 0 there,
+	// and no expert_feed_forward_length is written. gpt-oss also uses
+	// SlidingWindow and SlidingWindowPattern (its layers alternate local
+	// and global from layer 0 with the pattern 2; no local rope base).
+	// lfm2moe requires them too, from block DenseLead on.
 	Experts, ExpertsUsed, ExpertFFN int
+
+	// SharedFFN (qwen2moe, which requires it, and granitemoe) adds a shared
+	// expert to every block's mixture, a SwiGLU of this width that every
+	// token runs (ffn_{gate,up}_shexp [Embd, SharedFFN], ffn_down_shexp
+	// [SharedFFN, Embd]), written as expert_shared_feed_forward_length.
+	// qwen2moe scales its output by sigmoid(h·ffn_gate_inp_shexp), a vector
+	// [Embd]; granitemoe adds it ungated.
+	SharedFFN int
+
+	// LFM2's blocks (lfm2, lfm2moe): the blocks AttnLayers lists are
+	// attention with Q/K norms, the others gated short convolutions
+	// (shortconv.{conv, in_proj, out_proj}) with a kernel of ShortConv
+	// (shortconv.l_cache, at least 2). attention.head_count_kv is written
+	// per block, 0 for the convolutions, as llama.cpp's converter writes
+	// it. AttnLayers nil means every third block (2, 5, ...), llamaref's
+	// default; blocks from Layers on are ignored (a shape that keeps fewer
+	// of its blocks). lfm2moe's first DenseLead blocks
+	// (leading_dense_block_count) keep a dense FFN of width FFN; the
+	// others are mixtures of experts, sigmoid-gated (expert_gating_func
+	// 2, as the converter writes it) with a per-expert selection bias
+	// (exp_probs_b.bias).
+	AttnLayers []int
+	ShortConv  int
+	DenseLead  int
 }
+
+// expertWidth is the width of each routed expert: FFN where the family's
+// loader takes it from feed_forward_length (llama, granitemoe).
+func (s Shape) expertWidth() int {
+	if s.Arch == ArchLlama || s.Arch == ArchGraniteMoE {
+		return s.FFN
+	}
+	return s.ExpertFFN
+}
+
+// isAttn reports whether block i of an lfm2 or lfm2moe shape is attention.
+func (s Shape) isAttn(i int) bool {
+	if s.AttnLayers == nil {
+		return i%3 == 2
+	}
+	return slices.Contains(s.AttnLayers, i)
+}
+
+// lfm2 reports whether the shape is one of LFM2's hybrids.
+func (s Shape) lfm2() bool { return s.Arch == ArchLFM2 || s.Arch == ArchLFM2MoE }
 
 // GraniteScales are the multipliers of a Granite config.json, written as
 // granite.embedding_scale, granite.attention.scale, granite.residual_scale
@@ -193,7 +254,22 @@ func (s Shape) String() string {
 		fmt.Fprintf(&b, ", %s pooling", cmp.Or(s.Pooling, "mean"))
 	}
 	if s.Experts > 0 {
-		fmt.Fprintf(&b, ", %d experts of FFN %d (%d used)", s.Experts, s.ExpertFFN, s.ExpertsUsed)
+		fmt.Fprintf(&b, ", %d experts of FFN %d (%d used)", s.Experts, s.expertWidth(), s.ExpertsUsed)
+	}
+	if s.SharedFFN > 0 {
+		fmt.Fprintf(&b, ", shared expert of FFN %d", s.SharedFFN)
+	}
+	if s.lfm2() {
+		var attn []string
+		for i := range s.Layers {
+			if s.isAttn(i) {
+				attn = append(attn, fmt.Sprint(i))
+			}
+		}
+		fmt.Fprintf(&b, ", attention in blocks [%s], short convolutions of %d", strings.Join(attn, " "), s.ShortConv)
+		if s.Arch == ArchLFM2MoE {
+			fmt.Fprintf(&b, ", %d dense blocks first", s.DenseLead)
+		}
 	}
 	if g := s.Granite; g != (GraniteScales{}) {
 		fmt.Fprintf(&b, ", scales: embedding %g, attention %g, residual %g, logit %g", g.Embedding, g.Attention, g.Residual, g.Logit)
@@ -207,9 +283,10 @@ var poolingTypes = map[string]uint32{"": 1, "mean": 1, "cls": 2, "last": 3, "ran
 // Validate checks that the shape describes a model llama.cpp can load.
 func (s Shape) Validate() error {
 	switch s.Arch {
-	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3, ArchQwen3MoE, ArchGPTOSS:
+	case ArchSmolLM3, ArchLlama, ArchQwen2, ArchQwen3, ArchGemma3, ArchBERT, ArchGranite, ArchPhi3,
+		ArchQwen3MoE, ArchGPTOSS, ArchQwen2MoE, ArchGraniteMoE, ArchLFM2, ArchLFM2MoE:
 	default:
-		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3, bert, qwen3moe or gpt-oss", s.Arch)
+		return fmt.Errorf("synth: arch %q: want smollm3, llama, qwen2, qwen3, gemma3, granite, phi3, bert, qwen3moe, gpt-oss, qwen2moe, granitemoe, lfm2 or lfm2moe", s.Arch)
 	}
 	for _, f := range []struct {
 		name string
@@ -240,9 +317,10 @@ func (s Shape) Validate() error {
 	default:
 		return fmt.Errorf("synth: rope scaling %q: want linear or yarn", s.RopeScaling)
 	}
-	// llama.cpp's qwen2 and bert loaders size attn_q and attn_output as
-	// hidden × hidden, so their heads must tile the hidden size exactly.
-	if (s.Arch == ArchQwen2 || s.Arch == ArchBERT) && s.headDim()*s.Heads != s.Embd {
+	// llama.cpp's qwen2, qwen2moe, bert and lfm2 loaders size attn_q and
+	// attn_output as hidden × hidden, so their heads must tile the hidden
+	// size exactly.
+	if (s.Arch == ArchQwen2 || s.Arch == ArchQwen2MoE || s.Arch == ArchBERT || s.lfm2()) && s.headDim()*s.Heads != s.Embd {
 		return fmt.Errorf("synth: %s needs heads × head dim = hidden size (%d × %d ≠ %d)", s.Arch, s.Heads, s.headDim(), s.Embd)
 	}
 	only := func(arch, what string, set bool) error {
@@ -261,7 +339,8 @@ func (s Shape) Validate() error {
 		only(ArchGemma3, "a local rope base", s.RopeBaseSWA != 0),
 		only(ArchGemma3, "a logit soft-cap", s.Softcap != 0),
 		only(ArchBERT, "pooling", s.Pooling != "" && !(s.Arch == ArchQwen3 && s.Pooling == "last")),
-		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{}),
+		only(ArchGranite, "Granite's multipliers", s.Granite != GraniteScales{} && s.Arch != ArchGraniteMoE),
+		only(ArchLFM2MoE, "dense leading blocks", s.DenseLead != 0),
 	); err != nil {
 		return err
 	}
@@ -281,12 +360,26 @@ func (s Shape) Validate() error {
 	if s.Arch == ArchGemma3 && s.SlidingWindow > 0 && (s.SlidingWindowPattern < 1 || s.RopeBaseSWA <= 0) {
 		return fmt.Errorf("synth: a sliding window needs a pattern ≥ 1 and a positive local rope base (have %d, %g)", s.SlidingWindowPattern, s.RopeBaseSWA)
 	}
-	moe := s.Arch == ArchQwen3MoE || s.Arch == ArchGPTOSS
-	switch {
-	case moe && (s.Experts < 1 || s.ExpertsUsed < 1 || s.ExpertsUsed > s.Experts || s.ExpertFFN < 1):
-		return fmt.Errorf("synth: %s needs experts: 1 ≤ used ≤ experts and a positive expert FFN (have %d of %d, FFN %d)", s.Arch, s.ExpertsUsed, s.Experts, s.ExpertFFN)
-	case !moe && (s.Experts != 0 || s.ExpertsUsed != 0 || s.ExpertFFN != 0):
-		return fmt.Errorf("synth: experts are for arch qwen3moe or gpt-oss, not %s", s.Arch)
+	if err := s.validateExperts(); err != nil {
+		return err
+	}
+	if s.Arch == ArchQwen2MoE && !s.Untied {
+		return errors.New("synth: qwen2moe has an untied output.weight (set Untied): llama.cpp's loader requires it")
+	}
+	if s.lfm2() {
+		if s.ShortConv < 2 {
+			return fmt.Errorf("synth: %s needs a short convolution of at least 2 (ShortConv is %d)", s.Arch, s.ShortConv)
+		}
+		for _, l := range s.AttnLayers {
+			if l < 0 { // blocks past Layers are those of a shape that keeps fewer of its blocks
+				return fmt.Errorf("synth: attention block %d is negative", l)
+			}
+		}
+		if s.DenseLead < 0 || s.DenseLead > s.Layers {
+			return fmt.Errorf("synth: %d dense leading blocks of %d", s.DenseLead, s.Layers)
+		}
+	} else if s.AttnLayers != nil || s.ShortConv != 0 {
+		return fmt.Errorf("synth: attention blocks and short convolutions are for arch lfm2 or lfm2moe, not %s", s.Arch)
 	}
 	if s.Arch == ArchGPTOSS {
 		// llama.cpp's loader requires the window key and output.weight.
@@ -313,6 +406,35 @@ func (s Shape) Validate() error {
 		if s.Untied || s.RopeScaling != "" {
 			return errors.New("synth: bert has no output matrix and no RoPE (Untied and RopeScaling must be unset)")
 		}
+	}
+	return nil
+}
+
+// validateExperts checks the mixture-of-experts fields against the
+// architecture (see Shape.Experts and Shape.SharedFFN).
+func (s Shape) validateExperts() error {
+	needs := s.Arch == ArchQwen3MoE || s.Arch == ArchGPTOSS || s.Arch == ArchQwen2MoE || s.Arch == ArchGraniteMoE || s.Arch == ArchLFM2MoE
+	allows := needs || s.Arch == ArchLlama
+	widthIsFFN := s.Arch == ArchLlama || s.Arch == ArchGraniteMoE
+	set := s.Experts != 0 || s.ExpertsUsed != 0 || s.ExpertFFN != 0
+	switch {
+	case !allows && set:
+		return fmt.Errorf("synth: experts are for arch qwen3moe, gpt-oss, qwen2moe, granitemoe, lfm2moe or llama, not %s", s.Arch)
+	case !needs && !set:
+	case s.Experts < 1 || s.ExpertsUsed < 1 || s.ExpertsUsed > s.Experts:
+		return fmt.Errorf("synth: %s needs experts: 1 ≤ used ≤ experts (have %d of %d)", s.Arch, s.ExpertsUsed, s.Experts)
+	case widthIsFFN && s.ExpertFFN != 0:
+		return fmt.Errorf("synth: %s experts are feed_forward_length (FFN) wide: leave ExpertFFN 0 (have %d)", s.Arch, s.ExpertFFN)
+	case !widthIsFFN && s.ExpertFFN < 1:
+		return fmt.Errorf("synth: %s needs a positive expert FFN (have %d)", s.Arch, s.ExpertFFN)
+	}
+	switch {
+	case s.SharedFFN < 0:
+		return fmt.Errorf("synth: shared expert FFN %d is negative", s.SharedFFN)
+	case s.SharedFFN > 0 && s.Arch != ArchQwen2MoE && s.Arch != ArchGraniteMoE:
+		return fmt.Errorf("synth: a shared expert is for arch qwen2moe or granitemoe, not %s", s.Arch)
+	case s.Arch == ArchQwen2MoE && s.SharedFFN < 1:
+		return errors.New("synth: qwen2moe needs a shared expert (SharedFFN)")
 	}
 	return nil
 }
@@ -445,7 +567,7 @@ func useMoreBits(i, n int) bool {
 // does (q4_K→q5_0, q6_K→q8_0, then f16; a 32-element type to f16).
 func (m Mix) TensorType(name string, layer int, dims []uint64, s Shape) gguf.Type {
 	if len(dims) < 2 || !strings.HasSuffix(name, "weight") || strings.Contains(name, "ffn_gate_inp.weight") ||
-		name == "position_embd.weight" || name == "token_types.weight" {
+		name == "position_embd.weight" || name == "token_types.weight" || strings.Contains(name, "shortconv.conv.weight") {
 		return gguf.TypeF32
 	}
 	rowLen := int(dims[0])
@@ -454,6 +576,20 @@ func (m Mix) TensorType(name string, layer int, dims []uint64, s Shape) gguf.Typ
 	// ffn_down, and a fused attn_qkv counts as an attn_v.
 	isAttnV := strings.Contains(name, "attn_v.weight") || strings.Contains(name, "attn_qkv.weight")
 	more := layer >= 0 && useMoreBits(layer, s.Layers)
+	if isAttnV && s.lfm2() {
+		// llama.cpp counts the attn_v tensors, which only attention
+		// blocks have.
+		i, n := 0, 0
+		for l := range s.Layers {
+			if s.isAttn(l) {
+				if l < layer {
+					i++
+				}
+				n++
+			}
+		}
+		more = useMoreBits(i, n)
+	}
 	eight := s.Experts == 8 // llama.cpp's rules for 8-expert models (Mixtral)
 	var t gguf.Type
 	switch m {
@@ -557,8 +693,18 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		u("embedding_length", s.Embd),
 		u("feed_forward_length", s.FFN),
 		u("attention.head_count", s.Heads),
-		u("attention.head_count_kv", s.KVHeads),
 	)
+	if s.lfm2() {
+		kvHeads := make([]int32, s.Layers)
+		for i := range kvHeads {
+			if s.isAttn(i) {
+				kvHeads[i] = int32(s.KVHeads)
+			}
+		}
+		kv = append(kv, gguf.KV{Key: a + "attention.head_count_kv", Value: kvHeads})
+	} else {
+		kv = append(kv, u("attention.head_count_kv", s.KVHeads))
+	}
 	if s.Arch == ArchBERT {
 		// An encoder: LayerNorm (not RMSNorm), bidirectional attention,
 		// a pooled output, and no RoPE (learned positions instead).
@@ -586,7 +732,19 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 		kv = append(kv, u("attention.key_length", hd), u("attention.value_length", hd))
 	}
 	if s.Experts > 0 {
-		kv = append(kv, u("expert_count", s.Experts), u("expert_used_count", s.ExpertsUsed), u("expert_feed_forward_length", s.ExpertFFN))
+		kv = append(kv, u("expert_count", s.Experts), u("expert_used_count", s.ExpertsUsed))
+		if s.ExpertFFN > 0 {
+			kv = append(kv, u("expert_feed_forward_length", s.ExpertFFN))
+		}
+		if s.SharedFFN > 0 {
+			kv = append(kv, u("expert_shared_feed_forward_length", s.SharedFFN))
+		}
+	}
+	if s.lfm2() {
+		kv = append(kv, u("shortconv.l_cache", s.ShortConv))
+	}
+	if s.Arch == ArchLFM2MoE {
+		kv = append(kv, u("leading_dense_block_count", s.DenseLead), u("expert_gating_func", 2))
 	}
 	if s.Arch != ArchBERT && s.Pooling != "" {
 		kv = append(kv, u("pooling_type", int(poolingTypes[s.Pooling])))
@@ -613,7 +771,7 @@ func (m Model) Metadata(mix Mix) ([]gguf.KV, error) {
 	if s.RopeAttnFactor != 0 {
 		kv = append(kv, f("rope.scaling.attn_factor", s.RopeAttnFactor))
 	}
-	if s.Arch == ArchGranite {
+	if s.Arch == ArchGranite || s.Arch == ArchGraniteMoE {
 		g := s.Granite
 		if g.Logit == 0 {
 			g.Logit = 1

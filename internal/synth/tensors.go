@@ -45,6 +45,9 @@ const (
 	normWeightStd = 0.05
 	biasStd       = 0.1 // qwen2's Q/K/V biases
 	routerStd     = 2.0 // MoE routers: N(0, routerStd²/Embd), router logits of std about 2
+	// lfm2moe's selection bias exp_probs_b.bias, added to sigmoid gates
+	// (of spread about 0.3 with router logits of std 2).
+	selectionBiasStd = 0.25
 
 	bertTokenTypes = 2 // token_types.weight rows (sentence A and B)
 )
@@ -58,6 +61,8 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 		return m.bertSpecs(nVocab)
 	case ArchGPTOSS:
 		return m.gptOSSSpecs(nVocab)
+	case ArchLFM2, ArchLFM2MoE:
+		return m.lfm2Specs(nVocab)
 	}
 	s := m.Shape
 	e, f := uint64(s.Embd), uint64(s.FFN)
@@ -104,7 +109,7 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 				w(b+"attn_k.weight", i, e, nkv, gain(qGain, e)),
 				w(b+"attn_v.weight", i, e, nkv, gain(1, e)))
 		}
-		if s.Arch == ArchQwen2 {
+		if s.Arch == ArchQwen2 || s.Arch == ArchQwen2MoE {
 			out = append(out,
 				vec(b+"attn_q.bias", i, nq, kindGauss, biasStd),
 				vec(b+"attn_k.bias", i, nkv, kindGauss, biasStd),
@@ -126,7 +131,7 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 			out = append(out, norm(b+"post_attention_norm.weight", i))
 		}
 		out = append(out, norm(b+"ffn_norm.weight", i))
-		if s.Arch == ArchQwen3MoE {
+		if s.Experts > 0 {
 			out = append(out, m.experts(b, i, down)...)
 			continue
 		}
@@ -156,17 +161,31 @@ func (m Model) specs(nVocab uint64) []tensorSpec {
 // experts lists a block's router and experts (llamaref's order: router,
 // gate, up, down), with llamaref's scales: the router routerStd·(1/√Embd)
 // (a product, as llamaref computes it), gate and up 1/√Embd, down the
-// block's FFN gain over √ExpertFFN.
+// block's FFN gain over √(expert width). A shared expert (SharedFFN)
+// follows, scaled as an expert of its width, after qwen2moe's gate vector
+// ffn_gate_inp_shexp of 1/√Embd, whose product with the normalized hidden
+// state (of norm about √Embd) then has a std of about 1.
 func (m Model) experts(b string, layer int, down float64) []tensorSpec {
 	s := m.Shape
-	e, x, n := uint64(s.Embd), uint64(s.ExpertFFN), uint64(s.Experts)
+	e, x, n := uint64(s.Embd), uint64(s.expertWidth()), uint64(s.Experts)
 	wIn := 1.0 / math.Sqrt(float64(e))
-	return []tensorSpec{
+	out := []tensorSpec{
 		{name: b + "ffn_gate_inp.weight", dims: []uint64{e, n}, layer: layer, scale: routerStd * wIn},
 		{name: b + "ffn_gate_exps.weight", dims: []uint64{e, x, n}, layer: layer, scale: wIn},
 		{name: b + "ffn_up_exps.weight", dims: []uint64{e, x, n}, layer: layer, scale: wIn},
 		{name: b + "ffn_down_exps.weight", dims: []uint64{x, e, n}, layer: layer, scale: gain(down, x)},
 	}
+	if s.SharedFFN == 0 {
+		return out
+	}
+	sh := uint64(s.SharedFFN)
+	if s.Arch == ArchQwen2MoE {
+		out = append(out, tensorSpec{name: b + "ffn_gate_inp_shexp.weight", dims: []uint64{e}, layer: layer, scale: wIn})
+	}
+	return append(out,
+		tensorSpec{name: b + "ffn_gate_shexp.weight", dims: []uint64{e, sh}, layer: layer, scale: wIn},
+		tensorSpec{name: b + "ffn_up_shexp.weight", dims: []uint64{e, sh}, layer: layer, scale: wIn},
+		tensorSpec{name: b + "ffn_down_shexp.weight", dims: []uint64{sh, e}, layer: layer, scale: gain(down, sh)})
 }
 
 // gptOSSSpecs lists a gpt-oss model's tensors (llama.cpp's
@@ -219,6 +238,71 @@ func (m Model) gptOSSSpecs(nVocab uint64) []tensorSpec {
 	}
 	out = append(out, tensorSpec{name: "output_norm.weight", dims: []uint64{e}, layer: -1, kind: kindSignedNorm, scale: normWeightStd})
 	return append(out, w("output.weight", -1, e, nVocab, logitStd*wIn))
+}
+
+// lfm2Specs lists an LFM2 model's tensors (llama.cpp's src/models/lfm2.cpp)
+// in llamaref's order and with its scales: per block the operator norm,
+// then attention (Q, K, V, the Q/K norms, the output) or the short
+// convolution (its kernel N(0, 1/ShortConv), in_proj to B, C and x, and
+// out_proj with the attention output's gain), then the FFN: dense, or for
+// lfm2moe's later blocks the router and experts as Qwen3-MoE's followed by
+// the selection bias (N(0, 0.25²), about the spread of the sigmoid
+// gates' differences, so that it changes some choices); the output norm
+// is token_embd_norm. llamaref scales Q, K, V, the FFN's inputs and
+// out_proj by products with 1/√Embd, not quotients, and so does this.
+func (m Model) lfm2Specs(nVocab uint64) []tensorSpec {
+	s := m.Shape
+	e, f := uint64(s.Embd), uint64(s.FFN)
+	hd := uint64(s.headDim())
+	nq, nkv := uint64(s.Heads)*hd, uint64(s.KVHeads)*hd
+	wIn := 1.0 / math.Sqrt(float64(e))
+	qGain := math.Sqrt(attnStd)
+	qk := qkNormScale(int(hd))
+	w := func(name string, layer int, ne0, ne1 uint64, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{ne0, ne1}, layer: layer, scale: scale}
+	}
+	vec := func(name string, layer int, n uint64, k kind, scale float64) tensorSpec {
+		return tensorSpec{name: name, dims: []uint64{n}, layer: layer, kind: k, scale: scale}
+	}
+	norm := func(name string, layer int) tensorSpec { return vec(name, layer, e, kindNorm, normWeightStd) }
+	out := []tensorSpec{w("token_embd.weight", -1, e, nVocab, gain(logitStd, e))}
+	for i := range s.Layers {
+		b := "blk." + strconv.Itoa(i) + "."
+		down := ffnGain
+		if i == 0 {
+			down = ffnGainFirst
+		}
+		out = append(out, norm(b+"attn_norm.weight", i))
+		if s.isAttn(i) {
+			out = append(out,
+				w(b+"attn_q.weight", i, e, nq, qGain*wIn),
+				w(b+"attn_k.weight", i, e, nkv, qGain*wIn),
+				w(b+"attn_v.weight", i, e, nkv, wIn),
+				vec(b+"attn_q_norm.weight", i, hd, kindAroundScale, qk),
+				vec(b+"attn_k_norm.weight", i, hd, kindAroundScale, qk),
+				w(b+"attn_output.weight", i, nq, e, gain(attnOutGain, nq)))
+		} else {
+			out = append(out,
+				w(b+"shortconv.conv.weight", i, uint64(s.ShortConv), e, gain(1, uint64(s.ShortConv))),
+				w(b+"shortconv.in_proj.weight", i, e, 3*e, wIn),
+				w(b+"shortconv.out_proj.weight", i, e, e, attnOutGain*wIn))
+		}
+		out = append(out, norm(b+"ffn_norm.weight", i))
+		if s.Arch == ArchLFM2MoE && i >= s.DenseLead {
+			out = append(out, m.experts(b, i, down)...)
+			out = append(out, vec(b+"exp_probs_b.bias", i, uint64(s.Experts), kindGauss, selectionBiasStd))
+			continue
+		}
+		out = append(out,
+			w(b+"ffn_gate.weight", i, e, f, wIn),
+			w(b+"ffn_up.weight", i, e, f, wIn),
+			w(b+"ffn_down.weight", i, f, e, gain(down, f)))
+	}
+	out = append(out, vec("token_embd_norm.weight", -1, e, kindSignedNorm, normWeightStd))
+	if s.Untied {
+		out = append(out, w("output.weight", -1, e, nVocab, logitStd*wIn))
+	}
+	return out
 }
 
 // bertSpecs lists a BERT encoder's tensors (llama.cpp's src/models/bert.cpp):

@@ -35,3 +35,23 @@ func TestGoldenLogits(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEGoldenLogits compares Granite's mixture-of-experts block (Granite's
+// four multipliers; softmax over 4 experts as wide as feed_forward_length,
+// the top 2 renormalized, plus an ungated shared expert of 256) with
+// llama.cpp on synth's preset granitemoe-tiny, in F32, Q8_0 and Q4_K_M:
+// prefill (every position of the short prompts, every tenth and the last of
+// the 100-token one), teacher-forced and greedy decode, whole prompts and
+// batches of 7. The references in testdata are llama.cpp's logits on
+// synth's files (internal/goldentest/testdata/synth_golden.py --moe); the
+// tolerances are twice llama.cpp's own worst spread on those files with
+// another CPU variant and in batches of 7
+// (testdata/granitemoe-tiny-selfcheck.json): F32 4e-05 max / 8e-06 RMS,
+// Q8_0 and Q4_K_M 0.03 / 0.003, small because logit_scale makes Granite's
+// logits small (std 0.67).
+//
+// A wrong block fails far outside them (F32, max |Δ| / RMS): the top 2 not
+// renormalized 0.078 / 0.0088, the shared expert dropped 0.37 / 0.089.
+func TestMoEGoldenLogits(t *testing.T) {
+	goldentest.CheckSynthGolden(t, "granitemoe-tiny", "testdata")
+}

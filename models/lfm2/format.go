@@ -1,64 +1,77 @@
 package lfm2
 
 import (
-	"strings"
+	"context"
+	_ "embed"
+	"log/slog"
 
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
-	"github.com/smolgo/smolgo/internal/chatfmt"
+	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/models/lfm2/chat"
+	"github.com/smolgo/smolgo/tokenizer"
 )
 
-// Format is LFM2's chat format: ChatML as LFM2's template writes it (the
-// system turn only when there is one; an earlier assistant turn's
-// reasoning, up to </think>, left out), <|im_end|> ending a turn. Tool
-// definitions and LFM2's Python-style tool calls are not rendered or parsed
-// by this format: a prompt with tools is an error naming the architecture.
-func Format(f *gguf.File) (engine.Format, error) { return family.NewFormat(f, FormatSpec), nil }
+// DefaultTemplate is LFM2.5-Instruct's chat template (llama.cpp's copy,
+// models/templates/LFM2.5-Instruct.jinja), the format of a file that
+// carries none.
+//
+//go:embed LFM2.5-Instruct.jinja
+var DefaultTemplate string
 
-// FormatSpec is LFM2's chat format (see Format).
-var FormatSpec = family.FormatSpec{
-	Render: func(_ *gguf.File, msgs []engine.Message, opts engine.PromptOptions) (string, [][2]int, error) {
-		return Render(msgs, true)
-	},
-	EndOfTurn: []string{"<|im_end|>"},
+// TemplateOptions are llama.cpp's adjustments for LFM2's templates
+// (common/parsers/lfm2.cpp): an answer's reasoning_content is also its
+// thinking field, which LFM2.5-8B-A1B's template reads.
+var TemplateOptions = family.TemplateOptions{ReasoningField: "thinking"}
+
+// Format is LFM2's chat format: the file's own chat template (LFM2.5's,
+// LFM2-8B-A1B's, LFM2.5-8B-A1B's, or any other) rendered by package
+// family's Jinja engine, or DefaultTemplate for a file without one. The
+// engine reads the markers out of the template: <|im_end|> ending a turn,
+// <think>…</think> reasoning where the template shows it, and, for LFM2's
+// templates (which list the tools in the system turn, "List of tools:
+// […]"), the Python-style calls of Tools. The templates keep only an
+// earlier answer's content, not its calls, as they do under llama.cpp.
+func Format(f *gguf.File) (engine.Format, error) {
+	src, _ := f.String("tokenizer.chat_template")
+	if src != "" {
+		spec, err := family.TemplateSpecWith(f, src, TemplateOptions)
+		if err == nil {
+			return family.NewFormat(f, spec), nil
+		}
+		slog.Warn("lfm2: the file's chat template does not parse; using LFM2.5-Instruct's", "err", err)
+	}
+	spec, err := family.TemplateSpecWith(f, DefaultTemplate, TemplateOptions)
+	if err != nil {
+		return nil, err
+	}
+	return family.NewFormat(f, spec), nil
 }
 
-// Render writes msgs as LFM2's template does (tools aside), ending with the
-// assistant's header when addGenerationPrompt, and returns the byte ranges
-// that came from the caller.
-func Render(msgs []engine.Message, addGenerationPrompt bool) (string, [][2]int, error) {
-	if err := chatfmt.Check(msgs); err != nil {
-		return "", nil, err
-	}
-	var b chatfmt.Builder
-	if msgs[0].Role == "system" {
-		if msgs[0].Content != "" {
-			b.WriteString("<|im_start|>system\n")
-			b.Literal(msgs[0].Content)
-			b.WriteString("<|im_end|>\n")
+// Tools is LFM2's tool-call syntax, family's "lfm2": chat.ToolParser
+// (with the ids of the markers in the model's vocabulary) and
+// chat.CallGrammar to force calls. Its markers are special tokens, which
+// the format's parser gives their text back (family.SpecialMarkers).
+var Tools family.ToolSyntax = tools{}
+
+type tools struct{}
+
+func (tools) NewParser(tok *tokenizer.Tokenizer) family.ToolParser {
+	start, end := int32(-1), int32(-1)
+	if tok != nil {
+		if id, ok := tok.ID(chat.CallStart); ok {
+			start = id
 		}
-		msgs = msgs[1:]
-	}
-	last := -1
-	for i, m := range msgs {
-		if m.Role == "assistant" {
-			last = i
+		if id, ok := tok.ID(chat.CallEnd); ok {
+			end = id
 		}
 	}
-	for i, m := range msgs {
-		b.WriteString("<|im_start|>" + m.Role + "\n")
-		content := m.Content
-		if m.Role == "assistant" && i != last {
-			if k := strings.LastIndex(content, "</think>"); k >= 0 {
-				content = chatfmt.Strip(content[k+len("</think>"):])
-			}
-		}
-		b.Literal(content)
-		b.WriteString("<|im_end|>\n")
-	}
-	if addGenerationPrompt {
-		b.WriteString("<|im_start|>assistant\n")
-	}
-	return b.String(), b.Spans(), nil
+	return chat.NewToolParser(start, end)
 }
+
+func (tools) Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return chat.CallGrammar(ctx, funcs, opts)
+}
+
+func (tools) MarkerTexts() []string { return []string{chat.CallStart, chat.CallEnd} }

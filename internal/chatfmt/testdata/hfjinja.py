@@ -7,7 +7,8 @@ renders.json; the Go tests compare against that file and need no Python.
 
 transformers (src/transformers/utils/chat_template_utils.py) compiles a
 template in an ImmutableSandboxedEnvironment with trim_blocks and
-lstrip_blocks, the loopcontrols extension, its own tojson filter
+lstrip_blocks, the loopcontrols extension, its AssistantTracker extension
+(the {% generation %} block), its own tojson filter
 (json.dumps with ensure_ascii=False, so no HTML escaping), and the globals
 raise_exception and strftime_now; it renders with messages, tools,
 documents, add_generation_prompt, the special tokens (bos_token, eos_token) and any
@@ -23,11 +24,26 @@ import os
 
 import jinja2
 import jinja2.ext
+import jinja2.nodes
 import jinja2.sandbox
 
 
 class TemplateError(Exception):
     pass
+
+
+class _Generation(jinja2.ext.Extension):
+    """transformers' AssistantTracker: {% generation %}…{% endgeneration %}
+    renders its body (transformers also records where, for masks)."""
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+        return jinja2.nodes.CallBlock(self.call_method("_generation"), [], [], body).set_lineno(lineno)
+
+    def _generation(self, caller):
+        return caller()
 
 
 def _env(now):
@@ -41,7 +57,7 @@ def _env(now):
         return now.strftime(fmt)
 
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+        trim_blocks=True, lstrip_blocks=True, extensions=[_Generation, jinja2.ext.loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now

@@ -69,7 +69,7 @@ type Parser struct {
 	openID, closeID int32
 	opts            ParserOptions
 	inThink         bool
-	late            bool // the answer has begun or a block has ended: no block opens any more
+	late            bool   // the answer has begun or a block has ended: no block opens any more
 	pending         string // text that may be the start of a tag
 	trimLead        bool   // drop white space at the start of the current block
 	space           string // trailing white space of reasoning, held back (TrimSpace)
