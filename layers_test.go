@@ -13,10 +13,10 @@ import (
 // packages; the first matching pattern, in this order, places a package.
 var layers = [][]string{
 	{"internal/cpu", "internal/bigmem", "internal/chatfmt/think", "internal/jinja", "gguf", "rope", "backend", "sample", "toolcall"},
-	{"quant", "tokenizer/...", "tokenizer", "internal/embedtok"},
+	{"quant", "tokenizer/...", "tokenizer", "internal/embedtok", "vision/pixels"},
 	{"tensor", "grammar"},
 	{"llama", "engine"},
-	{"cuda", "family", "internal/chatfmt", "engine/enginetest"},
+	{"cuda", "family", "internal/chatfmt", "engine/enginetest", "vision"},
 	{"models/*/chat", "models/*/chatml", "smollm3/chat"},
 	{"models/bert", "models/*", "smollm3"},
 	{"models"},

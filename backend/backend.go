@@ -67,6 +67,40 @@ type Seq struct {
 	// HiddenStates fill it; the others refuse a Seq that asks. Nil for
 	// none; a Seq may ask for hidden states and logits together.
 	Hidden []float32
+	// Embeds, when not nil, are the inputs of the new positions in place
+	// of their tokens' embeddings: len(Tokens) rows of EmbedWidth values,
+	// as a vision projector makes them for an image. Tokens then only
+	// count the rows (their values are not read). Only backends that
+	// implement Embedder take it; the others refuse such a Seq.
+	Embeds []float32
+	// Bidirectional makes the new rows attend to each other in both
+	// directions (and, as always, to every earlier position): Gemma 3's
+	// image rows. Such a Seq is computed in one pass, so it holds at
+	// most BatchSize rows. Only with Embedder.
+	Bidirectional bool
+	// Pos, when not nil, gives each new row (len(Tokens) of them) its
+	// position for the rotary embedding instead of its place in the cache:
+	// after an image whose rows advance the positions by fewer than their
+	// count (M-RoPE), the places and the positions part. Only with
+	// Embedder.
+	Pos []Position
+}
+
+// A Position is where a row sits for a rotary embedding: T is its place
+// in the sequence; Y and X are, for models whose rotation has height and
+// width sections (M-RoPE: Qwen2-VL), its line and column in an image's
+// grid. A text row has Y = X = T.
+type Position struct{ T, Y, X int32 }
+
+// Embedder is implemented by backends whose Step takes input rows in place
+// of token embeddings (Seq.Embeds, Seq.Bidirectional, Seq.Pos): a vision
+// model's text side.
+type Embedder interface {
+	// EmbedWidth is the width of an input row (the embedding width).
+	EmbedWidth() int
+	// MRoPE reports whether the rotation reads Position.Y and X (M-RoPE);
+	// without it only T counts.
+	MRoPE() bool
 }
 
 // Cache is one sequence's memory on a Backend: the keys and values of the

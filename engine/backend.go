@@ -33,6 +33,11 @@ type (
 	HiddenStates = backend.HiddenStates
 	// Classifier is a decoder reranker's head.
 	Classifier = backend.Classifier
+	// Embedder is implemented by backends that take input rows in place of
+	// token embeddings (an image's rows).
+	Embedder = backend.Embedder
+	// Position is a row's rotary position (M-RoPE's three streams).
+	Position = backend.Position
 )
 
 // ErrContextFull is wrapped by errors for a sequence longer than its cache.

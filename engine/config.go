@@ -24,6 +24,13 @@ type Config struct {
 	// ChatTemplate, when set, is a Jinja chat template that replaces the
 	// file's (WithChatTemplate).
 	ChatTemplate string
+	// Projector, when set, is the path of a vision projector (an mmproj
+	// GGUF) that Open loads beside the text model, so that messages can
+	// carry images (WithProjector).
+	Projector string
+	// MaxImagePixels is the most pixels an image may have, read from its
+	// header before it is decoded (0: the projector's default, 2^25).
+	MaxImagePixels int
 
 	// PromptCacheBytes bounds the prompt cache shared by the sessions (see
 	// PromptCache); 0 means none.
@@ -142,6 +149,15 @@ func WithThreads(n int) Option { return func(c *Config) { c.Threads = n } }
 // --chat-template-file): the reasoning and tool-call markers are read
 // from it as for any template the engine renders.
 func WithChatTemplate(src string) Option { return func(c *Config) { c.ChatTemplate = src } }
+
+// WithProjector loads the vision projector (mmproj) file at path beside the
+// text model, which then takes images (Message.Images). Open refuses a
+// projector that does not fit the text model (its row width or its type),
+// naming both.
+func WithProjector(path string) Option { return func(c *Config) { c.Projector = path } }
+
+// WithMaxImagePixels sets the pixel budget of an image (Config.MaxImagePixels).
+func WithMaxImagePixels(n int) Option { return func(c *Config) { c.MaxImagePixels = n } }
 
 // WithKVType sets the KV cache type by its llama.cpp name: "f16" (the
 // default), "f32" or "q8_0" (an unknown name is an error of NewConfig and

@@ -95,6 +95,10 @@ type Stats struct {
 	// model's prompt cache (computed by another session or an earlier
 	// conversation) rather than from this session's own cache.
 	SharedCachedTokens int
+	// ImageRows is the number of image rows (PromptTokens counts them)
+	// this generation encoded; rows the caches already held are not
+	// encoded again.
+	ImageRows int
 	// DroppedMessages is the number of old messages left out so that the
 	// prompt fits the context (GenerateOptions.DropOldest).
 	DroppedMessages int

@@ -47,6 +47,14 @@ type generation struct {
 	biased   []float32 // a row of logits with GenerateOptions.LogitBias added
 	// acceptedIn counts the draft tokens the last step confirmed.
 	acceptedIn int
+
+	// Images (image.go): the prompt's image spans; for an M-RoPE model
+	// with images, every prompt row's position and the position after the
+	// prompt (pos nil: rows sit at their places).
+	spans   []imageSpan
+	pos     []Position
+	nextPos int
+	decPos  []Position // the positions of a decode step's rows (reused)
 }
 
 func (g *generation) run(ctx context.Context, msgs []Message) error {
@@ -119,13 +127,35 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 	if msgs[0].Role == "system" {
 		head = 1
 	}
+	// The images of each message, prepared once for every attempt.
+	var perMsg [][]*promptImage
+	if hasImages(msgs) || g.m.proj != nil {
+		perMsg = make([][]*promptImage, len(msgs))
+		for i := range msgs {
+			imgs, err := g.m.promptImages(msgs[i : i+1])
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			perMsg[i] = imgs
+		}
+	}
 	popts := PromptOptions{Thinking: g.opts.Thinking, ReasoningEffort: g.opts.ReasoningEffort, Tools: g.opts.Tools, ParseSpecial: g.opts.ParseSpecial, TemplateKwargs: g.opts.TemplateKwargs}
 	for dropped := 0; ; dropped++ {
 		use := msgs
+		var imgs []*promptImage
+		for i := range msgs {
+			if perMsg != nil && (dropped == 0 || i < head || i >= head+dropped) {
+				imgs = append(imgs, perMsg[i]...)
+			}
+		}
 		if dropped > 0 {
 			use = append(slices.Clip(msgs[:head]), msgs[head+dropped:]...)
 		}
 		ids, err := g.m.f.Prompt(use, popts)
+		g.spans = nil
+		if err == nil && len(imgs) > 0 {
+			ids, g.spans, err = g.m.expand(ids, imgs)
+		}
 		if err != nil && dropped > 0 && use[head].Role != "user" && head+dropped < len(msgs)-1 {
 			// A template that needs turns to alternate (Gemma's) cannot
 			// start with the answer left of a dropped question: drop it
@@ -140,7 +170,12 @@ func (g *generation) prompt(msgs []Message) ([]int32, error) {
 			g.dropped = dropped
 			g.stats.DroppedMessages = dropped
 			g.marks = g.turnMarks(use, popts, ids)
-			return g.checkPrompt(ids, ctxLen, dropped)
+			ids, err = g.checkPrompt(ids, ctxLen, dropped)
+			if err == nil && len(g.spans) > 0 {
+				e, ok := g.m.b.(Embedder)
+				g.pos, g.nextPos = positions(g.spans, len(ids), ok && e.MRoPE())
+			}
+			return ids, err
 		}
 	}
 }
@@ -194,6 +229,9 @@ func (g *generation) checkPrompt(ids []int32, ctxLen, dropped int) ([]int32, err
 	}
 	vocab := g.m.b.Vocab()
 	for i, id := range ids {
+		if id < 0 && inSpan(g.spans, i) {
+			continue // an image row's placeholder
+		}
 		if id < 0 || int(id) >= vocab {
 			return nil, fmt.Errorf("engine: prompt token %d at index %d is outside the model's vocabulary [0, %d)", id, i, vocab)
 		}
@@ -210,7 +248,7 @@ func (g *generation) checkPrompt(ids []int32, ctxLen, dropped int) ([]int32, err
 // very same prompt was computed before.
 func (g *generation) reuse(ctx context.Context, prompt []int32) ([]float32, error) {
 	s := g.s
-	if g.dropped > 0 && g.opts.ShiftContext {
+	if g.dropped > 0 && g.opts.ShiftContext && len(g.spans) == 0 && !slices.ContainsFunc(s.tokens, func(t int32) bool { return t < 0 }) {
 		if err := g.shift(prompt); err != nil {
 			return nil, err
 		}
@@ -237,6 +275,9 @@ func (g *generation) reuse(ctx context.Context, prompt []int32) ([]float32, erro
 		logits = s.promptLogits // the same prompt again: reuse its logits
 	} else {
 		common = min(common, len(prompt)-1) // at least one token makes logits
+	}
+	if f := imageFloor(g.spans, common); f != common {
+		common, logits = f, nil // a prefix never ends inside an image chunk
 	}
 	if f := floor(s.cache, common); f != common {
 		// Sliding-window layers no longer hold that prefix, or recurrent
@@ -277,7 +318,31 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 		if recurrent {
 			end = g.checkpointEnd(pos, end, every)
 		}
-		n, err := g.m.sched.prefill(ctx, s.cache, prompt[pos:end], g.logits[:V])
+		var in rowInput
+		for _, sp := range g.spans {
+			if sp.start == pos {
+				// An image chunk: its rows, encoded now, in one step.
+				rows := make([]float32, sp.n*g.m.proj.Width())
+				if err := sp.img.p.Encode(ctx, sp.chunk, rows); err != nil {
+					if ctx.Err() != nil {
+						return nil, g.done(StopCancelled)
+					}
+					return nil, fmt.Errorf("engine: encoding an image: %w", err)
+				}
+				g.stats.ImageRows += sp.n
+				end = pos + sp.n
+				in = rowInput{embeds: rows, bidi: sp.c.Bidirectional}
+				break
+			}
+			if sp.start > pos {
+				end = min(end, sp.start)
+				break
+			}
+		}
+		if g.pos != nil {
+			in.pos = g.pos[pos:end]
+		}
+		n, err := g.m.sched.prefillInput(ctx, s.cache, prompt[pos:end], g.logits[:V], in)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, g.done(StopCancelled)
@@ -363,6 +428,10 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 		g.spec = newDrafter(prompt)
 		g.stats.Drafter = DrafterLookup
 	case DrafterModel:
+		if slices.ContainsFunc(prompt, func(t int32) bool { return t < 0 }) {
+			g.m.cfg.Logger.Debug("engine: no drafts by the draft model for a prompt with images (it reads no image rows)")
+			break
+		}
 		md, err := g.newModelDrafter()
 		if err != nil {
 			g.m.cfg.Logger.Warn("engine: no drafts by the draft model for this generation", "error", err)
@@ -479,7 +548,16 @@ func (g *generation) decode(ctx context.Context, logits []float32) error {
 			return err
 		}
 		g.logits = grow(g.logits, len(g.input)*V)
-		if err := g.m.sched.decode(ctx, s.cache, g.input, g.logits[:len(g.input)*V]); err != nil {
+		var pos []Position
+		if g.pos != nil {
+			g.decPos = g.decPos[:0]
+			for i := range g.input {
+				p := int32(g.nextPos + len(s.tokens) - len(g.pos) + i)
+				g.decPos = append(g.decPos, Position{T: p, Y: p, X: p})
+			}
+			pos = g.decPos
+		}
+		if err := g.m.sched.decodeAt(ctx, s.cache, g.input, g.logits[:len(g.input)*V], pos); err != nil {
 			if ctx.Err() != nil {
 				g.input = g.input[:0]
 				return g.done(StopCancelled)
@@ -524,6 +602,9 @@ func (g *generation) draft(ctx context.Context, input []int32, ctxLen int) ([]in
 		}
 	} else {
 		input = g.spec.draft(input, room)
+	}
+	if i := slices.IndexFunc(input[before:], func(t int32) bool { return t < 0 }); i >= 0 {
+		input = input[:before+i] // never draft an image row's placeholder
 	}
 	g.stats.DraftTokens += len(input) - before
 	return input, nil

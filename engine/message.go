@@ -26,6 +26,10 @@ type Message struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Name is the tool's name on a tool message.
 	Name string `json:"name,omitempty"`
+	// Images are the turn's images, in order: each stands where an
+	// ImageMarker stands in Content (one marker per image). A model takes
+	// them when it was opened with a projector (WithProjector).
+	Images []Image `json:"images,omitempty"`
 }
 
 // ToolCall is a function call made by the model.

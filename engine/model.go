@@ -26,6 +26,7 @@ type Model struct {
 	cfg   Config
 	pc    *PromptCache // nil without Config.PromptCacheBytes
 	sched *scheduler
+	proj  Projector // nil: the model takes no images
 
 	// draftRecurrent: the draft model's caches keep recurrent state
 	// (Checkpointer), so prompts keep checkpoints at the turns for it too.
@@ -230,6 +231,11 @@ func (m *Model) Close() error {
 		}
 		if m.release != nil {
 			m.closeErr = m.release()
+		}
+		if m.proj != nil {
+			if err := m.proj.Close(); m.closeErr == nil {
+				m.closeErr = err
+			}
 		}
 	})
 	return m.closeErr

@@ -280,7 +280,7 @@ func (d *diskStore) readHeader(r io.Reader) (diskHeader, []int32, error) {
 		return h, nil, fmt.Errorf("truncated tokens: %w", err)
 	}
 	for i, t := range tokens {
-		if t < 0 || int(t) >= d.vocab {
+		if int(t) >= d.vocab { // a negative id is an image row's placeholder
 			return h, nil, fmt.Errorf("token %d at %d is outside the vocabulary", t, i)
 		}
 	}

@@ -156,5 +156,11 @@ func Open(path string, opts ...Option) (*Model, error) {
 		return nil, err
 	}
 	m.release, m.parts = l.Close, l.Parts
+	if cfg.Projector != "" {
+		if err := m.attachProjector(arch); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
 	return m, nil
 }

@@ -77,7 +77,18 @@ type request struct {
 	hidden    []float32
 	hiddenAll bool
 	hiddenDim int // the width of a row of hidden
+	in        rowInput
 	done      chan error
+}
+
+// rowInput is what a request gives besides its token ids: rows in place of
+// their embeddings (an image chunk, computed whole in one step), whether
+// they attend both ways, and the rows' rotary positions (backend.Seq's
+// Embeds, Bidirectional and Pos; parallel to the request's tokens).
+type rowInput struct {
+	embeds []float32
+	bidi   bool
+	pos    []Position
 }
 
 func newScheduler(b Backend, cfg Config, log *slog.Logger) *scheduler {
@@ -177,7 +188,13 @@ func (s *scheduler) notify() {
 // it, logits receives the last token's logits when this step reaches the
 // end. It returns how many tokens were computed.
 func (s *scheduler) prefill(ctx context.Context, c Cache, tokens []int32, logits []float32) (int, error) {
-	r := &request{ctx: ctx, cache: c, tokens: tokens, logits: logits, prefill: true, done: make(chan error, 1)}
+	return s.prefillInput(ctx, c, tokens, logits, rowInput{})
+}
+
+// prefillInput is prefill with rows given besides the tokens: an image
+// chunk's (in.embeds, taken whole in one step) or the rows' positions.
+func (s *scheduler) prefillInput(ctx context.Context, c Cache, tokens []int32, logits []float32, in rowInput) (int, error) {
+	r := &request{ctx: ctx, cache: c, tokens: tokens, logits: logits, prefill: true, in: in, done: make(chan error, 1)}
 	err := s.do(r)
 	return r.took, err
 }
@@ -195,7 +212,12 @@ func (s *scheduler) prefillHidden(ctx context.Context, c Cache, tokens []int32, 
 // decode computes tokens (a sampled token and any draft after it) and
 // writes the logits asked for.
 func (s *scheduler) decode(ctx context.Context, c Cache, tokens []int32, logits []float32) error {
-	return s.do(&request{ctx: ctx, cache: c, tokens: tokens, logits: logits, done: make(chan error, 1)})
+	return s.decodeAt(ctx, c, tokens, logits, nil)
+}
+
+// decodeAt is decode with the rows' rotary positions (nil: their places).
+func (s *scheduler) decodeAt(ctx context.Context, c Cache, tokens []int32, logits []float32, pos []Position) error {
+	return s.do(&request{ctx: ctx, cache: c, tokens: tokens, logits: logits, in: rowInput{pos: pos}, done: make(chan error, 1)})
 }
 
 func (s *scheduler) do(r *request) error {
@@ -352,7 +374,15 @@ func (s *scheduler) pickLocked() []*request {
 		if !r.prefill {
 			continue
 		}
-		if r.took = s.chunkSize(len(r.tokens), left, decoding); r.took > 0 {
+		r.took = s.chunkSize(len(r.tokens), left, decoding)
+		if r.in.embeds != nil {
+			// An image chunk runs whole, in one step.
+			r.took = 0
+			if len(r.tokens) <= left {
+				r.took = len(r.tokens)
+			}
+		}
+		if r.took > 0 {
 			reqs = append(reqs, r)
 			left -= r.took
 			if decoding {
@@ -430,7 +460,14 @@ func (s *scheduler) run(reqs []*request) {
 				hidden = r.hidden
 			}
 		}
-		batch = append(batch, Seq{Cache: r.cache, Tokens: r.tokens[:n], Logits: logits, Hidden: hidden})
+		seq := Seq{Cache: r.cache, Tokens: r.tokens[:n], Logits: logits, Hidden: hidden, Bidirectional: r.in.bidi}
+		if e := r.in.embeds; e != nil {
+			seq.Embeds = e[:n*(len(e)/len(r.tokens))]
+		}
+		if r.in.pos != nil {
+			seq.Pos = r.in.pos[:n]
+		}
+		batch = append(batch, seq)
 		ok = append(ok, r)
 	}
 	s.batch = batch

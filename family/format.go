@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/smolgo/smolgo/engine"
@@ -244,16 +245,65 @@ func (f *Format) Prompt(msgs []engine.Message, opts engine.PromptOptions) ([]int
 	if err != nil {
 		return nil, err
 	}
-	var ids []int32
-	if opts.ParseSpecial {
-		ids = tok.Encode(text, true)
-	} else {
-		ids = tok.EncodeMarked(text, literal)
-	}
+	ids := encodeWithImages(tok, text, literal, opts.ParseSpecial, imageCount(msgs))
 	if bos, ok := tok.BOS(); ok && tok.AddBOS() && (len(ids) == 0 || ids[0] != bos) {
 		ids = append([]int32{bos}, ids...)
 	}
 	return ids, nil
+}
+
+// imageCount is the number of images the messages carry.
+func imageCount(msgs []engine.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Images)
+	}
+	return n
+}
+
+// encodeWithImages tokenizes a rendered prompt (literal: the byte ranges
+// from the caller, plain text unless parseSpecial) and, when the messages
+// carry images, puts engine.ImageHole(k) where the k-th image marker
+// written by a message (inside a literal range) stands, tokenizing the
+// text around them apart, as mtmd does.
+func encodeWithImages(tok *tokenizer.Tokenizer, text string, literal [][2]int, parseSpecial bool, images int) []int32 {
+	encode := func(a, b int) []int32 {
+		if parseSpecial {
+			return tok.Encode(text[a:b], true)
+		}
+		var lit [][2]int
+		for _, r := range literal {
+			if lo, hi := max(r[0], a), min(r[1], b); lo < hi {
+				lit = append(lit, [2]int{lo - a, hi - a})
+			}
+		}
+		return tok.EncodeMarked(text[a:b], lit)
+	}
+	if images == 0 {
+		return encode(0, len(text))
+	}
+	var ids []int32
+	from, k := 0, 0
+	for i := 0; i < len(text); {
+		j := strings.Index(text[i:], engine.ImageMarker)
+		if j < 0 {
+			break
+		}
+		at := i + j
+		i = at + len(engine.ImageMarker)
+		inside := false
+		for _, r := range literal {
+			inside = inside || (r[0] <= at && at+len(engine.ImageMarker) <= r[1])
+		}
+		if !inside {
+			continue // the template's own text, not a message's marker
+		}
+		ids = append(ids, encode(from, at)...)
+		ids = append(ids, engine.ImageHole(k))
+		k++
+		from = i
+	}
+	return append(ids, encode(from, len(text))...)
 }
 
 func errNoTools(f *gguf.File) error {

@@ -39,6 +39,7 @@ type attnJob struct {
 	ring   int     // the layer's ring size (0: slot = position)
 	window int     // the layer's attention window (0: every earlier position)
 	pos, n int
+	bidi   bool // the n rows see each other both ways (Seq.Bidirectional)
 	q, out []float32
 	qq     []byte // KVQ8_0: the queries rounded to Q8_0 (q8KV.prepare)
 	scale  float32
@@ -79,6 +80,15 @@ func (j *attnJob) first(p int) int {
 	return 0
 }
 
+// last is the last position a query at position p sees: p itself
+// (causal), or the last row of the job when its rows attend both ways.
+func (j *attnJob) last(p int) int {
+	if j.bidi {
+		return j.pos + j.n - 1
+	}
+	return p
+}
+
 // segs appends the slots of positions [lo, hi) to dst: one run, or two
 // where a ring wraps.
 func (j *attnJob) segs(dst []seg, lo, hi int) []seg {
@@ -107,13 +117,13 @@ func (j *attnJob) Do(lo, hi int) {
 		t, h := u/cfg.Heads, u%cfg.Heads
 		q := j.q[t*Q+h*hd : t*Q+(h+1)*hd]
 		out := j.out[t*Q+h*hd : t*Q+(h+1)*hd]
-		p := j.pos + t // causal: positions first(p)..p
+		p := j.pos + t // causal: positions first(p)..p (..last(p) both ways)
 		var qq []byte
 		if j.qq != nil {
 			hb := hd / q8Block * q8Bytes
 			qq = j.qq[(t*cfg.Heads+h)*hb : (t*cfg.Heads+h+1)*hb]
 		}
-		online(j.kv, out, q, qq, h/group, j.segs(segBuf[:0], j.first(p), p+1), j.scale, j.sink(h))
+		online(j.kv, out, q, qq, h/group, j.segs(segBuf[:0], j.first(p), j.last(p)+1), j.scale, j.sink(h))
 	}
 }
 
@@ -296,7 +306,7 @@ func (j *attnJob) tiledBlock(qt, kvh int) {
 			j.runS[t*cfg.Heads+h] = 0
 		}
 	}
-	kvEnd := j.pos + t1 // KV positions needed by the last token of the tile
+	kvEnd := j.last(j.pos+t1-1) + 1 // KV positions needed by the last token of the tile
 	for k0 := j.first(j.pos + t0); k0 < kvEnd; k0 += tileKV {
 		k1 := min(k0+tileKV, kvEnd)
 		d := 0
@@ -311,7 +321,7 @@ func (j *attnJob) tiledBlock(qt, kvh int) {
 		for i := 0; i < (t1-t0)*group; i++ {
 			t, h := t0+i/group, kvh*group+i%group
 			p := j.pos + t
-			start, end := max(k0, j.first(p)), min(k1, p+1) // window and causal mask
+			start, end := max(k0, j.first(p)), min(k1, j.last(p)+1) // window and causal mask
 			if end <= start {
 				continue
 			}

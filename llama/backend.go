@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/smolgo/smolgo/backend"
 )
@@ -127,14 +128,22 @@ func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 			return fmt.Errorf("llama: sequence %d: %d cached + %d new tokens exceed the cache length %d: %w", i, c.n, len(s.Tokens), c.maxLen, ErrContextFull)
 		case c.recurrent() && !c.valid:
 			return fmt.Errorf("llama: sequence %d: %w", i, errInterrupted)
+		case c.recurrent() && s.Bidirectional:
+			return fmt.Errorf("llama: sequence %d: rows attending both ways in a model with recurrent layers", i)
 		}
-		for k, t := range s.Tokens {
-			if t < 0 || int(t) >= V {
-				return fmt.Errorf("llama: sequence %d: token %d at index %d is outside the vocabulary [0, %d)", i, t, k, V)
+		in, err := b.input(i, s)
+		if err != nil {
+			return err
+		}
+		if in.embeds == nil {
+			for k, t := range s.Tokens {
+				if t < 0 || int(t) >= V {
+					return fmt.Errorf("llama: sequence %d: token %d at index %d is outside the vocabulary [0, %d)", i, t, k, V)
+				}
 			}
 		}
 		c.step = b.step
-		jobs = append(jobs, job{c: c.Cache, tokens: s.Tokens, out: s.Logits, hidden: s.Hidden})
+		jobs = append(jobs, job{c: c.Cache, tokens: s.Tokens, out: s.Logits, hidden: s.Hidden, in: in})
 	}
 	w.jobs = jobs
 	if err := ctx.Err(); err != nil {
@@ -144,6 +153,42 @@ func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 	clear(jobs) // drop the references to the callers' memory
 	clear(w.pieces[:cap(w.pieces)])
 	return err
+}
+
+// EmbedWidth implements backend.Embedder: input rows (Seq.Embeds) are
+// Embd wide.
+func (b *cpuBackend) EmbedWidth() int { return b.m.Config.Embd }
+
+// MRoPE implements backend.Embedder: whether a layer's rotation has M-RoPE
+// sections (Seq.Pos's Y and X count).
+func (b *cpuBackend) MRoPE() bool {
+	for _, r := range b.m.ropes {
+		if r.MRoPE() {
+			return true
+		}
+	}
+	return false
+}
+
+// input checks sequence i's rows given in place of tokens (Seq.Embeds,
+// Bidirectional, Pos) and returns them for its job.
+func (b *cpuBackend) input(i int, s backend.Seq) (input, error) {
+	n, E := len(s.Tokens), b.m.Config.Embd
+	in := input{embeds: s.Embeds, bidi: s.Bidirectional, pos: s.Pos}
+	switch {
+	case s.Embeds != nil && len(s.Embeds) != n*E:
+		return in, fmt.Errorf("llama: sequence %d: %d input values for %d rows of %d", i, len(s.Embeds), n, E)
+	case s.Pos != nil && len(s.Pos) != n:
+		return in, fmt.Errorf("llama: sequence %d: %d positions for %d rows", i, len(s.Pos), n)
+	case s.Bidirectional && n > b.batch:
+		return in, fmt.Errorf("llama: sequence %d: %d rows attending both ways exceed the batch size %d (they must run in one pass)", i, n, b.batch)
+	}
+	for k, v := range s.Embeds {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return in, fmt.Errorf("llama: sequence %d: input value %d is %v", i, k, v)
+		}
+	}
+	return in, nil
 }
 
 // seqCache is a Cache made by a backend, as a backend.Cache.

@@ -283,7 +283,7 @@ func (s *attentionStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 		}
 		store.prepare(q, kk, v, qq) // a q8_0 cache rotates them (kvq8.go)
 		pc.c.put(l, pc.pos, kk, v)
-		j := attnJob{m: m, kv: store, ring: pc.c.ring[l], window: spec.Window, pos: pc.pos, n: k,
+		j := attnJob{m: m, kv: store, ring: pc.c.ring[l], window: spec.Window, pos: pc.pos, n: k, bidi: pc.in.bidi,
 			q: q, qq: qq, out: b.att[r0*Q : r1*Q], scale: scale, tiled: store.tiled(k), sinks: w.Sinks,
 			runM: b.runM[r0*cfg.Heads : r1*cfg.Heads], runS: b.runS[r0*cfg.Heads : r1*cfg.Heads]}
 		u := j.units()

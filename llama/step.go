@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/smolgo/smolgo/backend"
+
 	"github.com/smolgo/smolgo/tensor"
 )
 
@@ -39,6 +41,7 @@ type job struct {
 	tokens []int32
 	out    []float32
 	hidden []float32 // the final hidden states of the last len(hidden)/Embd tokens (Seq.Hidden)
+	in     input     // rows given in place of token embeddings (Seq.Embeds, Bidirectional, Pos)
 	start  int       // c.Len() before the call
 	done   int       // tokens already run
 }
@@ -52,12 +55,35 @@ type piece struct {
 	pos    int
 	out    []float32
 	hidden []float32 // the hidden states of its last len(hidden)/Embd tokens
+	in     input     // its part of the job's input rows
 	row    int
 	// keepFrom, keepTo: the recurrent layers keep their state after each
 	// of the tokens [keepFrom, keepTo) of the piece (rows whose logits
 	// were asked for, so that a draft's rejected tail can be dropped:
 	// state.go).
 	keepFrom, keepTo int
+}
+
+// input is what a sequence gives besides token ids (backend.Seq's Embeds,
+// Bidirectional and Pos): rows in place of the tokens' embeddings, whether
+// they attend to each other both ways, and their rotary positions. The
+// zero input is plain tokens at their places in the cache.
+type input struct {
+	embeds []float32          // len(tokens) rows of Embd; nil: the tokens' embeddings
+	bidi   bool               // the rows see each other in both directions (one piece)
+	pos    []backend.Position // per row; nil: the row's place in the cache
+}
+
+// slice returns the input of rows [lo, hi).
+func (in input) slice(lo, hi, E int) input {
+	out := input{bidi: in.bidi}
+	if in.embeds != nil {
+		out.embeds = in.embeds[lo*E : hi*E]
+	}
+	if in.pos != nil {
+		out.pos = in.pos[lo:hi]
+	}
+	return out
 }
 
 // span is a range of rows that one product call covers.
@@ -84,7 +110,8 @@ func (m *CPU) run(ctx context.Context, b *buffers, jobs []job, batch int) error 
 			if take == 0 || take > room {
 				continue
 			}
-			p := piece{c: j.c, tokens: j.tokens[j.done : j.done+take], pos: j.start + j.done}
+			p := piece{c: j.c, tokens: j.tokens[j.done : j.done+take], pos: j.start + j.done,
+				in: j.in.slice(j.done, j.done+take, m.Config.Embd)}
 			// The logits asked for are the last R rows of the job; this
 			// piece holds the ones in [max(first, done), done+take).
 			first := n - len(j.out)/V
@@ -175,17 +202,29 @@ func (m *CPU) pass(ctx context.Context, b *buffers, ps []piece) error {
 		for t, tok := range p.tokens {
 			r := p.row + t
 			xr := x[r*E : (r+1)*E]
-			if err := m.embd.Row(int(tok), xr); err != nil {
-				return fmt.Errorf("llama: embedding: %w", err)
-			}
-			if scale != 0 && scale != 1 {
-				for e := range xr {
-					xr[e] *= scale
+			if p.in.embeds != nil {
+				// Rows given as they are: an image's rows are not scaled
+				// as token embeddings are (llama.cpp scales only tokens).
+				copy(xr, p.in.embeds[t*E:(t+1)*E])
+			} else {
+				if err := m.embd.Row(int(tok), xr); err != nil {
+					return fmt.Errorf("llama: embedding: %w", err)
+				}
+				if scale != 0 && scale != 1 {
+					for e := range xr {
+						xr[e] *= scale
+					}
 				}
 			}
 			for k, rc := range m.ropes {
 				half := rc.Dims / 2
-				rc.Angles(p.pos+t, b.cos[k][r*half:(r+1)*half], b.sin[k][r*half:(r+1)*half])
+				cos, sin := b.cos[k][r*half:(r+1)*half], b.sin[k][r*half:(r+1)*half]
+				if p.in.pos != nil {
+					q := p.in.pos[t]
+					rc.AnglesAt(int(q.T), int(q.Y), int(q.X), cos, sin)
+				} else {
+					rc.Angles(p.pos+t, cos, sin)
+				}
 			}
 		}
 	}

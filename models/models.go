@@ -45,4 +45,5 @@ import (
 	_ "github.com/smolgo/smolgo/models/qwen35moe"
 	_ "github.com/smolgo/smolgo/models/qwen3moe"
 	_ "github.com/smolgo/smolgo/smollm3"
+	_ "github.com/smolgo/smolgo/vision" // vision projectors (engine.WithProjector)
 )

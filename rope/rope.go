@@ -108,10 +108,16 @@ type Config struct {
 	// position and the extra one position 0, as llama.cpp fills them for
 	// text: so a pair of the extra component does not turn at all, and the
 	// others turn as plain RoPE's pairs do. The pairing of the halves is
-	// Layout's (llama.cpp rotates M-RoPE as NeoX).
+	// Layout's (llama.cpp rotates M-RoPE as NeoX). An image row has
+	// distinct temporal, height and width positions (AnglesAt); with the
+	// three equal its angles are Angles' exactly.
 	Sections    [4]int
 	Interleaved bool
 }
+
+// MRoPE reports whether the rotation has M-RoPE sections (its rows take
+// three positions: AnglesAt).
+func (c Config) MRoPE() bool { return c.mrope() }
 
 // Validate checks the configuration and reports the first problem found.
 func (c Config) Validate() error {
@@ -223,31 +229,60 @@ func (c Config) Angles(pos int, cos, sin []float32) {
 	c.params().angles(pos, cos[:c.Dims/2], sin[:c.Dims/2])
 }
 
+// AnglesAt is Angles for a row at temporal, height and width positions
+// t, y, x (an image row of Qwen2-VL's and its successors'): with Sections,
+// pair i turns by the position of its component (see Sections; the extra
+// component's position is 0, as llama.cpp fills it for images too), each
+// position a running product multiplied by base^(-2/Dims) at every pair as
+// in ggml's M-RoPE cache, so equal positions give Angles' bits. Without
+// Sections only t counts.
+func (c Config) AnglesAt(t, y, x int, cos, sin []float32) {
+	p := c.params()
+	if !c.mrope() || (t == y && t == x) {
+		p.angles(t, cos[:c.Dims/2], sin[:c.Dims/2])
+		return
+	}
+	th := [4]float32{float32(t), float32(y), float32(x), 0}
+	for i := range c.Dims / 2 {
+		p.angle(i, th[component(c.Sections, c.Interleaved, i)], cos, sin)
+		for j := range th {
+			th[j] *= p.thetaScale
+		}
+	}
+}
+
 func (p params) angles(pos int, cos, sin []float32) {
 	theta := float32(pos)
 	for i := range cos {
-		extrap := theta
 		if p.sections != ([4]int{}) && extraPair(p.sections, p.interleaved, i) {
-			extrap = 0 // ggml's extra M-RoPE component: position 0, an angle of 0 at every pair
+			p.angle(i, 0, cos, sin) // ggml's extra M-RoPE component: position 0, an angle of 0 at every pair
+		} else {
+			p.angle(i, theta, cos, sin)
 		}
-		if p.factors != nil {
-			extrap /= p.factors[i]
-		}
-		thetaInterp := p.freqScale * extrap
-		t := thetaInterp
-		ms := p.mscale
-		if p.extFactor != 0 {
-			mix := ramp(p.lo, p.hi, i) * p.extFactor
-			t = thetaInterp*(1-mix) + extrap*mix
-			ms *= 1 + 0.1*logf(1/p.freqScale)
-		}
-		if p.unit {
-			ms = 1
-		}
-		cos[i] = float32(math.Cos(float64(t))) * ms
-		sin[i] = float32(math.Sin(float64(t))) * ms
 		theta *= p.thetaScale
 	}
+}
+
+// angle writes pair i's cos and sin at angle theta (before factors and
+// scaling).
+func (p params) angle(i int, theta float32, cos, sin []float32) {
+	extrap := theta
+	if p.factors != nil {
+		extrap = theta / p.factors[i]
+	}
+	thetaInterp := p.freqScale * extrap
+	t := thetaInterp
+	ms := p.mscale
+	if p.extFactor != 0 {
+		mix := ramp(p.lo, p.hi, i) * p.extFactor
+		t = thetaInterp*(1-mix) + extrap*mix
+		ms *= 1 + 0.1*logf(1/p.freqScale)
+	}
+	if p.unit {
+		ms = 1
+	}
+	cos[i] = float32(math.Cos(float64(t))) * ms
+	sin[i] = float32(math.Sin(float64(t))) * ms
 }
 
 // mrope reports whether the rotation is M-RoPE (see Sections).
@@ -258,15 +293,34 @@ func (c Config) mrope() bool {
 // extraPair reports whether rotated pair i belongs to M-RoPE's extra
 // (fourth) position component, as ggml_mrope_cache_init assigns sectors.
 func extraPair(s [4]int, interleaved bool, i int) bool {
+	return component(s, interleaved, i) == 3
+}
+
+// component is the M-RoPE position component (0 temporal, 1 height, 2
+// width, 3 extra) that turns rotated pair i, as ggml_mrope_cache_init
+// assigns sectors (see Config.Sections).
+func component(s [4]int, interleaved bool, i int) int {
 	sector := i % (s[0] + s[1] + s[2] + s[3])
 	if interleaved {
 		switch {
-		case sector%3 == 1 && sector < 3*s[1], sector%3 == 2 && sector < 3*s[2], sector%3 == 0 && sector < 3*s[0]:
-			return false
+		case sector%3 == 1 && sector < 3*s[1]:
+			return 1
+		case sector%3 == 2 && sector < 3*s[2]:
+			return 2
+		case sector%3 == 0 && sector < 3*s[0]:
+			return 0
 		}
-		return true
+		return 3
 	}
-	return sector >= s[0]+s[1]+s[2]
+	switch {
+	case sector < s[0]:
+		return 0
+	case sector < s[0]+s[1]:
+		return 1
+	case sector < s[0]+s[1]+s[2]:
+		return 2
+	}
+	return 3
 }
 
 // ramp is YaRN's blend weight of the extrapolated angle for pair i:

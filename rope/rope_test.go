@@ -247,3 +247,54 @@ func TestMRoPEValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestMRoPEImagePositions checks AnglesAt on an image row's three
+// positions: every pair turns exactly as plain RoPE's pair does at the
+// position of the pair's component (temporal, height, width by the
+// sections, contiguous or interleaved; the extra component at 0), and
+// equal positions give Angles' bits.
+func TestMRoPEImagePositions(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		dims        int
+		sections    [4]int
+		interleaved bool
+		comp        []int // each pair's component, as ggml_mrope_cache_init assigns it
+	}{
+		{"contiguous [1 2 1 0]", 8, [4]int{1, 2, 1, 0}, false, []int{0, 1, 1, 2}},
+		{"contiguous with an extra section [1 1 1 1], wrapping", 12, [4]int{1, 1, 1, 1}, false, []int{0, 1, 2, 3, 0, 1}},
+		{"interleaved [1 1 2 0]", 8, [4]int{1, 1, 2, 0}, true, []int{0, 1, 2, 3}},
+		{"interleaved [2 2 1 0]", 10, [4]int{2, 2, 1, 0}, true, []int{0, 1, 2, 0, 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := Config{Dims: c.dims, Base: 1e4, Layout: NeoX, Sections: c.sections, Interleaved: c.interleaved}
+			if err := m.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			plain := m
+			plain.Sections, plain.Interleaved = [4]int{}, false
+			half := c.dims / 2
+			cos, sin := make([]float32, half), make([]float32, half)
+			pc, ps := make([]float32, half), make([]float32, half)
+			for _, p := range [][3]int{{5, 2, 9}, {100, 0, 3}, {7, 7, 7}} {
+				m.AnglesAt(p[0], p[1], p[2], cos, sin)
+				for i := range half {
+					pos := 0
+					if c.comp[i] < 3 {
+						pos = p[c.comp[i]]
+					}
+					plain.Angles(pos, pc, ps)
+					if cos[i] != pc[i] || sin[i] != ps[i] {
+						t.Fatalf("positions %v pair %d: cos, sin = %v, %v, want component %d's %v, %v", p, i, cos[i], sin[i], c.comp[i], pc[i], ps[i])
+					}
+				}
+				if p[0] == p[1] && p[1] == p[2] {
+					m.Angles(p[0], pc, ps)
+					if !slices.Equal(cos, pc) || !slices.Equal(sin, ps) {
+						t.Fatalf("equal positions %v: AnglesAt %v %v, Angles %v %v", p, cos, sin, pc, ps)
+					}
+				}
+			}
+		})
+	}
+}

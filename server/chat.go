@@ -317,6 +317,8 @@ func (g *reply) engineError(ctx context.Context, err error) *apiError {
 		// compacts the conversation.
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
 			Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", long.Tokens, long.Context-1)}
+	case errors.Is(err, engine.ErrImage):
+		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages", Code: "invalid_image", Message: err.Error()}
 	case errors.Is(err, engine.ErrTemplate):
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages", Message: err.Error()}
 	case errors.Is(err, engine.ErrContextFull):

@@ -90,6 +90,18 @@ func (e *modelEngine) ToolCallGrammar(ctx context.Context, funcs []grammar.Funct
 	return e.m.ToolCallGrammar(ctx, funcs, opts)
 }
 
+// ImageInput is implemented by engines that say whether their model takes
+// images in messages (FromModel's: a model opened with a vision
+// projector). GET /v1/models lists the input modalities from it: "text",
+// and "image" when TakesImages.
+type ImageInput interface {
+	TakesImages() bool
+}
+
+// TakesImages reports whether the model was opened with a projector
+// (ImageInput).
+func (e *modelEngine) TakesImages() bool { return e.m.TakesImages() }
+
 // Tokenizing is implemented by engines that expose their vocabulary:
 // POST /tokenize, /detokenize and /v1/completions (whose prompt is text or
 // tokens, with no chat template) need it.

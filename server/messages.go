@@ -62,6 +62,7 @@ type anthropicBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
+	Source    json.RawMessage `json:"source"`
 }
 
 // anthropicErrorBody is Anthropic's error shape.
@@ -224,6 +225,13 @@ func (m *anthropicMessage) toEngine(i int) ([]engine.Message, *apiError) {
 		switch {
 		case b.Type == "text":
 			text.WriteString(b.Text)
+		case b.Type == "image":
+			img, ae := anthropicImage(b.Source, bp)
+			if ae != nil {
+				return nil, ae
+			}
+			msg.Images = append(msg.Images, img)
+			text.WriteString(engine.ImageMarker)
 		case b.Type == "thinking" && m.Role == "assistant":
 			msg.ReasoningContent += b.Thinking
 		case b.Type == "redacted_thinking" && m.Role == "assistant":
@@ -258,7 +266,7 @@ func (m *anthropicMessage) toEngine(i int) ([]engine.Message, *apiError) {
 			return nil, badRequest(bp+".type", "%s: block type %q is not supported in a %s message", bp, b.Type, m.Role)
 		}
 	}
-	if text.Len() > 0 || len(msg.ToolCalls) > 0 || msg.ReasoningContent != "" || len(out) == 0 {
+	if text.Len() > 0 || len(msg.ToolCalls) > 0 || msg.ReasoningContent != "" || len(out) == 0 || len(msg.Images) > 0 {
 		msg.Content = text.String()
 		out = append(out, msg)
 	}

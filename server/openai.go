@@ -304,11 +304,11 @@ func (m *chatMessage) toEngine(i int) (engine.Message, *apiError) {
 	default:
 		return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not supported (use system, developer, user, assistant or tool)", i, m.Role)
 	}
-	text, err := textContent(m.Content, fmt.Sprintf("messages[%d].content", i), "text")
+	text, imgs, err := mediaContent(m.Content, fmt.Sprintf("messages[%d].content", i), []string{"text"}, []string{"image_url"})
 	if err != nil {
 		return engine.Message{}, err
 	}
-	msg := engine.Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID}
+	msg := engine.Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID, Images: imgs}
 	if len(m.ToolCalls) > 0 {
 		if role != "assistant" {
 			return engine.Message{}, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant messages have tool_calls", i)

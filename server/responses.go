@@ -402,11 +402,11 @@ func (c *itemConverter) add(it respItem, param string) *apiError {
 		default:
 			return badRequest(param+".role", "%s.role %q is not supported (use user, assistant, system or developer)", param, it.Role)
 		}
-		content, ae := textContent(it.Content, param+".content", "input_text", "output_text", "text")
+		content, imgs, ae := mediaContent(it.Content, param+".content", []string{"input_text", "output_text", "text"}, []string{"input_image"})
 		if ae != nil {
 			return ae
 		}
-		m := engine.Message{Role: role, Content: content}
+		m := engine.Message{Role: role, Content: content, Images: imgs}
 		if role == "assistant" {
 			m.ReasoningContent, c.reasoning = c.reasoning, ""
 		}

@@ -284,7 +284,8 @@ func TestResponsesBadRequests(t *testing.T) {
 		{`{"input": [{"type": "image_generation_call"}]}`, "input"}, // left out: nothing is left
 		{`{"input": [{"type": "mystery", "output": "x"}, "hi"]}`, "input"},
 		{`{"input": [{"type": "mystery", "output": "x"}, {"role": "user", "content": "hi"}]}`, "input[0].type"},
-		{`{"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]}`, "input[0].content[0].type"},
+		{`{"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]}`, "input[0].content[0].image_url"},
+		{`{"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "x"}]}]}`, "input[0].content[0].type"},
 		{`{"input": [{"type": "function_call_output", "output": "x"}]}`, "input[0].call_id"},
 		{`{"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"}]}`, "input[0].arguments"},
 		{`{"input": "x", "tools": [{"type": "function"}]}`, "tools[0].name"},

@@ -511,8 +511,12 @@ func (s *Server) checkModel(id string) *apiError {
 }
 
 func (s *Server) modelObject() map[string]any {
+	modalities := []string{"text"}
+	if im, ok := s.engine.(ImageInput); ok && im.TakesImages() {
+		modalities = append(modalities, "image")
+	}
 	return map[string]any{"id": s.engine.ModelName(), "object": "model", "created": s.started.Unix(),
-		"owned_by": "smolgo", "context_length": s.engine.ContextLength()}
+		"owned_by": "smolgo", "context_length": s.engine.ContextLength(), "input_modalities": modalities}
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

@@ -287,7 +287,7 @@ func TestBadRequests(t *testing.T) {
 		{"wrong type", "POST", "/v1/chat/completions", `{` + msgs + `,"temperature":"hot"}`, 400, "temperature", ""},
 		{"no messages", "POST", "/v1/chat/completions", `{"messages":[]}`, 400, "messages", ""},
 		{"bad role", "POST", "/v1/chat/completions", `{"messages":[{"role":"function","content":"x"}]}`, 400, "messages[0].role", ""},
-		{"image part", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content[0].type", ""},
+		{"image part", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content[0].image_url", ""},
 		{"temperature range", "POST", "/v1/chat/completions", `{` + msgs + `,"temperature":3}`, 400, "temperature", ""},
 		{"presence_penalty range", "POST", "/v1/chat/completions", `{` + msgs + `,"presence_penalty":2.5}`, 400, "presence_penalty", ""},
 		{"top_p range", "POST", "/v1/chat/completions", `{` + msgs + `,"top_p":0}`, 400, "top_p", ""},

@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	queue := fs.Int("queue", 16, "requests that may wait for a slot before the server answers 503")
 	sessions := fs.Int("sessions", 32, "web-chat conversations kept on the server (least recently used are evicted)")
 	sessionMem := fs.Int64("session-mem", 4<<30, "memory in `bytes` the kept conversations' KV caches may hold")
+	mmproj := fs.String("mmproj", "", "vision projector `file` (llama.cpp's mmproj GGUF) of the -model: its chats then take images (data: URLs in image_url parts, Anthropic image blocks); raises the request body limit to 32 MiB")
 	templateFile := fs.String("chat-template-file", "", "Jinja chat template `file` that replaces the model file's own (llama-server's --chat-template-file); its reasoning and tool-call markers are read from it")
 	perClient := fs.Int("sessions-per-client", 0, "web-chat conversations one client address may keep; its next replaces its oldest (0: a quarter of -sessions, at least 8; -1: no bound, for a server behind a proxy)")
 	kv := fs.String("kv", "f16", "KV cache `type`: f16, f32 or q8_0 (q8_0 halves the memory of long contexts)")
@@ -146,8 +147,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}
-		if *templateFile != "" {
-			fmt.Fprintln(stderr, "webchat: -chat-template-file is for one model (-model FILE)")
+		if *templateFile != "" || *mmproj != "" {
+			fmt.Fprintln(stderr, "webchat: -chat-template-file and -mmproj are for one model (-model FILE)")
 			return 2
 		}
 		if *draftModel != "" {
@@ -211,6 +212,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			opts = append(opts, engine.WithChatTemplate(string(src)))
 		}
+		if *mmproj != "" {
+			opts = append(opts, engine.WithProjector(*mmproj))
+		}
 		draft := draftSettings{path: *draftModel, max: *draftMax, min: *draftMin, pMin: *draftPMin,
 			opts: []engine.Option{engine.WithKVType(*kv), engine.WithMaxSequences(*slots), engine.WithDevice(*device)}}
 		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads, draft, opts...)
@@ -225,7 +229,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stopLoading()
 	fmt.Fprintf(stdout, "Chat with %s at http://%s/  (OpenAI API at http://%s/v1; Ctrl-C to stop)\n",
 		eng.ModelName(), ln.Addr(), ln.Addr())
-	srv := server.New(eng, server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions, MaxSessionsPerClient: *perClient,
+	var maxBody int64 // the server's default
+	if *mmproj != "" {
+		maxBody = 32 << 20 // images come inline, base64
+	}
+	srv := server.New(eng, server.Config{Slots: *slots, MaxBodyBytes: maxBody, MaxQueue: *queue, MaxSessions: *sessions, MaxSessionsPerClient: *perClient,
 		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 		ParseSpecialTokens: *trustSpecial, ModelAliases: splitList(*aliases), Demo: demo,
 		CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout, MaxStoredResponses: *storedResponses,

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"image"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -59,6 +62,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"extra"}, 2, "usage"},
 		{[]string{"-model", "/does/not/exist.gguf"}, 1, "exist.gguf"},
 		{[]string{"-fake", "-addr", "256.0.0.1:99999"}, 1, "webchat:"},
+		{[]string{"-models-dir", ".", "-mmproj", "p.gguf"}, 2, "-mmproj are for one model"},
 	}
 	for _, tc := range tests {
 		var out, errOut bytes.Buffer
@@ -151,6 +155,47 @@ func TestTinyModel(t *testing.T) {
 	body := chat(t, url)
 	if !strings.Contains(body, `"model":"smollm3-tinyq-Q4_K_M"`) || !strings.Contains(body, `"completion_tokens":8`) {
 		t.Errorf("tiny model answer: %s", body)
+	}
+}
+
+// TestVisionModel serves golden-vision's tiny Gemma 3 with its projector
+// (-mmproj): /v1/models says it takes images, and a chat with a photo-sized
+// PNG (a body over the server's default 1 MiB limit) is answered.
+func TestVisionModel(t *testing.T) {
+	url := serve(t, "-model", sharedtest.Path(t, "golden-vision/models/gemma3-text-F32.gguf"),
+		"-mmproj", sharedtest.Path(t, "golden-vision/models/mmproj-gemma3-F32.gguf"), "-threads", "2")
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"input_modalities":["text","image"]`) {
+		t.Errorf("/v1/models: %s", b)
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, 640, 640))
+	seed := uint32(1)
+	for i := range img.Pix {
+		seed = seed*1664525 + 1013904223
+		img.Pix[i] = byte(seed >> 24)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() < 1<<20 {
+		t.Fatalf("the PNG is %d bytes; the test wants one over 1 MiB", buf.Len())
+	}
+	body := `{"max_tokens":4,"messages":[{"role":"user","content":[{"type":"text","text":"What is it? "},` +
+		`{"type":"image_url","image_url":{"url":"data:image/png;base64,` + base64.StdEncoding.EncodeToString(buf.Bytes()) + `"}}]}]}`
+	resp, err = http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"completion_tokens":4`) {
+		t.Errorf("chat with an image: %d %s", resp.StatusCode, b)
 	}
 }
 

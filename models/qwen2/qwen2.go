@@ -6,11 +6,19 @@
 // projections and RoPE's NEOX pairing; the output is tied to the
 // embedding when output.weight is absent.
 //
+// Qwen2-VL's and Qwen2.5-VL's text model (general.architecture "qwen2vl")
+// is the same block with M-RoPE: rope.dimension_sections splits the
+// rotated pairs into temporal, height and width runs, so that an image's
+// rows (from its vision projector) turn by their (t, y, x) positions; text
+// turns as plain RoPE does.
+//
 // The format is package chat's template (ChatML with Qwen2.5's default
 // system prompt and tool section) and Hermes <tool_call> blocks.
 package qwen2
 
 import (
+	"fmt"
+
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
@@ -22,11 +30,16 @@ import (
 // Arch is the architecture name of Qwen2 and Qwen2.5 files.
 const Arch = "qwen2"
 
+// VLArch is the architecture name of Qwen2-VL's and Qwen2.5-VL's text
+// model.
+const VLArch = "qwen2vl"
+
 func init() {
-	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) {
-			return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
-		}})
+	format := func(f *gguf.File) (engine.Format, error) {
+		return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
+	}
+	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: format})
+	family.Register(family.Family{Arch: VLArch, Describe: DescribeVL, Format: format})
 }
 
 // TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
@@ -40,6 +53,34 @@ func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	r := cfg.Rope
 	r.Layout = rope.NeoX
 	return llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKVBias: true}, FFN: &llama.GLU{}}), nil
+}
+
+// DescribeVL is the qwen2vl block: Qwen2's with M-RoPE sections
+// (contiguous, llama.cpp's LLAMA_ROPE_TYPE_MROPE).
+func DescribeVL(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
+	key := cfg.Arch + ".rope.dimension_sections"
+	v, err := f.Int32s(key)
+	if err != nil {
+		return llama.Arch{}, err
+	}
+	if len(v) < 3 || len(v) > 4 {
+		return llama.Arch{}, fmt.Errorf("%s has %d entries, want 4", key, len(v))
+	}
+	r := cfg.Rope
+	r.Layout = rope.NeoX
+	for i, x := range v {
+		if x < 0 || x > 1<<16 {
+			return llama.Arch{}, fmt.Errorf("%s[%d] = %d is out of range", key, i, x)
+		}
+		r.Sections[i] = int(x)
+	}
+	if r.Sections == ([4]int{}) {
+		return llama.Arch{}, fmt.Errorf("%s is all zeros", key)
+	}
+	if err := r.Validate(); err != nil {
+		return llama.Arch{}, fmt.Errorf("%s: %w", key, err)
+	}
+	return llama.Uniform(VLArch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKVBias: true}, FFN: &llama.GLU{}}), nil
 }
 
 // FormatSpec is Qwen2.5's chat format.

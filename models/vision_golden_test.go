@@ -1,0 +1,351 @@
+package models_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smolgo/smolgo/backend"
+	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/internal/goldentest"
+	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/vision"
+)
+
+// visionRuns are golden-vision's projectors with their text models.
+var visionRuns = []struct{ proj, text string }{
+	{"gemma3", "gemma3-text-F32"},
+	{"idefics3", "idefics3-text-F32"},
+	{"qwen2vl", "qwen2vl-text-F32"},
+	{"qwen25vl", "qwen2vl-text-F32"},
+}
+
+// visionTolerance is golden/README.md's rule on golden-vision's
+// selfcheck.json logits: twice llama.cpp's worst difference with itself
+// over a projector's runs, rounded up to one significant digit.
+func visionTolerance(t *testing.T, proj string) goldentest.Tolerance {
+	var sc struct {
+		Runs map[string]struct {
+			Logits [2]float64 `json:"logits"`
+		} `json:"runs"`
+	}
+	b, err := os.ReadFile(sharedtest.Path(t, "golden-vision/selfcheck.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatal(err)
+	}
+	var w goldentest.Tolerance
+	for name, r := range sc.Runs {
+		if strings.HasPrefix(name, proj+"-") {
+			w.MaxAbs, w.RMS = max(w.MaxAbs, r.Logits[0]), max(w.RMS, r.Logits[1])
+		}
+	}
+	up := func(x float64) float64 {
+		p := math.Pow(10, math.Floor(math.Log10(x)))
+		return math.Ceil(x/p-1e-9) * p
+	}
+	return goldentest.Tolerance{MaxAbs: up(2 * w.MaxAbs), RMS: up(2 * w.RMS)}
+}
+
+// mtmdRows are the rows mtmd handed the text model for each image chunk
+// of golden-vision's embeddings file name, placed as chunks lays them out
+// (nil for text chunks; the j-th image chunk gets mtmd's j-th).
+func mtmdRows(t *testing.T, name string, chunks []vision.Chunk) [][]float32 {
+	t.Helper()
+	var e struct {
+		Chunks []struct {
+			Type       string      `json:"type"`
+			Embeddings [][]float32 `json:"embeddings"`
+		} `json:"chunks"`
+	}
+	if err := json.Unmarshal(sharedtest.ReadGzip(t, "golden-vision/embeddings/"+name+".json.gz"), &e); err != nil {
+		t.Fatal(err)
+	}
+	var img [][]float32
+	for _, c := range e.Chunks {
+		if c.Type == "image" {
+			img = append(img, slices.Concat(c.Embeddings...))
+		}
+	}
+	rows := make([][]float32, len(chunks))
+	for k, c := range chunks {
+		if c.Rows == 0 {
+			continue
+		}
+		if len(img) == 0 {
+			t.Fatalf("%s has fewer image chunks than the layout", name)
+		}
+		if len(img[0]) != c.Rows*256 {
+			t.Fatalf("%s: an image chunk of %d values, the layout's has %d rows", name, len(img[0]), c.Rows)
+		}
+		rows[k], img = img[0], img[1:]
+	}
+	return rows
+}
+
+// visionChunks are the chunk layout of a golden-vision logits file (the
+// part goldentest does not read): M-RoPE positions of image rows.
+type visionChunks struct {
+	Prompts []struct {
+		Chunks []struct {
+			Type     string     `json:"type"`
+			Pos0     int        `json:"pos0"`
+			MropePos [][3]int32 `json:"mrope_pos"`
+		} `json:"chunks"`
+	} `json:"prompts"`
+}
+
+// TestVisionGoldenLogits runs golden-vision's prompts with their images
+// through the text models as mtmd-logits does (each chunk in one step: text
+// as tokens, an image chunk as its embedding rows, Gemma 3's attending both
+// ways) and compares the layout (tokens, -1 for image rows) exactly and
+// every prefill row's logits, then the teacher-forced decode steps, with
+// llama.cpp's.
+func TestVisionGoldenLogits(t *testing.T) {
+	for _, run := range visionRuns {
+		for _, img := range []string{"gradient-64x64.png", "checker-96x48.ppm", "noise-37x53.png"} {
+			name := run.proj + "-" + img[:strings.IndexByte(img, '.')]
+			t.Run(name, func(t *testing.T) {
+				pr, err := vision.Open(sharedtest.Path(t, "golden-vision/models/mmproj-"+run.proj+"-F32.gguf"), vision.Options{Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pr.Close()
+				data, err := os.ReadFile(sharedtest.Path(t, "golden-vision/images/"+img))
+				if err != nil {
+					t.Fatal(err)
+				}
+				im, err := pr.Prepare(data, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := make([][]float32, len(im.Chunks))
+				for k, c := range im.Chunks {
+					if c.Rows == 0 {
+						continue
+					}
+					rows[k] = make([]float32, c.Rows*pr.Width())
+					if err := pr.Encode(context.Background(), im, k, rows[k]); err != nil {
+						// A projector type not encoded yet: the text model
+						// takes mtmd's own rows, which checks the layout,
+						// the M-RoPE positions and the text model's logits.
+						t.Logf("%v: the text model takes mtmd's rows", err)
+						rows = mtmdRows(t, name, im.Chunks)
+						break
+					}
+				}
+				g := goldentest.Load(t, "golden-vision/logits/"+name+".json.gz")
+				var gc visionChunks
+				if err := json.Unmarshal(sharedtest.ReadGzip(t, "golden-vision/logits/"+name+".json.gz"), &gc); err != nil {
+					t.Fatal(err)
+				}
+				m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/"+run.text+".gguf"), engine.WithThreads(2), engine.WithBatchSize(512))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				tok, err := m.Format().Tokenizer()
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := g.Prompts[0]
+				prompt := map[string]string{"gemma3": "Look: <__media__> What is it?", "idefics3": "User:<__media__>Describe it."}[run.proj]
+				if prompt == "" {
+					prompt = "Q: <__media__> A:"
+				}
+				segs, err := vision.Split(prompt, vision.Marker, []*vision.Image{im}, func(text string, _, _ bool) []int32 { return tok.Encode(text, true) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []int32
+				for _, s := range segs {
+					if s.Image != nil {
+						for range s.Rows() {
+							ids = append(ids, -1)
+						}
+						continue
+					}
+					ids = append(ids, s.Tokens...)
+				}
+				if !slices.Equal(ids, p.Tokens) {
+					t.Fatalf("layout %v\n  mtmd %v", ids, p.Tokens)
+				}
+				tol := visionTolerance(t, run.proj)
+				b := m.Backend()
+				emb, ok := b.(backend.Embedder)
+				if !ok {
+					t.Fatal("the text model's backend takes no embedding rows")
+				}
+				c, err := b.NewCache()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				V := b.Vocab()
+				var d goldentest.Diff
+				row, pos := 0, 0 // the prompt row, and the next position
+				ci := 0          // golden chunk index
+				for _, s := range segs {
+					n := s.Rows()
+					seq := backend.Seq{Cache: c, Tokens: s.Tokens, Logits: make([]float32, n*V)}
+					ch := gc.Prompts[0].Chunks[ci]
+					if ch.Pos0 != pos {
+						t.Fatalf("chunk %d starts at position %d, mtmd %d", ci, pos, ch.Pos0)
+					}
+					if s.Image != nil {
+						cc := s.Image.Chunks[s.Chunk]
+						seq.Tokens = make([]int32, n)
+						seq.Embeds = rows[s.Chunk]
+						seq.Bidirectional = pr.Bidirectional()
+						if emb.MRoPE() {
+							seq.Pos = vision.MRoPEPositions(cc, pos)
+							for r, q := range seq.Pos {
+								if w := ch.MropePos[r]; q != (backend.Position{T: w[0], Y: w[1], X: w[2]}) {
+									t.Fatalf("image row %d at %v, mtmd %v", r, q, w)
+								}
+							}
+						}
+						pos += cc.Advance
+					} else {
+						if emb.MRoPE() {
+							seq.Pos = vision.TextPositions(pos, n)
+						}
+						pos += n
+					}
+					if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
+						t.Fatal(err)
+					}
+					for i := range n {
+						d.Add(fmt.Sprintf("prefill row %d", row+i), seq.Logits[i*V:(i+1)*V], p.Prefill[row+i].Logits)
+					}
+					row += n
+					ci++
+				}
+				for k, r := range p.Decode {
+					seq := backend.Seq{Cache: c, Tokens: []int32{r.Token}, Logits: make([]float32, V)}
+					if emb.MRoPE() {
+						seq.Pos = vision.TextPositions(pos, 1)
+					}
+					if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
+						t.Fatal(err)
+					}
+					pos++
+					d.Add(fmt.Sprintf("decode step %d", k), seq.Logits, r.Logits)
+				}
+				t.Logf("%s: max |Δ| %.3g (tolerance %g), RMS %.3g (tolerance %g) over %d logits", name, d.MaxAbs, tol.MaxAbs, d.RMS(), tol.RMS, d.N)
+				if d.MaxAbs > tol.MaxAbs || d.RMS() > tol.RMS {
+					t.Errorf("%s: max |Δ| %.3g / RMS %.3g exceed %g / %g (worst at %s)", name, d.MaxAbs, d.RMS(), tol.MaxAbs, tol.RMS, d.Worst)
+				}
+			})
+		}
+	}
+}
+
+// rawTemplate renders a conversation's first message as it is, so that the
+// engine's prompt is golden-vision's prompt text exactly.
+const rawTemplate = "{{ messages[0]['content'] }}"
+
+// TestVisionEngineGolden runs golden-vision's prompts through the engine:
+// a model opened with its projector (engine.WithProjector), a message with
+// the image and its marker, rendered by a template that writes the message
+// as it is. The prompt's last logits and the greedy answer must be
+// llama.cpp's; asking again with a longer conversation about the same
+// image reuses its rows from the session's cache (nothing encoded again).
+func TestVisionEngineGolden(t *testing.T) {
+	for _, run := range visionRuns[:2] {
+		name := run.proj + "-checker-96x48"
+		t.Run(name, func(t *testing.T) {
+			g := goldentest.Load(t, "golden-vision/logits/"+name+".json.gz")
+			m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/"+run.text+".gguf"), engine.WithThreads(2),
+				engine.WithProjector(sharedtest.Path(t, "golden-vision/models/mmproj-"+run.proj+"-F32.gguf")),
+				engine.WithChatTemplate(rawTemplate))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if !m.TakesImages() {
+				t.Fatal("TakesImages is false with a projector")
+			}
+			data, err := os.ReadFile(sharedtest.Path(t, "golden-vision/images/checker-96x48.ppm"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := map[string]string{"gemma3": "Look: <__media__> What is it?", "idefics3": "User:<__media__>Describe it."}[run.proj]
+			s := m.NewSession()
+			msgs := []engine.Message{{Role: "user", Content: prompt, Images: []engine.Image{{Data: data}}}}
+			var tokens []int32
+			var st engine.Stats
+			for ev, err := range s.Generate(context.Background(), msgs, engine.GenerateOptions{MaxTokens: len(g.Prompts[0].Decode) + 1, Logprobs: true}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, lp := range ev.Logprobs {
+					tokens = append(tokens, lp.Token)
+				}
+				if ev.Stats != nil {
+					st = *ev.Stats
+				}
+			}
+			p := g.Prompts[0]
+			if st.PromptTokens != len(p.Tokens) {
+				t.Fatalf("prompt of %d rows, mtmd %d", st.PromptTokens, len(p.Tokens))
+			}
+			tol := visionTolerance(t, run.proj)
+			var d goldentest.Diff
+			d.Add("the prompt's last row", s.PromptLogits(), p.Prefill[len(p.Prefill)-1].Logits)
+			if d.MaxAbs > tol.MaxAbs {
+				t.Errorf("prompt logits: max |Δ| %.3g > %g (%s)", d.MaxAbs, tol.MaxAbs, d.Worst)
+			}
+			want := []int32{int32(p.Prefill[len(p.Prefill)-1].Argmax)}
+			for _, r := range p.Decode[:len(p.Decode)-1] {
+				want = append(want, int32(r.Argmax))
+			}
+			if n := min(len(tokens), len(want)); !slices.Equal(tokens[:n], want[:n]) || n == 0 {
+				t.Errorf("greedy answer %v, llama.cpp %v", tokens, want)
+			}
+			t.Logf("%s: %d prompt rows (%d image rows encoded), last-row max |Δ| %.3g, answer %v", name, st.PromptTokens, st.ImageRows, d.MaxAbs, tokens)
+			// The same image again, the conversation longer: its rows come
+			// from the session's cache.
+			msgs[0].Content += " Tell me."
+			for ev, err := range s.Generate(context.Background(), msgs, engine.GenerateOptions{MaxTokens: 2}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Stats != nil {
+					st = *ev.Stats
+				}
+			}
+			if st.ImageRows != 0 || st.CachedTokens < len(p.Tokens)-len("What is it?") {
+				t.Errorf("second turn: %d image rows encoded again, %d of %d rows cached", st.ImageRows, st.CachedTokens, st.PromptTokens)
+			}
+		})
+	}
+}
+
+// TestVisionUnencodedProjector: a projector whose encoder is not written
+// yet (Qwen2-VL's) is refused when the model opens, naming its type, not
+// at a chat's first image.
+func TestVisionUnencodedProjector(t *testing.T) {
+	m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/qwen2vl-text-F32.gguf"), engine.WithThreads(2),
+		engine.WithProjector(sharedtest.Path(t, "golden-vision/models/mmproj-qwen2vl-F32.gguf")))
+	if err == nil {
+		m.Close()
+		t.Fatal("opened with a projector it cannot encode")
+	}
+	if !strings.Contains(err.Error(), "qwen2vl_merger is not implemented") {
+		t.Fatalf("error %q does not name the projector type", err)
+	}
+	// The text model alone opens (the qwen2vl architecture).
+	m, err = engine.Open(sharedtest.Path(t, "golden-vision/models/qwen2vl-text-F32.gguf"), engine.WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}
