@@ -108,13 +108,43 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 	fn := `"` + probeFn + `"`
 	return []ToolSyntaxEntry{
 		{Name: "harmony", Match: has("to=functions." + probeFn), Syntax: provided("harmony")},
+		// Syntaxes smolgo recognises but does not parse yet (no Syntax):
+		// named here so that a prompt with tools fails saying so, rather
+		// than falling back to the generic JSON format, which these models
+		// were not trained on. Each comes before the rows that share parts
+		// of its markers (Seed-OSS wraps Qwen3-Coder's XML, MiniMax-M3 and
+		// Hunyuan write <tool_call>-like tags).
+		{Name: "DeepSeek DSML", Match: has("<｜DSML｜invoke name=\"" + probeFn + `"`)},
+		{Name: "Seed-OSS", Match: has("<seed:tool_call>", "<function="+probeFn+">")},
+		{Name: "MiniMax-M2 XML", Match: has("<minimax:tool_call>", `<invoke name="`+probeFn+`">`)},
+		{Name: "MiniMax-M3", Match: has("]<]minimax[>[<tool_call>", `<invoke name="`+probeFn+`">`)},
+		{Name: "Muse Glimmer", Match: has("<atem:function_calls>", `<atem:invoke name="`+probeFn+`">`)},
+		{Name: "Hunyuan", Match: has("<tool_call:opensource>" + probeFn)},
+		{Name: "Kimi K3", Match: has(`<|open|>call tool="` + probeFn + `"`)},
+		{Name: "Gemma 4", Match: has("<|tool_call>call:" + probeFn + "{")},
+		{Name: "Solar Open", Match: has("<|tool_call:name|>" + probeFn)},
+		{Name: "MiniCPM5", Match: has(`<function name="`+probeFn+`">`, "<param name=")},
+		{Name: "Apertus", Match: has("<|tools_prefix|>", `"`+probeFn+`": `)},
+		{Name: "Apriel", Match: has("<tool_calls>[", `"name": `+fn, "</tool_calls>")},
+		{Name: "MiniMax-M1", Match: has("<tool_calls>\n{", `"name": `+fn, "</tool_calls>")},
+		{Name: "Nemotron v2", Match: has("<TOOLCALL>[", `"name": `+fn, "</TOOLCALL>")},
+		{Name: "GigaChat", Match: has("function call<|role_sep|>", `"name": `+fn)},
+		{Name: "GigaChat", Match: has("<|function_call|>", `"name": `+fn)},
+		{Name: "Firefunction v2", Match: has("functools[", `"name": `+fn)},
 		{Name: "Qwen3-Coder XML", Match: has("<function="+probeFn+">", "<parameter="+probeArg+">"), Syntax: provided("qwen3-coder-xml")},
 		{Name: "GLM", Match: has("<tool_call>"+probeFn, "<arg_key>"+probeArg+"</arg_key>"), Syntax: GLMTools},
 		{Name: "Kimi K2", Match: has("<|tool_call_begin|>", probeFn), Syntax: KimiTools},
 		{Name: "DeepSeek", Match: has("<｜tool▁call▁begin｜>", probeFn), Syntax: DeepSeekTools},
+		// Hermes: a JSON object right inside <tool_call>, so that other
+		// syntaxes writing <tool_call> around XML or plain names are not
+		// taken for it.
 		{Name: "Hermes", Match: func(s string) bool {
 			i := strings.Index(s, "<tool_call>")
-			return i >= 0 && strings.Contains(s[i:], `"name": `+fn) && strings.Contains(s[i:], "</tool_call>")
+			if i < 0 {
+				return false
+			}
+			body := strings.TrimLeftFunc(s[i+len("<tool_call>"):], isSpace)
+			return strings.HasPrefix(body, "{") && strings.Contains(body, `"name": `+fn) && strings.Contains(body, "</tool_call>")
 		}, Syntax: Hermes},
 		{Name: "Mistral", Match: has("[TOOL_CALLS]", probeFn), Syntax: MistralTools},
 		{Name: "Command-R", Match: has("<|START_ACTION|>", probeFn)},
@@ -242,6 +272,14 @@ func DetectMarkers(tt *templateText) *Markers {
 // show no calls.
 var mentionedSyntaxes = [][3]string{
 	{"<｜tool▁call▁begin｜>", "", "DeepSeek"},
+	// Kimi K2's templates build the calls with list.append, which the
+	// sandbox refuses, so their renders of a call fail.
+	{"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "Kimi K2"},
+	// Command R+'s template wants tools in Cohere's own shape (no
+	// "function" object), so its render of the probe tool fails.
+	{"Action:", `"tool_name": `, "Command-R"},
+	// Firefunction v2's template reads a "functions" variable nobody sets.
+	{"functools[", "", "Firefunction v2"},
 	{"<|tool_call_start|>", "", "LFM2 Python calls"},
 	// LFM2's and LFM2.5's templates list the tools so, as llama.cpp
 	// recognises them (common/parsers/lfm2.cpp), and keep only an
@@ -260,6 +298,9 @@ var mentionedSyntaxes = [][3]string{
 var reasoningPairs = [][2]string{
 	{"<think>", "</think>"}, {"<seed:think>", "</seed:think>"}, {"[THINK]", "[/THINK]"},
 	{"◁think▷", "◁/think▷"}, {"<|START_THINKING|>", "<|END_THINKING|>"}, {"<thinking>", "</thinking>"},
+	// Apertus's inner monologue; Gemma 4's thought channel (its template
+	// shows reasoning only on turns that call tools).
+	{"<|inner_prefix|>", "<|inner_suffix|>"}, {"<|channel>thought", "<channel|>"},
 }
 
 // mentions reports whether the template's text holds s.
