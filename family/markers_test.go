@@ -12,41 +12,89 @@ import (
 	"github.com/smolgo/smolgo/internal/sharedtest"
 )
 
-// wantMarkers is what DetectMarkers must find in llama.cpp's templates
-// that have tool calls or reasoning: the tool-call syntax ("" for none
-// shown: the generic JSON format), the reasoning tags ("" for none) and
-// whether the generation prompt opens the reasoning block (with
-// enable_thinking unset).
+// wantMarkers is what DetectMarkers must find in every template of
+// llama.cpp's models/templates: the tool-call syntax (a name of
+// ToolSyntaxes; "" for none: the generic JSON format), the reasoning tags
+// ("" for none) and whether the generation prompt opens the reasoning
+// block (with enable_thinking unset). Each row was read off the template's
+// source. A row with a gap is a known miss of the detection, said in the
+// gap: the test logs it while it stays wrong and fails once it is right,
+// so that the gap is dropped.
 var wantMarkers = map[string]struct {
 	syntax, open, close string
 	started             bool
+	gap                 string
 }{
-	"Qwen-Qwen3-0.6B":          {"Hermes", "<think>", "</think>", false},
-	"Qwen-Qwen2.5-7B-Instruct": {"Hermes", "", "", false},
-	"Qwen-QwQ-32B":             {"Hermes", "<think>", "</think>", false},
-	"Qwen3-Coder":              {"Qwen3-Coder XML", "", "", false},
-	"NousResearch-Hermes-3-Llama-3.1-8B-tool_use":   {"Hermes", "", "", false},
-	"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": {"Hermes", "", "", false},
-	"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B":      {"DeepSeek", "<think>", "</think>", false},
-	"deepseek-ai-DeepSeek-R1-Distill-Llama-8B":      {"DeepSeek", "<think>", "</think>", true},
-	"meta-llama-Llama-3.1-8B-Instruct":              {"Llama 3 JSON", "", "", false},
-	"meta-llama-Llama-3.2-3B-Instruct":              {"Llama 3 JSON", "", "", false},
-	"meta-llama-Llama-3.3-70B-Instruct":             {"Llama 3 JSON", "", "", false},
-	"openai-gpt-oss-120b":                           {"harmony", "", "", false},
-	"moonshotai-Kimi-K2":                            {"Kimi K2", "", "", false},
-	"GLM-4.6":                                       {"GLM", "<think>", "</think>", false},
-	"meetkai-functionary-medium-v3.2":               {"functionary v3.2", "", "", false},
-	"meetkai-functionary-medium-v3.1":               {"functionary v3.1", "", "", false},
-	"CohereForAI-c4ai-command-r7b-12-2024-tool_use": {"Command-R", "<|START_THINKING|>", "<|END_THINKING|>", false},
-	"ibm-granite-granite-3.3-2B-Instruct":           {"Granite", "<think>", "</think>", false},
-	"ibm-granite-granite-4.0":                       {"Hermes", "", "", false},
-	"microsoft-Phi-3.5-mini-instruct":               {"", "", "", false},
-	"unsloth-mistral-Devstral-Small-2507":           {"Mistral", "", "", false},
-	"mistralai-Mistral-Nemo-Instruct-2407":          {"Mistral", "", "", false},
-	"LFM2.5-8B-A1B":                                 {"LFM2 Python calls", "<think>", "</think>", false},
-	"LFM2-8B-A1B":                                   {"LFM2 Python calls", "", "", false},
-	"LFM2.5-Instruct":                               {"LFM2 Python calls", "", "", false},
-	"HuggingFaceTB-SmolLM3-3B":                      {"", "<think>", "</think>", false},
+	"Apertus-8B-Instruct":                           {"Apertus", "<|inner_prefix|>", "<|inner_suffix|>", false, ""},
+	"Apriel-1.6-15b-Thinker-fixed":                  {"Apriel", "Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]", true, "its reasoning markers are phrases, not tags: the generation prompt writes the opening one, the answer follows the closing one"},
+	"Bielik-11B-v3.0-Instruct":                      {"Hermes", "<think>", "</think>", false, ""},
+	"ByteDance-Seed-OSS":                            {"Seed-OSS", "<seed:think>", "</seed:think>", false, ""},
+	"Cohere2MoE":                                    {"Command-R", "<|START_THINKING|>", "<|END_THINKING|>", true, ""},
+	"CohereForAI-c4ai-command-r-plus-tool_use":      {"Command-R", "", "", false, ""},
+	"CohereForAI-c4ai-command-r7b-12-2024-tool_use": {"Command-R", "<|START_THINKING|>", "<|END_THINKING|>", false, ""},
+	"GLM-4.6":                             {"GLM", "<think>", "</think>", false, ""},
+	"GLM-4.7-Flash":                       {"GLM", "<think>", "</think>", true, ""},
+	"GigaChat3-10B-A1.8B":                 {"GigaChat", "", "", false, ""},
+	"GigaChat3.1-10B-A1.8B":               {"GigaChat", "", "", false, ""},
+	"HuggingFaceTB-SmolLM3-3B":            {"", "<think>", "</think>", false, ""},
+	"Kimi-K2-Instruct":                    {"Kimi K2", "", "", false, ""},
+	"Kimi-K2-Thinking":                    {"Kimi K2", "<think>", "</think>", false, ""},
+	"Kimi-K3":                             {"Kimi K3", "<|open|>think<|sep|>", "<|close|>think<|sep|>", true, "its reasoning tags are a tag, a word and a tag; detection reads only the innermost tag"},
+	"LFM2-8B-A1B":                         {"LFM2 Python calls", "", "", false, ""},
+	"LFM2.5-8B-A1B":                       {"LFM2 Python calls", "<think>", "</think>", false, ""},
+	"LFM2.5-Instruct":                     {"LFM2 Python calls", "", "", false, ""},
+	"MiMo-VL":                             {"Hermes", "", "", false, ""},
+	"MiniMax-M1":                          {"MiniMax-M1", "", "", false, ""},
+	"MiniMax-M2":                          {"MiniMax-M2 XML", "<think>", "</think>", true, ""},
+	"MiniMax-M3":                          {"MiniMax-M3", "<mm:think>", "</mm:think>", false, ""},
+	"Mistral-Small-3.2-24B-Instruct-2506": {"Mistral", "", "", false, ""},
+	"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": {"Qwen3-Coder XML", "<think>", "</think>", true, ""},
+	"NVIDIA-Nemotron-Nano-v2":             {"Nemotron v2", "<think>", "</think>", true, ""},
+	"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": {"Hermes", "", "", false, ""},
+	"NousResearch-Hermes-3-Llama-3.1-8B-tool_use":   {"Hermes", "", "", false, ""},
+	"Qwen-QwQ-32B":             {"Hermes", "<think>", "</think>", false, ""},
+	"Qwen-Qwen2.5-7B-Instruct": {"Hermes", "", "", false, ""},
+	"Qwen-Qwen3-0.6B":          {"Hermes", "<think>", "</think>", false, ""},
+	"Qwen3-Coder":              {"Qwen3-Coder XML", "", "", false, ""},
+	"Qwen3.5-4B":               {"Qwen3-Coder XML", "<think>", "</think>", true, ""},
+	"Reka-Edge":                {"Hermes", "<think>", "</think>", false, ""},
+	"Spark2.5":                 {"GLM", "<think>", "</think>", true, ""},
+	"StepFun3.5-Flash":         {"Qwen3-Coder XML", "<think>", "</think>", true, ""},
+	"deepseek-ai-DeepSeek-R1-Distill-Llama-8B": {"DeepSeek", "<think>", "</think>", true, ""},
+	"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": {"DeepSeek", "<think>", "</think>", false, ""},
+	"deepseek-ai-DeepSeek-V3.1":                {"DeepSeek", "<think>", "</think>", false, ""},
+	"deepseek-ai-DeepSeek-V3.2":                {"DeepSeek DSML", "<think>", "</think>", false, ""},
+	"deepseek-ai-DeepSeek-V4-Flash-0731":       {"DeepSeek DSML", "<think>", "</think>", false, ""},
+	"deepseek-ai-DeepSeek-V4":                  {"DeepSeek DSML", "<think>", "</think>", false, ""},
+	"fireworks-ai-llama-3-firefunction-v2":     {"Firefunction v2", "", "", false, ""},
+	"google-gemma-2-2b-it":                     {"", "", "", false, ""},
+	"google-gemma-4-31B-it-interleaved":        {"Gemma 4", "<|channel>thought", "<channel|>", false, ""},
+	"google-gemma-4-31B-it":                    {"Gemma 4", "<|channel>thought", "<channel|>", false, ""},
+	"ibm-granite-granite-3.3-2B-Instruct":      {"Granite", "<think>", "</think>", false, ""},
+	"ibm-granite-granite-4.0":                  {"Hermes", "", "", false, ""},
+	"ibm-granite-granite-4.1":                  {"Hermes", "", "", false, ""},
+	"inclusionai-ling-3.0-flash":               {"GLM", "<think>", "</think>", true, ""},
+	"llama-cpp-deepseek-r1":                    {"DeepSeek", "<think>", "</think>", true, ""},
+	"llama-cpp-rwkv-world":                     {"", "<think>", "</think>", false, ""},
+	"meetkai-functionary-medium-v3.1":          {"functionary v3.1", "", "", false, ""},
+	"meetkai-functionary-medium-v3.2":          {"functionary v3.2", "", "", false, ""},
+	"meta-llama-Llama-3.1-8B-Instruct":         {"Llama 3 JSON", "", "", false, ""},
+	"meta-llama-Llama-3.2-3B-Instruct":         {"Llama 3 JSON", "", "", false, ""},
+	"meta-llama-Llama-3.3-70B-Instruct":        {"Llama 3 JSON", "", "", false, ""},
+	"microsoft-Phi-3.5-mini-instruct":          {"", "", "", false, ""},
+	"mistralai-Ministral-3-14B-Reasoning-2512": {"Mistral", "[THINK]", "[/THINK]", false, ""},
+	"mistralai-Mistral-Nemo-Instruct-2407":     {"Mistral", "", "", false, ""},
+	"moonshotai-Kimi-K2":                       {"Kimi K2", "", "", false, ""},
+	"muse-glimmer":                             {"Muse Glimmer", "<|start|>assistant to=self<|message|>", "<|eom|>", false, "its reasoning is a message to the recipient \"self\"; detection reads only the <|message|> tag before it"},
+	"openai-gpt-oss-120b":                      {"harmony", "<|channel|>analysis<|message|>", "<|end|>", false, "its reasoning is the analysis channel, which the template reads from message.thinking (the probe sets reasoning_content) and writes only for turns that call tools"},
+	"openbmb-MiniCPM5-1B":                      {"MiniCPM5", "<think>", "</think>", false, ""},
+	"poolside-Laguna-S-2.1":                    {"GLM", "<think>", "</think>", true, ""},
+	"poolside-Laguna-XS-2.1":                   {"GLM", "<think>", "</think>", false, ""},
+	"poolside-Laguna-XS.2":                     {"GLM", "<think>", "</think>", false, ""},
+	"tencent-Hy3":                              {"Hunyuan", "<think:opensource>", "</think:opensource>", false, ""},
+	"unsloth-Apriel-1.5":                       {"Apriel", "<thinking>", "</thinking>", false, ""},
+	"unsloth-mistral-Devstral-Small-2507":      {"Mistral", "", "", false, ""},
+	"upstage-Solar-Open-100B":                  {"Solar Open", "<|think|>", "<|end|>", false, "its template reads the reasoning from message.reasoning, which the probe does not set, and closes it with <|end|>, its end of turn"},
 }
 
 // TestMarkersCorpus reads the markers of every template in llama.cpp's
@@ -58,7 +106,7 @@ func TestMarkersCorpus(t *testing.T) {
 		t.Fatalf("%d templates in %s (%v)", len(files), dir, err)
 	}
 	sort.Strings(files)
-	seen := 0
+	seen, gaps := 0, 0
 	for _, path := range files {
 		name := strings.TrimSuffix(filepath.Base(path), ".jinja")
 		src, err := os.ReadFile(path)
@@ -79,10 +127,23 @@ func TestMarkersCorpus(t *testing.T) {
 		t.Logf("%-50s eot=%q reasoning=%q %q started=%v tools=%q shown=%v", name, m.EndOfTurn, m.ReasoningOpen, m.ReasoningClose, m.StartsInReasoning, syntax, m.ToolsShown)
 		want, ok := wantMarkers[name]
 		if !ok {
+			// Every template that speaks of tools or reasoning must be
+			// listed, so that the table stays complete as the corpus grows.
+			if lower := strings.ToLower(string(src)); strings.Contains(lower, "tool") || strings.Contains(lower, "think") || strings.Contains(lower, "reason") {
+				t.Errorf("%s: has tools or reasoning but no row in wantMarkers (detected syntax %q, reasoning %q %q, started %v)",
+					name, syntax, m.ReasoningOpen, m.ReasoningClose, m.StartsInReasoning[0])
+			}
 			continue
 		}
 		seen++
-		if syntax != want.syntax || m.ReasoningOpen != want.open || m.ReasoningClose != want.close || m.StartsInReasoning[0] != want.started {
+		right := syntax == want.syntax && m.ReasoningOpen == want.open && m.ReasoningClose == want.close && m.StartsInReasoning[0] == want.started
+		switch {
+		case want.gap != "" && right:
+			t.Errorf("%s: detected right now; drop its gap (%s)", name, want.gap)
+		case want.gap != "":
+			gaps++
+			t.Logf("%s: known gap: %s (detected syntax %q, reasoning %q %q, started %v)", name, want.gap, syntax, m.ReasoningOpen, m.ReasoningClose, m.StartsInReasoning[0])
+		case !right:
 			t.Errorf("%s: syntax %q, reasoning %q %q, started %v; want %q, %q %q, %v", name, syntax, m.ReasoningOpen, m.ReasoningClose,
 				m.StartsInReasoning[0], want.syntax, want.open, want.close, want.started)
 		}
@@ -90,4 +151,5 @@ func TestMarkersCorpus(t *testing.T) {
 	if seen != len(wantMarkers) {
 		t.Errorf("found %d of the %d templates listed", seen, len(wantMarkers))
 	}
+	t.Logf("checked %d of %d templates; %d known gaps", seen, len(files), gaps)
 }
