@@ -13,13 +13,15 @@ import (
 // times its integer scale), scaled by d_weight·d_activation in float32 and
 // accumulated in float32.
 //
-// The float steps of dotQ4_1, dotQ5_0 and dotQ5_1 are pinned with explicit
-// conversions, which forbid the compiler to fuse a multiply and an add
-// (GOAMD64=v3 and arm64 builds would otherwise round once instead of
-// twice): their assembly kernels give these bits exactly
-// (dot_legacy_amd64.go). dotQ8_0, dotQ4_0 and dotMXFP4 add each block with
-// addBlock, which rounds as the architecture's kernels do: fused on arm64,
-// twice elsewhere.
+// The float steps of the quantized kernels are pinned with explicit
+// conversions (dotQ8_0, dotQ4_0 and dotMXFP4 through addBlock), which forbid
+// the compiler to fuse a multiply and an add: GOAMD64=v3 and arm64 builds
+// would otherwise round once instead of twice, and a Q8_0 model's logits
+// would then depend on the architecture. Each product is rounded, then
+// added; the amd64 and arm64 assembly kernels give these bits
+// (dot_legacy_amd64.go, dot_neon_arm64.s, gen_arm64.go). The float kernels
+// (dotF32, dotF16, dotBF16) are left free: their assembly sums in lanes, in
+// another order, whatever the twin does.
 
 // genericDots maps each weight type to its pure Go kernel. Read-only.
 var genericDots = map[gguf.Type]DotFunc{
@@ -172,7 +174,7 @@ func dotIQ4NL(n int, w, a []byte) float32 {
 			s += int32(iq4nlValues[x[2+j]&0xf]) * int32(int8(y[2+j]))
 			s += int32(iq4nlValues[x[2+j]>>4]) * int32(int8(y[18+j]))
 		}
-		sum += f16(x) * f16(y) * float32(s)
+		sum += float32(f16(x) * f16(y) * float32(s))
 	}
 	return sum
 }
@@ -218,7 +220,7 @@ func dotQ2_K(n int, w, a []byte) float32 {
 			isum += int32(x[e0/16]&0xf) * s
 		}
 		dy := q8KScale(y)
-		sum += dy*f16(x[80:])*float32(isum) - dy*f16(x[82:])*float32(msum)
+		sum += float32(dy*f16(x[80:])*float32(isum)) - float32(dy*f16(x[82:])*float32(msum))
 	}
 	return sum
 }
@@ -248,7 +250,7 @@ func dotQ3_K(n int, w, a []byte) float32 {
 			}
 			isum += (int32(sc[e0/16]) - 32) * s
 		}
-		sum += f16(x[108:]) * q8KScale(y) * float32(isum)
+		sum += float32(f16(x[108:]) * q8KScale(y) * float32(isum))
 	}
 	return sum
 }
@@ -274,7 +276,7 @@ func dotQ4_K(n int, w, a []byte) float32 {
 			isum += int32(sc) * d
 		}
 		dy := q8KScale(y)
-		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+		sum += float32(f16(x)*dy*float32(isum)) - float32(f16(x[2:])*dy*float32(msum))
 	}
 	return sum
 }
@@ -300,7 +302,7 @@ func dotQ5_K(n int, w, a []byte) float32 {
 			isum += int32(sc) * d
 		}
 		dy := q8KScale(y)
-		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+		sum += float32(f16(x)*dy*float32(isum)) - float32(f16(x[2:])*dy*float32(msum))
 	}
 	return sum
 }
@@ -326,7 +328,7 @@ func dotQ6_K(n int, w, a []byte) float32 {
 			}
 			isum += int32(int8(x[192+g])) * s
 		}
-		sum += f16(x[208:]) * q8KScale(y) * float32(isum)
+		sum += float32(f16(x[208:]) * q8KScale(y) * float32(isum))
 	}
 	return sum
 }

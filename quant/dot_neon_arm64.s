@@ -12,11 +12,12 @@
 //   - DotProd (FEAT_DotProd, Apple M1+, Graviton 2+): SDOT adds four
 //     int8·int8 products into each int32 lane in one instruction.
 //
-// The float arithmetic of each block is the Go twin's as the Go compiler
-// builds it for arm64, operation for operation: d_w·d_a·isum summed into one
-// float32 in block order, with the last multiply fused into the add (or, for
-// q4_K and q5_K, into the subtraction of the mins) as the compiler fuses
-// them. So the kernels return the arm64 twin's result bit for bit.
+// The float arithmetic of each block is the Go twin's, operation for
+// operation: d_w·d_a·isum summed into one float32 in block order, every
+// product rounded before it is added or subtracted (FMULS, then FADDS or
+// FSUBS; no fused multiply-add, as the twin's explicit conversions and the
+// amd64 kernels have it). So the kernels return the twin's result bit for
+// bit, the same on arm64 as on amd64.
 //
 // The Go assembler has no mnemonic for SDOT, SMULL, SMLAL, SADDLP, SADALP,
 // ADDV into a scalar, SCVTF (vector) or MLA by element; those are WORDs with
@@ -80,7 +81,7 @@
 
 // Q8_0_ROWS runs the row and block loops of q8_0 weights (and, with
 // Q4_0_PREP and Q4_0_LOAD, q4_0 weights) by q8_0 activations. Per block, as
-// dotQ8_0: sum += f16(w.d) * f16(a.d) * float32(Σ w.qs·a.qs) (FMADD).
+// dotQ8_0: sum += float32(f16(w.d) * f16(a.d) * float32(Σ w.qs·a.qs)).
 #define Q8_0_ROWS(DOT, PREP, LOADW) \
 	PREP \
 q8row: \
@@ -100,7 +101,8 @@ q8blk: \
 	FMOVS R7, F21 \
 	FCVTHS F21, F21 \
 	FMULS F21, F20 \
-	FMADDS F5, F30, F20, F30 \
+	FMULS F5, F20 \
+	FADDS F20, F30 \
 	SUBS $1, R5 \
 	BNE q8blk \
 	CBZ R4, q8next \
@@ -119,7 +121,7 @@ q8next: \
 //		for j := 0; j < 32; j++ {
 //			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 //		}
-//		sum += f16(x) * f16(y) * float32(s)
+//		sum = addBlock(sum, f16(x)*f16(y), float32(s)) // sum + float32(d·s)
 //	}
 TEXT ·mvQ8_0NEON(SB), NOSPLIT, $0-92
 	MV_ARGS
@@ -147,7 +149,7 @@ TEXT ·mvQ8_0DotProd(SB), NOSPLIT, $0-92
 //			s += (int32(x[2+j]&0xf) - 8) * int32(int8(y[2+j]))
 //			s += (int32(x[2+j]>>4) - 8) * int32(int8(y[18+j]))
 //		}
-//		sum += f16(x) * f16(y) * float32(s)
+//		sum = addBlock(sum, f16(x)*f16(y), float32(s)) // sum + float32(d·s)
 //	}
 TEXT ·mvQ4_0NEON(SB), NOSPLIT, $0-92
 	MV_ARGS
@@ -186,7 +188,7 @@ TEXT ·mvQ4_0DotProd(SB), NOSPLIT, $0-92
 // activations, as dotMXFP4: per block the E8M0 byte e becomes 2^(e-128)
 // (the float32 with exponent field e-1, or for e < 2 the subnormal
 // 0x200000 << e), times f16(a.d) in one rounded FMULS, and
-// sum += that · float32(Σ w·a) (FMADD), in block order.
+// sum += float32(that · float32(Σ w·a)), in block order.
 #define MXFP4_ROWS(DOT) \
 	MXFP4_PREP \
 mxrow: \
@@ -211,7 +213,8 @@ mxblk: \
 	FMOVS R7, F21 \
 	FCVTHS F21, F21 \
 	FMULS F21, F20 \
-	FMADDS F5, F30, F20, F30 \
+	FMULS F5, F20 \
+	FADDS F20, F30 \
 	SUBS $1, R5 \
 	BNE mxblk \
 	CBZ R4, mxnext \
@@ -236,7 +239,7 @@ GLOBL mxfp4Table<>(SB), RODATA|NOPTR, $16
 //			s += int32(mxfp4Values[x[1+j]&0xf]) * int32(int8(y[2+j]))
 //			s += int32(mxfp4Values[x[1+j]>>4]) * int32(int8(y[18+j]))
 //		}
-//		sum = addBlock(sum, f16(y)*e8m0Half(x[0]), float32(s)) // fused on arm64
+//		sum = addBlock(sum, f16(y)*e8m0Half(x[0]), float32(s)) // sum + float32(d·s)
 //	}
 TEXT ·mvMXFP4NEON(SB), NOSPLIT, $0-92
 	MV_ARGS
@@ -328,7 +331,7 @@ TEXT ·mvMXFP4DotProd(SB), NOSPLIT, $0-92
 // unpacked with 32-bit integer ops (four at a time) and widened to int32
 // lanes (V21: sc0..3, V22: sc4..7; V23: m0..7 as int16), isum = Σ sc_s·dot_s
 // collects in V16 and msum = Σ m_s·(bsums[2s]+bsums[2s+1]) in V27; then
-// sum += f16(d)·dy·isum - f16(dmin)·dy·msum (the last product fused, FMSUB).
+// sum += f16(d)·dy·isum - f16(dmin)·dy·msum (each product rounded).
 #define Q4K_ROWS(DOT, PREP, HIGH, BLOCK, QS) \
 	VMOVI $15, V31.B16 \
 q4krow: \
@@ -405,7 +408,8 @@ q4kblk: \
 	FMULS F22, F20 \
 	FMULS F16, F20 \
 	FMULS F22, F21 \
-	FMSUBS F27, F20, F21, F20 \
+	FMULS F27, F21 \
+	FSUBS F21, F20 \
 	FADDS F20, F30 \
 	ADD $BLOCK, R0 \
 	ADD $292, R1 \
@@ -436,7 +440,7 @@ q4knext: \
 //			isum += int32(sc) * d
 //		}
 //		dy := q8KScale(y)
-//		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//		sum += float32(f16(x)*dy*float32(isum)) - float32(f16(x[2:])*dy*float32(msum))
 //	}
 TEXT ·mvQ4KNEON(SB), NOSPLIT, $0-92
 	MV_ARGS
@@ -473,7 +477,7 @@ TEXT ·mvQ4KDotProd(SB), NOSPLIT, $0-92
 //			isum += int32(sc) * d
 //		}
 //		dy := q8KScale(y)
-//		sum += f16(x)*dy*float32(isum) - f16(x[2:])*dy*float32(msum)
+//		sum += float32(f16(x)*dy*float32(isum)) - float32(f16(x[2:])*dy*float32(msum))
 //	}
 TEXT ·mvQ5KNEON(SB), NOSPLIT, $0-92
 	MV_ARGS
@@ -593,7 +597,7 @@ TEXT ·mvQ5KDotProd(SB), NOSPLIT, $0-92
 // Q6K_ROWS runs the row and block loops. Per block, as dotQ6_K: the 16
 // scales widen to int32 lanes (V20..V23), isum = Σ sc_g·Σ q·y collects in
 // V16 and Σ sc_g·bsums[g] in V27; then isum -= 32·that and
-// sum += f16(d)·dy·isum (FMADD).
+// sum += float32(f16(d)·dy·isum).
 #define Q6K_ROWS(DOT) \
 	VMOVI $15, V31.B16 \
 	VMOVI $48, V28.B16 \
@@ -647,7 +651,8 @@ q6kblk: \
 	FCVTHS F20, F20 \
 	FMOVS (R1), F22 \
 	FMULS F22, F20 \
-	FMADDS F16, F30, F20, F30 \
+	FMULS F16, F20 \
+	FADDS F20, F30 \
 	ADD $210, R0 \
 	ADD $292, R1 \
 	SUBS $1, R5 \
@@ -676,7 +681,7 @@ q6knext: \
 //			}
 //			isum += int32(int8(x[192+g])) * s
 //		}
-//		sum += f16(x[208:]) * q8KScale(y) * float32(isum)
+//		sum += float32(f16(x[208:]) * q8KScale(y) * float32(isum))
 //	}
 TEXT ·mvQ6KNEON(SB), NOSPLIT, $0-92
 	MV_ARGS
@@ -913,7 +918,7 @@ TEXT ·mvF32NEON(SB), NOSPLIT, $0-92
 // Q3K_ROWS runs the row and block loops of q3_K. Per block, as dotQ3_K: the
 // 6-bit scales unpack with 64-bit integer ops and, minus 32, widen to int32;
 // the values 0..7 (quant + 4) multiply the activations, and
-// isum = Σ sc_g·Σ v·y - 4·Σ sc_g·bsums[g]; sum += f16(d)·dy·isum (FMADD).
+// isum = Σ sc_g·Σ v·y - 4·Σ sc_g·bsums[g]; sum += float32(f16(d)·dy·isum).
 #define Q3K_ROWS(DOT) \
 	VMOVI $3, V31.B16 \
 	VMOVI $4, V29.B16 \
@@ -958,7 +963,8 @@ q3blk: \
 	FCVTHS F20, F20 \
 	FMOVS (R1), F22 \
 	FMULS F22, F20 \
-	FMADDS F16, F30, F20, F30 \
+	FMULS F16, F20 \
+	FADDS F20, F30 \
 	ADD $110, R0 \
 	ADD $292, R1 \
 	SUBS $1, R5 \
@@ -992,7 +998,7 @@ q3next: \
 //			}
 //			isum += (int32(sc[e0/16]) - 32) * s
 //		}
-//		sum += f16(x[108:]) * q8KScale(y) * float32(isum)
+//		sum += float32(f16(x[108:]) * q8KScale(y) * float32(isum))
 //	}
 TEXT ·mvQ3KNEON(SB), NOSPLIT, $0-92
 	MV_ARGS
@@ -1012,7 +1018,7 @@ TEXT ·mvQ3KDotProd(SB), NOSPLIT, $0-92
 // Q2K_ROWS runs the row and block loops of q2_K. Per block, as dotQ2_K: the
 // scales (low nibbles, V24) widen to int32 for isum = Σ sc_g·Σ q·y in V16,
 // the mins (high nibbles) to int16 for msum = Σ m_g·bsums[g] in V27; then
-// sum += dy·f16(d)·isum - dy·f16(dmin)·msum (the last product fused, FMSUB).
+// sum += dy·f16(d)·isum - dy·f16(dmin)·msum (each product rounded).
 #define Q2K_ROWS(DOT) \
 	VMOVI $3, V31.B16 \
 	VMOVI $15, V28.B16 \
@@ -1046,7 +1052,8 @@ q2blk: \
 	FMULS F20, F22, F23 \
 	FMULS F21, F22, F24 \
 	FMULS F16, F23 \
-	FMSUBS F27, F23, F24, F23 \
+	FMULS F27, F24 \
+	FSUBS F24, F23 \
 	FADDS F23, F30 \
 	ADD $84, R0 \
 	ADD $292, R1 \
@@ -1078,7 +1085,7 @@ q2next: \
 //			isum += int32(x[e0/16]&0xf) * s
 //		}
 //		dy := q8KScale(y)
-//		sum += dy*f16(x[80:])*float32(isum) - dy*f16(x[82:])*float32(msum)
+//		sum += float32(dy*f16(x[80:])*float32(isum)) - float32(dy*f16(x[82:])*float32(msum))
 //	}
 TEXT ·mvQ2KNEON(SB), NOSPLIT, $0-92
 	MV_ARGS

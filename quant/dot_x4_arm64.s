@@ -83,7 +83,8 @@ blk:
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	WORD $0x6e38de31 // fmul v17.4s, v17.4s, v24.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	SUBS $1, R2
 	BNE blk
 	VMOV V30.S[0], R10
@@ -150,7 +151,8 @@ blk:
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	WORD $0x6e38de31 // fmul v17.4s, v17.4s, v24.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	SUBS $1, R2
 	BNE blk
 	VMOV V30.S[0], R10
@@ -243,7 +245,8 @@ blk:
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	WORD $0x6e38de31 // fmul v17.4s, v17.4s, v24.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	SUBS $1, R2
 	BNE blk
 	VMOV V30.S[0], R10
@@ -316,7 +319,8 @@ blk:
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	WORD $0x6e38de31 // fmul v17.4s, v17.4s, v24.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	SUBS $1, R2
 	BNE blk
 	VMOV V30.S[0], R10
@@ -415,7 +419,8 @@ blk:
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	WORD $0x6e38de31 // fmul v17.4s, v17.4s, v24.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	SUBS $1, R2
 	BNE blk
 	VMOV V30.S[0], R10
@@ -494,7 +499,8 @@ blk:
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e38ce3e // fmla v30.4s, v17.4s, v24.4s
+	WORD $0x6e38de31 // fmul v17.4s, v17.4s, v24.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	SUBS $1, R2
 	BNE blk
 	VMOV V30.S[0], R10
@@ -832,7 +838,8 @@ blk:
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
 	WORD $0x4f9d9212 // fmul v18.4s, v16.4s, v29.s[0]
 	WORD $0x6e22de31 // fmul v17.4s, v17.4s, v2.4s
-	WORD $0x4eb8ce51 // fmls v17.4s, v18.4s, v24.4s
+	WORD $0x6e38de52 // fmul v18.4s, v18.4s, v24.4s
+	WORD $0x4eb2d631 // fsub v17.4s, v17.4s, v18.4s
 	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	ADD $144, R0
 	ADD $292, R1
@@ -1112,7 +1119,8 @@ blk:
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
 	WORD $0x4f9d9212 // fmul v18.4s, v16.4s, v29.s[0]
 	WORD $0x6e22de31 // fmul v17.4s, v17.4s, v2.4s
-	WORD $0x4eb8ce51 // fmls v17.4s, v18.4s, v24.4s
+	WORD $0x6e38de52 // fmul v18.4s, v18.4s, v24.4s
+	WORD $0x4eb2d631 // fsub v17.4s, v17.4s, v18.4s
 	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	ADD $144, R0
 	ADD $292, R1
@@ -1499,7 +1507,8 @@ blk:
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
 	WORD $0x4f9d9212 // fmul v18.4s, v16.4s, v29.s[0]
 	WORD $0x6e22de31 // fmul v17.4s, v17.4s, v2.4s
-	WORD $0x4eb8ce51 // fmls v17.4s, v18.4s, v24.4s
+	WORD $0x6e38de52 // fmul v18.4s, v18.4s, v24.4s
+	WORD $0x4eb2d631 // fsub v17.4s, v17.4s, v18.4s
 	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	ADD $176, R0
 	ADD $292, R1
@@ -1822,7 +1831,8 @@ blk:
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
 	WORD $0x4f9d9212 // fmul v18.4s, v16.4s, v29.s[0]
 	WORD $0x6e22de31 // fmul v17.4s, v17.4s, v2.4s
-	WORD $0x4eb8ce51 // fmls v17.4s, v18.4s, v24.4s
+	WORD $0x6e38de52 // fmul v18.4s, v18.4s, v24.4s
+	WORD $0x4eb2d631 // fsub v17.4s, v17.4s, v18.4s
 	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	ADD $176, R0
 	ADD $292, R1
@@ -2246,7 +2256,8 @@ blk:
 	FMOVS R10, F20
 	FCVTHS F20, F20
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e26ce3e // fmla v30.4s, v17.4s, v6.4s
+	WORD $0x6e26de31 // fmul v17.4s, v17.4s, v6.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	ADD $210, R0
 	ADD $292, R1
 	ADD $292, R7
@@ -2605,7 +2616,8 @@ blk:
 	FMOVS R10, F20
 	FCVTHS F20, F20
 	WORD $0x4f949211 // fmul v17.4s, v16.4s, v20.s[0]
-	WORD $0x4e26ce3e // fmla v30.4s, v17.4s, v6.4s
+	WORD $0x6e26de31 // fmul v17.4s, v17.4s, v6.4s
+	WORD $0x4e31d7de // fadd v30.4s, v30.4s, v17.4s
 	ADD $210, R0
 	ADD $292, R1
 	ADD $292, R7
@@ -2696,8 +2708,10 @@ blk:
 	WORD $0x6e3cdf5c // fmul v28.4s, v26.4s, v28.4s
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e38cf7e // fmla v30.4s, v27.4s, v24.4s
-	WORD $0x4e39cf9f // fmla v31.4s, v28.4s, v25.4s
+	WORD $0x6e38df7b // fmul v27.4s, v27.4s, v24.4s
+	WORD $0x6e39df9c // fmul v28.4s, v28.4s, v25.4s
+	WORD $0x4e3bd7de // fadd v30.4s, v30.4s, v27.4s
+	WORD $0x4e3cd7ff // fadd v31.4s, v31.4s, v28.4s
 	SUBS $1, R2
 	BNE blk
 	VUZP1 V31.S4, V30.S4, V0.S4
@@ -2795,8 +2809,10 @@ blk:
 	WORD $0x6e3cdf5c // fmul v28.4s, v26.4s, v28.4s
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e38cf7e // fmla v30.4s, v27.4s, v24.4s
-	WORD $0x4e39cf9f // fmla v31.4s, v28.4s, v25.4s
+	WORD $0x6e38df7b // fmul v27.4s, v27.4s, v24.4s
+	WORD $0x6e39df9c // fmul v28.4s, v28.4s, v25.4s
+	WORD $0x4e3bd7de // fadd v30.4s, v30.4s, v27.4s
+	WORD $0x4e3cd7ff // fadd v31.4s, v31.4s, v28.4s
 	SUBS $1, R2
 	BNE blk
 	VUZP1 V31.S4, V30.S4, V0.S4

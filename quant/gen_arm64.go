@@ -56,9 +56,8 @@ var simd = map[string]struct {
 	"mla.s":     {0x6f800000, "mla v%d.4s, v%d.4s, v%d.s[%d]"},
 	"fmul.s":    {0x4f809000, "fmul v%d.4s, v%d.4s, v%d.s[%d]"},
 	"fmul":      {0x6e20dc00, "fmul v%d.4s, v%d.4s, v%d.4s"},
-	"fmla":      {0x4e20cc00, "fmla v%d.4s, v%d.4s, v%d.4s"},
-	"fmls":      {0x4ea0cc00, "fmls v%d.4s, v%d.4s, v%d.4s"},
 	"fadd":      {0x4e20d400, "fadd v%d.4s, v%d.4s, v%d.4s"},
+	"fsub":      {0x4ea0d400, "fsub v%d.4s, v%d.4s, v%d.4s"},
 	"scvtf":     {0x4e21d800, "scvtf v%d.4s, v%d.4s"},
 	"fcvtl":     {0x0e217800, "fcvtl v%d.4s, v%d.4h"},
 }
@@ -191,8 +190,8 @@ func (g *gen) epilogue() {
 // q8_0x4 writes the q8_0 kernel: per block, the 32 weight quants (V0, V1)
 // meet each token's 32 (V2, V3) into int32x4 sums V24..V27, which reduce to
 // one vector of the four tokens' block sums; the four d_w·d_a form one
-// vector too, and V30 += (d_w·d_a)·s with one fused FMLA, as the Go twin
-// computes sum += f16(x)*f16(y)*float32(s) on arm64.
+// vector too, and V30 += (d_w·d_a)·s, the product rounded before the add
+// (FMUL, FADD), as the Go twin's addBlock computes it.
 //
 // With wt "q4_0" it writes the q4_0 kernel: the same, with each block's 16
 // bytes of nibbles unpacked to 32 int8 quants first (loadQuants); with
@@ -248,7 +247,8 @@ func (g *gen) q8_0x4(name string, dotprod bool, wt string) {
 	g.v("scvtf", 24, 24)
 	g.v("fcvtl", 16, 16)
 	g.v("fmul.s", 17, 16, 20, 0)
-	g.v("fmla", 30, 17, 24)
+	g.v("fmul", 17, 17, 24)
+	g.v("fadd", 30, 30, 17)
 	g.p("SUBS $1, R2")
 	g.p("BNE blk")
 	g.epilogue()
@@ -261,8 +261,8 @@ func (g *gen) q8_0x4(name string, dotprod bool, wt string) {
 // tokens' activations (V8..V11), whose sub-block sums are scaled into the
 // int32 accumulators V2, V3, V6, V7. At the end of the block the four
 // tokens' isum and msum reduce to one vector each, and
-// V30 += (d·dy)·isum - (dmin·dy)·msum, the last product fused as the Go
-// compiler fuses the twin's on arm64.
+// V30 += (d·dy)·isum - (dmin·dy)·msum, each product rounded before the
+// subtraction, as the Go twin computes it.
 func (g *gen) q4Kx4(name string, dotprod, q5 bool) {
 	blockBytes, qs, twin, mv := 144, 16, "dotQ4_K", "mvQ4KNEON"
 	if q5 {
@@ -359,7 +359,8 @@ func (g *gen) q4Kx4(name string, dotprod, q5 bool) {
 	g.v("fmul.s", 17, 16, 20, 0) // d·dy
 	g.v("fmul.s", 18, 16, 29, 0) // dmin·dy
 	g.v("fmul", 17, 17, 2)       // ·isum
-	g.v("fmls", 17, 18, 24)      // - dmin·dy·msum, fused
+	g.v("fmul", 18, 18, 24)      // ·msum
+	g.v("fsub", 17, 17, 18)      // the two products, each rounded
 	g.v("fadd", 30, 30, 17)
 	g.p("ADD $%d, R0", blockBytes)
 	for _, r := range tokReg {
@@ -375,7 +376,8 @@ func (g *gen) q4Kx4(name string, dotprod, q5 bool) {
 // -32·Σ sc_g·bsums[g], so the 6-bit values multiply unsigned (q - 32 is the
 // quant); each half's ql (V0..V3) and qh (V4, V5) unpack once per quarter
 // pair into V12..V15 and meet the four tokens' activations (V8..V11). At
-// the end V30 += (d·dy)·isum, fused as the Go twin's sum += on arm64.
+// the end V30 += (d·dy)·isum, the product rounded before the add, as the Go
+// twin computes it.
 func (g *gen) q6Kx4(name string, dotprod bool) {
 	g.prologue(name, "// One q6_K weight row of nb blocks times four q8_K activation rows (astride\n// bytes apart) into four floats ostride bytes apart from out:\n// out[t] = dotQ6_K(w, a[t*astride:]), as mvQ6KNEON computes it for one.\n")
 	acc := []int{6, 7, 24, 25}
@@ -460,7 +462,8 @@ func (g *gen) q6Kx4(name string, dotprod bool) {
 	g.scalesDY()
 	g.half("208(R0)", 20)
 	g.v("fmul.s", 17, 16, 20, 0) // d·dy
-	g.v("fmla", 30, 17, 6)
+	g.v("fmul", 17, 17, 6)       // ·isum
+	g.v("fadd", 30, 30, 17)
 	g.p("ADD $210, R0")
 	for _, r := range tokReg {
 		g.p("ADD $292, %s", r)
@@ -476,8 +479,8 @@ func (g *gen) q6Kx4(name string, dotprod bool) {
 // V4..V7 (row 0 in the low half), two tokens' likewise, and four SMMLAs
 // give one block's sums of (row, token) in lanes [r0t0 r0t1 r1t0 r1t1] (V24
 // for tokens 0, 1; V25 for 2, 3). The scales d_w·d_a form vectors of the
-// same layout, and V30, V31 += (d_w·d_a)·s with one fused FMLA each, as the
-// Go twin computes sum += f16(x)*f16(y)*float32(s) on arm64.
+// same layout, and V30, V31 += (d_w·d_a)·s, each product rounded before
+// the add (FMUL, FADD), as the Go twin's addBlock computes it.
 //
 // With q4 true it writes the q4_0 kernel (loadQuants unpacks the nibbles).
 func (g *gen) q8_0i8mm(name string, q4 bool) {
@@ -538,8 +541,10 @@ func (g *gen) q8_0i8mm(name string, q4 bool) {
 	g.v("fmul", 28, 26, 28)
 	g.v("scvtf", 24, 24)
 	g.v("scvtf", 25, 25)
-	g.v("fmla", 30, 27, 24)
-	g.v("fmla", 31, 28, 25)
+	g.v("fmul", 27, 27, 24)
+	g.v("fmul", 28, 28, 25)
+	g.v("fadd", 30, 30, 27)
+	g.v("fadd", 31, 31, 28)
 	g.p("SUBS $1, R2")
 	g.p("BNE blk")
 	// [r0t0 r1t0 r0t2 r1t2] and [r0t1 r1t1 r0t3 r1t3]: each token's two
