@@ -1,7 +1,10 @@
 // Package smolgo is the root of a pure-Go inference library for the small
 // language models people run, stored as GGUF files: SmolLM3, SmolLM2,
-// Qwen3, Qwen2.5, Llama 3.2, Gemma 3, Granite and Phi-4-mini, and BERT
-// encoders for embeddings and reranking.
+// Qwen3, Qwen2.5, Llama 3.2, Gemma 3, Granite and Phi-4-mini; the mixtures
+// of experts Qwen3-MoE, gpt-oss, Mixtral, Qwen2-MoE and Granite MoE; the
+// hybrids with recurrent layers LFM2, Qwen3.5 and Granite 4.0-H; BERT
+// encoders for embeddings and reranking; and images in through llama.cpp's
+// vision projectors (package vision).
 //
 // A Go program imports it to run a quantized model (SmolLM3-3B in Q4_K_M is
 // 1.9 GB) on a laptop CPU, stream its text, and separate its reasoning
@@ -22,18 +25,25 @@
 //	          pool that runs them
 //	rope      rotary position embeddings: NORM/NEOX, YaRN, NoPE masks
 //	backend   the step seam: Backend, Cache, Seq, Encoder (interfaces only)
-//	llama     the llama-family block, written once: an architecture is data
-//	          (Arch), weights apart from where they run (Weights), the CPU
-//	          runner with its attention and KV cache, and the device registry
+//	llama     the block, written once: an architecture is data (Arch), each
+//	          layer a token mixer and an FFN of named kinds (attention,
+//	          short convolution, Gated DeltaNet, Mamba-2; dense GLU, mixture
+//	          of experts), weights apart from where they run (Weights), the
+//	          CPU runner with its KV cache and recurrent state, and the
+//	          device registry
 //	cuda      the same block on an NVIDIA GPU (build tag cuda), a device
 //	          registered by importing the package
 //	family    a model family = a block description + a format, registered
 //	          so that engine.Open takes its files
 //	models/qwen3, models/qwen2, models/llamaarch, models/gemma3,
-//	models/granite, models/phi3, smollm3
+//	models/granite, models/phi3, smollm3, models/qwen3moe,
+//	models/gptoss, models/qwen2moe, models/lfm2, models/qwen35,
+//	models/qwen35moe, models/granitehybrid
 //	          the families: each its description and chat format (template,
 //	          tokenizer, reasoning, tool calls); llamaarch opens
-//	          general.architecture "llama" (Llama 3.x, SmolLM2)
+//	          general.architecture "llama" (Llama 3.x, SmolLM2, Mixtral)
+//	vision    llama.cpp's mmproj vision projectors: images to rows of the
+//	          text model's input
 //	models/bert
 //	          BERT encoders for embeddings and reranking (bge, all-MiniLM,
 //	          cross-encoders): the CPU encoder the engine's Embed runs
