@@ -6,31 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
-	"github.com/smolgo/smolgo/llama"
 )
-
-// openHybrid describes and loads a hybrid file as engine.Open does and
-// makes one cache (which allocates the recurrent layers' state).
-func openHybrid(f *gguf.File) error {
-	cfg, arch, err := family.Describe(f)
-	if err != nil {
-		return err
-	}
-	w, err := llama.LoadWeights(f, cfg, arch)
-	if err != nil {
-		return err
-	}
-	m, err := llama.NewCPU(w, llama.Options{Threads: 1, KeepLayout: true})
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	_, err = m.NewCache(llama.CacheOptions{Context: 64})
-	return err
-}
 
 // A Granite 4.0-H file's bad Mamba-2 hyper-parameters, layer pattern and
 // tensors get an error naming the key or the tensor, before anything large
@@ -70,7 +48,7 @@ func TestHybridBadFiles(t *testing.T) {
 			f := rewrite(t, src, c.kv, c.ts)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			err = openHybrid(f)
+			err = openBlock(f)
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), c.errHas) {
 				t.Errorf("error %v, want one containing %q", err, c.errHas)
@@ -103,7 +81,7 @@ func TestHybridHostileHeaderSweep(t *testing.T) {
 				f := rewrite(t, src, setKV(key, v), nil)
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				_ = openHybrid(f)
+				_ = openBlock(f)
 				runtime.ReadMemStats(&after)
 				if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
 					t.Errorf("%s: %s = %v: allocated %d bytes", file, key, v, n)

@@ -13,9 +13,10 @@ import (
 	"github.com/smolgo/smolgo/llama"
 )
 
-// openMoE describes and loads a mixture-of-experts file as engine.Open does
-// (the family's description, then the weights, then a CPU runner).
-func openMoE(f *gguf.File) error {
+// openBlock describes and loads a file as engine.Open does (the family's
+// description, then the weights, then a CPU runner) and makes one cache,
+// which allocates a hybrid's recurrent state.
+func openBlock(f *gguf.File) error {
 	cfg, arch, err := family.Describe(f)
 	if err != nil {
 		return err
@@ -28,7 +29,9 @@ func openMoE(f *gguf.File) error {
 	if err != nil {
 		return err
 	}
-	return m.Close()
+	defer m.Close()
+	_, err = m.NewCache(llama.CacheOptions{Context: 64})
+	return err
 }
 
 // rewrite returns src with its metadata or tensors changed.
@@ -139,7 +142,7 @@ func TestMoEBadFiles(t *testing.T) {
 			f := rewrite(t, src, c.kv, c.ts)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			err = openMoE(f)
+			err = openBlock(f)
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), c.errHas) {
 				t.Errorf("error %v, want one containing %q", err, c.errHas)
@@ -171,7 +174,7 @@ func TestMoEHostileHeaderSweep(t *testing.T) {
 				f := rewrite(t, src, setKV(key, v), nil)
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				_ = openMoE(f)
+				_ = openBlock(f)
 				runtime.ReadMemStats(&after)
 				if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
 					t.Errorf("%s: %s = %v: allocated %d bytes", file, key, v, n)

@@ -63,7 +63,7 @@ func TestQwen35BadFiles(t *testing.T) {
 			f := rewrite(t, src, c.kv, c.ts)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			err = openMoE(f)
+			err = openBlock(f)
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), c.errHas) {
 				t.Errorf("error %v, want one containing %q", err, c.errHas)
@@ -98,7 +98,7 @@ func TestQwen35HostileHeaderSweep(t *testing.T) {
 			f := rewrite(t, src, setKV(key, v), nil)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_ = openMoE(f)
+			_ = openBlock(f)
 			runtime.ReadMemStats(&after)
 			if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
 				t.Errorf("%s = %v: allocated %d bytes", key, v, n)
