@@ -219,6 +219,23 @@ type Holder interface {
 	Hold() error
 }
 
+// NextNer is implemented by backends of models that carry a
+// multi-token-prediction (MTP) block (Qwen3.5's nextn_predict_layers): a
+// block that predicts one token further than the model, from a token and
+// the model's final hidden state at the position before it.
+type NextNer interface {
+	// NextN returns the block as a Backend of its own, with its own caches
+	// (one attention layer: they go back to any length). Its Step takes,
+	// for each Seq, the tokens at positions Cache.Len()... and in Embeds
+	// the model's final hidden states (Seq.Hidden of this backend) at the
+	// positions before each of them, len(Tokens) rows of the model's
+	// hidden width. Its Logits predict the token after the next one, its
+	// Hidden is the block's own final hidden state: with the token its
+	// logits predict, the input of the next position of a draft. Close it
+	// (it is an io.Closer) before the model's backend.
+	NextN() (Backend, error)
+}
+
 // ErrContextFull is wrapped by errors for a sequence longer than its cache
 // (the context length, or the length chosen at load).
 var ErrContextFull = errors.New("context full")

@@ -41,6 +41,11 @@ type Arch struct {
 	Name string
 	// Layers describes each block; its length is Config.Layers.
 	Layers []Layer
+	// NextN describes the multi-token-prediction blocks stored after the
+	// model's own (Config.NextN of them, or none where the family does
+	// not run them): the main pass never runs them; the backend's NextN
+	// (mtp.go) drafts with the first.
+	NextN []Layer
 	// EmbedScale multiplies the token embeddings before the first block
 	// (Gemma: √Embd); 0 means 1.
 	EmbedScale float32
@@ -248,6 +253,13 @@ func (a Arch) ForContext(n int) Arch {
 		}
 	}
 	a.Layers = layers
+	a.NextN = slices.Clone(a.NextN)
+	for i, l := range a.NextN {
+		a.NextN[i] = l.clone()
+		if at := a.NextN[i].Attention(); at != nil {
+			at.LongRope = nil
+		}
+	}
 	a.LongContext = 0
 	return a
 }

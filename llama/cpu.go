@@ -22,6 +22,9 @@ type CPU struct {
 
 	w       *Weights
 	pool    *tensor.Pool
+	// sharedPool: pool, embd and output are another runner's (an MTP
+	// block's runner shares its model's), which Close leaves alone.
+	sharedPool bool
 	batch   int
 	embd    *tensor.Matrix
 	output  *tensor.Matrix // output.weight, or token_embd.weight when tied
@@ -61,7 +64,12 @@ func New(f *gguf.File, opts Options) (*CPU, error) {
 // KVType and Context to the caches of the backend it makes). Close the
 // runner to stop its threads and free the copies; the file must stay open
 // while it runs.
-func NewCPU(w *Weights, opts Options) (*CPU, error) {
+func NewCPU(w *Weights, opts Options) (*CPU, error) { return newCPU(w, opts, nil) }
+
+// newCPU is NewCPU; with a trunk, the runner shares the trunk's threads
+// and its copies of the embedding and output projection (w's are the
+// trunk's weights' own): a model's MTP block (mtp.go).
+func newCPU(w *Weights, opts Options, trunk *CPU) (*CPU, error) {
 	if err := opts.Check(); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
@@ -96,10 +104,18 @@ func NewCPU(w *Weights, opts Options) (*CPU, error) {
 			m.cls = append(m.cls, row)
 		}
 	}
-	m.pool = tensor.NewPool(opts.Threads)
+	if trunk != nil {
+		m.pool, m.sharedPool = trunk.pool, true
+		m.embd, m.output = trunk.embd, trunk.output
+		opts.KeepLayout = trunk.interleaved == nil
+	} else {
+		m.pool = tensor.NewPool(opts.Threads)
+	}
 	if !opts.KeepLayout {
 		if err := m.interleave(); err != nil {
-			m.pool.Close()
+			if !m.sharedPool {
+				m.pool.Close()
+			}
 			return nil, fmt.Errorf("llama: %w", err)
 		}
 	}
@@ -138,7 +154,9 @@ func (m *CPU) interleave() error {
 		*x = &c
 		ms = append(ms, *x)
 	}
-	own(&m.output) // tied or not: embedding lookups read m.embd's Data, as stored
+	if !m.sharedPool { // else the trunk's output, interleaved or not
+		own(&m.output) // tied or not: embedding lookups read m.embd's Data, as stored
+	}
 	for i := range m.layers {
 		for _, x := range m.layers[i].matrices() {
 			own(x)
@@ -190,7 +208,9 @@ func (j *interleaveJob) Do(lo, hi int) {
 // Close stops the model's worker threads. It does not close the GGUF file.
 // Call it only after every Forward has returned.
 func (m *CPU) Close() error {
-	m.pool.Close()
+	if !m.sharedPool {
+		m.pool.Close()
+	}
 	m.freeInterleaved()
 	return nil
 }

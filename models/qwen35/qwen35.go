@@ -14,9 +14,9 @@
 // keys and values. Every layer has a dense SwiGLU feed-forward whose input
 // norm is post_attention_norm; embeddings are tied unless the file has
 // output.weight. A multi-token-prediction block after the model's own
-// (nextn_predict_layers, as llama.cpp's converter now writes Qwen3.5) is
-// left unread: the model runs without drafting with it, as llama.cpp does
-// by default.
+// (nextn_predict_layers 1, as llama.cpp's converter writes Qwen3.5 and
+// 3.6) is described in Arch.NextN: the model's pass never runs it, and the
+// engine drafts with it on request (engine.WithMTP; llama's mtp.go).
 package qwen35
 
 import (
@@ -73,6 +73,11 @@ func Hybrid(f *gguf.File, cfg llama.Config, ffn func() llama.FFN) (llama.Arch, e
 			g := *gdn
 			ly.Mixer = &g
 		}
+	}
+	if cfg.NextN == 1 {
+		// The multi-token-prediction block: a full-attention block with
+		// the model's feed-forward (llama.cpp's load_block_mtp).
+		a.NextN = []llama.Layer{{Mixer: &llama.Attention{Rope: &r, QKNorm: true, QueryGate: true}, FFN: ffn(), FFNNorm: "post_attention_norm"}}
 	}
 	return a, nil
 }
