@@ -20,17 +20,17 @@ type CPU struct {
 	Config Config // read-only after NewCPU
 	Arch   Arch   // read-only after NewCPU
 
-	w       *Weights
-	pool    *tensor.Pool
+	w    *Weights
+	pool *tensor.Pool
 	// sharedPool: pool, embd and output are another runner's (an MTP
 	// block's runner shares its model's), which Close leaves alone.
 	sharedPool bool
-	batch   int
-	embd    *tensor.Matrix
-	output  *tensor.Matrix // output.weight, or token_embd.weight when tied
-	outNorm []float32
-	layers  []LayerWeights // the weights', with this runner's own matrices where interleaved
-	steps   []layerSteps   // per layer: its mixer's and FFN's CPU steps, over layers
+	batch      int
+	embd       *tensor.Matrix
+	output     *tensor.Matrix // output.weight, or token_embd.weight when tied
+	outNorm    []float32
+	layers     []LayerWeights // the weights', with this runner's own matrices where interleaved
+	steps      []layerSteps   // per layer: its mixer's and FFN's CPU steps, over layers
 
 	ropes     []*rope.Config // the distinct rotations of the layers
 	layerRope []int          // per layer: its index in ropes, or -1 (NoPE)
