@@ -84,6 +84,12 @@ type Config struct {
 	// same distribution sampled. The caller opened the draft and closes it
 	// after this model. New refuses a draft whose vocabulary differs.
 	Draft *Model
+	// MTP drafts with the model's own multi-token-prediction block
+	// (WithMTP; a Qwen3.5 file's nextn_predict_layers, on a backend that
+	// implements backend.NextNer): each step the block proposes up to
+	// DraftMax tokens one by one, checked as a draft model's are. New
+	// refuses it for a model without such a block.
+	MTP bool
 	// DraftMax is the most tokens a draft model proposes per step
 	// (llama-server's --spec-draft-n-max; default DefaultDraftMax, at most
 	// MaxDraft); DraftMin the fewest worth checking, a shorter draft being
@@ -224,6 +230,10 @@ func WithSpeculation(on bool) Option { return func(c *Config) { c.Speculation = 
 // tokens for the model being opened (see Config.Draft). Close the model
 // first, then the draft.
 func WithDraft(draft *Model) Option { return func(c *Config) { c.Draft = draft } }
+
+// WithMTP makes the model draft with its own multi-token-prediction block
+// (Config.MTP).
+func WithMTP() Option { return func(c *Config) { c.MTP = true } }
 
 // WithDraftLimits sets how a draft model drafts: at most max tokens per
 // step (0: DefaultDraftMax), drafts shorter than min dropped, and a draft

@@ -117,6 +117,7 @@ type modelDrafter struct {
 	pc    *PromptCache // where the draft's prompts are shared (nil: nowhere)
 	owner *Model       // the draft's entries' owner in pc (nil: pc is the draft's own)
 	seq   *draftSeq
+	mtp   *mtpSource // drafting with the model's MTP block instead (d, pc, seq nil)
 
 	sampler *sample.Sampler // the model's chain, the draft's own random stream
 	greedy  bool
@@ -149,6 +150,26 @@ func (g *generation) newModelDrafter() (*modelDrafter, error) {
 	case g.m.pc != nil:
 		md.pc, md.owner = g.m.pc, d
 	}
+	md.init()
+	return md, nil
+}
+
+// newMTPDrafter prepares a generation's drafts on the model's MTP block
+// (mtp.go), with the session's MTP cache (made on first use).
+func (g *generation) newMTPDrafter() (*modelDrafter, error) {
+	q, err := g.mtpSession()
+	if err != nil {
+		return nil, err
+	}
+	V := g.m.b.Vocab()
+	md := &modelDrafter{g: g, mtp: &mtpSource{g: g, head: g.m.mtp, seq: q}, V: V, Vd: V}
+	md.init()
+	return md, nil
+}
+
+// init sets up the drafter's sampler, constraint and rows.
+func (md *modelDrafter) init() {
+	g := md.g
 	cfg := g.sampler.Config()
 	md.greedy = cfg.Temperature <= 0
 	cfg.Seed ^= 0x2545f4914f6cdd1d // its own stream, repeatable with the seed
@@ -161,7 +182,6 @@ func (g *generation) newModelDrafter() (*modelDrafter, error) {
 	}
 	md.raw = make([]float32, md.Vd)
 	md.row = make([]float32, md.V)
-	return md, nil
 }
 
 // propose appends a draft of at most k tokens to input, whose one token is
@@ -169,14 +189,22 @@ func (g *generation) newModelDrafter() (*modelDrafter, error) {
 func (md *modelDrafter) propose(ctx context.Context, input []int32, k int) ([]int32, error) {
 	g := md.g
 	md.want = append(append(md.want[:0], g.s.tokens...), input[0])
-	k = min(k, md.seq.cache.MaxLen()-len(md.want))
-	if k <= 0 {
+	if md.mtp != nil {
+		// The block's positions go one further than the draft: the
+		// first drafted token comes from the step at input[0].
+		k = min(k, md.mtp.seq.cache.MaxLen()-len(md.want)+1)
+		if k <= 0 {
+			return input, nil
+		}
+		if err := md.mtp.start(ctx, input[0], md.raw); err != nil {
+			return input, fmt.Errorf("engine: the MTP block's step: %w", err)
+		}
+	} else if k = min(k, md.seq.cache.MaxLen()-len(md.want)); k <= 0 {
 		return input, nil
-	}
-	if err := md.catchUp(ctx); err != nil {
+	} else if err := md.catchUp(ctx); err != nil {
 		return input, err
 	}
-	if h, ok := md.seq.cache.(Holder); ok {
+	if h, ok := md.holder(); ok {
 		// The draft goes one token per step; a recurrent cache comes back
 		// here when the model rejects part of it.
 		if err := h.Hold(); err != nil {
@@ -217,6 +245,12 @@ func (md *modelDrafter) propose(ctx context.Context, input []int32, k int) ([]in
 			break
 		}
 		md.sampler.Accept(x)
+		if md.mtp != nil {
+			if err := md.mtp.advance(ctx, x, md.raw); err != nil {
+				return input[:start], fmt.Errorf("engine: the MTP block's step: %w", err)
+			}
+			continue
+		}
 		if err := md.d.sched.decode(ctx, md.seq.cache, input[len(input)-1:], md.raw); err != nil {
 			return input[:start], fmt.Errorf("engine: the draft model's step: %w", err)
 		}
@@ -226,6 +260,16 @@ func (md *modelDrafter) propose(ctx context.Context, input []int32, k int) ([]in
 		return input[:start], nil
 	}
 	return input, nil
+}
+
+// holder is the draft model's cache as a Holder (a recurrent draft); the
+// MTP block's attention cache goes back anywhere and needs none.
+func (md *modelDrafter) holder() (Holder, bool) {
+	if md.mtp != nil {
+		return nil, false
+	}
+	h, ok := md.seq.cache.(Holder)
+	return h, ok
 }
 
 // next returns the draft model's last logits as a row of the model's

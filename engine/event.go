@@ -111,7 +111,7 @@ type Stats struct {
 	// DraftTokens and AcceptedTokens count speculative decoding: tokens
 	// proposed by the draft and how many of them the model confirmed.
 	DraftTokens, AcceptedTokens int
-	// Drafter is who drafted them (DrafterLookup or DrafterModel), or ""
+	// Drafter is who drafted them (DrafterLookup, DrafterModel or DrafterMTP), or ""
 	// when nobody did.
 	Drafter Drafter
 	// PrefillTokensPerSec is (PromptTokens-CachedTokens) over the prefill

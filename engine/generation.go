@@ -34,7 +34,15 @@ type generation struct {
 	parser   Parser
 	stop     *stopMatcher
 	spec     *drafter      // lookup speculation; nil: none
-	md       *modelDrafter // drafts by the draft model; nil: none
+	md       *modelDrafter // drafts by the draft model or the MTP block; nil: none
+	// mtpOn: this generation drafts with the MTP block, which reads the
+	// model's hidden states: of the last decode step's rows in hid (from
+	// position hidFrom; nil once fed to the block).
+	mtpOn   bool
+	hid     []float32
+	hidFrom int
+	hidBuf  []float32
+	mtpIn   []float32 // reused by feedMTP
 	probs    []float32     // the model's distribution at a row (verify)
 	lastTok  int32         // the last token that produced text
 	hitStop  bool          // a stop string ended the answer
@@ -70,6 +78,9 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	if g.opts.Drafter == DrafterModel && g.m.cfg.Draft == nil {
 		return fmt.Errorf("engine: GenerateOptions.Drafter %q: the model has no draft model (WithDraft)", DrafterModel)
 	}
+	if g.opts.Drafter == DrafterMTP && g.m.mtp == nil {
+		return fmt.Errorf("engine: GenerateOptions.Drafter %q: the model drafts with no MTP block (WithMTP)", DrafterMTP)
+	}
 	if err := s.ensureCache(); err != nil {
 		return err
 	}
@@ -91,6 +102,7 @@ func (g *generation) run(ctx context.Context, msgs []Message) error {
 	}
 	defer release()
 	g.stats.QueueSeconds = time.Since(queued).Seconds()
+	g.mtpOn = g.drafter() == DrafterMTP && !slices.ContainsFunc(prompt, func(t int32) bool { return t < 0 })
 
 	logits, err := g.reuse(ctx, prompt)
 	if err != nil {
@@ -342,7 +354,16 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 		if g.pos != nil {
 			in.pos = g.pos[pos:end]
 		}
-		n, err := g.m.sched.prefillInput(ctx, s.cache, prompt[pos:end], g.logits[:V], in)
+		var hidden []float32
+		if g.mtpOn {
+			// The block reads every row's hidden state: a chunk at a
+			// time, fed to it after each step.
+			E := g.m.mtp.E
+			end = min(end, pos+g.m.sched.chunk)
+			g.hidBuf = grow(g.hidBuf, (end-pos)*E)
+			hidden = g.hidBuf[:(end-pos)*E]
+		}
+		n, err := g.m.sched.prefillInputHidden(ctx, s.cache, prompt[pos:end], g.logits[:V], in, hidden, len(hidden)/(end-pos))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, g.done(StopCancelled)
@@ -350,6 +371,15 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 			return nil, fmt.Errorf("engine: prefill of prompt tokens %d..%d: %w", pos, len(prompt)-1, err)
 		}
 		s.tokens = append(s.tokens, prompt[pos:pos+n]...)
+		if g.mtpOn {
+			if err := g.feedMTP(ctx, pos, n, hidden); err != nil {
+				if ctx.Err() != nil {
+					return nil, g.done(StopCancelled)
+				}
+				g.m.cfg.Logger.Warn("engine: the MTP block failed; no drafts by it for this generation", "error", err)
+				g.mtpOn = false
+			}
+		}
 		if recurrent && g.checkpointAt(len(s.tokens), len(prompt), every) {
 			// The end of the prompt is where the next turn resumes.
 			if err := checkpoint(s.cache); err != nil {
@@ -427,6 +457,18 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 	case DrafterLookup:
 		g.spec = newDrafter(prompt)
 		g.stats.Drafter = DrafterLookup
+	case DrafterMTP:
+		if !g.mtpOn {
+			g.m.cfg.Logger.Debug("engine: no drafts by the MTP block for a prompt with images")
+			break
+		}
+		md, err := g.newMTPDrafter()
+		if err != nil {
+			g.m.cfg.Logger.Warn("engine: no drafts by the MTP block for this generation", "error", err)
+			break
+		}
+		g.md = md
+		g.stats.Drafter = DrafterMTP
 	case DrafterModel:
 		if slices.ContainsFunc(prompt, func(t int32) bool { return t < 0 }) {
 			g.m.cfg.Logger.Debug("engine: no drafts by the draft model for a prompt with images (it reads no image rows)")
@@ -455,7 +497,7 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 func (g *generation) drafter() Drafter {
 	d := g.opts.Drafter
 	if d == DrafterDefault {
-		on := g.m.cfg.Speculation || g.m.cfg.Draft != nil
+		on := g.m.cfg.Speculation || g.m.cfg.Draft != nil || g.m.mtp != nil
 		if g.opts.Speculation != nil {
 			on = *g.opts.Speculation
 		}
@@ -464,12 +506,14 @@ func (g *generation) drafter() Drafter {
 			return DrafterNone
 		case g.m.cfg.Draft != nil:
 			d = DrafterModel
+		case g.m.mtp != nil:
+			d = DrafterMTP
 		default:
 			d = DrafterLookup
 		}
 	}
-	if g.cons != nil {
-		if _, ok := g.cons.c.(Marker); d == DrafterLookup || !ok {
+	if c := g.opts.Constraint; c != nil {
+		if _, ok := c.(Marker); d == DrafterLookup || !ok {
 			return DrafterNone
 		}
 	}
@@ -557,12 +601,28 @@ func (g *generation) decode(ctx context.Context, logits []float32) error {
 			}
 			pos = g.decPos
 		}
-		if err := g.m.sched.decodeAt(ctx, s.cache, g.input, g.logits[:len(g.input)*V], pos); err != nil {
+		var hidden []float32
+		if g.md != nil && g.md.mtp != nil {
+			if g.hid != nil { // not drafted after the last step: feed it now
+				if err := g.md.mtp.catchUp(ctx); err != nil {
+					g.mtpFailed(ctx, err)
+				}
+			}
+			if g.md != nil {
+				E := g.m.mtp.E
+				g.hidBuf = grow(g.hidBuf, len(g.input)*E)
+				hidden = g.hidBuf[:len(g.input)*E]
+			}
+		}
+		if err := g.m.sched.decodeHidden(ctx, s.cache, g.input, g.logits[:len(g.input)*V], pos, hidden, len(hidden)/max(1, len(g.input))); err != nil {
 			if ctx.Err() != nil {
 				g.input = g.input[:0]
 				return g.done(StopCancelled)
 			}
 			return fmt.Errorf("engine: decoding at position %d: %w", len(s.tokens), err)
+		}
+		if hidden != nil {
+			g.hid, g.hidFrom = hidden, len(s.tokens)
 		}
 		s.tokens = append(s.tokens, g.input...)
 		logits = g.logits[:len(g.input)*V]

@@ -27,6 +27,7 @@ type Model struct {
 	pc    *PromptCache // nil without Config.PromptCacheBytes
 	sched *scheduler
 	proj  Projector // nil: the model takes no images
+	mtp   *mtpHead  // the MTP block (Config.MTP), nil without
 
 	// draftRecurrent: the draft model's caches keep recurrent state
 	// (Checkpointer), so prompts keep checkpoints at the turns for it too.
@@ -79,6 +80,16 @@ func New(b Backend, f Format, cfg Config) (*Model, error) {
 				return nil, err
 			}
 		}
+	}
+	if cfg.MTP {
+		h, err := newMTPHead(b)
+		if err != nil {
+			if m.pc != nil {
+				m.pc.close()
+			}
+			return nil, err
+		}
+		m.mtp = h
 	}
 	m.sched = newScheduler(b, cfg, cfg.Logger)
 	return m, nil
@@ -228,6 +239,9 @@ func (m *Model) Close() error {
 		m.life.Unlock()
 		if m.pc != nil {
 			m.pc.close() // the snapshots queued for disk are written first
+		}
+		if m.mtp != nil {
+			m.closeErr = m.mtp.close()
 		}
 		if m.release != nil {
 			m.closeErr = m.release()

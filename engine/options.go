@@ -90,8 +90,9 @@ type GenerateOptions struct {
 	Speculation *bool
 	// Drafter picks who drafts the tokens this generation checks ahead
 	// (speculative decoding): DrafterDefault leaves it to the model (its
-	// draft model, Config.Draft, when it has one; else lookup when
-	// Config.Speculation is on; neither when Speculation is false).
+	// draft model, Config.Draft, when it has one; else its MTP block when
+	// Config.MTP; else lookup when Config.Speculation is on; none of them
+	// when Speculation is false).
 	Drafter Drafter
 	// RawPrompt, if not nil, is the prompt itself, as tokens (a plain
 	// completion: OpenAI's /v1/completions): Generate then takes no
@@ -139,6 +140,10 @@ const (
 	// step of the draft per drafted token, right where the two models
 	// agree. It is an error for a model without one.
 	DrafterModel Drafter = "draft"
+	// DrafterMTP asks the model's own multi-token-prediction block
+	// (Config.MTP: Qwen3.5's MTP layer): a step of one block per drafted
+	// token, no second file. It is an error for a model without one.
+	DrafterMTP Drafter = "mtp"
 )
 
 // MaxTopLogprobs is the most alternatives GenerateOptions.TopLogprobs may ask
@@ -158,9 +163,9 @@ func (o *GenerateOptions) validate() error {
 		}
 	}
 	switch o.Drafter {
-	case DrafterDefault, DrafterNone, DrafterLookup, DrafterModel:
+	case DrafterDefault, DrafterNone, DrafterLookup, DrafterModel, DrafterMTP:
 	default:
-		return fmt.Errorf("engine: GenerateOptions.Drafter %q; use %q, %q or %q", o.Drafter, DrafterNone, DrafterLookup, DrafterModel)
+		return fmt.Errorf("engine: GenerateOptions.Drafter %q; use %q, %q, %q or %q", o.Drafter, DrafterNone, DrafterLookup, DrafterModel, DrafterMTP)
 	}
 	if err := o.Sampler.Validate(); err != nil {
 		return fmt.Errorf("engine: GenerateOptions.Sampler: %w", err)

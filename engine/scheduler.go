@@ -194,7 +194,15 @@ func (s *scheduler) prefill(ctx context.Context, c Cache, tokens []int32, logits
 // prefillInput is prefill with rows given besides the tokens: an image
 // chunk's (in.embeds, taken whole in one step) or the rows' positions.
 func (s *scheduler) prefillInput(ctx context.Context, c Cache, tokens []int32, logits []float32, in rowInput) (int, error) {
-	r := &request{ctx: ctx, cache: c, tokens: tokens, logits: logits, prefill: true, in: in, done: make(chan error, 1)}
+	return s.prefillInputHidden(ctx, c, tokens, logits, in, nil, 0)
+}
+
+// prefillInputHidden is prefillInput that also writes the final hidden
+// state of every row computed (rows of dim) to hidden, when not nil (for
+// the MTP block): it must have room for all of tokens.
+func (s *scheduler) prefillInputHidden(ctx context.Context, c Cache, tokens []int32, logits []float32, in rowInput, hidden []float32, dim int) (int, error) {
+	r := &request{ctx: ctx, cache: c, tokens: tokens, logits: logits, prefill: true, in: in,
+		hidden: hidden, hiddenAll: hidden != nil, hiddenDim: dim, done: make(chan error, 1)}
 	err := s.do(r)
 	return r.took, err
 }
@@ -217,7 +225,14 @@ func (s *scheduler) decode(ctx context.Context, c Cache, tokens []int32, logits 
 
 // decodeAt is decode with the rows' rotary positions (nil: their places).
 func (s *scheduler) decodeAt(ctx context.Context, c Cache, tokens []int32, logits []float32, pos []Position) error {
-	return s.do(&request{ctx: ctx, cache: c, tokens: tokens, logits: logits, in: rowInput{pos: pos}, done: make(chan error, 1)})
+	return s.decodeHidden(ctx, c, tokens, logits, pos, nil, 0)
+}
+
+// decodeHidden is decodeAt that also writes every row's final hidden
+// state (rows of dim) to hidden, when not nil (for the MTP block).
+func (s *scheduler) decodeHidden(ctx context.Context, c Cache, tokens []int32, logits []float32, pos []Position, hidden []float32, dim int) error {
+	return s.do(&request{ctx: ctx, cache: c, tokens: tokens, logits: logits, in: rowInput{pos: pos},
+		hidden: hidden, hiddenAll: hidden != nil, hiddenDim: dim, done: make(chan error, 1)})
 }
 
 func (s *scheduler) do(r *request) error {

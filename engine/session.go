@@ -48,6 +48,9 @@ type Session struct {
 	// draft is the session's sequence on the model's draft model
 	// (Config.Draft), made on the first draft; nil before.
 	draft *draftSeq
+	// mtp is the session's sequence on the model's MTP block
+	// (Config.MTP), made on the first draft; nil before.
+	mtp *mtpSeq
 	// memBytes is cache.Bytes() as of the end of the last generation (read
 	// without waiting for a running one), the draft's cache included.
 	memBytes atomic.Int64
@@ -68,6 +71,9 @@ func (s *Session) forget() {
 	if s.draft != nil {
 		s.draft.tokens = s.draft.tokens[:0]
 	}
+	if s.mtp != nil {
+		s.mtp.tokens, s.mtp.hAt = s.mtp.tokens[:0], -1
+	}
 }
 
 // Close frees the session's KV cache (a GPU backend's device memory); the
@@ -79,6 +85,8 @@ func (s *Session) Close() error {
 	s.forget()
 	s.draft.close()
 	s.draft = nil
+	s.mtp.close()
+	s.mtp = nil
 	if s.cache == nil {
 		return nil
 	}
@@ -135,6 +143,9 @@ func (s *Session) Generate(ctx context.Context, msgs []Message, opts GenerateOpt
 		defer func() {
 			if s.cache != nil {
 				n := s.cache.Bytes()
+				if s.mtp != nil && s.mtp.cache != nil {
+					n += s.mtp.cache.Bytes()
+				}
 				if s.draft != nil && s.draft.cache != nil {
 					n += s.draft.cache.Bytes()
 				}
