@@ -28,26 +28,26 @@ type generation struct {
 	prefilled time.Time // end of the prefill, start of decoding
 
 	// Decoding.
-	sampler  *sample.Sampler
-	cons     *constrained
-	dec      Decoder
-	parser   Parser
-	stop     *stopMatcher
-	spec     *drafter      // lookup speculation; nil: none
-	md       *modelDrafter // drafts by the draft model or the MTP block; nil: none
+	sampler *sample.Sampler
+	cons    *constrained
+	dec     Decoder
+	parser  Parser
+	stop    *stopMatcher
+	spec    *drafter      // lookup speculation; nil: none
+	md      *modelDrafter // drafts by the draft model or the MTP block; nil: none
 	// mtpOn: this generation drafts with the MTP block, which reads the
 	// model's hidden states: of the last decode step's rows in hid (from
 	// position hidFrom; nil once fed to the block).
-	mtpOn   bool
-	hid     []float32
-	hidFrom int
-	hidBuf  []float32
-	mtpIn   []float32 // reused by feedMTP
-	probs    []float32     // the model's distribution at a row (verify)
-	lastTok  int32         // the last token that produced text
-	hitStop  bool          // a stop string ended the answer
-	endCalls bool          // a tool call ended the answer (EndAfterToolCall)
-	calls    int           // tool calls so far (their ids)
+	mtpOn    bool
+	hid      []float32
+	hidFrom  int
+	hidBuf   []float32
+	mtpIn    []float32 // reused by feedMTP
+	probs    []float32 // the model's distribution at a row (verify)
+	lastTok  int32     // the last token that produced text
+	hitStop  bool      // a stop string ended the answer
+	endCalls bool      // a tool call ended the answer (EndAfterToolCall)
+	calls    int       // tool calls so far (their ids)
 	logprobs []TokenLogprob
 	lp       logprober
 	input    []int32   // the tokens of the last step (a token and its draft)
