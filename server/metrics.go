@@ -170,7 +170,7 @@ func (m *metrics) write(b *strings.Builder) {
 	p.metric("smolgo_prompt_tokens_total", "counter", "Prompt tokens of finished generations.", "", float64(m.promptTokens))
 	p.metric("smolgo_cached_prompt_tokens_total", "counter", "Prompt tokens found in a KV or prompt cache (not computed).", "", float64(m.cachedTokens))
 	p.metric("smolgo_generated_tokens_total", "counter", "Tokens generated.", "", float64(m.generatedTokens))
-	p.metric("smolgo_draft_tokens_total", "counter", "Tokens drafted by speculative decoding (lookup or a draft model) and checked by the model.", "", float64(m.draftTokens))
+	p.metric("smolgo_draft_tokens_total", "counter", "Tokens drafted by speculative decoding (lookup, a draft model or the model's MTP block) and checked by the model.", "", float64(m.draftTokens))
 	p.metric("smolgo_draft_accepted_tokens_total", "counter", "Drafted tokens the model accepted.", "", float64(m.acceptedTokens))
 	p.metric("smolgo_prefill_seconds_total", "counter", "Time spent computing prompts.", "", m.prefillSeconds)
 	p.metric("smolgo_decode_seconds_total", "counter", "Time spent generating tokens.", "", m.decodeSeconds)

@@ -104,7 +104,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	device := fs.String("device", "cpu", "where the model runs: cpu, or cuda:N in a build with -tags cuda")
 	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
 	draftModel := fs.String("draft-model", "", "GGUF `file` of a smaller model of the same vocabulary that drafts tokens for -model to check (speculative decoding, llama-server's -md; same answers, faster where the two agree)")
-	draftMax := fs.Int("draft-max", engine.DefaultDraftMax, "with -draft-model: the most tokens drafted per step (llama-server's --draft-max)")
+	mtp := fs.Bool("mtp", false, "draft with the model's own multi-token-prediction block (a Qwen3.5 file with nextn_predict_layers; speculative decoding with no second file), -draft-max tokens per step")
+	draftMax := fs.Int("draft-max", engine.DefaultDraftMax, "with -draft-model or -mtp: the most tokens drafted per step (llama-server's --draft-max)")
 	draftMin := fs.Int("draft-min", 0, "with -draft-model: drafts shorter than this are dropped (llama-server's --draft-min)")
 	draftPMin := fs.Float64("draft-p-min", 0, "with -draft-model: a draft stops before a token the draft model gives less than this probability (llama-server's --draft-p-min)")
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
@@ -151,8 +152,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "webchat: -chat-template-file and -mmproj are for one model (-model FILE)")
 			return 2
 		}
-		if *draftModel != "" {
-			fmt.Fprintln(stderr, "webchat: -draft-model is for one model (-model FILE)")
+		if *draftModel != "" || *mtp {
+			fmt.Fprintln(stderr, "webchat: -draft-model and -mtp are for one model (-model FILE)")
 			return 2
 		}
 		return serveModels(ctx, log, stdout, stderr, *addr, models, *modelsDir, splitList(*pins),
@@ -215,7 +216,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *mmproj != "" {
 			opts = append(opts, engine.WithProjector(*mmproj))
 		}
-		draft := draftSettings{path: *draftModel, max: *draftMax, min: *draftMin, pMin: *draftPMin,
+		if *draftModel != "" && *mtp {
+			fmt.Fprintln(stderr, "webchat: -draft-model and -mtp: choose one drafter")
+			return 2
+		}
+		draft := draftSettings{path: *draftModel, mtp: *mtp, max: *draftMax, min: *draftMin, pMin: *draftPMin,
 			opts: []engine.Option{engine.WithKVType(*kv), engine.WithMaxSequences(*slots), engine.WithDevice(*device)}}
 		e, closeModel, err := loadModel(ctx, log, stdout, path, id, *ctxLen, *threads, draft, opts...)
 		if err != nil {

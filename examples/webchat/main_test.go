@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/internal/synth"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -343,4 +345,52 @@ func TestDraftModelOtherVocabulary(t *testing.T) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// -mtp drafts with the model's own MTP block (the tiny Qwen3.5 file with
+// one added): the same text as without, and the timings count the drafts.
+// A file without the block is refused at start.
+func TestMTPFlag(t *testing.T) {
+	src, err := gguf.Open(sharedtest.Path(t, "golden-next/models/qwen35-tiny-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var buf bytes.Buffer
+	if err := synth.WriteMTP(&buf, src, 1); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "qwen35-mtp.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"prompt":"a b c","max_tokens":16,"temperature":0}`
+	type completion struct {
+		Choices []struct{ Text string }
+		Timings struct {
+			DraftN int `json:"draft_n"`
+		}
+	}
+	complete := func(url string) completion {
+		t.Helper()
+		status, b, err := askModel(url, "/v1/completions", "qwen35-mtp", body)
+		var c completion
+		if err != nil || status != 200 || json.Unmarshal([]byte(b), &c) != nil || len(c.Choices) != 1 {
+			t.Fatalf("completion: %d %v %s", status, err, b)
+		}
+		return c
+	}
+	alone := complete(serve(t, "-model", path, "-threads", "2", "-ctx", "256"))
+	drafted := complete(serve(t, "-model", path, "-mtp", "-draft-max", "3", "-threads", "2", "-ctx", "256"))
+	if drafted.Choices[0].Text != alone.Choices[0].Text {
+		t.Errorf("with -mtp %q\nwithout %q", drafted.Choices[0].Text, alone.Choices[0].Text)
+	}
+	if alone.Timings.DraftN != 0 || drafted.Timings.DraftN == 0 {
+		t.Errorf("drafted tokens: %+v without -mtp, %+v with it", alone.Timings, drafted.Timings)
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"-model", sharedtest.Path(t, "golden-next/models/qwen35-tiny-Q8_0.gguf"), "-mtp", "-threads", "1", "-addr", "127.0.0.1:0"}
+	if code := run(context.Background(), args, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "multi-token-prediction") {
+		t.Errorf("-mtp without the block: exit %d, stderr %q", code, errOut.String())
+	}
 }

@@ -68,6 +68,12 @@ func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, nam
 		}
 		opts = append(opts, engine.WithDraft(d), engine.WithDraftLimits(draft.max, draft.min, float32(draft.pMin)))
 	}
+	if draft.mtp {
+		if encoder {
+			return nil, nil, fmt.Errorf("%s: -mtp is for a chat model, not an encoder", path)
+		}
+		opts = append(opts, engine.WithMTP(), engine.WithDraftLimits(draft.max, draft.min, float32(draft.pMin)))
+	}
 	closeDraft := func() {
 		if d != nil {
 			d.Close()
@@ -105,6 +111,10 @@ func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, nam
 			"vocab", vocab, "context", ctxLen, "threads", threads, "sequences", m.Config().MaxSequences,
 			"device", m.Config().Device, "took", time.Since(start).Round(time.Millisecond))
 	}
+	if draft.mtp {
+		c := m.Config()
+		log.Info("drafting with the model's MTP block", "draft_max", c.DraftMax, "draft_min", c.DraftMin, "draft_p_min", c.DraftPMin)
+	}
 	if d != nil {
 		c := m.Config()
 		log.Info("draft model loaded", "file", draft.path, "draft_max", c.DraftMax, "draft_min", c.DraftMin, "draft_p_min", c.DraftPMin)
@@ -118,12 +128,14 @@ func loadModel(ctx context.Context, log *slog.Logger, notes io.Writer, path, nam
 	return e, func() { m.Close(); closeDraft() }, nil
 }
 
-// draftSettings are -draft-model and its limits: the draft model's file
-// ("": none), the engine.WithDraftLimits values (-draft-max, -draft-min,
+// draftSettings are -draft-model (or -mtp) and its limits: the draft
+// model's file ("": none), whether the model's MTP block drafts, the
+// engine.WithDraftLimits values (-draft-max, -draft-min,
 // -draft-p-min), and the options the draft model opens with besides its
 // threads, logger and context (its KV type, device, sequences).
 type draftSettings struct {
 	path     string
+	mtp      bool // -mtp: the model's own MTP block drafts
 	max, min int
 	pMin     float64
 	opts     []engine.Option
