@@ -24,8 +24,9 @@
 // neighbour on a shared host does not inflate as it does wall time (see
 // benchParallel). -speculate turns lookup speculative decoding on in
 // those sessions (par_draft_tokens, par_accepted_tokens), as -draft-model F
-// does speculative decoding with F as the draft model (-draft-max tokens a
-// step; run without it beside to compare); -copy makes their
+// does speculative decoding with F as the draft model and -mtp with the
+// model's own MTP block (-draft-max tokens a step; run without it beside to
+// compare); -copy makes their
 // answers repeat their prompts, the workload speculation is for (see
 // copyBackend), so that -speculate's speed-up can be measured on the real
 // model's passes:
@@ -156,6 +157,7 @@ type params struct {
 	parallel, arrive                int
 	cpuProfile                      string
 	draftModel                      string
+	mtp                             bool
 	draftMax                        int
 }
 
@@ -176,7 +178,8 @@ func main() {
 	flag.IntVar(&p.arrive, "arrive", 0, "with -parallel N: a prompt of `P` tokens arrives while the N streams decode; print how long their tokens wait")
 	flag.BoolVar(&p.speculate, "speculate", false, "lookup speculative decoding in the -parallel sessions")
 	flag.StringVar(&p.draftModel, "draft-model", "", "GGUF `file` of a model of the same vocabulary that drafts tokens in the -parallel sessions (speculative decoding with a draft model)")
-	flag.IntVar(&p.draftMax, "draft-max", engine.DefaultDraftMax, "with -draft-model: the most tokens drafted per step")
+	flag.IntVar(&p.draftMax, "draft-max", engine.DefaultDraftMax, "with -draft-model or -mtp: the most tokens drafted per step")
+	flag.BoolVar(&p.mtp, "mtp", false, "draft with the model's own multi-token-prediction block in the -parallel sessions (a Qwen3.5 file with nextn_predict_layers)")
 	flag.BoolVar(&p.copyPrompt, "copy", false, "with -parallel N: the answers repeat their prompts (the model's real passes, their logits edited), the workload lookup speculation is for")
 	flag.BoolVar(&p.keepLayout, "keep-layout", false, "keep the weights in the file's layout (no interleaved copy), to compare")
 	flag.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
@@ -245,6 +248,13 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 		}
 		defer d.Close()
 		opts = append(opts, engine.WithDraft(d), engine.WithDraftLimits(p.draftMax, 0, 0))
+	}
+
+	if p.mtp {
+		if p.parallel == 0 || p.copyPrompt || p.speculate || p.draftModel != "" {
+			return fmt.Errorf("-mtp needs -parallel > 0, and no -copy, -speculate or -draft-model")
+		}
+		opts = append(opts, engine.WithMTP(), engine.WithDraftLimits(p.draftMax, 0, 0))
 	}
 
 	// Load -reps times; keep the last model.

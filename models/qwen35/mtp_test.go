@@ -45,7 +45,7 @@ type mtpReference struct {
 
 // writeMTPFile writes the F32 file src with the MTP block synth.WriteMTP
 // adds (seed 1) and returns its path and SHA-256.
-func writeMTPFile(t *testing.T, src string) (string, string) {
+func writeMTPFile(t testing.TB, src string) (string, string) {
 	t.Helper()
 	f, err := gguf.Open(src)
 	if err != nil {
@@ -67,7 +67,7 @@ func writeMTPFile(t *testing.T, src string) (string, string) {
 // tinyMTPFile returns the F32 file of arch's MTP reference
 // (tools/mtpref/golden.sh) and its SHA-256: golden-next's qwen35-tiny, or
 // the qwen35moe-tiny file llamaref synth writes, with the block added.
-func tinyMTPFile(t *testing.T, arch string) (string, string) {
+func tinyMTPFile(t testing.TB, arch string) (string, string) {
 	t.Helper()
 	if arch == "qwen35" {
 		return writeMTPFile(t, sharedtest.Path(t, "golden-next/models/qwen35-tiny-F32.gguf"))
@@ -83,7 +83,7 @@ func tinyMTPFile(t *testing.T, arch string) (string, string) {
 
 // openMTP opens path on the CPU and returns the model's backend and its
 // MTP block's.
-func openMTP(t *testing.T, path string) (backend.Backend, backend.Backend) {
+func openMTP(t testing.TB, path string) (backend.Backend, backend.Backend) {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
