@@ -229,7 +229,8 @@ type NextNer interface {
 	// for each Seq, the tokens at positions Cache.Len()... and in Embeds
 	// the model's final hidden states (Seq.Hidden of this backend) at the
 	// positions before each of them, len(Tokens) rows of the model's
-	// hidden width. Its Logits predict the token after the next one, its
+	// hidden width. Its Logits predict the token after each token (one
+	// further than the model's prediction from the hidden state given), its
 	// Hidden is the block's own final hidden state: with the token its
 	// logits predict, the input of the next position of a draft. Close it
 	// (it is an io.Closer) before the model's backend.

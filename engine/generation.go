@@ -356,10 +356,10 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 		}
 		var hidden []float32
 		if g.mtpOn {
-			// The block reads every row's hidden state: a chunk at a
-			// time, fed to it after each step.
+			// The block reads every row's hidden state: at most a
+			// step's worth at a time, fed to it after each step.
 			E := g.m.mtp.E
-			end = min(end, pos+g.m.sched.chunk)
+			end = min(end, pos+g.m.b.BatchSize())
 			g.hidBuf = grow(g.hidBuf, (end-pos)*E)
 			hidden = g.hidBuf[:(end-pos)*E]
 		}
@@ -459,7 +459,7 @@ func (g *generation) startDecoding(ctx context.Context, prompt []int32) {
 		g.stats.Drafter = DrafterLookup
 	case DrafterMTP:
 		if !g.mtpOn {
-			g.m.cfg.Logger.Debug("engine: no drafts by the MTP block for a prompt with images")
+			g.m.cfg.Logger.Debug("engine: no drafts by the MTP block for this generation (a prompt with images, or the block failed in the prefill)")
 			break
 		}
 		md, err := g.newMTPDrafter()

@@ -12,8 +12,9 @@ import (
 
 // Drafting with the model's own multi-token-prediction block (Config.MTP,
 // backend.NextNer: Qwen3.5's MTP layer), as llama.cpp's draft-mtp does.
-// The block predicts the token after next from a token x_p and the model's
-// final hidden state h_{p-1} at the position before it. Its cache follows
+// The block predicts token x_{p+1} from the token x_p and the model's final
+// hidden state h_{p-1} at the position before it (from which the model
+// itself predicted x_p): one token further than the model. Its cache follows
 // the session's tokens one position behind the model's hidden states: every
 // step of the model (prompt chunks, and each decode step's rows that the
 // answer kept) is fed to the block with the hidden states that step

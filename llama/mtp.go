@@ -23,7 +23,8 @@ import (
 //	h_p' = RMSNorm(x, nextn.shared_head_norm, or output_norm without it)
 //	logits = output · h_p'
 //
-// The logits predict x_{p+2}. Fed back with its own h_p' and the token it
+// The logits predict x_{p+1}, one token further than the model's own
+// prediction from h_{p-1}. Fed back with its own h_p' and the token it
 // predicts, the block drafts further, one token at a time (llama.cpp's
 // draft-mtp). Its attention keeps its own keys and values per sequence: an
 // MTP cache is an ordinary attention cache of one layer, which goes back to
