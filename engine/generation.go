@@ -865,6 +865,13 @@ func (g *generation) done(reason string) error {
 	if g.stopped {
 		return nil
 	}
+	if g.hid != nil && reason != StopCancelled && g.md != nil && g.md.mtp != nil {
+		// The answer's last step, for the next turn's drafts: its rows
+		// the answer kept, while the session still holds them.
+		if err := g.md.mtp.catchUp(context.Background()); err != nil {
+			g.m.cfg.Logger.Warn("engine: the MTP block failed at the end of an answer", "error", err)
+		}
+	}
 	if !g.hitStop && g.dec != nil {
 		evs := g.parser.Push(-1, g.dec.Flush())
 		hit, ok := g.emit(append(evs, g.parser.Flush()...), g.lastTok)

@@ -26,10 +26,11 @@ import (
 // draft.go): greedy answers are the model's tokens one by one, sampled ones
 // follow its distribution.
 //
-// Positions whose hidden states this session did not compute (a prefix
-// restored from the prompt cache, or the last step of the previous turn)
-// are fed with zeros: the block then sees less of the context, and its
-// drafts are accepted less often, but the answer does not change.
+// The last step of an answer is fed when the answer ends (not when it is
+// cancelled). Positions whose hidden states this session did not compute (a
+// prefix restored from the prompt cache, the end of a cancelled answer) are
+// fed with zeros: the block then sees less of the context, and its drafts
+// are accepted less often, but the answer does not change.
 
 // mtpHead is a model's MTP block as Config.MTP opened it.
 type mtpHead struct {

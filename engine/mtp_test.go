@@ -150,10 +150,8 @@ func TestMTPGreedyIsExact(t *testing.T) {
 	if drafted == 0 || accepted != drafted {
 		t.Errorf("%d of %d drafted tokens accepted: the block is not fed the model's hidden states", accepted, drafted)
 	}
-	// The one position per second turn whose hidden state the session
-	// did not keep: the previous answer's last step (fed zeros).
-	if head.wrong > 30 {
-		t.Errorf("%d rows fed a hidden state that was not the model's, want at most one per second turn (30)", head.wrong)
+	if head.wrong > 0 {
+		t.Errorf("%d rows fed a hidden state that was not the model's", head.wrong)
 	}
 	if steps*2 > plainSteps {
 		t.Errorf("%d model steps with MTP, %d without", steps, plainSteps)
