@@ -187,29 +187,23 @@ func (pr *Projector) ffn(w *block, h []float32, n int) error {
 	if err := w.up.mul(pr.pool, &b.s, up, h, n, fused); err != nil {
 		return err
 	}
-	switch {
-	case w.gate != nil:
+	var g []float32
+	if w.gate != nil {
 		b.gate = grow(b.gate, n*F)
-		g := b.gate[:n*F]
+		g = b.gate[:n*F]
 		if err := w.gate.mul(pr.pool, &b.s, g, h, n, false); err != nil {
 			return err
 		}
+	}
+	if !fused {
+		act := actQuickGELU
 		switch {
 		case p.silu:
-			tensor.SwiGLU(up, g, up)
+			act = actSiLU
 		case p.gelu:
-			tensor.GEGLU(up, g, up)
-		default:
-			quickGELUs(g, g)
-			for i := range up {
-				up[i] *= g[i]
-			}
+			act = actGELU
 		}
-	case fused:
-	case p.silu:
-		tensor.SiLU(up, up)
-	default:
-		quickGELUs(up, up)
+		pr.pool.Run(n, max(1, 8192/F), &actJob{up: up, gate: g, F: F, act: act})
 	}
 	return w.down.mul(pr.pool, &b.s, h, up, n, false)
 }
@@ -304,4 +298,46 @@ func (pr *Projector) idefics3Head(pw, ph int, dst []float32) error {
 		}
 	}
 	return pr.w.fc.mul(pr.pool, &b.s, dst, sh, m, false)
+}
+
+// The MLP activations (clip.cpp's ffn_op_type).
+const (
+	actQuickGELU = iota // x·σ(1.702·x), ggml's float16 table
+	actGELU             // ggml's tanh GELU table
+	actSiLU             // x·σ(x)
+)
+
+// actJob applies an activation to rows of F values of up, in place, or
+// with a gate, up = act(gate) · up (ggml's swiglu/geglu split ops); units
+// are rows.
+type actJob struct {
+	up, gate []float32
+	F, act   int
+}
+
+func (j *actJob) Do(lo, hi int) {
+	up := j.up[lo*j.F : hi*j.F]
+	if j.gate == nil {
+		switch j.act {
+		case actSiLU:
+			tensor.SiLU(up, up)
+		case actGELU:
+			tensor.GELUs(up, up)
+		default:
+			quickGELUs(up, up)
+		}
+		return
+	}
+	g := j.gate[lo*j.F : hi*j.F]
+	switch j.act {
+	case actSiLU:
+		tensor.SwiGLU(up, g, up)
+	case actGELU:
+		tensor.GEGLU(up, g, up)
+	default:
+		quickGELUs(g, g)
+		for i := range up {
+			up[i] *= g[i]
+		}
+	}
 }

@@ -173,8 +173,15 @@ func (pr *Projector) qwenMerger(dst []float32, n int) error {
 // looked up at the float16 rounding of x. dst may alias x.
 func quickGELUs(dst, x []float32) {
 	t := quickGELUTable()
-	for i, v := range x[:len(dst)] {
-		dst[i] = tensor.FromF16(t[tensor.ToF16(v)])
+	x = x[:len(dst)]
+	var bits [256]uint16
+	for len(x) > 0 {
+		c := min(len(x), len(bits))
+		tensor.ToF16s(bits[:c], x[:c])
+		for i, h := range bits[:c] {
+			dst[i] = tensor.FromF16(t[h])
+		}
+		x, dst = x[c:], dst[c:]
 	}
 }
 
