@@ -1,11 +1,13 @@
 package vision
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/internal/sharedtest"
+	"github.com/smolgo/smolgo/tensor"
 	"github.com/smolgo/smolgo/vision/pixels"
 )
 
@@ -138,5 +140,74 @@ func TestQwenHostileSizes(t *testing.T) {
 	c := img.Chunks[1]
 	if c.Rows > 4096 || c.Rows < 4000 || c.TilePx[0]*c.TilePx[1] > pr.p.maxPixels {
 		t.Errorf("a 3000x2000 picture: %d rows of a %v px tile; want at most 4096 (and near it)", c.Rows, c.TilePx)
+	}
+}
+
+// TestWindowAttention: attention within windows (Qwen2.5-VL's windowed
+// blocks) on both of ggml's paths (tiled from 64 queries, one query at a
+// time below) agrees with a float64 softmax over each window's keys (the
+// keys and values rounded to float16 as the encoder casts them).
+func TestWindowAttention(t *testing.T) {
+	const E, heads = 64, 4
+	for _, c := range []struct {
+		n    int
+		wins []span
+		tol  float64
+	}{
+		{128, []span{{0, 16}, {16, 48}, {48, 52}, {52, 128}}, 1e-5},
+		{40, []span{{0, 4}, {4, 36}, {36, 40}}, 2e-3}, // float16 accumulators
+	} {
+		pr := &Projector{p: params{embd: E, heads: heads, headDim: E / heads}, pool: tensor.NewPool(2)}
+		seed := uint32(c.n)
+		rnd := func() float32 {
+			seed = seed*1664525 + 1013904223
+			return float32(seed>>8)/(1<<24)*2 - 1
+		}
+		q, k, v := make([]float32, c.n*E), make([]float32, c.n*E), make([]float32, c.n*E)
+		for i := range q {
+			q[i], k[i], v[i] = 2*rnd(), 2*rnd(), rnd()
+		}
+		k16, v16 := make([]float32, len(k)), make([]float32, len(v))
+		tensor.RoundF16s(k16, k)
+		tensor.RoundF16s(v16, v)
+		out := make([]float32, c.n*E)
+		if err := pr.attention(&pr.buf, out, q, slices.Clone(k), slices.Clone(v), c.n, c.wins); err != nil {
+			t.Fatal(err)
+		}
+		hd := E / heads
+		var worst float64
+		for _, w := range c.wins {
+			for i := w.lo; i < w.hi; i++ {
+				for h := range heads {
+					o := h * hd
+					s := make([]float64, w.hi-w.lo)
+					m := math.Inf(-1)
+					for j := w.lo; j < w.hi; j++ {
+						var d float64
+						for e := range hd {
+							d += float64(q[i*E+o+e]) * float64(k16[j*E+o+e])
+						}
+						s[j-w.lo] = d / math.Sqrt(float64(hd))
+						m = max(m, s[j-w.lo])
+					}
+					var sum float64
+					for j := range s {
+						s[j] = math.Exp(s[j] - m)
+						sum += s[j]
+					}
+					for e := range hd {
+						var want float64
+						for j := w.lo; j < w.hi; j++ {
+							want += s[j-w.lo] / sum * float64(v16[j*E+o+e])
+						}
+						worst = max(worst, math.Abs(want-float64(out[i*E+o+e])))
+					}
+				}
+			}
+		}
+		pr.pool.Close()
+		if worst > c.tol {
+			t.Errorf("%d queries in windows %v: max |Δ| %.3g from the float64 reference, want ≤ %g", c.n, c.wins, worst, c.tol)
+		}
 	}
 }
