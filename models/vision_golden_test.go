@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/engine"
+	"github.com/smolgo/smolgo/gguf"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
 	"github.com/smolgo/smolgo/vision"
@@ -23,6 +25,17 @@ var visionRuns = []struct{ proj, text string }{
 	{"idefics3", "idefics3-text-F32"},
 	{"qwen2vl", "qwen2vl-text-F32"},
 	{"qwen25vl", "qwen2vl-text-F32"},
+}
+
+// visionPrompt is golden-vision's prompt for a projector's runs.
+func visionPrompt(proj string) string {
+	switch proj {
+	case "gemma3":
+		return "Look: <__media__> What is it?"
+	case "idefics3":
+		return "User:<__media__>Describe it."
+	}
+	return "Q: <__media__> A:"
 }
 
 // visionTolerance is golden/README.md's rule on golden-vision's
@@ -52,42 +65,6 @@ func visionTolerance(t *testing.T, proj string) goldentest.Tolerance {
 		return math.Ceil(x/p-1e-9) * p
 	}
 	return goldentest.Tolerance{MaxAbs: up(2 * w.MaxAbs), RMS: up(2 * w.RMS)}
-}
-
-// mtmdRows are the rows mtmd handed the text model for each image chunk
-// of golden-vision's embeddings file name, placed as chunks lays them out
-// (nil for text chunks; the j-th image chunk gets mtmd's j-th).
-func mtmdRows(t *testing.T, name string, chunks []vision.Chunk) [][]float32 {
-	t.Helper()
-	var e struct {
-		Chunks []struct {
-			Type       string      `json:"type"`
-			Embeddings [][]float32 `json:"embeddings"`
-		} `json:"chunks"`
-	}
-	if err := json.Unmarshal(sharedtest.ReadGzip(t, "golden-vision/embeddings/"+name+".json.gz"), &e); err != nil {
-		t.Fatal(err)
-	}
-	var img [][]float32
-	for _, c := range e.Chunks {
-		if c.Type == "image" {
-			img = append(img, slices.Concat(c.Embeddings...))
-		}
-	}
-	rows := make([][]float32, len(chunks))
-	for k, c := range chunks {
-		if c.Rows == 0 {
-			continue
-		}
-		if len(img) == 0 {
-			t.Fatalf("%s has fewer image chunks than the layout", name)
-		}
-		if len(img[0]) != c.Rows*256 {
-			t.Fatalf("%s: an image chunk of %d values, the layout's has %d rows", name, len(img[0]), c.Rows)
-		}
-		rows[k], img = img[0], img[1:]
-	}
-	return rows
 }
 
 // visionChunks are the chunk layout of a golden-vision logits file (the
@@ -133,12 +110,7 @@ func TestVisionGoldenLogits(t *testing.T) {
 					}
 					rows[k] = make([]float32, c.Rows*pr.Width())
 					if err := pr.Encode(context.Background(), im, k, rows[k]); err != nil {
-						// A projector type not encoded yet: the text model
-						// takes mtmd's own rows, which checks the layout,
-						// the M-RoPE positions and the text model's logits.
-						t.Logf("%v: the text model takes mtmd's rows", err)
-						rows = mtmdRows(t, name, im.Chunks)
-						break
+						t.Fatal(err)
 					}
 				}
 				g := goldentest.Load(t, "golden-vision/logits/"+name+".json.gz")
@@ -156,10 +128,7 @@ func TestVisionGoldenLogits(t *testing.T) {
 					t.Fatal(err)
 				}
 				p := g.Prompts[0]
-				prompt := map[string]string{"gemma3": "Look: <__media__> What is it?", "idefics3": "User:<__media__>Describe it."}[run.proj]
-				if prompt == "" {
-					prompt = "Q: <__media__> A:"
-				}
+				prompt := visionPrompt(run.proj)
 				segs, err := vision.Split(prompt, vision.Marker, []*vision.Image{im}, func(text string, _, _ bool) []int32 { return tok.Encode(text, true) })
 				if err != nil {
 					t.Fatal(err)
@@ -259,7 +228,7 @@ const rawTemplate = "{{ messages[0]['content'] }}"
 // llama.cpp's; asking again with a longer conversation about the same
 // image reuses its rows from the session's cache (nothing encoded again).
 func TestVisionEngineGolden(t *testing.T) {
-	for _, run := range visionRuns[:2] {
+	for _, run := range visionRuns {
 		name := run.proj + "-checker-96x48"
 		t.Run(name, func(t *testing.T) {
 			g := goldentest.Load(t, "golden-vision/logits/"+name+".json.gz")
@@ -277,7 +246,7 @@ func TestVisionEngineGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			prompt := map[string]string{"gemma3": "Look: <__media__> What is it?", "idefics3": "User:<__media__>Describe it."}[run.proj]
+			prompt := visionPrompt(run.proj)
 			s := m.NewSession()
 			msgs := []engine.Message{{Role: "user", Content: prompt, Images: []engine.Image{{Data: data}}}}
 			var tokens []int32
@@ -329,21 +298,48 @@ func TestVisionEngineGolden(t *testing.T) {
 	}
 }
 
-// TestVisionUnencodedProjector: a projector whose encoder is not written
-// yet (Qwen2-VL's) is refused when the model opens, naming its type, not
-// at a chat's first image.
-func TestVisionUnencodedProjector(t *testing.T) {
-	m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/qwen2vl-text-F32.gguf"), engine.WithThreads(2),
-		engine.WithProjector(sharedtest.Path(t, "golden-vision/models/mmproj-qwen2vl-F32.gguf")))
+// TestVisionUnknownProjector: a projector of a type the package does not
+// run (here golden-vision's Qwen2-VL file calling itself Qwen3-VL's) is
+// refused when the model opens, naming its type, not at a chat's first
+// image; the text model alone opens.
+func TestVisionUnknownProjector(t *testing.T) {
+	src, err := gguf.Open(sharedtest.Path(t, "golden-vision/models/mmproj-qwen2vl-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	kv := slices.Clone(src.KV)
+	for i := range kv {
+		if kv[i].Key == "clip.projector_type" {
+			kv[i].Value = "qwen3vl_merger"
+		}
+	}
+	var tensors []gguf.WriterTensor
+	for i := range src.Tensors {
+		ti := &src.Tensors[i]
+		tensors = append(tensors, gguf.WriterTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: src.TensorData(ti)})
+	}
+	path := filepath.Join(t.TempDir(), "mmproj-qwen3vl.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gguf.Write(f, kv, tensors); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := sharedtest.Path(t, "golden-vision/models/qwen2vl-text-F32.gguf")
+	m, err := engine.Open(text, engine.WithThreads(2), engine.WithProjector(path))
 	if err == nil {
 		m.Close()
-		t.Fatal("opened with a projector it cannot encode")
+		t.Fatal("opened with a projector of an unknown type")
 	}
-	if !strings.Contains(err.Error(), "qwen2vl_merger is not implemented") {
+	if !strings.Contains(err.Error(), `"qwen3vl_merger" is not supported`) {
 		t.Fatalf("error %q does not name the projector type", err)
 	}
-	// The text model alone opens (the qwen2vl architecture).
-	m, err = engine.Open(sharedtest.Path(t, "golden-vision/models/qwen2vl-text-F32.gguf"), engine.WithThreads(2))
+	m, err = engine.Open(text, engine.WithThreads(2))
 	if err != nil {
 		t.Fatal(err)
 	}

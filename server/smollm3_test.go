@@ -44,6 +44,9 @@ func TestSmolLM3Engine(t *testing.T) {
 	// with an f16 cache a reused prefix is not bit-identical to a fresh
 	// prefill (the random-weight model's near-flat logits then flip).
 	e := tinyEngine(t, 512, engine.WithKVType("f32"))
+	// The system prompt overrides SmolLM3's, whose "Today Date" line would
+	// change the random model's answers from day to day (one day's seed-7
+	// answer ends after 7 tokens).
 	if e.ModelName() != "tiny" || e.ContextLength() != 512 {
 		t.Fatalf("engine %q context %d", e.ModelName(), e.ContextLength())
 	}
@@ -51,7 +54,7 @@ func TestSmolLM3Engine(t *testing.T) {
 	ask := func(extra string) completion {
 		t.Helper()
 		resp := post(t, ts.URL+"/v1/chat/completions",
-			`{"messages":[{"role":"user","content":"Hello"}],"max_tokens":12,"chat_template_kwargs":{"enable_thinking":false}`+extra+`}`)
+			`{"messages":[{"role":"system","content":"/system_override Answer."},{"role":"user","content":"Hello"}],"max_tokens":12,"chat_template_kwargs":{"enable_thinking":false}`+extra+`}`)
 		var c completion
 		decode(t, resp.Body, &c)
 		if resp.StatusCode != 200 || len(c.Choices) != 1 {

@@ -11,6 +11,7 @@ import (
 	"image"
 	"image/gif"
 	"image/jpeg"
+	"image/png"
 	"net/http"
 	"os"
 	"strings"
@@ -30,11 +31,22 @@ const rawTemplate = "{{ messages[0]['content'] }}"
 // projector when proj is true.
 func openVision(t *testing.T, proj bool) (*engine.Model, server.Engine) {
 	t.Helper()
-	opts := []engine.Option{engine.WithThreads(2), engine.WithContext(512), engine.WithChatTemplate(rawTemplate)}
+	mmproj := ""
 	if proj {
-		opts = append(opts, engine.WithProjector(sharedtest.Path(t, "golden-vision/models/mmproj-gemma3-F32.gguf")))
+		mmproj = "mmproj-gemma3-F32"
 	}
-	m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/gemma3-text-F32.gguf"), opts...)
+	return openVisionModel(t, "gemma3-text-F32", mmproj)
+}
+
+// openVisionModel opens golden-vision's text model text (a file stem) with
+// its projector mmproj (none when "").
+func openVisionModel(t *testing.T, text, mmproj string) (*engine.Model, server.Engine) {
+	t.Helper()
+	opts := []engine.Option{engine.WithThreads(2), engine.WithContext(512), engine.WithChatTemplate(rawTemplate)}
+	if mmproj != "" {
+		opts = append(opts, engine.WithProjector(sharedtest.Path(t, "golden-vision/models/"+mmproj+".gguf")))
+	}
+	m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/"+text+".gguf"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,50 +137,83 @@ func answerText(t *testing.T, api string, body []byte) (string, int) {
 	return text.String(), max(u.PromptTokens, u.InputTokens+u.CacheRead+u.CacheMade)
 }
 
-// TestVisionAPIs asks golden-vision's tiny Gemma 3 about an image through
-// each API (OpenAI image_url, Responses input_image, Anthropic image
-// block): each answer is the engine's own greedy answer to the same
-// message, and the prompt counts mtmd's rows (the text tokens and the
-// image's 16 rows).
+// TestVisionAPIs asks golden-vision's tiny Gemma 3, Qwen2-VL and
+// Qwen2.5-VL about an image through each API (OpenAI image_url, Responses
+// input_image, Anthropic image block): each answer is the engine's own
+// greedy answer to the same message, and the prompt counts mtmd's rows
+// (the text tokens and the image's rows: 16 for Gemma 3 and Qwen2-VL's
+// 4 × 4 merged patches, 9 for Qwen2.5-VL's 3 × 3).
 func TestVisionAPIs(t *testing.T) {
-	m, e := openVision(t, true)
-	png := visionImage(t, "gradient-64x64.png")
-	const n = 6
-	var want strings.Builder
-	var st engine.Stats
-	msgs := []engine.Message{{Role: "user", Content: "Look: " + engine.ImageMarker + " What is it?", Images: []engine.Image{{Data: png}}}}
-	for ev, err := range m.NewSession().Generate(context.Background(), msgs, engine.GenerateOptions{MaxTokens: n}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Kind == engine.EventContent {
-			want.WriteString(ev.Text)
-		}
-		if ev.Stats != nil {
-			st = *ev.Stats
-		}
-	}
-	if st.ImageRows != 16 || want.Len() == 0 {
-		t.Fatalf("engine: %d image rows (want 16), answer %q", st.ImageRows, want.String())
-	}
-	ts := start(t, e, server.Config{})
-	if got := modalities(t, ts.URL); got != "text,image" {
-		t.Errorf("/v1/models input_modalities %q, want text,image", got)
-	}
-	for api, req := range imageRequests(dataURL("image/png", png), n) {
-		t.Run(api, func(t *testing.T) {
-			code, body := postJSON(t, ts.URL+req[0], req[1])
-			if code != http.StatusOK {
-				t.Fatalf("status %d: %s", code, body)
+	for _, c := range []struct {
+		text, mmproj string
+		rows         int
+	}{
+		{"gemma3-text-F32", "mmproj-gemma3-F32", 16},
+		{"qwen2vl-text-F32", "mmproj-qwen2vl-F32", 16},
+		{"qwen2vl-text-F32", "mmproj-qwen25vl-F32", 9},
+	} {
+		t.Run(c.mmproj, func(t *testing.T) {
+			m, e := openVisionModel(t, c.text, c.mmproj)
+			png := visionImage(t, "gradient-64x64.png")
+			const n = 6
+			var want strings.Builder
+			var st engine.Stats
+			msgs := []engine.Message{{Role: "user", Content: "Look: " + engine.ImageMarker + " What is it?", Images: []engine.Image{{Data: png}}}}
+			for ev, err := range m.NewSession().Generate(context.Background(), msgs, engine.GenerateOptions{MaxTokens: n}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Kind == engine.EventContent {
+					want.WriteString(ev.Text)
+				}
+				if ev.Stats != nil {
+					st = *ev.Stats
+				}
 			}
-			got, prompt := answerText(t, api, body)
-			if got != want.String() {
-				t.Errorf("answer %q, the engine's %q", got, want.String())
+			if st.ImageRows != c.rows || want.Len() == 0 {
+				t.Fatalf("engine: %d image rows (want %d), answer %q", st.ImageRows, c.rows, want.String())
 			}
-			if prompt != st.PromptTokens {
-				t.Errorf("prompt of %d tokens, the engine's %d", prompt, st.PromptTokens)
+			ts := start(t, e, server.Config{})
+			if got := modalities(t, ts.URL); got != "text,image" {
+				t.Errorf("/v1/models input_modalities %q, want text,image", got)
+			}
+			for api, req := range imageRequests(dataURL("image/png", png), n) {
+				t.Run(api, func(t *testing.T) {
+					code, body := postJSON(t, ts.URL+req[0], req[1])
+					if code != http.StatusOK {
+						t.Fatalf("status %d: %s", code, body)
+					}
+					got, prompt := answerText(t, api, body)
+					if got != want.String() {
+						t.Errorf("answer %q, the engine's %q", got, want.String())
+					}
+					if prompt != st.PromptTokens {
+						t.Errorf("prompt of %d tokens, the engine's %d", prompt, st.PromptTokens)
+					}
+				})
 			}
 		})
+	}
+}
+
+// TestVisionQwenHostileSizes: a Qwen2-VL model refuses a picture of sides
+// in a ratio over 200 (a strip a million pixels long, which would resize to
+// a million by 16) with a 400 naming it, and answers after it.
+func TestVisionQwenHostileSizes(t *testing.T) {
+	_, e := openVisionModel(t, "qwen2vl-text-F32", "mmproj-qwen2vl-F32")
+	var strip bytes.Buffer
+	if err := png.Encode(&strip, image.NewGray(image.Rect(0, 0, 1_000_000, 1))); err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, e, server.Config{})
+	req := imageRequests(dataURL("image/png", strip.Bytes()), 2)["chat"]
+	code, body := postJSON(t, ts.URL+req[0], req[1])
+	if code != http.StatusBadRequest || !strings.Contains(errorMessage(body), "1000000x1 image has sides in a ratio over 200") {
+		t.Errorf("a 1000000x1 PNG: status %d, body %.300s; want 400 naming the ratio", code, body)
+	}
+	req = imageRequests(dataURL("image/png", visionImage(t, "gradient-64x64.png")), 2)["chat"]
+	if code, body := postJSON(t, ts.URL+req[0], req[1]); code != http.StatusOK {
+		t.Fatalf("after the strip: status %d: %s", code, body)
 	}
 }
 

@@ -15,6 +15,11 @@ type buffers struct {
 	qwin                         []span
 	s                            scratch
 	attn                         attnJob
+
+	// Qwen (qwenLayout, visionRope)
+	order, groups []int
+	wins          []span
+	cos, sin      []float32
 }
 
 // Encode computes the embedding rows of image chunk k of img (a chunk with
@@ -30,10 +35,10 @@ func (pr *Projector) Encode(ctx context.Context, img *Image, k int, dst []float3
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	return pr.encode(ctx, &c.tile, dst)
+	return pr.encode(ctx, &c.tile, c.Rows, dst)
 }
 
-func (pr *Projector) encode(ctx context.Context, t *tile, dst []float32) error {
+func (pr *Projector) encode(ctx context.Context, t *tile, rows int, dst []float32) error {
 	p := &pr.p
 	b := &pr.buf
 	P, E := p.patch, p.embd
@@ -42,19 +47,36 @@ func (pr *Projector) encode(ctx context.Context, t *tile, dst []float32) error {
 	}
 	pw, ph := t.W/P, t.H/P
 	n := pw * ph
+	if n > maxPatches {
+		return fmt.Errorf("vision: a %dx%d picture is %d patches, over the %d an encoding takes", t.W, t.H, n, maxPatches)
+	}
+	qwen := p.typ == Qwen2VL || p.typ == Qwen25VL
+	var order []int // the ViT's patch sequence (slot → raster index); nil: raster order
+	if qwen {
+		if err := pr.qwenLayout(pw, ph); err != nil {
+			return err
+		}
+		order = b.order
+	}
+	if want := pr.rows(n); rows != want {
+		return fmt.Errorf("vision: %d rows for %d patches, the projector makes %d", rows, n, want)
+	}
 	b.x = grow(b.x, n*E)
 	b.h = grow(b.h, n*max(E, 3*P*P))
 	// The patches, channel-major as ggml's im2col lays them out.
 	im := b.h[:n*3*P*P]
-	for py := range ph {
-		for px := range pw {
-			row := im[(py*pw+px)*3*P*P:]
-			for c := range 3 {
-				for ky := range P {
-					src := t.x[3*((py*P+ky)*t.W+px*P):]
-					for kx := range P {
-						row[(c*P+ky)*P+kx] = src[3*kx+c]
-					}
+	for s := range n {
+		pi := s
+		if order != nil {
+			pi = order[s]
+		}
+		py, px := pi/pw, pi%pw
+		row := im[s*3*P*P:]
+		for c := range 3 {
+			for ky := range P {
+				src := t.x[3*((py*P+ky)*t.W+px*P):]
+				for kx := range P {
+					row[(c*P+ky)*P+kx] = src[3*kx+c]
 				}
 			}
 		}
@@ -63,30 +85,52 @@ func (pr *Projector) encode(ctx context.Context, t *tile, dst []float32) error {
 	if err := pr.w.patch.mul(pr.pool, &b.s, b.x, im, n, false); err != nil {
 		return err
 	}
+	if pr.w.patch1 != nil {
+		// The second half of the temporal kernel, on the same picture.
+		b.att = grow(b.att, n*E)
+		if err := pr.w.patch1.mul(pr.pool, &b.s, b.att, im, n, false); err != nil {
+			return err
+		}
+		tensor.Add(b.x[:n*E], b.att[:n*E])
+	}
 	if pr.w.pos != nil {
 		tensor.Add(b.x[:n*E], pr.w.pos[:n*E])
 	}
-	switch p.typ {
-	case Gemma3, Idefics3:
-		if err := pr.siglip(ctx, n); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("vision: %s is not implemented yet", p.typ)
+	if qwen {
+		pr.visionRope(n, pw)
+	}
+	if err := pr.vit(ctx, n, qwen); err != nil {
+		return err
 	}
 	switch p.typ {
 	case Gemma3:
 		return pr.gemma3Head(pw, ph, dst)
 	case Idefics3:
 		return pr.idefics3Head(pw, ph, dst)
+	case Qwen2VL, Qwen25VL:
+		return pr.qwenMerger(dst, n)
 	}
-	return nil
+	return fmt.Errorf("vision: no head for %s", p.typ)
 }
 
-// siglip runs the SigLIP encoder's blocks over the n patch rows of b.x:
-// pre-LayerNorm attention and GELU MLP with residuals, then the final
-// LayerNorm (clip.cpp's build_vit).
-func (pr *Projector) siglip(ctx context.Context, n int) error {
+// maxPatches bounds the patches of one encoding (its memory is some
+// multiples of patches × width floats): Qwen's largest resize is 4096
+// merged rows of 4 patches, and the fixed-size types' tiles are far
+// smaller.
+const maxPatches = 4 * 4096
+
+// rows is the number of rows the projector makes of n patches.
+func (pr *Projector) rows(n int) int {
+	m := pr.p.merge * pr.p.merge
+	return n / m
+}
+
+// vit runs the encoder's blocks over the n patch rows of b.x: pre-norm
+// attention and MLP with residuals, then the final norm (clip.cpp's
+// build_vit, and clip_graph_qwen2vl's blocks with rope: q and k turned by
+// b.cos and b.sin, and the windowed blocks of Qwen2.5-VL attending within
+// b.wins).
+func (pr *Projector) vit(ctx context.Context, n int, rope bool) error {
 	p := &pr.p
 	b := &pr.buf
 	E, F := p.embd, p.ff
@@ -105,7 +149,14 @@ func (pr *Projector) siglip(ctx context.Context, n int) error {
 		if err := pr.qkv(w, h, n); err != nil {
 			return err
 		}
-		if err := pr.attention(b, b.att, b.q, b.k, b.v, n, nil); err != nil {
+		if rope {
+			pr.rope(n)
+		}
+		var wins []span
+		if p.waPattern > 0 && (l+1)%p.waPattern != 0 {
+			wins = b.wins
+		}
+		if err := pr.attention(b, b.att, b.q, b.k, b.v, n, wins); err != nil {
 			return err
 		}
 		if err := w.o.mul(pr.pool, &b.s, h, b.att, n, false); err != nil {
@@ -113,10 +164,7 @@ func (pr *Projector) siglip(ctx context.Context, n int) error {
 		}
 		tensor.Add(x, h)
 		pr.norm(h, x, w.ln2, n)
-		if err := w.up.mul(pr.pool, &b.s, b.up, h, n, true); err != nil {
-			return err
-		}
-		if err := w.down.mul(pr.pool, &b.s, h, b.up[:n*F], n, false); err != nil {
+		if err := pr.ffn(w, h, n); err != nil {
 			return err
 		}
 		tensor.Add(x, h)
@@ -125,6 +173,39 @@ func (pr *Projector) siglip(ctx context.Context, n int) error {
 		pr.norm(x, x, pr.w.post, n)
 	}
 	return nil
+}
+
+// ffn replaces the n normed rows h with the block's MLP of them: up (and
+// gate), the activation of the file's clip.use_gelu / clip.use_silu (quick
+// GELU with neither), down (clip.cpp's build_ffn).
+func (pr *Projector) ffn(w *block, h []float32, n int) error {
+	p := &pr.p
+	b := &pr.buf
+	F := p.ff
+	up := b.up[:n*F]
+	fused := w.gate == nil && p.gelu // GELU after the bias, in the product
+	if err := w.up.mul(pr.pool, &b.s, up, h, n, fused); err != nil {
+		return err
+	}
+	var g []float32
+	if w.gate != nil {
+		b.gate = grow(b.gate, n*F)
+		g = b.gate[:n*F]
+		if err := w.gate.mul(pr.pool, &b.s, g, h, n, false); err != nil {
+			return err
+		}
+	}
+	if !fused {
+		act := actQuickGELU
+		switch {
+		case p.silu:
+			act = actSiLU
+		case p.gelu:
+			act = actGELU
+		}
+		pr.pool.Run(n, max(1, 8192/F), &actJob{up: up, gate: g, F: F, act: act})
+	}
+	return w.down.mul(pr.pool, &b.s, h, up, n, false)
 }
 
 // qkv computes b.q, b.k, b.v from the normed rows h.
@@ -219,11 +300,44 @@ func (pr *Projector) idefics3Head(pw, ph int, dst []float32) error {
 	return pr.w.fc.mul(pr.pool, &b.s, dst, sh, m, false)
 }
 
-// encodeSupported reports whether Encode runs the projector's type yet.
-func (pr *Projector) encodeSupported() (bool, error) {
-	switch pr.p.typ {
-	case Gemma3, Idefics3:
-		return true, nil
+// The MLP activations (clip.cpp's ffn_op_type).
+const (
+	actQuickGELU = iota // x·σ(1.702·x), ggml's float16 table
+	actGELU             // ggml's tanh GELU table
+	actSiLU             // x·σ(x)
+)
+
+// actJob applies an activation to rows of F values of up, in place, or
+// with a gate, up = act(gate) · up (ggml's swiglu/geglu split ops); units
+// are rows.
+type actJob struct {
+	up, gate []float32
+	F, act   int
+}
+
+func (j *actJob) Do(lo, hi int) {
+	up := j.up[lo*j.F : hi*j.F]
+	if j.gate == nil {
+		switch j.act {
+		case actSiLU:
+			tensor.SiLU(up, up)
+		case actGELU:
+			tensor.GELUs(up, up)
+		default:
+			quickGELUs(up, up)
+		}
+		return
 	}
-	return false, fmt.Errorf("vision: encoding %s is not implemented yet", pr.p.typ)
+	g := j.gate[lo*j.F : hi*j.F]
+	switch j.act {
+	case actSiLU:
+		tensor.SwiGLU(up, g, up)
+	case actGELU:
+		tensor.GEGLU(up, g, up)
+	default:
+		quickGELUs(g, g)
+		for i := range up {
+			up[i] *= g[i]
+		}
+	}
 }

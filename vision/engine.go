@@ -2,7 +2,6 @@ package vision
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/smolgo/smolgo/engine"
 )
@@ -14,11 +13,6 @@ func init() {
 		p, err := Open(path, Options{Threads: cfg.Threads, KeepLayout: cfg.KeepLayout})
 		if err != nil {
 			return nil, err
-		}
-		if _, err := p.encodeSupported(); err != nil {
-			// Refused at load, not at the first image of a chat.
-			p.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return engineProjector{p}, nil
 	})

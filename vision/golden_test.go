@@ -85,9 +85,6 @@ func TestGoldenEmbeddings(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pr.Close()
-			if _, err := pr.encodeSupported(); err != nil {
-				t.Skip(err)
-			}
 			tolMax, tolRMS := goldenTolerance(t, proj, "embd")
 			var worst, sumSq float64
 			var count int

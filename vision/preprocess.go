@@ -105,7 +105,10 @@ func (pr *Projector) PreparePixels(img *pixels.RGB) (*Image, error) {
 		add(p.normalize(overview), rows, rows, 0, 0)
 		text("<fake_token_around_image>")
 	case Qwen2VL, Qwen25VL:
-		w, h := p.qwenSize(img.W, img.H)
+		w, h, err := p.qwenSize(img.W, img.H)
+		if err != nil {
+			return nil, err
+		}
 		r, err := img.Fit(w, h, p.filter, [3]uint8{})
 		if err != nil {
 			return nil, err
@@ -165,12 +168,23 @@ func (p *params) idefics3Tiles(img *pixels.RGB) (tiles []*pixels.RGB, gx, gy int
 	return tiles, gx, gy, overview, nil
 }
 
+// qwenMaxAspect is the largest ratio of an image's sides Qwen-VL takes:
+// transformers' smart_resize refuses more. mtmd does not, but past it the
+// short side's floor of two patches lets the area grow without bound
+// (a 10⁶ × 1 picture would become 10⁶ × 16 px).
+const qwenMaxAspect = 200
+
 // qwenSize is the size a Qwen-VL image is resized to (transformers'
 // smart_resize, as mtmd computes it in float32): each side rounded to the
 // nearest multiple of two patches, then, if the area is outside
 // [minPixels, maxPixels], both scaled by the square root of the ratio and
-// rounded up (down, for the maximum) to multiples again.
-func (p *params) qwenSize(w, h int) (int, int) {
+// rounded up (down, for the maximum) to multiples again. An image whose
+// sides' ratio is over qwenMaxAspect is refused: within it the area stays
+// at most maxPixels.
+func (p *params) qwenSize(w, h int) (int, int, error) {
+	if w <= 0 || h <= 0 || max(w, h) > qwenMaxAspect*min(w, h) {
+		return 0, 0, fmt.Errorf("vision: a %dx%d image has sides in a ratio over %d, which %s does not take", w, h, qwenMaxAspect, p.typ)
+	}
 	f := p.patch * p.merge
 	round := func(x float32) int { return int(math.Round(float64(x/float32(f)))) * f }
 	ceil := func(x float32) int { return int(math.Ceil(float64(x/float32(f)))) * f }
@@ -187,5 +201,8 @@ func (p *params) qwenSize(w, h int) (int, int) {
 		hb = ceil(float32(h) * beta)
 		wb = ceil(float32(w) * beta)
 	}
-	return wb, hb
+	if wb*hb > p.maxPixels {
+		return 0, 0, fmt.Errorf("vision: a %dx%d image resizes to %dx%d, over %s's %d pixels", w, h, wb, hb, p.typ, p.maxPixels)
+	}
+	return wb, hb, nil
 }

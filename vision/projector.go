@@ -41,7 +41,7 @@ type params struct {
 	minPixels    int // Qwen: the smallest resized area
 	maxPixels    int // Qwen: the largest resized area
 	waPattern    int // Qwen2.5: every n-th block attends fully, the others in windows
-	window       int // Qwen2.5: the window's side in pixels
+	window       int // Qwen2.5: the attention window's side in pixels
 	filter       pixels.Filter
 	gelu, silu   bool // clip.use_gelu, clip.use_silu (neither: quick GELU)
 	rmsNorm      bool // the blocks' norms are RMSNorms (Qwen2.5)
@@ -246,6 +246,9 @@ func readParams(f *gguf.File) (params, error) {
 	if p.gelu && p.silu {
 		return p, errors.New("clip.use_gelu and clip.use_silu are both set")
 	}
+	if side := p.imageSize / p.patch; p.typ != Qwen2VL && p.typ != Qwen25VL && side*side > maxPatches {
+		return p, fmt.Errorf("clip.vision.image_size %d with patch_size %d is %d patches a tile, over the %d an encoding takes", p.imageSize, p.patch, side*side, maxPatches)
+	}
 	switch p.typ {
 	case Gemma3:
 		p.merge, p.filter = 4, pixels.Bilinear
@@ -277,9 +280,9 @@ func readParams(f *gguf.File) (params, error) {
 				return p, err
 			}
 			p.rmsNorm = true
-			p.window = 112
-			if err := u("clip.vision.window_size", &p.window, false, 1, big); err != nil {
-				return p, err
+			p.window = 112 // mtmd's, whatever the file says
+			if p.waPattern > 0 && p.window < p.patch*p.merge {
+				return p, fmt.Errorf("%s: a window of %d px is less than one merged patch (%d px)", p.typ, p.window, p.patch*p.merge)
 			}
 		}
 		if p.headDim%4 != 0 {
