@@ -483,10 +483,10 @@ type modelView struct {
 	// images (as a Server's /v1/models and llama-server's router list them).
 	InputModalities []string `json:"input_modalities"`
 	FileBytes       int64    `json:"file_bytes"`
-	MemoryBytes   int64  `json:"memory_bytes"`             // file and KV caches, while loaded (or loading, once admitted under the bound)
-	ContextLength int    `json:"context_length,omitempty"` // while loaded
-	Requests      int    `json:"running_requests"`
-	LastError     string `json:"last_error,omitempty"` // of the last load, when it failed
+	MemoryBytes     int64    `json:"memory_bytes"`             // file and KV caches, while loaded (or loading, once admitted under the bound)
+	ContextLength   int      `json:"context_length,omitempty"` // while loaded
+	Requests        int      `json:"running_requests"`
+	LastError       string   `json:"last_error,omitempty"` // of the last load, when it failed
 }
 
 func (rt *Router) viewLocked(m *pooledModel) modelView {

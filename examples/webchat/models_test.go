@@ -243,8 +243,8 @@ func TestModelsDirFolders(t *testing.T) {
 	link(t, q8, filepath.Join(dir, "stories-drafted", "stories260K-Q8_0.gguf"))
 	link(t, q4, filepath.Join(dir, "stories-drafted", "draft-stories260K-Q4_0.gguf"))
 	link(t, q8, filepath.Join(dir, "stories260K-Q8_0.gguf"))
-	link(t, mmIdefics, filepath.Join(dir, "mmproj-idefics3-F32.gguf"))     // a projector alone: not a model
-	link(t, q4, filepath.Join(dir, "draft-stories260K-Q4_0.gguf"))         // a draft alone: not a model
+	link(t, mmIdefics, filepath.Join(dir, "mmproj-idefics3-F32.gguf"))   // a projector alone: not a model
+	link(t, q4, filepath.Join(dir, "draft-stories260K-Q4_0.gguf"))       // a draft alone: not a model
 	link(t, q8, filepath.Join(dir, "mismatch", "stories260K-Q8_0.gguf")) // gemma3's projector makes rows of gemma3's width
 	link(t, mmGemma, filepath.Join(dir, "mismatch", "mmproj-gemma3-F32.gguf"))
 	link(t, q8, filepath.Join(dir, "two", "a.gguf"))
