@@ -84,6 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var models modelFlag
 	fs.Var(&models, "model", "GGUF model `file` (default: the demo model in "+demoModel+" if present); repeated, or as NAME=FILE, it serves several models (see -models-dir)")
 	modelsDir := fs.String("models-dir", "", "serve every supported GGUF file in this `directory`, and every folder in it as one model (its *.gguf, a projector *mmproj*.gguf, a draft draft-*.gguf), each loaded on its first request; the request's \"model\" picks one")
+	presetFile := fs.String("models-preset", "", "INI `file` of per-model options, as llama-server's --models-preset: [*] for every model, [NAME] for one (model, mmproj, model-draft, spec-draft-n-max, spec-draft-n-min, spec-draft-p-min, ctx-size, chat-template-file, load-on-startup); flags given here win")
 	pins := fs.String("pin", "", "comma-separated model `names` loaded at start and never unloaded (with -models-dir or several -model)")
 	modelsTTL := fs.Duration("models-ttl", 0, "unload a model idle this long (with -models-dir or several -model; 0: never)")
 	modelsMem := fs.Int64("models-mem", 0, "memory in `bytes` the loaded models may hold, files and KV caches, least recently used unloaded first (with -models-dir or several -model; 0: no bound)")
@@ -136,7 +137,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if routerMode(models, *modelsDir) { // several models: models.go
+	flagSet := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { flagSet[f.Name] = true })
+	if routerMode(models, *modelsDir) || *presetFile != "" { // several models: models.go
 		scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions, MaxSessionsPerClient: *perClient,
 			MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 			ParseSpecialTokens: *trustSpecial, CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout,
@@ -163,7 +166,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots), engine.WithDevice(*device),
 				engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk)},
 				draft: draftSettings{max: *draftMax, min: *draftMin, pMin: *draftPMin,
-					opts: []engine.Option{engine.WithKVType(*kv), engine.WithMaxSequences(*slots), engine.WithDevice(*device)}}})
+					opts: []engine.Option{engine.WithKVType(*kv), engine.WithMaxSequences(*slots), engine.WithDevice(*device)}},
+				preset: *presetFile, flagSet: flagSet})
 	}
 
 	// Listen first: while the model loads, /health answers 503 "Loading

@@ -41,7 +41,8 @@ type modelFile struct {
 	name, path string
 	mmproj     string // the vision projector ("": none)
 	draft      string // the draft model for speculative decoding ("": none)
-	explicit   bool   // named by -model: an error if unsupported, not a skip
+	explicit   bool   // named by -model or a preset: an error if unsupported, not a skip
+	opts       modelOptions
 }
 
 // routerMode reports whether the flags ask for several models: a directory,
@@ -353,6 +354,46 @@ func probeProjector(path string, embd int) (int64, error) {
 	return st.Size(), nil
 }
 
+// applyPreset gives the models their preset's options: a section named
+// after a model sets its options (its model, mmproj and model-draft
+// replace the files found), a section of another name is a new model,
+// which needs a model key, and [*] applies to every model. Options whose
+// flag was given on the command line are left out (the flag wins).
+func applyPreset(log *slog.Logger, files []modelFile, p *preset, flagSet map[string]bool) ([]modelFile, error) {
+	for i := range files {
+		files[i].opts = p.options(nil, flagSet)
+	}
+	for _, s := range p.models {
+		i := slices.IndexFunc(files, func(f modelFile) bool { return f.name == s.name })
+		if i < 0 {
+			path, ok := s.opts["model"]
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: [%s] is not a model of -models-dir or -model, so it needs model = FILE", p.path, s.line, s.name)
+			}
+			mf := modelFile{name: s.name, path: path}
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				if mf, err = readModelFolder(log, path, s.name); err != nil {
+					return nil, fmt.Errorf("%s:%d: [%s]: %w", p.path, s.line, s.name, err)
+				}
+			}
+			files, i = append(files, mf), len(files)
+		}
+		mf := &files[i]
+		mf.explicit = true
+		if v, ok := s.opts["model"]; ok {
+			mf.path = v
+		}
+		if v, ok := s.opts["mmproj"]; ok {
+			mf.mmproj = v
+		}
+		if v, ok := s.opts["spec-draft-model"]; ok {
+			mf.draft = v
+		}
+		mf.opts = p.options(s.opts, flagSet)
+	}
+	return files, nil
+}
+
 // loadSettings are the flags every model of a Router is loaded with: draft
 // holds the -draft-max, -draft-min and -draft-p-min limits and the draft's
 // options, for the models whose folder has a draft.
@@ -360,6 +401,8 @@ type loadSettings struct {
 	ctxLen, threads int
 	opts            []engine.Option
 	draft           draftSettings
+	preset          string          // -models-preset's file ("": none)
+	flagSet         map[string]bool // the flags given on the command line, which win over the preset
 }
 
 // probeModel probes a model's files and returns its spec without its Load:
@@ -411,15 +454,34 @@ func modelSpecs(log *slog.Logger, notes io.Writer, files []modelFile, pins []str
 			log.Warn("skipping a model webchat cannot serve", "name", mf.name, "file", mf.path, "err", err)
 			continue
 		}
-		spec.Pinned = slices.Contains(pins, mf.name)
+		spec.Pinned = mf.opts.pin || slices.Contains(pins, mf.name)
 		opts := slices.Clone(ls.opts)
 		if mf.mmproj != "" {
 			opts = append(opts, engine.WithProjector(mf.mmproj))
 		}
-		draft := ls.draft
+		if mf.opts.templateFile != "" {
+			src, err := os.ReadFile(mf.opts.templateFile)
+			if err != nil {
+				return nil, fmt.Errorf("model %s: chat-template-file: %w", mf.name, err)
+			}
+			opts = append(opts, engine.WithChatTemplate(string(src)))
+		}
+		ctxLen, draft := ls.ctxLen, ls.draft
 		draft.path = mf.draft
+		if o := mf.opts; o.ctxLen != nil {
+			ctxLen = *o.ctxLen
+		}
+		if o := mf.opts; o.draftMax != nil {
+			draft.max = *o.draftMax
+		}
+		if o := mf.opts; o.draftMin != nil {
+			draft.min = *o.draftMin
+		}
+		if o := mf.opts; o.draftPMin != nil {
+			draft.pMin = *o.draftPMin
+		}
 		spec.Load = func(ctx context.Context) (server.Engine, func(), error) {
-			return loadModel(ctx, log, notes, mf.path, mf.name, ls.ctxLen, ls.threads, draft, opts...)
+			return loadModel(ctx, log, notes, mf.path, mf.name, ctxLen, ls.threads, draft, opts...)
 		}
 		specs = append(specs, spec)
 		log.Info("model found", "name", mf.name, "kind", spec.Kind, "file", mf.path, "mmproj", mf.mmproj, "draft", mf.draft, "bytes", spec.Bytes)
@@ -447,6 +509,16 @@ func serveModels(ctx context.Context, log *slog.Logger, stdout, stderr io.Writer
 	if err != nil {
 		fmt.Fprintf(stderr, "webchat: %v\n", err)
 		return 2
+	}
+	if ls.preset != "" {
+		p, err := readPreset(ls.preset)
+		if err == nil {
+			files, err = applyPreset(log, files, p, ls.flagSet)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "webchat: %v\n", err)
+			return 2
+		}
 	}
 	specs, err := modelSpecs(log, stdout, files, pins, ls)
 	if err != nil {
