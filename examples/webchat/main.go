@@ -20,7 +20,8 @@
 // (models.go); -model NAME=FILE (repeated) names more; the
 // request's "model" field picks one, each loads on its first request and
 // unloads after -models-ttl idle or when -models-mem needs room, and -pin
-// keeps some loaded (models.go, server.Router):
+// keeps some loaded (models.go, server.Router); -models-preset FILE gives
+// models their own options, as llama-server's INI presets (preset.go):
 //
 //	go run ./examples/webchat -models-dir ~/models -models-mem 8000000000 -pin bge-small-en-v1.5-f16
 //
