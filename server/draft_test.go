@@ -109,7 +109,8 @@ func draftCounters(t *testing.T, url string) (drafted, accepted int) {
 // with a forced tool call and with a JSON schema: every answer is the one
 // the same model gives without the draft (greedy), event for event, and
 // the draft drafted for each (the timings' draft_n and draft_n_accepted on
-// chat completions, /metrics' counters everywhere).
+// chat completions and the Responses stream's last event, /metrics'
+// counters everywhere).
 func TestDraftModelEveryAPI(t *testing.T) {
 	alone, drafted := draftPair(t)
 	const (
@@ -126,16 +127,16 @@ func TestDraftModelEveryAPI(t *testing.T) {
 	cases := []struct {
 		name, path, body string
 		want             string // in the answer: what says it is the kind asked for
-		timings          bool   // the answer has timings (chat completions)
+		timings          string // the answers with timings: "always" (chat completions), "stream" (responses), ""
 	}{
-		{"chat", "/v1/chat/completions", `{"messages":` + ask + `,` + greedy + `}`, `"object":"chat.completion`, true},
-		{"chat tools", "/v1/chat/completions", `{"messages":` + ask + `,"tools":` + tools + `,"tool_choice":"required",` + forced + `}`, `"finish_reason":"tool_calls"`, true},
-		{"chat schema", "/v1/chat/completions", `{"messages":` + ask + `,"response_format":{"type":"json_schema","json_schema":{"name":"weather","strict":true,"schema":` + schema + `}},` + greedy + `}`, `"finish_reason":"stop"`, true},
-		{"responses", "/v1/responses", `{"input":` + ask + `,` + respGreedy + `}`, `"output_text"`, false},
-		{"responses tools", "/v1/responses", `{"input":` + ask + `,"tools":` + respTls + `,"tool_choice":"required",` + respForced + `}`, `"type":"function_call"`, false},
-		{"responses schema", "/v1/responses", `{"input":` + ask + `,"text":{"format":{"type":"json_schema","name":"weather","strict":true,"schema":` + schema + `}},` + respGreedy + `}`, `"output_text"`, false},
-		{"messages", "/v1/messages", `{"messages":` + ask + `,` + greedy + `}`, `"type":"text"`, false},
-		{"messages tools", "/v1/messages", `{"messages":` + ask + `,"tools":` + antTls + `,"tool_choice":{"type":"any"},` + forced + `}`, `"stop_reason":"tool_use"`, false},
+		{"chat", "/v1/chat/completions", `{"messages":` + ask + `,` + greedy + `}`, `"object":"chat.completion`, "always"},
+		{"chat tools", "/v1/chat/completions", `{"messages":` + ask + `,"tools":` + tools + `,"tool_choice":"required",` + forced + `}`, `"finish_reason":"tool_calls"`, "always"},
+		{"chat schema", "/v1/chat/completions", `{"messages":` + ask + `,"response_format":{"type":"json_schema","json_schema":{"name":"weather","strict":true,"schema":` + schema + `}},` + greedy + `}`, `"finish_reason":"stop"`, "always"},
+		{"responses", "/v1/responses", `{"input":` + ask + `,` + respGreedy + `}`, `"output_text"`, "stream"},
+		{"responses tools", "/v1/responses", `{"input":` + ask + `,"tools":` + respTls + `,"tool_choice":"required",` + respForced + `}`, `"type":"function_call"`, "stream"},
+		{"responses schema", "/v1/responses", `{"input":` + ask + `,"text":{"format":{"type":"json_schema","name":"weather","strict":true,"schema":` + schema + `}},` + respGreedy + `}`, `"output_text"`, "stream"},
+		{"messages", "/v1/messages", `{"messages":` + ask + `,` + greedy + `}`, `"type":"text"`, ""},
+		{"messages tools", "/v1/messages", `{"messages":` + ask + `,"tools":` + antTls + `,"tool_choice":{"type":"any"},` + forced + `}`, `"stop_reason":"tool_use"`, ""},
 	}
 	draftedAll, acceptedAll := 0, 0
 	for _, tc := range cases {
@@ -174,7 +175,7 @@ func TestDraftModelEveryAPI(t *testing.T) {
 				if n, _ := draftCounters(t, alone); n != 0 {
 					t.Errorf("the server without a draft counts %d drafted tokens", n)
 				}
-				if !tc.timings {
+				if tc.timings == "" || tc.timings == "stream" && !stream {
 					return
 				}
 				timings := regexp.MustCompile(`"draft_n":(\d+),"draft_n_accepted":(\d+)`).FindStringSubmatch(withDraft)
