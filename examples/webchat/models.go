@@ -365,23 +365,24 @@ func applyPreset(log *slog.Logger, files []modelFile, p *preset, flagSet map[str
 	}
 	for _, s := range p.models {
 		i := slices.IndexFunc(files, func(f modelFile) bool { return f.name == s.name })
+		path, ok := s.opts["model"]
 		if i < 0 {
-			path, ok := s.opts["model"]
 			if !ok {
 				return nil, fmt.Errorf("%s:%d: [%s] is not a model of -models-dir or -model, so it needs model = FILE", p.path, s.line, s.name)
 			}
-			mf := modelFile{name: s.name, path: path}
-			if st, err := os.Stat(path); err == nil && st.IsDir() {
-				if mf, err = readModelFolder(log, path, s.name); err != nil {
-					return nil, fmt.Errorf("%s:%d: [%s]: %w", p.path, s.line, s.name, err)
-				}
-			}
-			files, i = append(files, mf), len(files)
+			files, i = append(files, modelFile{name: s.name}), len(files)
 		}
 		mf := &files[i]
 		mf.explicit = true
-		if v, ok := s.opts["model"]; ok {
-			mf.path = v
+		if ok {
+			mf.path, mf.mmproj, mf.draft = path, "", ""
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				folder, err := readModelFolder(log, path, s.name)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: [%s]: %w", p.path, s.line, s.name, err)
+				}
+				mf.path, mf.mmproj, mf.draft = folder.path, folder.mmproj, folder.draft
+			}
 		}
 		if v, ok := s.opts["mmproj"]; ok {
 			mf.mmproj = v

@@ -14,13 +14,17 @@ import (
 // TestModelsPreset serves a directory with -models-preset: a section that
 // names a model of the directory gives it a context, a section of a new
 // name is a model with a draft (model-draft, spec-draft-n-max) loaded at
-// start (load-on-startup), [*] applies to every model, and a flag given
+// start (load-on-startup), or a model's folder with its projector, [*]
+// applies to every model, and a flag given
 // on the command line wins over the preset, as in llama-server.
 func TestModelsPreset(t *testing.T) {
 	dir := "realmodels/stories260K/"
 	q8, q4 := sharedtest.Path(t, dir+"stories260K-Q8_0.gguf"), sharedtest.Path(t, dir+"stories260K-Q4_0.gguf")
 	models := t.TempDir()
 	link(t, q8, filepath.Join(models, "stories260K-Q8_0.gguf"))
+	vision := filepath.Join(t.TempDir(), "gemma")
+	link(t, sharedtest.Path(t, "golden-vision/models/gemma3-text-F32.gguf"), filepath.Join(vision, "gemma3-text-F32.gguf"))
+	link(t, sharedtest.Path(t, "golden-vision/models/mmproj-gemma3-F32.gguf"), filepath.Join(vision, "mmproj-gemma3-F32.gguf"))
 	ini := filepath.Join(t.TempDir(), "models.ini")
 	if err := os.WriteFile(ini, []byte(`version = 1
 ; every model
@@ -35,14 +39,18 @@ model = `+q8+`
 model-draft = `+q4+`
 spec-draft-n-max = 3
 load-on-startup = true
+
+[vision]
+model = `+vision+`
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	type model struct {
-		ID            string
-		Pinned        bool
-		State         string
-		ContextLength int `json:"context_length"`
+		ID              string
+		InputModalities []string `json:"input_modalities"`
+		Pinned          bool
+		State           string
+		ContextLength   int `json:"context_length"`
 	}
 	list := func(url string) map[string]model {
 		var l struct{ Data []model }
@@ -83,7 +91,10 @@ load-on-startup = true
 			t.Errorf("%v: with the preset's draft %q (%d drafted), alone %q (%d)", tc.flags, withDraft, drafted, alone, n)
 		}
 		ms := list(url)
-		if d, m := ms["drafted"], ms["stories260K-Q8_0"]; len(ms) != 2 || !d.Pinned || m.Pinned || d.ContextLength != tc.ctxDrafted || m.ContextLength != tc.ctxDirs {
+		if v := ms["vision"]; len(v.InputModalities) != 2 {
+			t.Errorf("%v: a preset's model folder with its projector: %+v", tc.flags, v)
+		}
+		if d, m := ms["drafted"], ms["stories260K-Q8_0"]; len(ms) != 3 || !d.Pinned || m.Pinned || d.ContextLength != tc.ctxDrafted || m.ContextLength != tc.ctxDirs {
 			t.Errorf("%v: /v1/models %+v; want drafted pinned with context %d, stories260K-Q8_0 %d", tc.flags, ms, tc.ctxDrafted, tc.ctxDirs)
 		}
 	}
