@@ -877,7 +877,9 @@ func (rs *responseStream) run(ctx context.Context) *responseObject {
 	u.OutputTokensDetails.ReasoningTokens = g.reasoning
 	resp.Usage = u
 	if rs.out != nil {
-		rs.emit(final, map[string]any{"response": resp})
+		// llama-server's extension: the stream's last event carries the
+		// timings (drafted and accepted tokens among them).
+		rs.emit(final, map[string]any{"response": resp, "timings": g.timings()})
 	} else {
 		writeJSON(g.w, http.StatusOK, resp)
 	}

@@ -105,6 +105,10 @@ type ModelSpec struct {
 	Bytes int64
 	// Pinned models are loaded when the Router starts and never unloaded.
 	Pinned bool
+	// Images says that the model takes images in messages (a chat model
+	// loaded with a vision projector): /v1/models and the web page say so
+	// before it is loaded. Once it is loaded its engine says (ImageInput).
+	Images bool
 	// Load loads the model and returns its engine and a function that
 	// closes it (called once the engine has served its last request). ctx
 	// ends when the Router closes. It runs in its own goroutine, beside
@@ -474,21 +478,29 @@ type modelView struct {
 	Status struct {
 		Value string `json:"value"`
 	} `json:"status"`
-	Pinned        bool   `json:"pinned"`
-	FileBytes     int64  `json:"file_bytes"`
-	MemoryBytes   int64  `json:"memory_bytes"`             // file and KV caches, while loaded (or loading, once admitted under the bound)
-	ContextLength int    `json:"context_length,omitempty"` // while loaded
-	Requests      int    `json:"running_requests"`
-	LastError     string `json:"last_error,omitempty"` // of the last load, when it failed
+	Pinned bool `json:"pinned"`
+	// InputModalities are "text", and "image" for a model that takes
+	// images (as a Server's /v1/models and llama-server's router list them).
+	InputModalities []string `json:"input_modalities"`
+	FileBytes       int64    `json:"file_bytes"`
+	MemoryBytes     int64    `json:"memory_bytes"`             // file and KV caches, while loaded (or loading, once admitted under the bound)
+	ContextLength   int      `json:"context_length,omitempty"` // while loaded
+	Requests        int      `json:"running_requests"`
+	LastError       string   `json:"last_error,omitempty"` // of the last load, when it failed
 }
 
 func (rt *Router) viewLocked(m *pooledModel) modelView {
 	v := modelView{ID: m.spec.Name, Object: "model", Created: rt.started.Unix(), OwnedBy: "smolgo", Kind: m.spec.Kind,
 		State: m.state.String(), Pinned: m.spec.Pinned, FileBytes: m.spec.Bytes, MemoryBytes: m.heldLocked(), Requests: m.active}
 	v.Status.Value = v.State
+	images := m.spec.Images
 	if m.state == stateLoaded {
 		v.ContextLength = m.srv.engine.ContextLength()
+		if im, ok := m.srv.engine.(ImageInput); ok {
+			images = im.TakesImages()
+		}
 	}
+	v.InputModalities = modalities(images)
 	if m.lastErr != nil {
 		v.LastError = m.lastErr.Error()
 	}
@@ -656,7 +668,8 @@ func (rt *Router) modelHealth(w http.ResponseWriter, m *pooledModel) {
 }
 
 // handleInfo is the web page's: the models it may pick from (chat models
-// first) and the default one.
+// first; each view's input_modalities says whether it takes images) and
+// the default one.
 func (rt *Router) handleInfo(w http.ResponseWriter, r *http.Request) {
 	views := rt.views()
 	def := views[0].ID
@@ -667,7 +680,8 @@ func (rt *Router) handleInfo(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"model": def, "models": views,
-		"max_prompt_bytes": rt.cfg.Server.MaxPromptBytes, "max_queue": rt.cfg.Server.MaxQueue})
+		"max_prompt_bytes": rt.cfg.Server.MaxPromptBytes, "max_queue": rt.cfg.Server.MaxQueue,
+		"max_body_bytes": rt.cfg.Server.MaxBodyBytes})
 }
 
 // loadedServers returns the Servers of the loaded models.

@@ -11,12 +11,15 @@ import (
 
 // TestBrowserModelPicker runs e2e/models.mjs against a Router of two chat
 // models and an embedding model (all fakes): the page's model picker, the
-// footer's loading state, a conversation moved to another model.
+// footer's loading state, a conversation moved to another model, the Image
+// button of the model that takes images only.
 func TestBrowserModelPicker(t *testing.T) {
 	node := needE2E(t, true)
 	f := newFakeModels()
+	alpha := f.spec("alpha", fakeOpts{tokenDelay: 5 * time.Millisecond})
+	alpha.Images = true // the page's Image button shows for alpha, not for beta
 	_, ts := startRouter(t, []server.ModelSpec{
-		f.spec("alpha", fakeOpts{tokenDelay: 5 * time.Millisecond}),
+		alpha,
 		f.spec("beta", fakeOpts{tokenDelay: 5 * time.Millisecond, loadDelay: 1500 * time.Millisecond}),
 		f.spec("gamma", fakeOpts{kind: server.KindEmbedding}),
 	}, server.RouterConfig{})

@@ -713,3 +713,70 @@ func TestNewRouterRefusesBadSpecs(t *testing.T) {
 		})
 	}
 }
+
+// imageEngine is a fake engine that says whether it takes images.
+type imageEngine struct {
+	*servertest.Engine
+	images bool
+}
+
+func (e imageEngine) TakesImages() bool { return e.images }
+
+// A model's input modalities: from its spec (ModelSpec.Images) while it is
+// not loaded, from its engine once it is; the page's /api/info lists them
+// with the body limit.
+func TestRouterInputModalities(t *testing.T) {
+	load := func(name string, images bool) func(context.Context) (server.Engine, func(), error) {
+		return func(context.Context) (server.Engine, func(), error) {
+			return imageEngine{&servertest.Engine{Name: name}, images}, func() {}, nil
+		}
+	}
+	_, ts := startRouter(t, []server.ModelSpec{
+		{Name: "vision", Kind: server.KindChat, Images: true, Load: load("vision", true)},
+		{Name: "text", Kind: server.KindChat, Load: load("text", false)},
+		{Name: "wrong", Kind: server.KindChat, Images: true, Load: load("wrong", false)}, // its engine knows better
+	}, server.RouterConfig{Server: server.Config{MaxBodyBytes: 32 << 20}})
+	modalities := func() map[string]string {
+		resp, err := http.Get(ts.URL + "/api/info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var info struct {
+			MaxBodyBytes int64 `json:"max_body_bytes"`
+			Models       []struct {
+				ID              string   `json:"id"`
+				InputModalities []string `json:"input_modalities"`
+			} `json:"models"`
+		}
+		decode(t, resp.Body, &info)
+		if info.MaxBodyBytes != 32<<20 {
+			t.Errorf("/api/info max_body_bytes %d", info.MaxBodyBytes)
+		}
+		out := map[string]string{}
+		for _, m := range info.Models {
+			out[m.ID] = strings.Join(m.InputModalities, "+")
+		}
+		return out
+	}
+	if got, want := modalities(), "map[text:text vision:text+image wrong:text+image]"; fmt.Sprint(got) != want {
+		t.Errorf("before loading: %v; want %s", got, want)
+	}
+	for _, name := range []string{"vision", "text", "wrong"} {
+		if status, _, by, err := ask(ts.URL, name, "hi"); err != nil || status != 200 || by != name {
+			t.Fatalf("asking %s: %d %q %v", name, status, by, err)
+		}
+	}
+	if got, want := modalities(), "map[text:text vision:text+image wrong:text]"; fmt.Sprint(got) != want {
+		t.Errorf("loaded: %v; want %s", got, want)
+	}
+	resp, err := http.Get(ts.URL + "/v1/models/vision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"input_modalities":["text","image"]`) {
+		t.Errorf("/v1/models/vision: %s", b)
+	}
+}

@@ -511,12 +511,23 @@ func (s *Server) checkModel(id string) *apiError {
 }
 
 func (s *Server) modelObject() map[string]any {
-	modalities := []string{"text"}
-	if im, ok := s.engine.(ImageInput); ok && im.TakesImages() {
-		modalities = append(modalities, "image")
-	}
 	return map[string]any{"id": s.engine.ModelName(), "object": "model", "created": s.started.Unix(),
-		"owned_by": "smolgo", "context_length": s.engine.ContextLength(), "input_modalities": modalities}
+		"owned_by": "smolgo", "context_length": s.engine.ContextLength(), "input_modalities": modalities(s.takesImages())}
+}
+
+// takesImages reports whether the engine's model takes images in messages.
+func (s *Server) takesImages() bool {
+	im, ok := s.engine.(ImageInput)
+	return ok && im.TakesImages()
+}
+
+// modalities are the input modalities /v1/models lists: "text", and
+// "image" for a model that takes images.
+func modalities(images bool) []string {
+	if images {
+		return []string{"text", "image"}
+	}
+	return []string{"text"}
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -535,10 +546,14 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, body)
 }
 
+// handleInfo is the web page's: the model, and its modalities in
+// llama-server's /props shape ({"vision": true} shows the page's image
+// button).
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"model": s.engine.ModelName(),
 		"context_length": s.engine.ContextLength(), "slots": s.cfg.Slots, "max_queue": s.cfg.MaxQueue,
-		"max_prompt_bytes": s.cfg.MaxPromptBytes})
+		"max_prompt_bytes": s.cfg.MaxPromptBytes, "max_body_bytes": s.cfg.MaxBodyBytes,
+		"modalities": map[string]bool{"vision": s.takesImages()}})
 }
 
 func (s *Server) handleNewSession(w http.ResponseWriter, r *http.Request) {

@@ -360,3 +360,24 @@ func TestVisionTextOnlyModel(t *testing.T) {
 		})
 	}
 }
+
+// The web page's /api/info says whether the model takes images, in
+// llama-server's /props shape ("modalities": {"vision": …}).
+func TestInfoModalities(t *testing.T) {
+	for _, proj := range []bool{false, true} {
+		_, e := openVision(t, proj)
+		ts := start(t, e, server.Config{})
+		resp, err := http.Get(ts.URL + "/api/info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info struct {
+			Modalities map[string]bool `json:"modalities"`
+		}
+		decode(t, resp.Body, &info)
+		resp.Body.Close()
+		if got, ok := info.Modalities["vision"]; !ok || got != proj {
+			t.Errorf("with a projector %v: /api/info modalities %v", proj, info.Modalities)
+		}
+	}
+}

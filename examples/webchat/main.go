@@ -15,10 +15,13 @@
 // the page and for load tests.
 //
 // Several models in one process: -models-dir DIR serves every supported
-// GGUF file in DIR, and -model NAME=FILE (repeated) names more; the
+// GGUF file in DIR, and each folder in DIR as one model with its vision
+// projector (*mmproj*.gguf) or draft model (draft-*.gguf) beside it
+// (models.go); -model NAME=FILE (repeated) names more; the
 // request's "model" field picks one, each loads on its first request and
 // unloads after -models-ttl idle or when -models-mem needs room, and -pin
-// keeps some loaded (models.go, server.Router):
+// keeps some loaded (models.go, server.Router); -models-preset FILE gives
+// models their own options, as llama-server's INI presets (preset.go):
 //
 //	go run ./examples/webchat -models-dir ~/models -models-mem 8000000000 -pin bge-small-en-v1.5-f16
 //
@@ -81,7 +84,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var models modelFlag
 	fs.Var(&models, "model", "GGUF model `file` (default: the demo model in "+demoModel+" if present); repeated, or as NAME=FILE, it serves several models (see -models-dir)")
-	modelsDir := fs.String("models-dir", "", "serve every supported GGUF file in this `directory`, each loaded on its first request; the request's \"model\" picks one")
+	modelsDir := fs.String("models-dir", "", "serve every supported GGUF file in this `directory`, and every folder in it as one model (its *.gguf, a projector *mmproj*.gguf, a draft draft-*.gguf), each loaded on its first request; the request's \"model\" picks one")
+	presetFile := fs.String("models-preset", "", "INI `file` of per-model options, as llama-server's --models-preset: [*] for every model, [NAME] for one (model, mmproj, model-draft, spec-draft-n-max, spec-draft-n-min, spec-draft-p-min, ctx-size, chat-template-file, load-on-startup); flags given here win")
 	pins := fs.String("pin", "", "comma-separated model `names` loaded at start and never unloaded (with -models-dir or several -model)")
 	modelsTTL := fs.Duration("models-ttl", 0, "unload a model idle this long (with -models-dir or several -model; 0: never)")
 	modelsMem := fs.Int64("models-mem", 0, "memory in `bytes` the loaded models may hold, files and KV caches, least recently used unloaded first (with -models-dir or several -model; 0: no bound)")
@@ -105,9 +109,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	speculate := fs.Bool("speculate", false, "lookup speculative decoding (drafts copied from the conversation; same answers, faster on repetitive text)")
 	draftModel := fs.String("draft-model", "", "GGUF `file` of a smaller model of the same vocabulary that drafts tokens for -model to check (speculative decoding, llama-server's -md; same answers, faster where the two agree)")
 	mtp := fs.Bool("mtp", false, "draft with the model's own multi-token-prediction block (a Qwen3.5 file with nextn_predict_layers; speculative decoding with no second file), -draft-max tokens per step")
-	draftMax := fs.Int("draft-max", engine.DefaultDraftMax, "with -draft-model or -mtp: the most tokens drafted per step (llama-server's --draft-max)")
-	draftMin := fs.Int("draft-min", 0, "with -draft-model: drafts shorter than this are dropped (llama-server's --draft-min)")
-	draftPMin := fs.Float64("draft-p-min", 0, "with -draft-model: a draft stops before a token the draft model gives less than this probability (llama-server's --draft-p-min)")
+	draftMax := fs.Int("draft-max", engine.DefaultDraftMax, "with a draft model or -mtp: the most tokens drafted per step (llama-server's --draft-max)")
+	draftMin := fs.Int("draft-min", 0, "with a draft model: drafts shorter than this are dropped (llama-server's --draft-min)")
+	draftPMin := fs.Float64("draft-p-min", 0, "with a draft model: a draft stops before a token the draft model gives less than this probability (llama-server's --draft-p-min)")
 	maxTokens := fs.Int("max-tokens", 2048, "answer length cap for requests that give no max_tokens (0: up to the context)")
 	trustSpecial := fs.Bool("trust-special-tokens", false, "tokenize special tokens typed in messages (<|im_end|>) as control tokens; only for trusted clients")
 	aliases := fs.String("model-alias", "", "comma-separated other model `names` requests may use; with it set, others get 404 (default: any name is the model)")
@@ -135,7 +139,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if routerMode(models, *modelsDir) { // several models: models.go
+	flagSet := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { flagSet[f.Name] = true })
+	if routerMode(models, *modelsDir) || *presetFile != "" { // several models: models.go
 		scfg := server.Config{Slots: *slots, MaxQueue: *queue, MaxSessions: *sessions, MaxSessionsPerClient: *perClient,
 			MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
 			ParseSpecialTokens: *trustSpecial, CORSOrigins: splitList(*corsOrigins), ReadTimeout: *readTimeout,
@@ -148,19 +154,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "webchat: -kv: %v\n", err)
 			return 2
 		}
-		if *templateFile != "" || *mmproj != "" {
-			fmt.Fprintln(stderr, "webchat: -chat-template-file and -mmproj are for one model (-model FILE)")
+		if *templateFile != "" {
+			fmt.Fprintln(stderr, "webchat: -chat-template-file is for one model (-model FILE)")
 			return 2
 		}
-		if *draftModel != "" || *mtp {
-			fmt.Fprintln(stderr, "webchat: -draft-model and -mtp are for one model (-model FILE)")
+		if *mmproj != "" || *draftModel != "" || *mtp {
+			fmt.Fprintln(stderr, "webchat: -mmproj, -draft-model and -mtp are for one model (-model FILE); with several, put a model's projector (*mmproj*.gguf) or draft (draft-*.gguf) beside it in its own folder (see -models-dir)")
 			return 2
 		}
 		return serveModels(ctx, log, stdout, stderr, *addr, models, *modelsDir, splitList(*pins),
 			server.RouterConfig{Server: scfg, IdleTTL: *modelsTTL, MaxBytes: *modelsMem},
 			loadSettings{ctxLen: *ctxLen, threads: *threads, opts: []engine.Option{engine.WithKVType(*kv),
 				engine.WithPromptCache(*promptCache), engine.WithMaxSequences(*slots), engine.WithDevice(*device),
-				engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk)}})
+				engine.WithSpeculation(*speculate), engine.WithPromptCacheDir(*promptCacheDir, *promptCacheDisk)},
+				draft: draftSettings{max: *draftMax, min: *draftMin, pMin: *draftPMin,
+					opts: []engine.Option{engine.WithKVType(*kv), engine.WithMaxSequences(*slots), engine.WithDevice(*device)}},
+				preset: *presetFile, flagSet: flagSet})
 	}
 
 	// Listen first: while the model loads, /health answers 503 "Loading
@@ -236,7 +245,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		eng.ModelName(), ln.Addr(), ln.Addr())
 	var maxBody int64 // the server's default
 	if *mmproj != "" {
-		maxBody = 32 << 20 // images come inline, base64
+		maxBody = visionBodyBytes
 	}
 	srv := server.New(eng, server.Config{Slots: *slots, MaxBodyBytes: maxBody, MaxQueue: *queue, MaxSessions: *sessions, MaxSessionsPerClient: *perClient,
 		MaxSessionBytes: *sessionMem, Logger: log, Sampler: sample.SmolLM3Defaults(), DefaultMaxTokens: *maxTokens,
@@ -249,6 +258,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// visionBodyBytes is the request body limit of a server with a vision
+// model: images come inline, base64.
+const visionBodyBytes = 32 << 20
 
 // splitList splits a comma-separated flag value, dropping empty entries.
 func splitList(s string) []string {

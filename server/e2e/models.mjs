@@ -19,6 +19,7 @@ try {
   assert.deepEqual(options, ["alpha", "beta"], "the picker lists the chat models, not the embedding model");
   assert.equal(await page.inputValue("#model-picker"), "alpha", "the first chat model is the default");
   await page.waitForFunction(() => document.getElementById("server-status").textContent === "alpha · loads on its first message");
+  assert.equal(await page.isVisible("#attach"), true, "alpha takes images: the Image button shows");
 
   step("ask the default model");
   await ask(page, "hello");
@@ -30,6 +31,7 @@ try {
   await page.selectOption("#model-picker", "beta");
   await page.waitForFunction(() => document.getElementById("server-status").textContent === "beta · loads on its first message");
   assert.equal(await page.textContent("#model-name"), "beta");
+  assert.equal(await page.isHidden("#attach"), true, "beta takes text only: no Image button");
   await page.fill("#input", "again");
   await page.keyboard.press("Enter");
   await page.waitForFunction(() => document.getElementById("server-status").textContent === "beta · loading…");

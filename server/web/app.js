@@ -16,12 +16,18 @@
 // conversation then talks to the chat model picked in its header (new ones
 // take the last model picked), its server session belongs to that model, and
 // the footer shows that model's state (it loads on its first message).
+//
+// A model that takes images (/api/info's modalities.vision, or with several
+// models the model's input_modalities) gets an Image button; an image can
+// also be pasted or dropped into the message box. Images go with their
+// question as OpenAI image_url parts holding data: URLs, and show as
+// thumbnails above it.
 "use strict";
 
 (function () {
   const $ = (id) => document.getElementById(id);
   const STORE = "smolgo.chat.v1";
-  const state = { conversations: [], current: null, running: null, info: null, lastModel: null };
+  const state = { conversations: [], current: null, running: null, info: null, lastModel: null, attachments: [] };
 
   // ---------- persistence ----------
   function load() {
@@ -41,6 +47,9 @@
   function valid(c) {
     if (!c || typeof c.id !== "string" || typeof c.title !== "string" || !Array.isArray(c.messages)) return false;
     c.messages = c.messages.filter((m) => m && (m.role === "user" || m.role === "assistant") && typeof (m.content || "") === "string");
+    for (const m of c.messages) {
+      if (m.images !== undefined) m.images = Array.isArray(m.images) ? m.images.filter(isImageURL) : [];
+    }
     return true;
   }
 
@@ -95,6 +104,87 @@
     }
     pick.value = modelOf(current());
     pick.disabled = generating(current());
+  }
+
+  // ---------- images ----------
+  const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+  // isImageURL accepts only what the page itself makes: a data: URL of an
+  // image format the server reads (anything else never becomes an <img>).
+  const isImageURL = (u) => typeof u === "string" && IMAGE_TYPES.some((t) => u.startsWith("data:" + t + ";base64,"));
+
+  // takesImages says whether the conversation's model takes images.
+  function takesImages() {
+    const info = state.info;
+    if (!info) return false;
+    if (several()) {
+      const m = info.models.find((x) => x && x.id === modelOf(current()));
+      return !!(m && Array.isArray(m.input_modalities) && m.input_modalities.includes("image"));
+    }
+    return !!(info.modalities && info.modalities.vision);
+  }
+
+  function attachNote(text) {
+    $("attach-note").textContent = text || "";
+    $("attach-note").hidden = !text;
+  }
+
+  // addImages attaches image files to the message being written, refusing
+  // those the server would not read or take (its body limit, in base64).
+  async function addImages(files) {
+    attachNote("");
+    const limit = state.info && state.info.max_body_bytes > 0 ? state.info.max_body_bytes : 0;
+    for (const f of files) {
+      if (!IMAGE_TYPES.includes(f.type)) {
+        attachNote(`${f.name || "The file"} is not a PNG, JPEG, GIF or WebP image.`);
+        continue;
+      }
+      if (limit && Math.ceil(f.size / 3) * 4 + 64 * 1024 > limit) {
+        attachNote(`${f.name || "The image"} is too large: this server takes requests up to ${(limit / (1 << 20)).toFixed(0)} MiB.`);
+        continue;
+      }
+      try {
+        const url = await new Promise((resolve, reject) => {
+          const r = new FileReader();
+          r.onload = () => resolve(r.result);
+          r.onerror = () => reject(r.error);
+          r.readAsDataURL(f);
+        });
+        if (isImageURL(url)) state.attachments.push(url);
+      } catch (e) {
+        attachNote(`${f.name || "The image"} could not be read: ${e && e.message || e}`);
+      }
+    }
+    renderAttachments();
+  }
+
+  function renderAttachments() {
+    const box = $("attachments");
+    box.replaceChildren(...state.attachments.map((url, i) => {
+      const d = document.createElement("div");
+      d.className = "attachment";
+      const img = document.createElement("img");
+      img.src = url;
+      img.alt = "Image " + (i + 1);
+      const x = document.createElement("button");
+      x.type = "button";
+      x.textContent = "×";
+      x.title = "Remove this image";
+      x.setAttribute("aria-label", "Remove image " + (i + 1));
+      x.addEventListener("click", () => {
+        state.attachments.splice(i, 1);
+        renderAttachments();
+        $("input").focus();
+      });
+      d.append(img, x);
+      return d;
+    }));
+    box.hidden = state.attachments.length === 0;
+  }
+
+  // imageFiles are the image files among a paste's or a drop's items.
+  function imageFiles(dt) {
+    if (!dt) return [];
+    return [...(dt.files || [])].filter((f) => f.type.startsWith("image/"));
   }
 
   // ---------- server ----------
@@ -248,10 +338,23 @@
       return;
     }
     if (m.role === "user") {
-      const b = document.createElement("div");
-      b.className = "bubble";
-      b.textContent = m.content;
-      node.appendChild(b);
+      if (m.images && m.images.length) {
+        const t = document.createElement("div");
+        t.className = "thumbs";
+        m.images.forEach((url, i) => {
+          const img = document.createElement("img");
+          img.src = url;
+          img.alt = "Attached image " + (i + 1);
+          t.appendChild(img);
+        });
+        node.appendChild(t);
+      }
+      if (m.content || !(m.images && m.images.length)) {
+        const b = document.createElement("div");
+        b.className = "bubble";
+        b.textContent = m.content;
+        node.appendChild(b);
+      }
       const bar = document.createElement("div");
       bar.className = "actions";
       messageActions(conv, m, bar);
@@ -370,6 +473,8 @@
       save();
       renderAll();
       $("input").value = asked.content;
+      state.attachments = (asked.images || []).slice();
+      renderAttachments();
       autosize();
       $("input").focus();
     }));
@@ -406,7 +511,7 @@
       ev.preventDefault();
       if (m.role === "user" && state.running) return;
       const text = t.value.trim();
-      if (!text) return;
+      if (!text && !(m.images && m.images.length)) return;
       editing.delete(m);
       m.content = text;
       if (m.role !== "user") {
@@ -470,6 +575,7 @@
     $("send").hidden = busy;
     $("stop").hidden = !busy;
     $("thinking").disabled = false;
+    $("attach").hidden = !takesImages();
     renderPicker();
   }
 
@@ -477,7 +583,15 @@
   function history(conv, upto) {
     return conv.messages.slice(0, upto)
       .filter((m) => !m.pending && (!m.error || m.content))
-      .map((m) => ({ role: m.role, content: m.content }));
+      .map((m) => ({ role: m.role, content: m.images && m.images.length ? parts(m) : m.content }));
+  }
+
+  // parts is a question with images as OpenAI content parts: the images,
+  // then the text.
+  function parts(m) {
+    const out = m.images.map((url) => ({ type: "image_url", image_url: { url } }));
+    if (m.content) out.push({ type: "text", text: m.content });
+    return out;
   }
 
   async function generate(conv) {
@@ -593,12 +707,14 @@
     return t.length > 48 ? t.slice(0, 47) + "…" : t;
   }
 
-  function send(text) {
+  function send(text, images) {
     let conv = current();
     if (!conv) conv = newConversation();
     if (state.running) return;
-    conv.messages.push({ role: "user", content: text });
-    if (conv.title === "New chat") conv.title = titleOf(text);
+    const m = { role: "user", content: text };
+    if (images && images.length) m.images = images;
+    conv.messages.push(m);
+    if (conv.title === "New chat") conv.title = text ? titleOf(text) : "Image";
     save();
     renderAll();
     generate(conv);
@@ -638,6 +754,8 @@
     renderAll();
     if (m.role === "user") {
       $("input").value = m.content;
+      state.attachments = (m.images || []).slice();
+      renderAttachments();
       autosize();
     }
     $("input").focus();
@@ -682,10 +800,43 @@
     $("composer").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const text = $("input").value.trim();
-      if (!text || state.running) return;
+      const images = state.attachments;
+      if ((!text && !images.length) || state.running) return;
       $("input").value = "";
+      state.attachments = [];
+      renderAttachments();
+      attachNote("");
       autosize();
-      send(text);
+      send(text, images);
+    });
+    $("attach").addEventListener("click", () => $("attach-file").click());
+    $("attach-file").addEventListener("change", () => {
+      const files = [...$("attach-file").files];
+      $("attach-file").value = ""; // the same file can be picked again
+      addImages(files);
+    });
+    $("input").addEventListener("paste", (ev) => {
+      const files = imageFiles(ev.clipboardData);
+      if (!files.length || !takesImages()) return;
+      ev.preventDefault();
+      addImages(files);
+    });
+    // A file dropped anywhere on the page is attached (or, for a model
+    // without images, ignored) instead of the browser opening it.
+    const composer = $("composer");
+    const dragsFiles = (ev) => ev.dataTransfer && [...ev.dataTransfer.types].includes("Files");
+    document.addEventListener("dragover", (ev) => {
+      if (!dragsFiles(ev)) return;
+      ev.preventDefault();
+      ev.dataTransfer.dropEffect = takesImages() ? "copy" : "none";
+      composer.classList.toggle("dropping", takesImages());
+    });
+    document.addEventListener("dragleave", (ev) => { if (!ev.relatedTarget) composer.classList.remove("dropping"); });
+    document.addEventListener("drop", (ev) => {
+      if (!dragsFiles(ev)) return;
+      ev.preventDefault();
+      composer.classList.remove("dropping");
+      if (takesImages()) addImages(imageFiles(ev.dataTransfer));
     });
     $("input").addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
@@ -725,7 +876,7 @@
     try {
       const res = await fetch("api/info");
       state.info = await res.json();
-      renderPicker();
+      updateComposer();
     } catch (e) { /* shown by the status line */ }
     refreshStatus();
     setInterval(refreshStatus, 10000);
