@@ -36,6 +36,11 @@ type Markers struct {
 	// CallsShown says the template writes an assistant's tool_calls back
 	// into the prompt (some keep only the content: Granite 3.3, LFM2).
 	CallsShown bool
+	// StringArguments says the template writes a call's arguments only
+	// when they are a string of JSON, as OpenAI's API sends them
+	// (functionary v3.2's concatenates them), so the prompt passes them
+	// so; otherwise they are an object, as transformers' users pass them.
+	StringArguments bool
 }
 
 func (m *Markers) reasoningStarted(thinking *bool) bool {
@@ -125,12 +130,12 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 		{Name: "Solar Open", Match: has("<|tool_call:name|>" + probeFn)},
 		{Name: "MiniCPM5", Match: has(`<function name="`+probeFn+`">`, "<param name=")},
 		{Name: "Apertus", Match: has("<|tools_prefix|>", `"`+probeFn+`": `)},
-		{Name: "Apriel", Match: has("<tool_calls>[", `"name": `+fn, "</tool_calls>")},
-		{Name: "MiniMax-M1", Match: has("<tool_calls>\n{", `"name": `+fn, "</tool_calls>")},
-		{Name: "Nemotron v2", Match: has("<TOOLCALL>[", `"name": `+fn, "</TOOLCALL>")},
+		{Name: "Apriel", Match: has("<tool_calls>[", `"name": `+fn, "</tool_calls>"), Syntax: AprielTools},
+		{Name: "MiniMax-M1", Match: has("<tool_calls>\n{", `"name": `+fn, "</tool_calls>"), Syntax: MiniMaxM1Tools},
+		{Name: "Nemotron v2", Match: has("<TOOLCALL>[", `"name": `+fn, "</TOOLCALL>"), Syntax: NemotronTools},
 		{Name: "GigaChat", Match: has("function call<|role_sep|>", `"name": `+fn)},
 		{Name: "GigaChat", Match: has("<|function_call|>", `"name": `+fn)},
-		{Name: "Firefunction v2", Match: has("functools[", `"name": `+fn)},
+		{Name: "Firefunction v2", Match: has("functools[", `"name": `+fn), Syntax: FirefunctionTools},
 		{Name: "Qwen3-Coder XML", Match: has("<function="+probeFn+">", "<parameter="+probeArg+">"), Syntax: provided("qwen3-coder-xml")},
 		{Name: "GLM", Match: has("<tool_call>"+probeFn, "<arg_key>"+probeArg+"</arg_key>"), Syntax: GLMTools},
 		{Name: "Kimi K2", Match: has("<|tool_call_begin|>", probeFn), Syntax: KimiTools},
@@ -147,9 +152,9 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 			return strings.HasPrefix(body, "{") && strings.Contains(body, `"name": `+fn) && strings.Contains(body, "</tool_call>")
 		}, Syntax: Hermes},
 		{Name: "Mistral", Match: has("[TOOL_CALLS]", probeFn), Syntax: MistralTools},
-		{Name: "Command-R", Match: has("<|START_ACTION|>", probeFn)},
-		{Name: "Command-R", Match: has("Action:", `"tool_name": `+fn)},
-		{Name: "functionary v3.2", Match: has(">>>" + probeFn)},
+		{Name: "Command R7B", Match: has("<|START_ACTION|>", probeFn), Syntax: CommandR7BTools},
+		{Name: "Command R+", Match: has("Action:", `"tool_name": `+fn), Syntax: CommandRPlusTools},
+		{Name: "functionary v3.2", Match: has(">>>" + probeFn), Syntax: FunctionaryV32Tools},
 		{Name: "functionary v3.1", Match: has("<function=" + probeFn + ">"), Syntax: FunctionaryTools},
 		{Name: "LFM2 Python calls", Match: has("<|tool_call_start|>[" + probeFn + "("), Syntax: provided("lfm2")},
 		{Name: "Phi-4", Match: has("<|tool_call|>", "<|/tool_call|>", fn), Syntax: provided("phi4")},
@@ -217,7 +222,7 @@ func DetectMarkers(tt *templateText) *Markers {
 
 	// Tools: shown when a render with a tool differs from one without.
 	tool := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "` + probeFn +
-		`", "description": "A probe.", "parameters": {"type": "object", "properties": {"` + probeArg + `": {"type": "string"}}, "required": ["` + probeArg + `"]}}}`)}
+		`", "description": "A probe.", "parameters": {"type": "object", "properties": {"` + probeArg + `": {"type": "string", "description": "A probe argument."}}, "required": ["` + probeArg + `"]}}}`)}
 	without := render([]jinja.Value{user}, nil, true, nil)
 	with := render([]jinja.Value{user}, tool, true, nil)
 	m.ToolsShown = with != "" && with != without && strings.Contains(with, probeFn)
@@ -236,6 +241,7 @@ func DetectMarkers(tt *templateText) *Markers {
 		call = msg(`{"role": "assistant", "content": "", "tool_calls": [{"id": "a1B2c3D4e", "type": "function", "function": {"name": "` +
 			probeFn + `", "arguments": "{\"` + probeArg + `\": \"v\"}"}}]}`)
 		out = render([]jinja.Value{user, call, result}, tool, true, nil)
+		m.StringArguments = out != ""
 	}
 	if i := strings.Index(out, probeUser); i >= 0 {
 		out = out[i+len(probeUser):]
@@ -277,7 +283,7 @@ var mentionedSyntaxes = [][3]string{
 	{"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "Kimi K2"},
 	// Command R+'s template wants tools in Cohere's own shape (no
 	// "function" object), so its render of the probe tool fails.
-	{"Action:", `"tool_name": `, "Command-R"},
+	{"Action:", `"tool_name": `, "Command R+"},
 	// Firefunction v2's template reads a "functions" variable nobody sets.
 	{"functools[", "", "Firefunction v2"},
 	{"<|tool_call_start|>", "", "LFM2 Python calls"},

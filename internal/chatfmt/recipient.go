@@ -46,6 +46,8 @@ type RecipientParser struct {
 	tail  string // held end of raw arguments that may start ">>>"
 	over  bool   // the arguments ran past toolcall.MaxCallBytes
 	out   []toolcall.Event
+	// textOnly: only "all" is a recipient (NewRecipientTextParser)
+	textOnly bool
 }
 
 const (
@@ -57,6 +59,11 @@ const (
 
 // NewRecipientParser returns a parser for one answer.
 func NewRecipientParser() *RecipientParser { return &RecipientParser{} }
+
+// NewRecipientTextParser returns a parser for one answer to a request
+// without tools: the recipient "all" is read as NewRecipientParser reads
+// it, and a message to any other recipient is text.
+func NewRecipientTextParser() *RecipientParser { return &RecipientParser{textOnly: true} }
 
 // Push takes a token's text (the id is not needed).
 func (p *RecipientParser) Push(_ int32, text string) []toolcall.Event {
@@ -110,7 +117,7 @@ func (p *RecipientParser) feed(s string) {
 			switch {
 			case name == RecipientAll:
 				p.state = rcText
-			case isRecipient(name):
+			case isRecipient(name) && !p.textOnly:
 				p.state, p.name = rcArgs, name
 				p.body.Reset()
 				p.scan, p.raw, p.tail, p.over = scanner{}, false, "", false

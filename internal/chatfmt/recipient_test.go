@@ -49,6 +49,22 @@ func TestRecipientParser(t *testing.T) {
 	}
 }
 
+// Without tools, only the recipient "all" is read; a call is text.
+func TestRecipientTextParser(t *testing.T) {
+	for answer, want := range map[string]string{
+		"all\nHello.":             `text:"Hello."`,
+		"all\nHi.>>>get_time\n{}": `text:"Hi.>>>get_time\n{}"`,
+		"get_time\n{}":            `text:"get_time\n{}"`,
+		"Hello":                   `text:"Hello"`,
+	} {
+		for _, step := range []int{len(answer), 1} {
+			if got := parse(NewRecipientTextParser(), answer, step); got != want {
+				t.Errorf("%q in pieces of %d: %s, want %s", answer, step, got, want)
+			}
+		}
+	}
+}
+
 // TestRecipientGrammar: the forced-call grammar accepts functionary
 // v3.2's calls, and what it accepts the parser reads back.
 func TestRecipientGrammar(t *testing.T) {
