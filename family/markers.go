@@ -36,6 +36,10 @@ type Markers struct {
 	// CallsShown says the template writes an assistant's tool_calls back
 	// into the prompt (some keep only the content: Granite 3.3, LFM2).
 	CallsShown bool
+	// ReasoningField names the message field the template reads an
+	// earlier answer's reasoning from when it is not reasoning_content
+	// (Solar Open's reasoning); "" for reasoning_content.
+	ReasoningField string
 	// StringArguments says the template writes a call's arguments only
 	// when they are a string of JSON, as OpenAI's API sends them
 	// (functionary v3.2's concatenates them), so the prompt passes them
@@ -190,17 +194,38 @@ func DetectMarkers(tt *templateText) *Markers {
 		}
 	}
 
-	// Reasoning: the tags around an answer's reasoning_content, or else a
-	// known pair the template's text holds.
-	withReasoning := tt.messageValue(engine.Message{Role: "assistant", Content: probeAnswer, ReasoningContent: probeReasoning})
-	if out := render([]jinja.Value{user, withReasoning}, nil, false, nil); out != "" {
-		if i := strings.Index(out, probeReasoning); i >= 0 {
-			open := trailingMarker(out[:i])
-			close := leadingMarker(out[i+len(probeReasoning):])
-			if open != "" && close != "" && open != close {
-				m.ReasoningOpen, m.ReasoningClose = open, close
-			}
+	// Reasoning: the tags around an answer's reasoning, which templates
+	// read from reasoning_content or another field (thinking: gpt-oss,
+	// LFM2.5; reasoning: Solar Open), some only on a turn that calls a
+	// tool (gpt-oss's); or else a known pair the template's text holds.
+	tool := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "` + probeFn +
+		`", "description": "A probe.", "parameters": {"type": "object", "properties": {"` + probeArg + `": {"type": "string", "description": "A probe argument."}}, "required": ["` + probeArg + `"]}}}`)}
+	probeCall := `"tool_calls": [{"id": "a1B2c3D4e", "type": "function", "function": {"name": "` + probeFn + `", "arguments": {"` + probeArg + `": "v"}}}]`
+	reasoningProbes := []struct {
+		field string
+		msg   jinja.Value
+		tools []json.RawMessage
+	}{
+		{"reasoning_content", tt.messageValue(engine.Message{Role: "assistant", Content: probeAnswer, ReasoningContent: probeReasoning}), nil},
+		{"thinking", msg(`{"role": "assistant", "content": "` + probeAnswer + `", "thinking": "` + probeReasoning + `"}`), nil},
+		{"reasoning", msg(`{"role": "assistant", "content": "` + probeAnswer + `", "reasoning": "` + probeReasoning + `"}`), nil},
+		{"thinking", msg(`{"role": "assistant", "content": "", "thinking": "` + probeReasoning + `", ` + probeCall + `}`), tool},
+	}
+	for _, pr := range reasoningProbes {
+		out := render([]jinja.Value{user, pr.msg}, pr.tools, false, nil)
+		i := strings.Index(out, probeReasoning)
+		if i < 0 {
+			continue
 		}
+		open := widenTrailing(out[:i], trailingMarker(out[:i]))
+		close := widenLeading(out[i+len(probeReasoning):], leadingMarker(out[i+len(probeReasoning):]))
+		if open != "" && close != "" && open != close {
+			m.ReasoningOpen, m.ReasoningClose = open, close
+		}
+		if pr.field != "reasoning_content" {
+			m.ReasoningField = pr.field
+		}
+		break
 	}
 	if m.ReasoningOpen == "" {
 		for _, pair := range reasoningPairs {
@@ -221,8 +246,6 @@ func DetectMarkers(tt *templateText) *Markers {
 	}
 
 	// Tools: shown when a render with a tool differs from one without.
-	tool := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "` + probeFn +
-		`", "description": "A probe.", "parameters": {"type": "object", "properties": {"` + probeArg + `": {"type": "string", "description": "A probe argument."}}, "required": ["` + probeArg + `"]}}}`)}
 	without := render([]jinja.Value{user}, nil, true, nil)
 	with := render([]jinja.Value{user}, tool, true, nil)
 	m.ToolsShown = with != "" && with != without && strings.Contains(with, probeFn)
@@ -307,6 +330,9 @@ var reasoningPairs = [][2]string{
 	// Apertus's inner monologue; Gemma 4's thought channel (its template
 	// shows reasoning only on turns that call tools).
 	{"<|inner_prefix|>", "<|inner_suffix|>"}, {"<|channel>thought", "<channel|>"},
+	// Apriel 1.6's are phrases: the generation prompt writes the first,
+	// the answer follows the second.
+	{"Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"},
 }
 
 // mentions reports whether the template's text holds s.
@@ -348,6 +374,51 @@ func trailingMarker(s string) string {
 		}
 	}
 	return ""
+}
+
+// Reasoning tags of a tag, a word or two and a tag (Kimi K3's
+// <|open|>think<|sep|>, gpt-oss's <|channel|>analysis<|message|>, Muse
+// Glimmer's <|start|>assistant to=self<|message|>) are read whole: a
+// <|…|> marker that a short line of text and another <|…|> tag come
+// right before (widenTrailing) or after (widenLeading) is widened to
+// them; not to a turn's header, whose words are only the role
+// (Solar Open's <|begin|>assistant<|think|> opens with <|think|>).
+const maxTagWords = 32
+
+// widenTrailing widens tag, the marker s ends with (past white space).
+func widenTrailing(s, tag string) string {
+	if !strings.HasPrefix(tag, "<|") {
+		return tag
+	}
+	before := strings.TrimRightFunc(s, isSpace)
+	before = before[:len(before)-len(tag)]
+	k := strings.LastIndex(before, "|>")
+	if k < 0 {
+		return tag
+	}
+	words := before[k+2:]
+	start := strings.LastIndex(before[:k], "<|")
+	if words == "" || words == "assistant" || words == "model" || len(words) > maxTagWords || strings.ContainsAny(words, "\n<>|") || start < 0 || strings.ContainsAny(before[start:k+2], " \n") {
+		return tag
+	}
+	return before[start:] + tag
+}
+
+// widenLeading widens tag, the marker s starts with (past white space).
+func widenLeading(s, tag string) string {
+	if !strings.HasPrefix(tag, "<|") {
+		return tag
+	}
+	after := strings.TrimLeftFunc(s, isSpace)[len(tag):]
+	k := strings.Index(after, "<|")
+	if k <= 0 || k > maxTagWords || strings.ContainsAny(after[:k], "\n<>|") {
+		return tag
+	}
+	end := strings.Index(after[k:], "|>")
+	if end < 0 || strings.ContainsAny(after[k:k+end], " \n") {
+		return tag
+	}
+	return tag + after[:k+end+2]
 }
 
 var markerPairs = [][2]string{{"<", ">"}, {"[", "]"}, {"◁", "▷"}}

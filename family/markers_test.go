@@ -30,7 +30,7 @@ var wantMarkers = map[string]struct {
 	gap                 string
 }{
 	"Apertus-8B-Instruct":                           {"Apertus", "<|inner_prefix|>", "<|inner_suffix|>", false, ""},
-	"Apriel-1.6-15b-Thinker-fixed":                  {"Apriel", "Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]", true, "its reasoning markers are phrases, not tags: the generation prompt writes the opening one, the answer follows the closing one"},
+	"Apriel-1.6-15b-Thinker-fixed":                  {"Apriel", "Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]", true, ""},
 	"Bielik-11B-v3.0-Instruct":                      {"Hermes", "<think>", "</think>", false, ""},
 	"ByteDance-Seed-OSS":                            {"Seed-OSS", "<seed:think>", "</seed:think>", false, ""},
 	"Cohere2MoE":                                    {"Command R7B", "<|START_THINKING|>", "<|END_THINKING|>", true, ""},
@@ -43,7 +43,7 @@ var wantMarkers = map[string]struct {
 	"HuggingFaceTB-SmolLM3-3B":            {"", "<think>", "</think>", false, ""},
 	"Kimi-K2-Instruct":                    {"Kimi K2", "", "", false, ""},
 	"Kimi-K2-Thinking":                    {"Kimi K2", "<think>", "</think>", false, ""},
-	"Kimi-K3":                             {"Kimi K3", "<|open|>think<|sep|>", "<|close|>think<|sep|>", true, "its reasoning tags are a tag, a word and a tag; detection reads only the innermost tag"},
+	"Kimi-K3":                             {"Kimi K3", "<|open|>think<|sep|>", "<|close|>think<|sep|>", true, ""},
 	"LFM2-8B-A1B":                         {"LFM2 Python calls", "", "", false, ""},
 	"LFM2.5-8B-A1B":                       {"LFM2 Python calls", "<think>", "</think>", false, ""},
 	"LFM2.5-Instruct":                     {"LFM2 Python calls", "", "", false, ""},
@@ -89,8 +89,8 @@ var wantMarkers = map[string]struct {
 	"mistralai-Ministral-3-14B-Reasoning-2512": {"Mistral", "[THINK]", "[/THINK]", false, ""},
 	"mistralai-Mistral-Nemo-Instruct-2407":     {"Mistral", "", "", false, ""},
 	"moonshotai-Kimi-K2":                       {"Kimi K2", "", "", false, ""},
-	"muse-glimmer":                             {"Muse Glimmer", "<|start|>assistant to=self<|message|>", "<|eom|>", false, "its reasoning is a message to the recipient \"self\"; detection reads only the <|message|> tag before it"},
-	"openai-gpt-oss-120b":                      {"harmony", "<|channel|>analysis<|message|>", "<|end|>", false, "its reasoning is the analysis channel, which the template reads from message.thinking (the probe sets reasoning_content) and writes only for turns that call tools"},
+	"muse-glimmer":                             {"Muse Glimmer", "<|start|>assistant to=self<|message|>", "<|eom|>", false, ""},
+	"openai-gpt-oss-120b":                      {"harmony", "<|channel|>analysis<|message|>", "<|end|>", false, ""},
 	"openbmb-MiniCPM5-1B":                      {"MiniCPM5", "<think>", "</think>", false, ""},
 	"poolside-Laguna-S-2.1":                    {"GLM", "<think>", "</think>", true, ""},
 	"poolside-Laguna-XS-2.1":                   {"GLM", "<think>", "</think>", false, ""},
@@ -98,7 +98,7 @@ var wantMarkers = map[string]struct {
 	"tencent-Hy3":                              {"Hunyuan", "<think:opensource>", "</think:opensource>", false, ""},
 	"unsloth-Apriel-1.5":                       {"Apriel", "<thinking>", "</thinking>", false, ""},
 	"unsloth-mistral-Devstral-Small-2507":      {"Mistral", "", "", false, ""},
-	"upstage-Solar-Open-100B":                  {"Solar Open", "<|think|>", "<|end|>", false, "its template reads the reasoning from message.reasoning, which the probe does not set, and closes it with <|end|>, its end of turn"},
+	"upstage-Solar-Open-100B":                  {"Solar Open", "<|think|>", "<|end|>", false, ""},
 }
 
 // recognisedOnly are the syntaxes the table names without a parser: a

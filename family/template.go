@@ -112,6 +112,9 @@ func TemplateSpecWith(f *gguf.File, src string, o TemplateOptions) (FormatSpec, 
 	tt := &templateText{t: t, src: src, special: specialTokens(f), now: time.Now, reasoningField: o.ReasoningField}
 	m := DetectMarkers(tt)
 	tt.stringArgs = m.StringArguments
+	if tt.reasoningField == "" {
+		tt.reasoningField = m.ReasoningField
+	}
 	if f != nil {
 		// A file may carry a variant for requests with tools
 		// (tokenizer.chat_template.tool_use: Hermes 2 Pro and 3, Command-R),
