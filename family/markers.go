@@ -85,8 +85,7 @@ var (
 
 // ProvideToolSyntax gives the table of tool-call syntaxes the parser and
 // grammar of the syntax named name ("llama3-json", "granite", "phi4",
-// "lfm2"; the table also asks for "harmony" and "qwen3-coder-xml", which
-// no package provides yet),
+// "lfm2", "harmony", "qwen3-coder-xml"),
 // for templates that write calls so; a family package calls it in its
 // init, as it calls Register.
 func ProvideToolSyntax(name string, s ToolSyntax) {
