@@ -52,6 +52,11 @@ func classChar(c byte) string {
 // as well. It is how tool_choice "required" or a named function is
 // honoured.
 func CallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return CallGrammarIn(ctx, Qwen3Coder, funcs, opts)
+}
+
+// CallGrammarIn is CallGrammar for calls in wrapper w.
+func CallGrammarIn(ctx context.Context, w Wrapper, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
 	if len(funcs) == 0 {
 		return nil, errors.New("chat: a call grammar needs at least one function")
 	}
@@ -95,11 +100,11 @@ func CallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.Too
 				optional = append(optional, "( "+arg+" )")
 			}
 		}
-		call := literal(OpenTag+"\n"+FunctionTag+fn.Name+">\n") + " " + strings.Join(required, " ")
+		call := literal(w.Open+"\n"+FunctionTag+fn.Name+">\n") + " " + strings.Join(required, " ")
 		if len(optional) > 0 {
 			call += " ( " + strings.Join(optional, " | ") + " )*"
 		}
-		calls = append(calls, call+" "+literal(EndFunction+"\n"+CloseTag))
+		calls = append(calls, call+" "+literal(EndFunction+"\n"+w.Close))
 	}
 	src.WriteString("root ::= call")
 	if opts.Parallel {

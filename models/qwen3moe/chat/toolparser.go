@@ -48,6 +48,7 @@ const (
 // a tag held back; a call that cannot be read is an error event with its
 // text. It is for one answer and not safe for concurrent use.
 type ToolParser struct {
+	wrap    Wrapper
 	funcs   map[string]*function
 	openers []string // <tool_call>, and <function=NAME> for each known NAME
 
@@ -63,7 +64,23 @@ type ToolParser struct {
 // in the OpenAI form, whose parameters schemas type the values; an
 // unreadable one is skipped).
 func NewToolParser(tools []json.RawMessage) *ToolParser {
-	p := &ToolParser{funcs: map[string]*function{}, openers: []string{OpenTag}}
+	return NewToolParserIn(Qwen3Coder, tools)
+}
+
+// Wrapper is the pair of tags around each call: Qwen3-Coder's
+// <tool_call> and </tool_call>, or Seed-OSS's, which writes the same calls
+// between <seed:tool_call> and </seed:tool_call>.
+type Wrapper struct{ Open, Close string }
+
+// The wrappers of the models that write these calls.
+var (
+	Qwen3Coder = Wrapper{OpenTag, CloseTag}
+	SeedOSS    = Wrapper{"<seed:tool_call>", "</seed:tool_call>"}
+)
+
+// NewToolParserIn is NewToolParser for calls in wrapper w.
+func NewToolParserIn(w Wrapper, tools []json.RawMessage) *ToolParser {
+	p := &ToolParser{wrap: w, funcs: map[string]*function{}, openers: []string{w.Open}}
 	for _, t := range tools {
 		if f, ok := readFunction(t); ok {
 			p.funcs[f.name] = &f
@@ -97,20 +114,20 @@ func (p *ToolParser) Flush() []toolcall.Event {
 func (p *ToolParser) feed(s string, out []toolcall.Event) []toolcall.Event {
 	for s != "" {
 		if p.inCall {
-			start := max(0, p.scanned-len(CloseTag)+1)
+			start := max(0, p.scanned-len(p.wrap.Close)+1)
 			p.addBody(s)
 			s = ""
 			b := p.body.String()
-			i, j := strings.Index(b[start:], CloseTag), strings.Index(b[start:], OpenTag)
+			i, j := strings.Index(b[start:], p.wrap.Close), strings.Index(b[start:], p.wrap.Open)
 			switch {
 			case j >= 0 && (i < 0 || j < i): // a new call before this one was closed
-				rest := b[start+j+len(OpenTag):]
+				rest := b[start+j+len(p.wrap.Open):]
 				p.truncate(start + j)
 				out = p.endCall(out, false)
 				p.inCall, p.tagged = true, true
 				s = rest
 			case i >= 0:
-				rest := b[start+i+len(CloseTag):]
+				rest := b[start+i+len(p.wrap.Close):]
 				p.truncate(start + i)
 				out = p.endCall(out, true)
 				s = rest
@@ -129,9 +146,9 @@ func (p *ToolParser) feed(s string, out []toolcall.Event) []toolcall.Event {
 			return out
 		}
 		out = appendText(out, s[:i])
-		p.inCall, p.tagged = true, tag == OpenTag
+		p.inCall, p.tagged = true, tag == p.wrap.Open
 		s = s[i+len(tag):]
-		if tag != OpenTag {
+		if tag != p.wrap.Open {
 			p.addBody(tag) // <function=NAME> is part of the call
 		}
 	}
@@ -184,10 +201,10 @@ func (p *ToolParser) endCall(out []toolcall.Event, closed bool) []toolcall.Event
 	body := p.body.String()
 	raw := body
 	if p.tagged {
-		raw = OpenTag + raw
+		raw = p.wrap.Open + raw
 	}
 	if closed {
-		raw += CloseTag
+		raw += p.wrap.Close
 	}
 	overflow := p.overflow
 	p.body.Reset()

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/grammar"
@@ -163,6 +164,38 @@ func TestCallGrammar(t *testing.T) {
 	for _, bad := range [][]grammar.Function{nil, {{Name: "a<b"}}, {{Name: "f", Parameters: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer","minimum":"one"}}}`)}}} {
 		if _, err := CallGrammar(context.Background(), bad, grammar.ToolCallOptions{}); err == nil {
 			t.Errorf("CallGrammar(%v): no error", bad)
+		}
+	}
+}
+
+// Seed-OSS writes the same calls between <seed:tool_call> tags (its
+// template without the line breaks inside a parameter): its parser reads
+// them, split anywhere, and its grammar forces them.
+func TestSeedOSSCalls(t *testing.T) {
+	seed := func(s string) string {
+		s = strings.Replace(s, OpenTag, SeedOSS.Open, 1)
+		return strings.Replace(s, CloseTag, SeedOSS.Close, 1)
+	}
+	answer := "Checking.\n<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>\n" +
+		seed(call("get_time"))
+	want := `text:"Checking.\n" call:get_weather{"city":"Paris","days":3} text:"\n" call:get_time{}`
+	for _, step := range []int{1, 3, len(answer)} {
+		p := NewToolParserIn(SeedOSS, testTools)
+		var evs []toolcall.Event
+		for _, tok := range reftest.Split(answer, step) {
+			evs = append(evs, p.Push(tok.ID, tok.Text)...)
+		}
+		if got := reftest.Summary(append(evs, p.Flush()...)); got != want {
+			t.Errorf("pieces of %d: %s, want %s", step, got, want)
+		}
+	}
+	g, err := CallGrammarIn(context.Background(), SeedOSS, []grammar.Function{{Name: "get_time"}}, grammar.ToolCallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, accept := range map[string]bool{seed(call("get_time")): true, call("get_time"): false, seed(call("get_time")) + "\n" + seed(call("get_time")): false} {
+		if _, complete := g.Match([]byte(text)); complete != accept {
+			t.Errorf("Match(%q) complete %v, want %v", text, complete, accept)
 		}
 	}
 }
