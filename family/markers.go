@@ -85,7 +85,7 @@ var (
 
 // ProvideToolSyntax gives the table of tool-call syntaxes the parser and
 // grammar of the syntax named name ("llama3-json", "granite", "phi4",
-// "lfm2", "harmony", "qwen3-coder-xml", "seed-oss-xml"),
+// "lfm2", "harmony", "qwen3-coder-xml", "seed-oss-xml", "minimax-m2-xml"),
 // for templates that write calls so; a family package calls it in its
 // init, as it calls Register.
 func ProvideToolSyntax(name string, s ToolSyntax) {
@@ -124,7 +124,7 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 		// Hunyuan write <tool_call>-like tags).
 		{Name: "DeepSeek DSML", Match: has("<｜DSML｜invoke name=\"" + probeFn + `"`)},
 		{Name: "Seed-OSS", Match: has("<seed:tool_call>", "<function="+probeFn+">"), Syntax: provided("seed-oss-xml")},
-		{Name: "MiniMax-M2 XML", Match: has("<minimax:tool_call>", `<invoke name="`+probeFn+`">`)},
+		{Name: "MiniMax-M2 XML", Match: has("<minimax:tool_call>", `<invoke name="`+probeFn+`">`), Syntax: provided("minimax-m2-xml")},
 		{Name: "MiniMax-M3", Match: has("]<]minimax[>[<tool_call>", `<invoke name="`+probeFn+`">`)},
 		{Name: "Muse Glimmer", Match: has("<atem:function_calls>", `<atem:invoke name="`+probeFn+`">`)},
 		{Name: "Hunyuan", Match: has("<tool_call:opensource>" + probeFn)},

@@ -105,7 +105,7 @@ var wantMarkers = map[string]struct {
 // prompt with tools on their templates fails, saying so. Every other
 // syntax of wantMarkers is parsed.
 var recognisedOnly = map[string]bool{
-	"DeepSeek DSML": true, "MiniMax-M2 XML": true, "MiniMax-M3": true, "Muse Glimmer": true, "Hunyuan": true,
+	"DeepSeek DSML": true, "MiniMax-M3": true, "Muse Glimmer": true, "Hunyuan": true,
 	"Kimi K3": true, "Gemma 4": true, "Solar Open": true, "MiniCPM5": true, "Apertus": true, "GigaChat": true,
 }
 
@@ -195,6 +195,7 @@ func TestSyntaxReadsTemplateCalls(t *testing.T) {
 		{"unsloth-Apriel-1.5", "<|assistant|>\n", "<|end|>"},
 		{"MiniMax-M1", "<beginning_of_sentence>ai name=assistant\n", "<end_of_sentence>"},
 		{"ByteDance-Seed-OSS", "<seed:bos>assistant\n", "<seed:eos>"},
+		{"MiniMax-M2", "]~b]ai\n", "[e~["},
 		{"meetkai-functionary-medium-v3.1", "<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eom_id|>"},
 		{"mistralai-Mistral-Nemo-Instruct-2407", "[/INST]", "</s>"},
 		{"NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "<|im_start|>assistant\n", "<|im_end|>"},

@@ -54,7 +54,11 @@ var CoderTools family.TypedToolSyntax = coderTools{chat.Qwen3Coder}
 // <seed:tool_call> and </seed:tool_call>.
 var SeedTools family.TypedToolSyntax = coderTools{chat.SeedOSS}
 
-type coderTools struct{ wrap chat.Wrapper }
+// MiniMaxM2Tools is MiniMax-M2's tool-call syntax: blocks of invokes
+// between <minimax:tool_call> and </minimax:tool_call>.
+var MiniMaxM2Tools family.TypedToolSyntax = coderTools{chat.MiniMaxM2}
+
+type coderTools struct{ wrap chat.Tags }
 
 func (c coderTools) NewParser(*tokenizer.Tokenizer) family.ToolParser {
 	return chat.NewToolParserIn(c.wrap, nil)
