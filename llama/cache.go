@@ -248,19 +248,20 @@ type buffers struct {
 	mm       tensor.Scratch
 
 	// The pass's bookkeeping (step.go), reused from call to call.
-	tokens   []int32
-	jobs     []job
-	pieces   []piece
-	counts   []int
-	rows     []int
-	spans    []span
-	attnJobs []attnJob
-	attnEnds []int
-	attn     attnBatch
-	pass     pass
-	moe      moeScratch    // the mixture-of-experts layers' buffers
-	gdn      gdnScratch    // the Gated DeltaNet layers' buffers (and the gated attention's)
-	mamba2   mamba2Scratch // the Mamba-2 layers' buffers
+	tokens    []int32
+	jobs      []job
+	pieces    []piece
+	counts    []int
+	rows      []int
+	spans     []span
+	attnJobs  []attnJob
+	attnEnds  []int
+	attn      attnBatch
+	pass      pass
+	moe       moeScratch    // the mixture-of-experts layers' buffers
+	gdn       gdnScratch    // the Gated DeltaNet layers' buffers (and the gated attention's)
+	mamba2    mamba2Scratch // the Mamba-2 layers' buffers
+	shortConv shortConvJob  // the short convolutions' job
 }
 
 func grow(s []float32, n int) []float32 {

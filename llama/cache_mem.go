@@ -18,7 +18,8 @@ package llama
 // positions: keys and values of every layer (KVType.Bytes of each). It
 // counts every layer as attention, so for a hybrid model (LFM2, Qwen3.5,
 // Granite 4.0-H), whose recurrent layers keep a fixed state instead, it is
-// an upper bound; Cache.Bytes tells what a cache holds.
+// an upper bound; Arch.SequenceMemory counts by layer, and Cache.Bytes
+// tells what a cache holds.
 func (c *Config) KVBytes(t KVType, positions int) int64 {
 	return 2 * int64(c.Layers) * int64(positions) * t.Bytes(c.KVDim())
 }
@@ -37,3 +38,60 @@ func (c *Cache) Bytes() int64 {
 
 // Cap is the number of positions the cache has memory for now.
 func (c *Cache) Cap() int { return c.capLen }
+
+// SequenceMemory is the memory one sequence's cache takes at a length, by
+// what holds it. A model of attention layers has only KV, which grows with
+// the length; a hybrid's recurrent layers (short convolutions, Mamba-2,
+// Gated DeltaNet) keep State instead, the same at every length, plus the
+// copies of it the cache keeps as checkpoints (see state.go).
+type SequenceMemory struct {
+	KV          int64 // keys and values of the attention layers
+	State       int64 // the recurrent layers' live state
+	Checkpoints int64 // the checkpoints' copies of State, once all the cache may keep are taken
+}
+
+// Total is the sum of the three.
+func (s SequenceMemory) Total() int64 { return s.KV + s.State + s.Checkpoints }
+
+// SequenceMemory returns what a cache made with opts for a model of this
+// architecture holds once it holds positions positions, without making
+// one: KV and State are what Cache.Bytes reports for a cache allocated
+// to exactly that length before it takes a checkpoint (the cache grows
+// by doubling, so a live one may hold up to twice the KV), and
+// Checkpoints is its most besides. A sliding-window layer counts its ring
+// (window + batch positions) at most; opts.BatchSize 0 is
+// DefaultBatchSize, and Context 0 is cfg.Context, as for CPU.NewCache.
+//
+// It is how ggufinfo and the docs compare a hybrid's memory at long
+// context with a dense model's; llama.cpp reports the same sums when it
+// makes a context ("llama_kv_cache: size", "llama_memory_recurrent: size").
+func (a *Arch) SequenceMemory(cfg Config, opts CacheOptions, positions int) SequenceMemory {
+	maxLen := opts.Context
+	if maxLen == 0 {
+		maxLen = cfg.Context
+	}
+	batch := opts.BatchSize
+	if batch == 0 {
+		batch = DefaultBatchSize
+	}
+	cps := opts.Checkpoints
+	if cps == 0 {
+		cps = DefaultCheckpoints
+	}
+	positions = max(0, min(positions, maxLen))
+	var m SequenceMemory
+	for _, l := range a.Layers {
+		if l.Attention() != nil {
+			n := positions
+			if w := l.window(); w > 0 && w+batch < maxLen {
+				n = min(n, w+batch)
+			}
+			m.KV += 2 * int64(n) * opts.KVType.Bytes(cfg.KVDim())
+		}
+		if s, ok := l.Mixer.(stateful); ok {
+			m.State += 4 * int64(s.stateSize(cfg))
+		}
+	}
+	m.Checkpoints = m.State * int64(max(cps, 0))
+	return m
+}

@@ -73,10 +73,11 @@ func (sc *ShortConv) newStep(m *CPU, l int, lw *LayerWeights) (sublayer, error) 
 // forward runs the short convolution of layer l over the pass's rows. The
 // state of each piece's cache (Kernel-1 rows of Embd values, oldest first)
 // is the convolution's window before the piece's first token; it moves on
-// by the piece's tokens.
+// by the piece's tokens. Channels are independent, so a piece of more than
+// a few tokens shares them out over the threads.
 func (s *shortConvStep) forward(m *CPU, p *pass, l int, in, out []float32) error {
 	b := p.b
-	E, K := m.Config.Embd, s.spec.Kernel
+	E := m.Config.Embd
 	bcx := grow(b.conv, p.n*3*E)
 	b.conv = bcx
 	for _, sp := range b.spans {
@@ -85,33 +86,18 @@ func (s *shortConvStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 		}
 	}
 	y := b.xb2[:p.n*E]
-	for _, pc := range p.ps {
-		state := pc.c.state[l] // (K-1)·E: the window's oldest rows
-		for t := range pc.tokens {
-			r := pc.row + t
-			row := bcx[r*3*E : (r+1)*3*E]
-			bb, cc, xx := row[:E], row[E:2*E], row[2*E:]
-			yr := y[r*E : (r+1)*E]
-			for ch := range E {
-				u := bb[ch] * xx[ch]
-				w := s.w.Conv[ch*K : (ch+1)*K]
-				// ggml_ssm_conv: the window oldest first, summed in
-				// float32 in that order.
-				var sum float32
-				for k := range K - 1 {
-					sum += float32(state[k*E+ch] * w[k])
-				}
-				sum += float32(u * w[K-1])
-				yr[ch] = cc[ch] * sum
-				// Slide the window by one: u becomes its newest row.
-				for k := range K - 2 {
-					state[k*E+ch] = state[(k+1)*E+ch]
-				}
-				state[(K-2)*E+ch] = u
-			}
-			if t >= pc.keepFrom && t < pc.keepTo {
-				copy(pc.c.keepState(l, pc.pos+t+1), state)
-			}
+	job := &b.shortConv
+	for i := range p.ps {
+		pc := &p.ps[i]
+		job.keeps = job.keeps[:0]
+		for t := pc.keepFrom; t < pc.keepTo; t++ {
+			job.keeps = append(job.keeps, pc.c.keepState(l, pc.pos+t+1))
+		}
+		*job = shortConvJob{s: s, pc: pc, bcx: bcx, y: y, state: pc.c.state[l], E: E, keeps: job.keeps}
+		if len(pc.tokens) < shortConvSplit {
+			job.Do(0, E)
+		} else {
+			m.pool.Run(E, 64, job)
 		}
 	}
 	for _, sp := range b.spans {
@@ -120,4 +106,53 @@ func (s *shortConvStep) forward(m *CPU, p *pass, l int, in, out []float32) error
 		}
 	}
 	return nil
+}
+
+// shortConvSplit is the fewest tokens of a piece whose convolution is
+// shared out over the threads; a decode step's is not worth the handoff.
+const shortConvSplit = 8
+
+// shortConvJob is the convolution of one piece, shared out by channels:
+// each channel runs the piece's tokens in order through its window (the
+// state's column of that channel), and after each of the rows
+// keepFrom…keepTo its column goes to the kept state of that row.
+type shortConvJob struct {
+	s      *shortConvStep
+	pc     *piece
+	bcx, y []float32 // in_proj's b, c, x rows; the output rows
+	state  []float32 // the sequence's window: (Kernel-1) rows of E
+	E      int
+	keeps  [][]float32 // the piece's kept states (the rows keepFrom…keepTo)
+}
+
+func (j *shortConvJob) Do(lo, hi int) {
+	E, K, pc, state := j.E, j.s.spec.Kernel, j.pc, j.state
+	for t := range pc.tokens {
+		r := pc.row + t
+		row := j.bcx[r*3*E : (r+1)*3*E]
+		bb, cc, xx := row[:E], row[E:2*E], row[2*E:]
+		yr := j.y[r*E : (r+1)*E]
+		for ch := lo; ch < hi; ch++ {
+			u := bb[ch] * xx[ch]
+			w := j.s.w.Conv[ch*K : (ch+1)*K]
+			// ggml_ssm_conv: the window oldest first, summed in float32
+			// in that order.
+			var sum float32
+			for k := range K - 1 {
+				sum += float32(state[k*E+ch] * w[k])
+			}
+			sum += float32(u * w[K-1])
+			yr[ch] = cc[ch] * sum
+			// Slide the window by one: u becomes its newest row.
+			for k := range K - 2 {
+				state[k*E+ch] = state[(k+1)*E+ch]
+			}
+			state[(K-2)*E+ch] = u
+		}
+		if k := t - pc.keepFrom; k >= 0 && t < pc.keepTo {
+			for row := range K - 1 {
+				copy(j.keeps[k][row*E+lo:row*E+hi], state[row*E+lo:row*E+hi])
+			}
+		}
+	}
 }

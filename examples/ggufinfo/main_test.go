@@ -305,3 +305,34 @@ func TestLoadCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridMemory: a hybrid's per-layer head_count_kv gives the attention
+// layers' count, and its memory row counts the keys and values of that
+// layer alone and the short convolution's state.
+func TestHybridMemory(t *testing.T) {
+	path := sharedtest.Path(t, "golden-next/models/lfm2-tiny-F32.gguf")
+	code, out, errOut := runInfo(t, "-json", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Arch == nil || r.Arch.KVHeads != 2 {
+		t.Fatalf("architecture %+v: want 2 KV heads (the attention layer's)", r.Arch)
+	}
+	rows := r.Load.Memory
+	if len(rows) != 1 || rows[0].Context != 4096 {
+		t.Fatalf("memory rows %+v: want one, at the file's context of 4,096", rows)
+	}
+	a := rows[0]
+	// lfm2-tiny: one attention layer of 2 KV heads of 32, one short
+	// convolution of kernel 3 over 256 channels.
+	if a.KVF16 != int64(2*a.Context*2*32*2) || a.State != 2*256*4 || a.Checkpoints != 8*a.State {
+		t.Errorf("at %d: %+v", a.Context, a)
+	}
+	if a.KVQ8 != int64(2*a.Context*2*34) {
+		t.Errorf("q8_0 keys and values at %d: %d bytes", a.Context, a.KVQ8)
+	}
+}

@@ -210,6 +210,15 @@ func summarizeArch(f *gguf.File) *archSummary {
 	a.Heads = geti("attention.head_count")
 	a.KVHeads = geti("attention.head_count_kv")
 	if a.KVHeads == 0 {
+		// Hybrids (LFM2, Granite 4.0-H, Qwen3.5) write one count per
+		// layer, 0 for the recurrent ones: the attention layers' count.
+		if per, err := f.Int32s(arch + ".attention.head_count_kv"); err == nil {
+			for _, n := range per {
+				a.KVHeads = max(a.KVHeads, int64(n))
+			}
+		}
+	}
+	if a.KVHeads == 0 {
 		a.KVHeads = a.Heads
 	}
 	a.HeadDim = geti("attention.key_length")
@@ -312,6 +321,13 @@ func (r *report) writeText(w io.Writer) error {
 		}
 		if l.CUDAError != "" {
 			p("cuda\tno: %s\n", printable(l.CUDAError))
+		}
+		if len(l.Memory) > 0 {
+			p("\nMEMORY PER SEQUENCE (cache, besides the weights)\n")
+			p("context\tkv f16\tkv q8_0\trecurrent state\tits checkpoints (at most)\n")
+			for _, m := range l.Memory {
+				p("%d\t%s\t%s\t%s\t%s\n", m.Context, human(uint64(m.KVF16)), human(uint64(m.KVQ8)), human(uint64(m.State)), human(uint64(m.Checkpoints)))
+			}
 		}
 	}
 	p("\nMETADATA (%d keys)\n", len(r.Metadata))
