@@ -91,6 +91,16 @@ type SpecialMarkers interface {
 	MarkerTexts() []string
 }
 
+// FramedSyntax is implemented by a ToolSyntax whose answers carry its
+// markup even when the request has no tools: functionary v3.2 opens its
+// text to the user with the recipient line "all". The format reads such
+// answers with NewTextParser, which takes the markup out and reads no
+// calls.
+type FramedSyntax interface {
+	ToolSyntax
+	NewTextParser() ToolParser
+}
+
 // TypedToolSyntax is a ToolSyntax whose parser reads calls by the
 // request's tool definitions (engine.ParserOptions.ToolDefinitions):
 // Qwen3-Coder writes each argument as raw text, which becomes a JSON value
@@ -377,6 +387,8 @@ func (f *Format) NewParser(opts engine.ParserOptions) engine.Parser {
 			p.tools = f.spec.Tools.NewParser(f.tok)
 		}
 		p.markers = f.markers
+	} else if fs, ok := f.spec.Tools.(FramedSyntax); ok {
+		p.tools = fs.NewTextParser()
 	}
 	return p
 }

@@ -36,6 +36,15 @@ type Markers struct {
 	// CallsShown says the template writes an assistant's tool_calls back
 	// into the prompt (some keep only the content: Granite 3.3, LFM2).
 	CallsShown bool
+	// ReasoningField names the message field the template reads an
+	// earlier answer's reasoning from when it is not reasoning_content
+	// (Solar Open's reasoning); "" for reasoning_content.
+	ReasoningField string
+	// StringArguments says the template writes a call's arguments only
+	// when they are a string of JSON, as OpenAI's API sends them
+	// (functionary v3.2's concatenates them), so the prompt passes them
+	// so; otherwise they are an object, as transformers' users pass them.
+	StringArguments bool
 }
 
 func (m *Markers) reasoningStarted(thinking *bool) bool {
@@ -76,8 +85,7 @@ var (
 
 // ProvideToolSyntax gives the table of tool-call syntaxes the parser and
 // grammar of the syntax named name ("llama3-json", "granite", "phi4",
-// "lfm2"; the table also asks for "harmony" and "qwen3-coder-xml", which
-// no package provides yet),
+// "lfm2", "harmony", "qwen3-coder-xml", "seed-oss-xml", "minimax-m2-xml"),
 // for templates that write calls so; a family package calls it in its
 // init, as it calls Register.
 func ProvideToolSyntax(name string, s ToolSyntax) {
@@ -115,8 +123,8 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 		// of its markers (Seed-OSS wraps Qwen3-Coder's XML, MiniMax-M3 and
 		// Hunyuan write <tool_call>-like tags).
 		{Name: "DeepSeek DSML", Match: has("<｜DSML｜invoke name=\"" + probeFn + `"`)},
-		{Name: "Seed-OSS", Match: has("<seed:tool_call>", "<function="+probeFn+">")},
-		{Name: "MiniMax-M2 XML", Match: has("<minimax:tool_call>", `<invoke name="`+probeFn+`">`)},
+		{Name: "Seed-OSS", Match: has("<seed:tool_call>", "<function="+probeFn+">"), Syntax: provided("seed-oss-xml")},
+		{Name: "MiniMax-M2 XML", Match: has("<minimax:tool_call>", `<invoke name="`+probeFn+`">`), Syntax: provided("minimax-m2-xml")},
 		{Name: "MiniMax-M3", Match: has("]<]minimax[>[<tool_call>", `<invoke name="`+probeFn+`">`)},
 		{Name: "Muse Glimmer", Match: has("<atem:function_calls>", `<atem:invoke name="`+probeFn+`">`)},
 		{Name: "Hunyuan", Match: has("<tool_call:opensource>" + probeFn)},
@@ -125,12 +133,12 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 		{Name: "Solar Open", Match: has("<|tool_call:name|>" + probeFn)},
 		{Name: "MiniCPM5", Match: has(`<function name="`+probeFn+`">`, "<param name=")},
 		{Name: "Apertus", Match: has("<|tools_prefix|>", `"`+probeFn+`": `)},
-		{Name: "Apriel", Match: has("<tool_calls>[", `"name": `+fn, "</tool_calls>")},
-		{Name: "MiniMax-M1", Match: has("<tool_calls>\n{", `"name": `+fn, "</tool_calls>")},
-		{Name: "Nemotron v2", Match: has("<TOOLCALL>[", `"name": `+fn, "</TOOLCALL>")},
+		{Name: "Apriel", Match: has("<tool_calls>[", `"name": `+fn, "</tool_calls>"), Syntax: AprielTools},
+		{Name: "MiniMax-M1", Match: has("<tool_calls>\n{", `"name": `+fn, "</tool_calls>"), Syntax: MiniMaxM1Tools},
+		{Name: "Nemotron v2", Match: has("<TOOLCALL>[", `"name": `+fn, "</TOOLCALL>"), Syntax: NemotronTools},
 		{Name: "GigaChat", Match: has("function call<|role_sep|>", `"name": `+fn)},
 		{Name: "GigaChat", Match: has("<|function_call|>", `"name": `+fn)},
-		{Name: "Firefunction v2", Match: has("functools[", `"name": `+fn)},
+		{Name: "Firefunction v2", Match: has("functools[", `"name": `+fn), Syntax: FirefunctionTools},
 		{Name: "Qwen3-Coder XML", Match: has("<function="+probeFn+">", "<parameter="+probeArg+">"), Syntax: provided("qwen3-coder-xml")},
 		{Name: "GLM", Match: has("<tool_call>"+probeFn, "<arg_key>"+probeArg+"</arg_key>"), Syntax: GLMTools},
 		{Name: "Kimi K2", Match: has("<|tool_call_begin|>", probeFn), Syntax: KimiTools},
@@ -147,9 +155,9 @@ func ToolSyntaxes() []ToolSyntaxEntry {
 			return strings.HasPrefix(body, "{") && strings.Contains(body, `"name": `+fn) && strings.Contains(body, "</tool_call>")
 		}, Syntax: Hermes},
 		{Name: "Mistral", Match: has("[TOOL_CALLS]", probeFn), Syntax: MistralTools},
-		{Name: "Command-R", Match: has("<|START_ACTION|>", probeFn)},
-		{Name: "Command-R", Match: has("Action:", `"tool_name": `+fn)},
-		{Name: "functionary v3.2", Match: has(">>>" + probeFn)},
+		{Name: "Command R7B", Match: has("<|START_ACTION|>", probeFn), Syntax: CommandR7BTools},
+		{Name: "Command R+", Match: has("Action:", `"tool_name": `+fn), Syntax: CommandRPlusTools},
+		{Name: "functionary v3.2", Match: has(">>>" + probeFn), Syntax: FunctionaryV32Tools},
 		{Name: "functionary v3.1", Match: has("<function=" + probeFn + ">"), Syntax: FunctionaryTools},
 		{Name: "LFM2 Python calls", Match: has("<|tool_call_start|>[" + probeFn + "("), Syntax: provided("lfm2")},
 		{Name: "Phi-4", Match: has("<|tool_call|>", "<|/tool_call|>", fn), Syntax: provided("phi4")},
@@ -185,17 +193,38 @@ func DetectMarkers(tt *templateText) *Markers {
 		}
 	}
 
-	// Reasoning: the tags around an answer's reasoning_content, or else a
-	// known pair the template's text holds.
-	withReasoning := tt.messageValue(engine.Message{Role: "assistant", Content: probeAnswer, ReasoningContent: probeReasoning})
-	if out := render([]jinja.Value{user, withReasoning}, nil, false, nil); out != "" {
-		if i := strings.Index(out, probeReasoning); i >= 0 {
-			open := trailingMarker(out[:i])
-			close := leadingMarker(out[i+len(probeReasoning):])
-			if open != "" && close != "" && open != close {
-				m.ReasoningOpen, m.ReasoningClose = open, close
-			}
+	// Reasoning: the tags around an answer's reasoning, which templates
+	// read from reasoning_content or another field (thinking: gpt-oss,
+	// LFM2.5; reasoning: Solar Open), some only on a turn that calls a
+	// tool (gpt-oss's); or else a known pair the template's text holds.
+	tool := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "` + probeFn +
+		`", "description": "A probe.", "parameters": {"type": "object", "properties": {"` + probeArg + `": {"type": "string", "description": "A probe argument."}}, "required": ["` + probeArg + `"]}}}`)}
+	probeCall := `"tool_calls": [{"id": "a1B2c3D4e", "type": "function", "function": {"name": "` + probeFn + `", "arguments": {"` + probeArg + `": "v"}}}]`
+	reasoningProbes := []struct {
+		field string
+		msg   jinja.Value
+		tools []json.RawMessage
+	}{
+		{"reasoning_content", tt.messageValue(engine.Message{Role: "assistant", Content: probeAnswer, ReasoningContent: probeReasoning}), nil},
+		{"thinking", msg(`{"role": "assistant", "content": "` + probeAnswer + `", "thinking": "` + probeReasoning + `"}`), nil},
+		{"reasoning", msg(`{"role": "assistant", "content": "` + probeAnswer + `", "reasoning": "` + probeReasoning + `"}`), nil},
+		{"thinking", msg(`{"role": "assistant", "content": "", "thinking": "` + probeReasoning + `", ` + probeCall + `}`), tool},
+	}
+	for _, pr := range reasoningProbes {
+		out := render([]jinja.Value{user, pr.msg}, pr.tools, false, nil)
+		i := strings.Index(out, probeReasoning)
+		if i < 0 {
+			continue
 		}
+		open := widenTrailing(out[:i], trailingMarker(out[:i]))
+		close := widenLeading(out[i+len(probeReasoning):], leadingMarker(out[i+len(probeReasoning):]))
+		if open != "" && close != "" && open != close {
+			m.ReasoningOpen, m.ReasoningClose = open, close
+		}
+		if pr.field != "reasoning_content" {
+			m.ReasoningField = pr.field
+		}
+		break
 	}
 	if m.ReasoningOpen == "" {
 		for _, pair := range reasoningPairs {
@@ -216,8 +245,6 @@ func DetectMarkers(tt *templateText) *Markers {
 	}
 
 	// Tools: shown when a render with a tool differs from one without.
-	tool := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "` + probeFn +
-		`", "description": "A probe.", "parameters": {"type": "object", "properties": {"` + probeArg + `": {"type": "string"}}, "required": ["` + probeArg + `"]}}}`)}
 	without := render([]jinja.Value{user}, nil, true, nil)
 	with := render([]jinja.Value{user}, tool, true, nil)
 	m.ToolsShown = with != "" && with != without && strings.Contains(with, probeFn)
@@ -236,6 +263,7 @@ func DetectMarkers(tt *templateText) *Markers {
 		call = msg(`{"role": "assistant", "content": "", "tool_calls": [{"id": "a1B2c3D4e", "type": "function", "function": {"name": "` +
 			probeFn + `", "arguments": "{\"` + probeArg + `\": \"v\"}"}}]}`)
 		out = render([]jinja.Value{user, call, result}, tool, true, nil)
+		m.StringArguments = out != ""
 	}
 	if i := strings.Index(out, probeUser); i >= 0 {
 		out = out[i+len(probeUser):]
@@ -277,7 +305,7 @@ var mentionedSyntaxes = [][3]string{
 	{"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "Kimi K2"},
 	// Command R+'s template wants tools in Cohere's own shape (no
 	// "function" object), so its render of the probe tool fails.
-	{"Action:", `"tool_name": `, "Command-R"},
+	{"Action:", `"tool_name": `, "Command R+"},
 	// Firefunction v2's template reads a "functions" variable nobody sets.
 	{"functools[", "", "Firefunction v2"},
 	{"<|tool_call_start|>", "", "LFM2 Python calls"},
@@ -301,6 +329,9 @@ var reasoningPairs = [][2]string{
 	// Apertus's inner monologue; Gemma 4's thought channel (its template
 	// shows reasoning only on turns that call tools).
 	{"<|inner_prefix|>", "<|inner_suffix|>"}, {"<|channel>thought", "<channel|>"},
+	// Apriel 1.6's are phrases: the generation prompt writes the first,
+	// the answer follows the second.
+	{"Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"},
 }
 
 // mentions reports whether the template's text holds s.
@@ -342,6 +373,51 @@ func trailingMarker(s string) string {
 		}
 	}
 	return ""
+}
+
+// Reasoning tags of a tag, a word or two and a tag (Kimi K3's
+// <|open|>think<|sep|>, gpt-oss's <|channel|>analysis<|message|>, Muse
+// Glimmer's <|start|>assistant to=self<|message|>) are read whole: a
+// <|…|> marker that a short line of text and another <|…|> tag come
+// right before (widenTrailing) or after (widenLeading) is widened to
+// them; not to a turn's header, whose words are only the role
+// (Solar Open's <|begin|>assistant<|think|> opens with <|think|>).
+const maxTagWords = 32
+
+// widenTrailing widens tag, the marker s ends with (past white space).
+func widenTrailing(s, tag string) string {
+	if !strings.HasPrefix(tag, "<|") {
+		return tag
+	}
+	before := strings.TrimRightFunc(s, isSpace)
+	before = before[:len(before)-len(tag)]
+	k := strings.LastIndex(before, "|>")
+	if k < 0 {
+		return tag
+	}
+	words := before[k+2:]
+	start := strings.LastIndex(before[:k], "<|")
+	if words == "" || words == "assistant" || words == "model" || len(words) > maxTagWords || strings.ContainsAny(words, "\n<>|") || start < 0 || strings.ContainsAny(before[start:k+2], " \n") {
+		return tag
+	}
+	return before[start:] + tag
+}
+
+// widenLeading widens tag, the marker s starts with (past white space).
+func widenLeading(s, tag string) string {
+	if !strings.HasPrefix(tag, "<|") {
+		return tag
+	}
+	after := strings.TrimLeftFunc(s, isSpace)[len(tag):]
+	k := strings.Index(after, "<|")
+	if k <= 0 || k > maxTagWords || strings.ContainsAny(after[:k], "\n<>|") {
+		return tag
+	}
+	end := strings.Index(after[k:], "|>")
+	if end < 0 || strings.ContainsAny(after[k:k+end], " \n") {
+		return tag
+	}
+	return tag + after[:k+end+2]
 }
 
 var markerPairs = [][2]string{{"<", ">"}, {"[", "]"}, {"◁", "▷"}}

@@ -111,6 +111,10 @@ func TemplateSpecWith(f *gguf.File, src string, o TemplateOptions) (FormatSpec, 
 	}
 	tt := &templateText{t: t, src: src, special: specialTokens(f), now: time.Now, reasoningField: o.ReasoningField}
 	m := DetectMarkers(tt)
+	tt.stringArgs = m.StringArguments
+	if tt.reasoningField == "" {
+		tt.reasoningField = m.ReasoningField
+	}
 	if f != nil {
 		// A file may carry a variant for requests with tools
 		// (tokenizer.chat_template.tool_use: Hermes 2 Pro and 3, Command-R),
@@ -122,6 +126,7 @@ func TemplateSpecWith(f *gguf.File, src string, o TemplateOptions) (FormatSpec, 
 			}
 			tt.tools = &templateText{t: tu, src: tsrc, special: tt.special, now: tt.now, reasoningField: tt.reasoningField}
 			tm := DetectMarkers(tt.tools)
+			tt.tools.stringArgs = tm.StringArguments
 			m.Syntax, m.ToolsShown, m.CallsShown = tm.Syntax, tm.ToolsShown, tm.CallsShown
 		}
 	}
@@ -158,6 +163,9 @@ type templateText struct {
 	now     func() time.Time
 	// reasoningField is TemplateOptions.ReasoningField.
 	reasoningField string
+	// stringArgs is Markers.StringArguments: calls' arguments are passed
+	// as a string of JSON.
+	stringArgs bool
 }
 
 // vars builds the template's variables for msgs.
@@ -261,7 +269,12 @@ func (tt *templateText) messageValue(msg engine.Message) jinja.Value {
 			fn := jinja.NewDict()
 			fn.Set("name", jinja.String(c.Name))
 			args := jinja.DictValue(jinja.NewDict())
-			if len(c.Arguments) > 0 {
+			switch {
+			case tt.stringArgs && len(c.Arguments) > 0:
+				args = jinja.String(string(c.Arguments))
+			case tt.stringArgs:
+				args = jinja.String("{}")
+			case len(c.Arguments) > 0:
 				if v, err := jinja.FromJSON(c.Arguments); err == nil {
 					args = v
 				} else {

@@ -273,13 +273,19 @@ func (sc *scanner) feed(s string) (int, bool) {
 // up), as an object or as a string of JSON (OpenAI's wire form). The
 // arguments are returned compacted ({} when absent or null).
 func ParseCall(obj []byte, argsKey string) (toolcall.Call, error) {
+	return ParseCallKeys(obj, "name", argsKey)
+}
+
+// ParseCallKeys is ParseCall for call objects that name the function
+// under nameKey ("tool_name" in Command-R's).
+func ParseCallKeys(obj []byte, nameKey, argsKey string) (toolcall.Call, error) {
 	var f map[string]json.RawMessage
 	if err := json.Unmarshal(obj, &f); err != nil {
-		return toolcall.Call{}, errors.New("a call must be a JSON object with a name and " + argsKey)
+		return toolcall.Call{}, errors.New("a call must be a JSON object with a " + nameKey + " and " + argsKey)
 	}
 	var name string
-	if err := json.Unmarshal(f["name"], &name); err != nil || name == "" {
-		return toolcall.Call{}, errors.New(`the call has no "name"`)
+	if err := json.Unmarshal(f[nameKey], &name); err != nil || name == "" {
+		return toolcall.Call{}, fmt.Errorf("the call has no %q", nameKey)
 	}
 	args := bytes.TrimSpace(f[argsKey])
 	if len(args) == 0 {

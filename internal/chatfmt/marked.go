@@ -19,6 +19,11 @@ type MarkedCalls struct {
 	Begin, End string
 	Skip       []string
 	Body       func(body string) ([]toolcall.Call, error)
+	// JSONBody says a call's body is a JSON value (after any text before
+	// its first "[" or "{"): End is looked for only past the value's end,
+	// so that it may appear inside it or before it (Command R+'s
+	// Action:\n```json\n[…]```); with End "", the call ends with the value.
+	JSONBody bool
 }
 
 // MarkedParser splits a streamed answer into text and the calls a
@@ -32,6 +37,10 @@ type MarkedParser struct {
 	afterCall bool // the last thing read was a call: white space before the next is dropped
 	buf       string
 	out       []toolcall.Event
+	// With syn.JSONBody: how far into buf the call's JSON value has been
+	// scanned, and where it ended (0: not yet).
+	valueAt, valueEnd int
+	value             scanner
 }
 
 // NewMarkedParser returns a parser for one answer.
@@ -95,20 +104,32 @@ func (p *MarkedParser) scan(final bool) {
 			p.inCall = true
 		}
 		end, next := -1, 0
-		if p.syn.End != "" {
-			if end = strings.Index(p.buf, p.syn.End); end >= 0 {
+		from := 0
+		if p.syn.JSONBody {
+			from = p.scanValue()
+		}
+		switch {
+		case p.syn.JSONBody && from < 0: // the value goes on
+		case p.syn.End != "":
+			if end = strings.Index(p.buf[from:], p.syn.End); end >= 0 {
+				end += from
 				next = end + len(p.syn.End)
 			}
-		} else if end = strings.Index(p.buf, p.syn.Begin); end >= 0 {
-			next = end // the next call's Begin is read by the next round
+		case p.syn.JSONBody:
+			end, next = from, from
+		default:
+			if end = strings.Index(p.buf, p.syn.Begin); end >= 0 {
+				next = end // the next call's Begin is read by the next round
+			}
 		}
 		if end < 0 {
 			if !final {
 				return
 			}
-			if p.syn.End != "" {
+			if p.syn.End != "" || p.syn.JSONBody {
 				p.out = append(p.out, Malformed(p.syn.Begin+p.buf, errors.New("the answer ended inside a call")))
 				p.buf, p.inCall = "", false
+				p.valueAt, p.valueEnd, p.value = 0, 0, scanner{}
 				return
 			}
 			end, next = len(p.buf), len(p.buf)
@@ -116,6 +137,7 @@ func (p *MarkedParser) scan(final bool) {
 		body := p.dropSkips(p.buf[:end])
 		raw := p.syn.Begin + p.buf[:next]
 		p.buf, p.inCall, p.afterCall = p.buf[next:], false, true
+		p.valueAt, p.valueEnd, p.value = 0, 0, scanner{}
 		calls, err := p.syn.Body(body)
 		if err != nil {
 			p.out = append(p.out, Malformed(raw, err))
@@ -125,6 +147,29 @@ func (p *MarkedParser) scan(final bool) {
 			p.out = append(p.out, toolcall.Event{Kind: toolcall.KindCall, Call: c})
 		}
 	}
+}
+
+// scanValue reads the call's JSON value in buf as far as it goes and
+// returns where it ends, or -1 while it goes on.
+func (p *MarkedParser) scanValue() int {
+	if p.valueEnd > 0 {
+		return p.valueEnd
+	}
+	if !p.value.started {
+		i := strings.IndexAny(p.buf[p.valueAt:], "[{")
+		if i < 0 {
+			p.valueAt = len(p.buf)
+			return -1
+		}
+		p.valueAt += i
+	}
+	n, done := p.value.feed(p.buf[p.valueAt:])
+	p.valueAt += n
+	if !done {
+		return -1
+	}
+	p.valueEnd = p.valueAt
+	return p.valueEnd
 }
 
 func (p *MarkedParser) text(s string) {

@@ -48,16 +48,26 @@ var CoderFormatSpec = family.FormatSpec{
 // CoderTools is Qwen3-Coder's tool-call syntax: chat.ToolParser, given the
 // request's tools so that it types the arguments, and chat.CallGrammar to
 // force calls.
-var CoderTools family.TypedToolSyntax = coderTools{}
+var CoderTools family.TypedToolSyntax = coderTools{chat.Qwen3Coder}
 
-type coderTools struct{}
+// SeedTools is Seed-OSS's tool-call syntax: Qwen3-Coder's calls between
+// <seed:tool_call> and </seed:tool_call>.
+var SeedTools family.TypedToolSyntax = coderTools{chat.SeedOSS}
 
-func (coderTools) NewParser(*tokenizer.Tokenizer) family.ToolParser { return chat.NewToolParser(nil) }
+// MiniMaxM2Tools is MiniMax-M2's tool-call syntax: blocks of invokes
+// between <minimax:tool_call> and </minimax:tool_call>.
+var MiniMaxM2Tools family.TypedToolSyntax = coderTools{chat.MiniMaxM2}
 
-func (coderTools) NewTypedParser(_ *tokenizer.Tokenizer, tools []json.RawMessage) family.ToolParser {
-	return chat.NewToolParser(tools)
+type coderTools struct{ wrap chat.Tags }
+
+func (c coderTools) NewParser(*tokenizer.Tokenizer) family.ToolParser {
+	return chat.NewToolParserIn(c.wrap, nil)
 }
 
-func (coderTools) Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
-	return chat.CallGrammar(ctx, funcs, opts)
+func (c coderTools) NewTypedParser(_ *tokenizer.Tokenizer, tools []json.RawMessage) family.ToolParser {
+	return chat.NewToolParserIn(c.wrap, tools)
+}
+
+func (c coderTools) Grammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return chat.CallGrammarIn(ctx, c.wrap, funcs, opts)
 }

@@ -42,6 +42,8 @@ const Arch = "qwen3moe"
 func init() {
 	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: Format})
 	family.ProvideToolSyntax("qwen3-coder-xml", CoderTools) // for other files whose template writes Qwen3-Coder's calls
+	family.ProvideToolSyntax("seed-oss-xml", SeedTools)
+	family.ProvideToolSyntax("minimax-m2-xml", MiniMaxM2Tools)
 }
 
 // Describe is Qwen3-MoE's block for a file.

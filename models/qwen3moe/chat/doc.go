@@ -40,5 +40,8 @@
 //
 // ToolParser reads the calls out of an answer as it streams, typing each
 // parameter's raw text by the tools' schemas as llama.cpp does;
-// CallGrammar forces an answer to be calls.
+// CallGrammar forces an answer to be calls. NewToolParserIn and
+// CallGrammarIn do the same for the models that write these calls with
+// other tags (Tags): Seed-OSS between <seed:tool_call> tags, MiniMax-M2 as
+// blocks of <invoke name="…"> calls.
 package chat

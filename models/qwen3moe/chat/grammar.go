@@ -52,6 +52,12 @@ func classChar(c byte) string {
 // as well. It is how tool_choice "required" or a named function is
 // honoured.
 func CallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
+	return CallGrammarIn(ctx, Qwen3Coder, funcs, opts)
+}
+
+// CallGrammarIn is CallGrammar for calls written with tags w (one call a
+// block).
+func CallGrammarIn(ctx context.Context, w Tags, funcs []grammar.Function, opts grammar.ToolCallOptions) (*grammar.Grammar, error) {
 	if len(funcs) == 0 {
 		return nil, errors.New("chat: a call grammar needs at least one function")
 	}
@@ -88,18 +94,18 @@ func CallGrammar(ctx context.Context, funcs []grammar.Function, opts grammar.Too
 				value = fmt.Sprintf("f%dp%d", i, j)
 				subs[value] = g
 			}
-			arg := literal(ParameterTag+p.name+">\n") + " " + value + " " + literal("\n"+EndParameter+"\n")
+			arg := literal(w.Parameter+p.name+w.NameEnd+"\n") + " " + value + " " + literal("\n"+EndParameter+"\n")
 			if f.required[p.name] {
 				required = append(required, arg)
 			} else {
 				optional = append(optional, "( "+arg+" )")
 			}
 		}
-		call := literal(OpenTag+"\n"+FunctionTag+fn.Name+">\n") + " " + strings.Join(required, " ")
+		call := literal(w.Open+"\n"+w.Function+fn.Name+w.NameEnd+"\n") + " " + strings.Join(required, " ")
 		if len(optional) > 0 {
 			call += " ( " + strings.Join(optional, " | ") + " )*"
 		}
-		calls = append(calls, call+" "+literal(EndFunction+"\n"+CloseTag))
+		calls = append(calls, call+" "+literal(w.EndFunction+"\n"+w.Close))
 	}
 	src.WriteString("root ::= call")
 	if opts.Parallel {

@@ -3,7 +3,6 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -48,6 +47,7 @@ const (
 // a tag held back; a call that cannot be read is an error event with its
 // text. It is for one answer and not safe for concurrent use.
 type ToolParser struct {
+	wrap    Tags
 	funcs   map[string]*function
 	openers []string // <tool_call>, and <function=NAME> for each known NAME
 
@@ -63,11 +63,45 @@ type ToolParser struct {
 // in the OpenAI form, whose parameters schemas type the values; an
 // unreadable one is skipped).
 func NewToolParser(tools []json.RawMessage) *ToolParser {
-	p := &ToolParser{funcs: map[string]*function{}, openers: []string{OpenTag}}
+	return NewToolParserIn(Qwen3Coder, tools)
+}
+
+// Tags are the tags of a syntax of XML-like calls: Qwen3-Coder's; Seed-OSS's,
+// which writes the same calls between <seed:tool_call> and
+// </seed:tool_call>; MiniMax-M2's, a block of invokes,
+//
+//	<minimax:tool_call>
+//	<invoke name="get_weather">
+//	<parameter name="city">Paris</parameter>
+//	</invoke>
+//	</minimax:tool_call>
+type Tags struct {
+	// Open and Close wrap a block of calls.
+	Open, Close string
+	// Function opens a call and NameEnd ends its function's name (and a
+	// parameter's); EndFunction closes the call; Parameter opens a
+	// parameter, which EndParameter closes.
+	Function, NameEnd, EndFunction, Parameter string
+	// Several says a block may hold several calls (MiniMax-M2's); with
+	// Qwen3-Coder's, a block is one call.
+	Several bool
+}
+
+// The tags of the models that write these calls.
+var (
+	Qwen3Coder = Tags{Open: OpenTag, Close: CloseTag, Function: FunctionTag, NameEnd: ">", EndFunction: EndFunction, Parameter: ParameterTag}
+	SeedOSS    = Tags{Open: "<seed:tool_call>", Close: "</seed:tool_call>", Function: FunctionTag, NameEnd: ">", EndFunction: EndFunction, Parameter: ParameterTag}
+	MiniMaxM2  = Tags{Open: "<minimax:tool_call>", Close: "</minimax:tool_call>", Function: `<invoke name="`, NameEnd: `">`, EndFunction: "</invoke>",
+		Parameter: `<parameter name="`, Several: true}
+)
+
+// NewToolParserIn is NewToolParser for calls written with tags w.
+func NewToolParserIn(w Tags, tools []json.RawMessage) *ToolParser {
+	p := &ToolParser{wrap: w, funcs: map[string]*function{}, openers: []string{w.Open}}
 	for _, t := range tools {
 		if f, ok := readFunction(t); ok {
 			p.funcs[f.name] = &f
-			p.openers = append(p.openers, FunctionTag+f.name+">")
+			p.openers = append(p.openers, w.Function+f.name+w.NameEnd)
 		}
 	}
 	return p
@@ -97,20 +131,20 @@ func (p *ToolParser) Flush() []toolcall.Event {
 func (p *ToolParser) feed(s string, out []toolcall.Event) []toolcall.Event {
 	for s != "" {
 		if p.inCall {
-			start := max(0, p.scanned-len(CloseTag)+1)
+			start := max(0, p.scanned-len(p.wrap.Close)+1)
 			p.addBody(s)
 			s = ""
 			b := p.body.String()
-			i, j := strings.Index(b[start:], CloseTag), strings.Index(b[start:], OpenTag)
+			i, j := strings.Index(b[start:], p.wrap.Close), strings.Index(b[start:], p.wrap.Open)
 			switch {
 			case j >= 0 && (i < 0 || j < i): // a new call before this one was closed
-				rest := b[start+j+len(OpenTag):]
+				rest := b[start+j+len(p.wrap.Open):]
 				p.truncate(start + j)
 				out = p.endCall(out, false)
 				p.inCall, p.tagged = true, true
 				s = rest
 			case i >= 0:
-				rest := b[start+i+len(CloseTag):]
+				rest := b[start+i+len(p.wrap.Close):]
 				p.truncate(start + i)
 				out = p.endCall(out, true)
 				s = rest
@@ -129,9 +163,9 @@ func (p *ToolParser) feed(s string, out []toolcall.Event) []toolcall.Event {
 			return out
 		}
 		out = appendText(out, s[:i])
-		p.inCall, p.tagged = true, tag == OpenTag
+		p.inCall, p.tagged = true, tag == p.wrap.Open
 		s = s[i+len(tag):]
-		if tag != OpenTag {
+		if tag != p.wrap.Open {
 			p.addBody(tag) // <function=NAME> is part of the call
 		}
 	}
@@ -184,10 +218,10 @@ func (p *ToolParser) endCall(out []toolcall.Event, closed bool) []toolcall.Event
 	body := p.body.String()
 	raw := body
 	if p.tagged {
-		raw = OpenTag + raw
+		raw = p.wrap.Open + raw
 	}
 	if closed {
-		raw += CloseTag
+		raw += p.wrap.Close
 	}
 	overflow := p.overflow
 	p.body.Reset()
@@ -195,59 +229,84 @@ func (p *ToolParser) endCall(out []toolcall.Event, closed bool) []toolcall.Event
 	if overflow {
 		return append(out, toolcall.Event{Kind: toolcall.KindError, Raw: raw, Err: fmt.Errorf("%w: longer than %d bytes", toolcall.ErrMalformed, toolcall.MaxCallBytes)})
 	}
-	call, err := p.parseCall(body)
+	calls, err := p.parseCalls(body)
 	if err != nil {
 		return append(out, toolcall.Event{Kind: toolcall.KindError, Raw: raw, Err: fmt.Errorf("%w: %v", toolcall.ErrMalformed, err)})
 	}
-	return append(out, toolcall.Event{Kind: toolcall.KindCall, Call: call})
+	for _, c := range calls {
+		out = append(out, toolcall.Event{Kind: toolcall.KindCall, Call: c})
+	}
+	return out
 }
 
-// parseCall reads <function=NAME> and its parameters.
-func (p *ToolParser) parseCall(raw string) (toolcall.Call, error) {
-	s := strings.TrimSpace(raw)
-	rest, ok := strings.CutPrefix(s, FunctionTag)
-	if !ok {
-		return toolcall.Call{}, errors.New("the call does not start with <function=NAME>")
+// parseCalls reads a block: one call, or with Tags.Several one or more.
+func (p *ToolParser) parseCalls(raw string) ([]toolcall.Call, error) {
+	var calls []toolcall.Call
+	rest := raw
+	for {
+		c, after, err := p.parseCall(rest)
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, c)
+		after = strings.TrimSpace(after)
+		if after == "" {
+			return calls, nil
+		}
+		if !p.wrap.Several || !strings.HasPrefix(after, p.wrap.Function) {
+			return nil, fmt.Errorf("text after %s: %q", p.wrap.EndFunction, after)
+		}
+		rest = after
 	}
-	name, rest, ok := strings.Cut(rest, ">")
+}
+
+// parseCall reads <function=NAME> and its parameters, and returns the
+// text after its </function>.
+func (p *ToolParser) parseCall(raw string) (toolcall.Call, string, error) {
+	t := p.wrap
+	s := strings.TrimSpace(raw)
+	rest, ok := strings.CutPrefix(s, t.Function)
+	if !ok {
+		return toolcall.Call{}, "", fmt.Errorf("the call does not start with %sNAME%s", t.Function, t.NameEnd)
+	}
+	name, rest, ok := strings.Cut(rest, t.NameEnd)
 	if !ok || name == "" || strings.ContainsAny(name, "\n<") {
-		return toolcall.Call{}, errors.New("the call's <function=NAME> tag is not closed")
+		return toolcall.Call{}, "", fmt.Errorf("the call's %sNAME%s tag is not closed", t.Function, t.NameEnd)
 	}
 	f := p.funcs[name]
 	var args bytes.Buffer
 	args.WriteByte('{')
 	seen := map[string]bool{}
+	var tail string
 	for {
 		rest = strings.TrimLeft(rest, " \t\r\n")
-		if after, ok := strings.CutPrefix(rest, EndFunction); ok {
-			if strings.TrimSpace(after) != "" {
-				return toolcall.Call{}, fmt.Errorf("text after </function>: %q", after)
-			}
+		if after, ok := strings.CutPrefix(rest, t.EndFunction); ok {
+			tail = after
 			break
 		}
-		after, ok := strings.CutPrefix(rest, ParameterTag)
+		after, ok := strings.CutPrefix(rest, t.Parameter)
 		if !ok {
 			if rest == "" {
-				return toolcall.Call{}, errors.New("</function> never came")
+				return toolcall.Call{}, "", fmt.Errorf("%s never came", t.EndFunction)
 			}
-			return toolcall.Call{}, fmt.Errorf("expected <parameter=NAME> or </function>, found %q", rest[:min(len(rest), 20)])
+			return toolcall.Call{}, "", fmt.Errorf("expected %sNAME%s or %s, found %q", t.Parameter, t.NameEnd, t.EndFunction, rest[:min(len(rest), 20)])
 		}
-		pname, after, ok := strings.Cut(after, ">")
+		pname, after, ok := strings.Cut(after, t.NameEnd)
 		if !ok || pname == "" || strings.ContainsAny(pname, "\n<") {
-			return toolcall.Call{}, errors.New("a <parameter=NAME> tag is not closed")
+			return toolcall.Call{}, "", fmt.Errorf("a %sNAME%s tag is not closed", t.Parameter, t.NameEnd)
 		}
 		end := strings.Index(after, "\n"+EndParameter)
 		if end < 0 {
 			end = strings.Index(after, EndParameter)
 		}
 		if end < 0 {
-			return toolcall.Call{}, fmt.Errorf("parameter %s: </parameter> never came", pname)
+			return toolcall.Call{}, "", fmt.Errorf("parameter %s: %s never came", pname, EndParameter)
 		}
 		value := strings.TrimPrefix(after[:end], "\n")
 		rest = after[end:]
 		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "\n"), EndParameter)
 		if seen[pname] {
-			return toolcall.Call{}, fmt.Errorf("parameter %s is given twice", pname)
+			return toolcall.Call{}, "", fmt.Errorf("parameter %s is given twice", pname)
 		}
 		seen[pname] = true
 		if len(seen) > 1 {
@@ -259,7 +318,7 @@ func (p *ToolParser) parseCall(raw string) (toolcall.Call, error) {
 		args.Write(argValue(value, f.typesOf(pname)))
 	}
 	args.WriteByte('}')
-	return toolcall.Call{Name: name, Arguments: args.Bytes()}, nil
+	return toolcall.Call{Name: name, Arguments: args.Bytes()}, tail, nil
 }
 
 // argValue is a parameter's raw text as JSON, by the types it may have.

@@ -3,6 +3,8 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/smolgo/smolgo/grammar"
@@ -164,5 +166,76 @@ func TestCallGrammar(t *testing.T) {
 		if _, err := CallGrammar(context.Background(), bad, grammar.ToolCallOptions{}); err == nil {
 			t.Errorf("CallGrammar(%v): no error", bad)
 		}
+	}
+}
+
+// Seed-OSS writes the same calls between <seed:tool_call> tags (its
+// template without the line breaks inside a parameter): its parser reads
+// them, split anywhere, and its grammar forces them.
+func TestSeedOSSCalls(t *testing.T) {
+	seed := func(s string) string {
+		s = strings.Replace(s, OpenTag, SeedOSS.Open, 1)
+		return strings.Replace(s, CloseTag, SeedOSS.Close, 1)
+	}
+	answer := "Checking.\n<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>\n" +
+		seed(call("get_time"))
+	want := `text:"Checking.\n" call:get_weather{"city":"Paris","days":3} text:"\n" call:get_time{}`
+	for _, step := range []int{1, 3, len(answer)} {
+		p := NewToolParserIn(SeedOSS, testTools)
+		var evs []toolcall.Event
+		for _, tok := range reftest.Split(answer, step) {
+			evs = append(evs, p.Push(tok.ID, tok.Text)...)
+		}
+		if got := reftest.Summary(append(evs, p.Flush()...)); got != want {
+			t.Errorf("pieces of %d: %s, want %s", step, got, want)
+		}
+	}
+	g, err := CallGrammarIn(context.Background(), SeedOSS, []grammar.Function{{Name: "get_time"}}, grammar.ToolCallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, accept := range map[string]bool{seed(call("get_time")): true, call("get_time"): false, seed(call("get_time")) + "\n" + seed(call("get_time")): false} {
+		if _, complete := g.Match([]byte(text)); complete != accept {
+			t.Errorf("Match(%q) complete %v, want %v", text, complete, accept)
+		}
+	}
+}
+
+// MiniMax-M2 writes several invokes in one <minimax:tool_call> block:
+// each is a call, typed by its schema; its grammar forces one a block.
+func TestMiniMaxM2Calls(t *testing.T) {
+	answer := "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n" +
+		"<invoke name=\"get_time\">\n</invoke>\n</minimax:tool_call>"
+	want := `call:get_weather{"city":"Paris","days":3} call:get_time{}`
+	for _, step := range []int{1, 4, len(answer)} {
+		p := NewToolParserIn(MiniMaxM2, testTools)
+		var evs []toolcall.Event
+		for _, tok := range reftest.Split(answer, step) {
+			evs = append(evs, p.Push(tok.ID, tok.Text)...)
+		}
+		if got := reftest.Summary(append(evs, p.Flush()...)); got != want {
+			t.Errorf("pieces of %d: %s, want %s", step, got, want)
+		}
+	}
+	p := NewToolParserIn(MiniMaxM2, nil)
+	bad := "<minimax:tool_call>\n<invoke name=\"get_time\">\n</invoke>\ntrailing</minimax:tool_call>"
+	if got := reftest.Summary(append(p.Push(-1, bad), p.Flush()...)); got != fmt.Sprintf("error:%q", bad) {
+		t.Errorf("text after an invoke: %s", got)
+	}
+	g, err := CallGrammarIn(context.Background(), MiniMaxM2, []grammar.Function{{Name: "get_weather",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}}, grammar.ToolCallOptions{Parallel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">\nParis\n</parameter>\n</invoke>\n</minimax:tool_call>"
+	for text, accept := range map[string]bool{one: true, one + "\n" + one: true, strings.Replace(one, "get_weather", "nope", 1): false,
+		strings.Replace(one, "<parameter name=\"city\">\nParis\n</parameter>\n", "", 1): false} {
+		if _, complete := g.Match([]byte(text)); complete != accept {
+			t.Errorf("Match(%q) complete %v, want %v", text, complete, accept)
+		}
+	}
+	p = NewToolParserIn(MiniMaxM2, nil)
+	if got := reftest.Summary(append(p.Push(-1, one), p.Flush()...)); got != `call:get_weather{"city":"Paris"}` {
+		t.Errorf("parsing the grammar's call: %s", got)
 	}
 }
