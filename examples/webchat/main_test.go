@@ -64,8 +64,9 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"extra"}, 2, "usage"},
 		{[]string{"-model", "/does/not/exist.gguf"}, 1, "exist.gguf"},
 		{[]string{"-fake", "-addr", "256.0.0.1:99999"}, 1, "webchat:"},
-		{[]string{"-models-dir", ".", "-mmproj", "p.gguf"}, 2, "-mmproj and -draft-model are for one model"},
+		{[]string{"-models-dir", ".", "-mmproj", "p.gguf"}, 2, "-mmproj, -draft-model and -mtp are for one model"},
 		{[]string{"-model", "a=x.gguf", "-model", "b=y.gguf", "-draft-model", "d.gguf"}, 2, "put a model's projector (*mmproj*.gguf) or draft (draft-*.gguf) beside it in its own folder"},
+		{[]string{"-models-dir", ".", "-mtp"}, 2, "-mmproj, -draft-model and -mtp are for one model"},
 		{[]string{"-models-dir", ".", "-chat-template-file", "t.jinja"}, 2, "-chat-template-file is for one model"},
 	}
 	for _, tc := range tests {
