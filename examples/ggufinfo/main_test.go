@@ -55,8 +55,9 @@ func TestQ4KMCounts(t *testing.T) {
 	}
 }
 
-func TestJSON(t *testing.T) {
-	path := sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf")
+// reportJSON runs ggufinfo -json on path and decodes its report.
+func reportJSON(t *testing.T, path string) report {
+	t.Helper()
 	code, out, errOut := runInfo(t, "-json", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -65,6 +66,11 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestJSON(t *testing.T) {
+	r := reportJSON(t, sharedtest.Path(t, "golden/models/smollm3-tinyq-Q4_K_M.gguf"))
 	got := map[string]int{}
 	for _, c := range r.Types {
 		got[c.Type] = c.Count
@@ -310,15 +316,7 @@ func TestLoadCheck(t *testing.T) {
 // layers' count, and its memory row counts the keys and values of that
 // layer alone and the short convolution's state.
 func TestHybridMemory(t *testing.T) {
-	path := sharedtest.Path(t, "golden-next/models/lfm2-tiny-F32.gguf")
-	code, out, errOut := runInfo(t, "-json", path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var r report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	r := reportJSON(t, sharedtest.Path(t, "golden-next/models/lfm2-tiny-F32.gguf"))
 	if r.Arch == nil || r.Arch.KVHeads != 2 {
 		t.Fatalf("architecture %+v: want 2 KV heads (the attention layer's)", r.Arch)
 	}
