@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/smolgo/smolgo/grammar"
+	"github.com/smolgo/smolgo/internal/chatfmt"
 )
 
 // CallHeader is the header gpt-oss writes before a call's arguments, after
@@ -63,20 +64,4 @@ func CallGrammar(ctx context.Context, funcs []grammar.Function, _ grammar.ToolCa
 }
 
 // literal writes s as a GBNF string literal.
-func literal(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func literal(s string) string { return chatfmt.GBNFLiteral(s) }

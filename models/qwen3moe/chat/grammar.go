@@ -136,22 +136,4 @@ func withDefs(schema, root chatfmt.Value) ([]byte, error) {
 }
 
 // literal writes s as a GBNF string literal.
-func literal(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func literal(s string) string { return chatfmt.GBNFLiteral(s) }
