@@ -154,6 +154,7 @@ type params struct {
 	seed                            uint64
 	roofline, speculate, passCost   bool
 	copyPrompt, keepLayout          bool
+	agree                           float64
 	parallel, arrive                int
 	cpuProfile                      string
 	draftModel                      string
@@ -181,6 +182,7 @@ func main() {
 	flag.IntVar(&p.draftMax, "draft-max", engine.DefaultDraftMax, "with -draft-model or -mtp: the most tokens drafted per step")
 	flag.BoolVar(&p.mtp, "mtp", false, "draft with the model's own multi-token-prediction block in the -parallel sessions (a Qwen3.5 file with nextn_predict_layers)")
 	flag.BoolVar(&p.copyPrompt, "copy", false, "with -parallel N: the answers repeat their prompts (the model's real passes, their logits edited), the workload lookup speculation is for")
+	flag.Float64Var(&p.agree, "agree", 0, "with -parallel N (and -draft-model): the draft names the model's token on this share of positions (the models' real passes, their logits edited; see agreeBackend), so that a draft's speed-up can be measured against acceptance; run without -draft-model beside it for the same answers undrafted")
 	flag.BoolVar(&p.keepLayout, "keep-layout", false, "keep the weights in the file's layout (no interleaved copy), to compare")
 	flag.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	flag.Parse()
@@ -237,6 +239,13 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 		engine.WithLogger(log), engine.WithDevice(p.device), engine.WithSpeculation(p.speculate), engine.WithKeepLayout(p.keepLayout),
 		engine.WithMaxSequences(max(p.parallel+min(p.arrive, 1), engine.DefaultMaxSequences))}
 
+	if p.agree < 0 || p.agree > 1 {
+		return fmt.Errorf("-agree %v: want a share between 0 and 1", p.agree)
+	}
+	if p.agree > 0 && (p.parallel == 0 || p.copyPrompt || p.speculate || p.mtp) {
+		return fmt.Errorf("-agree needs -parallel > 0, and no -copy, -speculate or -mtp")
+	}
+	var draft *engine.Model
 	if p.draftModel != "" {
 		if p.parallel == 0 || p.copyPrompt || p.speculate {
 			return fmt.Errorf("-draft-model needs -parallel > 0, and no -copy or -speculate")
@@ -247,6 +256,7 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 			return fmt.Errorf("-draft-model: %w", err)
 		}
 		defer d.Close()
+		draft = d
 		opts = append(opts, engine.WithDraft(d), engine.WithDraftLimits(p.draftMax, 0, 0))
 	}
 
@@ -354,6 +364,16 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, p params) error {
 				return err
 			}
 			defer pm.Close()
+		}
+		if p.agree > 0 {
+			// Engines over the same weights whose backends make the
+			// draft agree with the model on a share p.agree of the
+			// positions (agreeBackend).
+			var done func()
+			if pm, done, err = agreeingModel(m, draft, p.agree, p.seed); err != nil {
+				return err
+			}
+			defer done()
 		}
 		if err := benchParallel(ctx, log, pm, p, tokens, &res); err != nil {
 			return err

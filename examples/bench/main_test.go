@@ -7,7 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/smolgo/smolgo/engine"
 )
 
 const tiny = "../../testdata/smollm3-tinyq-Q4_K_M.gguf"
@@ -89,6 +92,9 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		"-device tpu":      func(p *params) { p.device = "tpu" },
 		"-copy alone":      func(p *params) { p.copyPrompt = true },
 		"-copy, -arrive":   func(p *params) { p.copyPrompt, p.parallel, p.tg, p.arrive = true, 2, 8, 100 },
+		"-agree 1.5":       func(p *params) { p.agree, p.parallel = 1.5, 1 },
+		"-agree alone":     func(p *params) { p.agree = 0.5 },
+		"-agree, -copy":    func(p *params) { p.agree, p.parallel, p.copyPrompt = 0.5, 1, true },
 	} {
 		p := tinyParams()
 		change(&p)
@@ -152,5 +158,85 @@ func TestArrival(t *testing.T) {
 	r := runTiny(t, p)
 	if r.Arrive != 300 || r.ArriveFirstS <= 0 || r.ArriveMaxGapMs <= 0 || r.DecodeGapMs <= 0 {
 		t.Errorf("arrival not measured: %+v", r)
+	}
+}
+
+// TestAgreeDraft runs -agree with the demo model as its own draft: every
+// draft accepted at -agree 1; at -agree 0.5 each drafted token is the
+// model's with probability 1/2, so of three drafted tokens a step keeps
+// 1/2 + 1/4 + 1/8 on average, 29 % of them.
+func TestAgreeDraft(t *testing.T) {
+	for _, tc := range []struct {
+		alpha    float64
+		min, max float64 // accepted / drafted
+	}{
+		{1, 1, 1},
+		{0.5, 0.12, 0.5},
+	} {
+		p := tinyParams()
+		p.pp, p.tg, p.tgPrompt, p.reps, p.parallel, p.draftModel, p.draftMax, p.agree = 0, 96, 8, 1, 1, tiny, 3, tc.alpha
+		r := runTiny(t, p)
+		if r.ParDraft == 0 {
+			t.Fatalf("-agree %v: no drafts: %+v", tc.alpha, r)
+		}
+		rate := float64(r.ParAccepted) / float64(r.ParDraft)
+		t.Logf("-agree %v: %d of %d drafted tokens accepted in %d steps", tc.alpha, r.ParAccepted, r.ParDraft, r.ParSteps)
+		if rate < tc.min || rate > tc.max {
+			t.Errorf("-agree %v: %d of %d drafted tokens accepted (%.2f), want in [%v, %v]", tc.alpha, r.ParAccepted, r.ParDraft, rate, tc.min, tc.max)
+		}
+	}
+}
+
+// TestAgreeSameAnswer checks that -agree's draft changes how many passes an
+// answer takes, not the answer: greedy text with the agreeing draft is the
+// text without it, and that text is not the model's own (the lifted tokens
+// decide it).
+func TestAgreeSameAnswer(t *testing.T) {
+	ctx := context.Background()
+	open := func() *engine.Model {
+		m, err := engine.Open(tiny, engine.WithThreads(2), engine.WithContext(256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	m, d := open(), open()
+	answer := func(m *engine.Model, drafter engine.Drafter) (string, *engine.Stats) {
+		s := m.NewSession()
+		defer s.Close()
+		var text strings.Builder
+		var st *engine.Stats
+		opts := engine.GenerateOptions{MaxTokens: 40, RawPrompt: []int32{5, 6, 7, 8}, Drafter: drafter,
+			Constraint: newNoEndOfTurn(m.Format(), m.Backend().Vocab())}
+		for ev, err := range s.Generate(ctx, nil, opts) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			text.WriteString(ev.Text)
+			if ev.Kind == engine.EventDone {
+				st = ev.Stats
+			}
+		}
+		return text.String(), st
+	}
+	own, _ := answer(m, engine.DrafterNone)
+	for _, alpha := range []float64{0.3, 0.9} {
+		pm, done, err := agreeingModel(m, d, alpha, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := answer(pm, engine.DrafterNone)
+		drafted, st := answer(pm, engine.DrafterModel)
+		done()
+		if drafted != plain {
+			t.Errorf("-agree %v: with the draft %q, without %q", alpha, drafted, plain)
+		}
+		if plain == own {
+			t.Errorf("-agree %v: the answer is the model's own, unedited", alpha)
+		}
+		if st.DraftTokens == 0 || st.AcceptedTokens == 0 {
+			t.Errorf("-agree %v: %d of %d drafts accepted", alpha, st.AcceptedTokens, st.DraftTokens)
+		}
 	}
 }
