@@ -19,10 +19,12 @@ var passSizes = []int{1, 2, 4, 8, 16, engine.DefaultPrefillChunk}
 // (median of -reps): pass_ms, and pass_cost, each over the one-token pass.
 // That curve is what batching and speculation trade on: a pass of k
 // tokens that costs c times one token's pass makes k/c tokens per pass's
-// worth of time.
+// worth of time. pass_all_ms is the same pass computing the logits of all
+// k rows, as checking a draft of k−1 tokens does (the sizes up to 16).
 func benchPassCost(ctx context.Context, log *slog.Logger, b engine.Backend, cache engine.Cache, p params, tokens func(int) []int32, logits []float32, res *result) error {
+	all := make([]float32, 16*b.Vocab())
 	for _, k := range passSizes {
-		var ms []float64
+		var ms, msAll []float64
 		for range p.reps {
 			if err := cache.Truncate(0); err != nil {
 				return err
@@ -35,10 +37,28 @@ func benchPassCost(ctx context.Context, log *slog.Logger, b engine.Backend, cach
 				return err
 			}
 			ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+			if k > 16 || k > b.BatchSize() {
+				continue
+			}
+			if err := cache.Truncate(0); err != nil {
+				return err
+			}
+			if err := forward(ctx, b, cache, tokens(p.tgPrompt), logits); err != nil {
+				return err
+			}
+			t0 = time.Now()
+			seq := engine.Seq{Cache: cache, Tokens: tokens(k), Logits: all[:k*b.Vocab()]}
+			if err := b.Step(ctx, []engine.Seq{seq}); err != nil {
+				return err
+			}
+			msAll = append(msAll, float64(time.Since(t0).Microseconds())/1000)
 		}
 		res.PassK = append(res.PassK, k)
 		res.PassMs = append(res.PassMs, round(median(ms)))
-		log.Info("pass cost", "tokens", k, "ms", round(median(ms)))
+		if len(msAll) > 0 {
+			res.PassAllMs = append(res.PassAllMs, round(median(msAll)))
+		}
+		log.Info("pass cost", "tokens", k, "ms", round(median(ms)), "all_rows_ms", round(median(msAll)))
 	}
 	for _, ms := range res.PassMs {
 		res.PassCost = append(res.PassCost, round(ms/res.PassMs[0]))

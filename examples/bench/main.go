@@ -136,6 +136,9 @@ type result struct {
 	PassK    []int     `json:"pass_k,omitempty"`
 	PassMs   []float64 `json:"pass_ms,omitempty"`
 	PassCost []float64 `json:"pass_cost,omitempty"`
+	// PassAllMs is pass_ms with the logits of every row, for the sizes
+	// up to 16.
+	PassAllMs []float64 `json:"pass_all_ms,omitempty"`
 
 	// -arrive P with -parallel N (see benchArrival).
 	Arrive          int     `json:"arrive,omitempty"`

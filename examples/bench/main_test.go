@@ -146,6 +146,14 @@ func TestPassCost(t *testing.T) {
 			t.Errorf("pass of %d tokens took %v ms", r.PassK[i], ms)
 		}
 	}
+	if len(r.PassAllMs) != len(passSizes)-1 {
+		t.Fatalf("pass_all_ms %v, want the %d sizes up to 16", r.PassAllMs, len(passSizes)-1)
+	}
+	for i, ms := range r.PassAllMs {
+		if ms <= 0 {
+			t.Errorf("pass of %d tokens with every row's logits took %v ms", r.PassK[i], ms)
+		}
+	}
 }
 
 // TestArrival has a 300-token prompt arrive while two streams decode (512
