@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,29 +41,7 @@ func visionPrompt(proj string) string {
 // selfcheck.json logits: twice llama.cpp's worst difference with itself
 // over a projector's runs, rounded up to one significant digit.
 func visionTolerance(t *testing.T, proj string) goldentest.Tolerance {
-	var sc struct {
-		Runs map[string]struct {
-			Logits [2]float64 `json:"logits"`
-		} `json:"runs"`
-	}
-	b, err := os.ReadFile(sharedtest.Path(t, "golden-vision/selfcheck.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sc); err != nil {
-		t.Fatal(err)
-	}
-	var w goldentest.Tolerance
-	for name, r := range sc.Runs {
-		if strings.HasPrefix(name, proj+"-") {
-			w.MaxAbs, w.RMS = max(w.MaxAbs, r.Logits[0]), max(w.RMS, r.Logits[1])
-		}
-	}
-	up := func(x float64) float64 {
-		p := math.Pow(10, math.Floor(math.Log10(x)))
-		return math.Ceil(x/p-1e-9) * p
-	}
-	return goldentest.Tolerance{MaxAbs: up(2 * w.MaxAbs), RMS: up(2 * w.RMS)}
+	return goldentest.VisionTolerance(t, proj)
 }
 
 // visionChunks are the chunk layout of a golden-vision logits file (the

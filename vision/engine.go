@@ -18,6 +18,22 @@ func init() {
 	})
 }
 
+// Of returns the Projector under an engine model's projector
+// (engine.Model.Projector of a model opened with engine.WithProjector),
+// and false for nil or a projector this package did not load. It is the
+// way to the package's own API (Split, Encode, Bidirectional) for tools
+// that lay out a prompt themselves, with the model's checks that the
+// projector fits its text model already made:
+//
+//	m, err := engine.Open("model.gguf", engine.WithProjector("mmproj.gguf"))
+//	...
+//	pr, _ := vision.Of(m.Projector())
+//	img, err := pr.Prepare(data, 0)
+func Of(p engine.Projector) (*Projector, bool) {
+	ep, ok := p.(engineProjector)
+	return ep.Projector, ok && ep.Projector != nil
+}
+
 // engineProjector is a Projector as an engine.Projector.
 type engineProjector struct{ *Projector }
 

@@ -28,6 +28,28 @@ func (s Segment) Rows() int {
 	return len(s.Tokens)
 }
 
+// Advance is how many positions the segment moves the sequence on: its
+// tokens' count, or the image chunk's Advance (fewer than its rows for
+// M-RoPE). A segment that starts at position pos0 is followed by one at
+// pos0 + Advance, which is mtmd's pos0 of the next chunk.
+func (s Segment) Advance() int {
+	if s.Image != nil {
+		return s.Image.Chunks[s.Chunk].Advance
+	}
+	return len(s.Tokens)
+}
+
+// Positions are the M-RoPE positions of the segment's rows when it starts
+// at position pos0: MRoPEPositions for an image chunk, TextPositions for
+// text. A text model without M-RoPE needs none (its rows sit at their
+// places in the cache).
+func (s Segment) Positions(pos0 int) []backend.Position {
+	if s.Image != nil {
+		return MRoPEPositions(s.Image.Chunks[s.Chunk], pos0)
+	}
+	return TextPositions(pos0, len(s.Tokens))
+}
+
 // Split cuts prompt at its markers (one per image, in order) into segments
 // as mtmd_tokenize does: the text between markers tokenized by tokenize
 // (first tells it whether the text opens the prompt, for a BOS token), each

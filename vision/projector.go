@@ -129,6 +129,15 @@ func (pr *Projector) Width() int { return pr.p.projDim }
 // for the fixed-size and tiled types.
 func (pr *Projector) ImageSize() int { return pr.p.imageSize }
 
+// PatchSize is the side in pixels of the square patches the encoder cuts
+// a picture into (clip.vision.patch_size).
+func (pr *Projector) PatchSize() int { return pr.p.patch }
+
+// Merge is how many patches per side one row gathers after the encoder:
+// Gemma 3's average pool, Idefics3's pixel shuffle, Qwen's spatial merge
+// (clip.vision.projector.scale_factor or clip.vision.spatial_merge_size).
+func (pr *Projector) Merge() int { return pr.p.merge }
+
 // MRoPE reports whether the rows take M-RoPE positions in the text model
 // (Qwen's (t, y, x)).
 func (pr *Projector) MRoPE() bool { return pr.p.typ == Qwen2VL || pr.p.typ == Qwen25VL }

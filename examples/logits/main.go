@@ -8,6 +8,7 @@
 //	logits -model FILE -tokens-file ids.txt ...
 //	logits -model FILE -text "Hello world" ...
 //	logits -model FILE -text "Hello world" -tokenize
+//	logits -model TEXT.gguf -mmproj P.gguf -image IMG[,IMG2...] -text 'Look: <__media__> What is it?' [-all] [-top K] [-decode N] ...
 //
 // -text tokenizes the prompt with the model's own tokenizer as llama.cpp's
 // llama_tokenize(add_special=true, parse_special=true) does: special tokens
@@ -31,6 +32,35 @@
 //
 // A tokens file holds ids separated by commas, spaces or newlines (a JSON
 // array works too).
+//
+// Images in, text out: -image with -mmproj (llama.cpp's vision projector
+// file: gemma3, idefics3, qwen2vl_merger or qwen2.5vl_merger) runs a -text
+// prompt with an image wherever <__media__> stands, one marker per file of
+// -image's comma-separated list, in order, as llama.cpp's mtmd does: the
+// prompt is cut into chunks (text runs, tokenized as -text's are, with
+// BOS/EOS around the whole prompt where the vocabulary asks; each image as
+// its delimiter tokens and runs of embedding rows), every chunk runs in
+// one step (an image's rows in place of token embeddings, attending to
+// each other both ways for Gemma 3, at M-RoPE (t, y, x) positions for
+// Qwen2-VL), then -decode N greedy steps. It prints llamaref mtmd-logits'
+// schema (../shared/tools/llamaref/README.md; compare with its
+// --add-special, which tokenizes the same way):
+//
+//	{"engine":"smolgo","mmproj":...,"model":...,"projector_type":...,
+//	 "image_size":...,"patch_size":...,"merge":...,"images":[{"nx":W,"ny":H}],"prompt":...,"n_embd":...,"threads":...,
+//	 "non_causal_image":bool,"mrope":bool,"n_vocab":...,"kv_type":...,"mode":"greedy",
+//	 "chunks":[{"pos0":0,"type":"text","tokens":[...]},
+//	           {"pos0":P,"type":"image","n_tokens":R,"n_pos":A,"grid":[W,H],"tile_px":[W,H],"mrope_pos":[[t,y,x],...]}],
+//	 "tokens":[ids, -1 for each image row],
+//	 "prefill":[{"pos":P,"token":id or -1,"argmax":id,"margin":m,"logits":[...] or "top":[...]}],
+//	 "decode":[{"pos":P,"token":id,"argmax":id,"margin":m,"logits":[...]}]}
+//
+// A row's pos is its chunk's pos0 plus its index in the chunk (an M-RoPE
+// image row's own position is in mrope_pos), margin the argmax's lead over
+// the runner-up. -all prints every prompt row (image rows included), else
+// the last; -top K, -threads (the projector's too) and -kv work as for
+// text; -batch N splits each chunk into micro-batches of N rows, but a
+// Gemma 3 image chunk must fit one.
 package main
 
 import (
@@ -54,6 +84,7 @@ import (
 	"github.com/smolgo/smolgo/family"
 	_ "github.com/smolgo/smolgo/models" // every model family
 	"github.com/smolgo/smolgo/tokenizer"
+	"github.com/smolgo/smolgo/vision"
 )
 
 func main() {
@@ -93,6 +124,8 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	threads := fs.Int("threads", 0, "threads (0 = all cores)")
 	batch := fs.Int("batch", 0, "prefill in micro-batches of `N` tokens (0 = the whole prompt at once, like the golden reference runs)")
 	kv := fs.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
+	mmproj := fs.String("mmproj", "", "vision projector GGUF `file` (llama.cpp's mmproj) for -image")
+	images := fs.String("image", "", "image `files`, comma-separated, one per "+vision.Marker+" marker of -text (needs -mmproj)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,8 +144,25 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	if *tokenize && *textFlag == "" {
 		return errors.New("-tokenize needs -text")
 	}
+	imageFiles, err := checkImageFlags(*images, *mmproj, *textFlag, *tokenize)
+	if err != nil {
+		return err
+	}
 	if *top < 0 || *decode < 0 {
 		return errors.New("-top and -decode must not be negative")
+	}
+	if _, err := backend.ParseKVType(*kv); err != nil {
+		return fmt.Errorf("-kv: %w", err)
+	}
+	if *batch < 0 {
+		return errors.New("-batch must not be negative")
+	}
+	if *batch == 0 {
+		*batch = math.MaxInt32 // one pass for the whole prompt
+	}
+	if imageFiles != nil {
+		return runImages(ctx, imageRun{model: *model, mmproj: *mmproj, prompt: *textFlag, images: imageFiles,
+			all: *all, top: *top, decode: *decode, threads: *threads, batch: *batch, kv: *kv}, stdout, log)
 	}
 	var tokens []int32
 	if *textFlag != "" {
@@ -141,16 +191,6 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 		if tokens, err = parseTokens(text); err != nil {
 			return err
 		}
-	}
-	if _, err := backend.ParseKVType(*kv); err != nil {
-		return fmt.Errorf("-kv: %w", err)
-	}
-
-	if *batch < 0 {
-		return errors.New("-batch must not be negative")
-	}
-	if *batch == 0 {
-		*batch = math.MaxInt32 // one pass for the whole prompt
 	}
 	em, err := engine.Open(*model, engine.WithThreads(*threads), engine.WithKVType(*kv),
 		engine.WithBatchSize(*batch), engine.WithLogger(log))

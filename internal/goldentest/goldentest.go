@@ -93,6 +93,41 @@ func SelfcheckTolerance(t testing.TB, model string) Tolerance {
 	return tol.Tolerance
 }
 
+// VisionTolerance is golden/README.md's rule applied to the logits of
+// ../shared/golden-vision for a projector (a file stem: gemma3, idefics3,
+// qwen2vl, qwen25vl): twice the worst difference llama.cpp showed with
+// itself (golden-vision/selfcheck.json: another CPU variant) over the
+// projector's runs, max and RMS each rounded up to one significant digit.
+func VisionTolerance(t testing.TB, proj string) Tolerance {
+	t.Helper()
+	var sc struct {
+		Runs map[string]struct {
+			Logits [2]float64 `json:"logits"`
+		} `json:"runs"`
+	}
+	b, err := os.ReadFile(sharedtest.Path(t, "golden-vision/selfcheck.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatalf("golden-vision/selfcheck.json: %v", err)
+	}
+	var w Tolerance
+	for name, r := range sc.Runs {
+		if strings.HasPrefix(name, proj+"-") {
+			w.MaxAbs, w.RMS = max(w.MaxAbs, r.Logits[0]), max(w.RMS, r.Logits[1])
+		}
+	}
+	if w.MaxAbs <= 0 || w.RMS <= 0 {
+		t.Fatalf("golden-vision/selfcheck.json has no logits runs of %s", proj)
+	}
+	up := func(x float64) float64 {
+		p := math.Pow(10, math.Floor(math.Log10(x)))
+		return math.Ceil(x/p-1e-9) * p
+	}
+	return Tolerance{MaxAbs: up(2 * w.MaxAbs), RMS: up(2 * w.RMS)}
+}
+
 // Load reads the gzip'ed reference at rel (under ../shared).
 func Load(t testing.TB, rel string) File {
 	t.Helper()
