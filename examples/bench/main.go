@@ -33,6 +33,14 @@
 //
 //	go run ./examples/bench -model F -pp 0 -tg 64 -parallel 1 -copy -speculate
 //
+// -agree A does the same for a draft model: both models' real passes, their
+// logits edited so that each drafted token is the model's with
+// probability A (see agreeBackend), for the speed-up as a function of
+// acceptance on random weights; the same run without -draft-model gives
+// the same answers undrafted:
+//
+//	go run ./examples/bench -model T -pp 0 -tg 64 -parallel 1 -agree 0.8 [-draft-model D -draft-max 3]
+//
 // -arrive P adds a
 // P-token prompt arriving while those sessions decode and reports how long
 // their tokens wait meanwhile (see benchArrival):
