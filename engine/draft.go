@@ -113,9 +113,9 @@ func (d *draftSeq) close() {
 // modelDrafter drafts one generation's tokens with the draft model.
 type modelDrafter struct {
 	g     *generation
-	d     *Model       // the draft model
-	pc    *PromptCache // where the draft's prompts are shared (nil: nowhere)
-	owner *Model       // the draft's entries' owner in pc (nil: pc is the draft's own)
+	d     *Model        // the draft model
+	pc    *PromptCache  // where the draft's prompts are shared (nil: nowhere)
+	owner snapshotOwner // the draft's entries' owner in pc (nil: pc is the draft's own)
 	seq   *draftSeq
 	mtp   *mtpSource // drafting with the model's MTP block instead (d, pc, seq nil)
 

@@ -399,6 +399,9 @@ func (g *generation) prefill(ctx context.Context, prompt []int32) ([]float32, er
 		if err := pc.save(nil, s.cache, prompt, s.promptLogits); err != nil {
 			return nil, fmt.Errorf("engine: saving the prompt in the prompt cache: %w", err)
 		}
+		if g.mtpOn {
+			g.saveMTP(prompt)
+		}
 	}
 	return s.promptLogits, nil
 }

@@ -89,6 +89,7 @@ func New(b Backend, f Format, cfg Config) (*Model, error) {
 			}
 			return nil, err
 		}
+		h.pc = m.pc
 		m.mtp = h
 	}
 	m.sched = newScheduler(b, cfg, cfg.Logger)

@@ -27,16 +27,38 @@ import (
 // follow its distribution.
 //
 // The last step of an answer is fed when the answer ends (not when it is
-// cancelled). Positions whose hidden states this session did not compute (a
-// prefix restored from the prompt cache, the end of a cancelled answer) are
-// fed with zeros: the block then sees less of the context, and its drafts
-// are accepted less often, but the answer does not change.
+// cancelled).
+//
+// With a prompt cache (Config.PromptCacheBytes) the block's cache is
+// shared as the model's is: once the block has been fed a whole prompt,
+// the prompt cache keeps a snapshot of the block's cache over the
+// prompt's positions under the block's own owner (the *mtpHead; see
+// snapshotOwner), together with the hidden state the next position needs,
+// the model's at the prompt's last position (the entry's row, where the
+// model's entries keep their logits). Before the block is fed positions
+// after a gap (positions before them that its cache does not hold: a
+// prefix the model restored from the prompt cache), it restores the
+// longest prefix of the gap that the prompt cache holds for the block,
+// and with it that hidden state when the prefix is a whole snapshot: a
+// session whose prompt starts with one that some session computed with the
+// block gives the block the same inputs there as that session did.
+//
+// The rest of a gap (a prefix the model read from disk, where the block's
+// snapshots never go; one that a generation without the block's drafts
+// computed, or whose block snapshot was evicted; the end of a cancelled
+// answer) is fed with zeros for hidden states, and so is the position
+// after a restored prefix that is not a whole snapshot: the block then sees
+// less of the context, and its drafts are accepted less often, but the
+// answer does not change.
 
 // mtpHead is a model's MTP block as Config.MTP opened it.
 type mtpHead struct {
 	b  Backend
 	mu sync.Mutex // one Step at a time (Backend's rule)
 	E  int        // the model's hidden width
+	// pc is the model's prompt cache, which keeps the block's snapshots
+	// beside the model's (nil: none).
+	pc *PromptCache
 }
 
 // newMTPHead opens the MTP block of backend b.
@@ -114,9 +136,9 @@ func (g *generation) mtpSession() (*mtpSeq, error) {
 // feed tells the block the model computed positions [pos, pos+n) of the
 // session's tokens (all: the session's tokens, at least pos+n of them),
 // with hidden their rows of hidden states (nil: not known). The block's
-// cache drops what it holds from pos on (a draft's positions), fills any
-// gap before pos with unknown hidden states, and computes positions
-// [pos, pos+n).
+// cache drops what it holds from pos on (a draft's positions), restores
+// what it can of a gap before pos from the prompt cache, fills the rest of
+// the gap with unknown hidden states, and computes positions [pos, pos+n).
 func (q *mtpSeq) feed(ctx context.Context, head *mtpHead, all []int32, pos, n int, hidden []float32, buf *[]float32) error {
 	E := head.E
 	keep := min(commonPrefix(q.tokens, all[:pos]), q.cache.Len())
@@ -126,6 +148,21 @@ func (q *mtpSeq) feed(ctx context.Context, head *mtpHead, all []int32, pos, n in
 		}
 	}
 	q.tokens = q.tokens[:keep]
+	if keep < pos && head.pc != nil {
+		got, h, err := head.pc.restore(ctx, head, q.cache, all[:pos], keep)
+		if err != nil {
+			return fmt.Errorf("engine: reusing a shared prompt prefix for the MTP block: %w", err)
+		}
+		if got > keep {
+			q.tokens = append(q.tokens, all[keep:got]...)
+			keep = got
+			q.hAt = -1 // the hidden state at got-1 is known only with the whole snapshot
+			if len(h) == E {
+				q.h = append(q.h[:0], h...)
+				q.hAt = got - 1
+			}
+		}
+	}
 	if keep < pos { // positions computed out of its sight: no hidden states
 		if err := q.feed(ctx, head, all, keep, pos-keep, nil, buf); err != nil {
 			return err
@@ -215,6 +252,25 @@ func (g *generation) feedMTP(ctx context.Context, pos, n int, hidden []float32) 
 		return err
 	}
 	return q.feed(ctx, g.m.mtp, g.s.tokens, pos, n, hidden, &g.mtpIn)
+}
+
+// saveMTP keeps a snapshot of the block's cache over prompt, with the
+// model's hidden state at its last position, in the model's prompt cache,
+// when the block has been fed the whole prompt and that hidden state. A
+// block that cannot be saved only costs the next session's drafts their
+// inputs there: it is logged, and the generation goes on.
+func (g *generation) saveMTP(prompt []int32) {
+	q, head := g.s.mtp, g.m.mtp
+	if head == nil || head.pc == nil || q == nil || q.cache == nil {
+		return
+	}
+	n := len(prompt)
+	if len(q.tokens) != n || commonPrefix(q.tokens, prompt) != n || q.hAt != n-1 || len(q.h) != head.E {
+		return
+	}
+	if err := head.pc.save(head, q.cache, prompt, q.h); err != nil {
+		g.m.cfg.Logger.Warn("engine: saving the MTP block's prompt in the prompt cache", "error", err)
+	}
 }
 
 // mtpFailed turns drafting by the MTP block off for the rest of the

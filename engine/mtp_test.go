@@ -24,12 +24,15 @@ func (f mtpTarget) NextN() (Backend, error) { return f.head, nil }
 // the model never writes ('z') otherwise: its drafts are accepted only if
 // the engine feeds it the right hidden states at the right positions. Its
 // hidden state after position p is the model's after the tokens up to p.
+// Its caches can be copied (Snapshotter), as the real block's can, unless
+// noSnapshots.
 type fakeMTP struct {
-	target func([]int32, []float32)
-	dim    int
-	ctxLen int
-	steps  int
-	wrong  int // rows given a hidden state that was not the model's (position 0 aside)
+	target      func([]int32, []float32)
+	dim         int
+	ctxLen      int
+	noSnapshots bool
+	steps       int
+	wrong       int // rows given a hidden state that was not the model's (position 0 aside)
 }
 
 type fakeMTPCache struct {
@@ -49,9 +52,44 @@ func (c *fakeMTPCache) Truncate(n int) error {
 	return nil
 }
 
-func (f *fakeMTP) Vocab() int               { return fakeVocab }
-func (f *fakeMTP) BatchSize() int           { return 512 }
-func (f *fakeMTP) NewCache() (Cache, error) { return &fakeMTPCache{f: f}, nil }
+// fakeMTPSnapshots is a fakeMTPCache the prompt cache can copy.
+type fakeMTPSnapshots struct{ *fakeMTPCache }
+
+func (c fakeMTPSnapshots) Clone(n int) (Cache, error) {
+	if n > len(c.stored) {
+		return nil, fmt.Errorf("fake MTP: clone %d of %d", n, len(c.stored))
+	}
+	return fakeMTPSnapshots{&fakeMTPCache{f: c.f, stored: slices.Clone(c.stored[:n])}}, nil
+}
+
+func (c fakeMTPSnapshots) CopyFrom(src Cache, from, to int) error {
+	s, ok := src.(fakeMTPSnapshots)
+	if !ok || s.f != c.f {
+		return errors.New("fake MTP: copy from another backend's cache")
+	}
+	if from > len(c.stored) || to > len(s.stored) || from > to {
+		return fmt.Errorf("fake MTP: copy [%d, %d) of %d into %d", from, to, len(s.stored), len(c.stored))
+	}
+	c.stored = append(c.stored[:from], s.stored[from:to]...)
+	return nil
+}
+
+// fakeMTPOf returns the fake block's cache c is.
+func fakeMTPOf(c Cache) *fakeMTPCache {
+	if s, ok := c.(fakeMTPSnapshots); ok {
+		return s.fakeMTPCache
+	}
+	return c.(*fakeMTPCache)
+}
+
+func (f *fakeMTP) Vocab() int     { return fakeVocab }
+func (f *fakeMTP) BatchSize() int { return 512 }
+func (f *fakeMTP) NewCache() (Cache, error) {
+	if f.noSnapshots {
+		return &fakeMTPCache{f: f}, nil
+	}
+	return fakeMTPSnapshots{&fakeMTPCache{f: f}}, nil
+}
 
 func (f *fakeMTP) Step(ctx context.Context, batch []Seq) error {
 	if err := ctx.Err(); err != nil {
@@ -61,7 +99,7 @@ func (f *fakeMTP) Step(ctx context.Context, batch []Seq) error {
 	E := f.dim
 	want, row := make([]float32, E), make([]float32, fakeVocab)
 	for _, q := range batch {
-		c := q.Cache.(*fakeMTPCache)
+		c := fakeMTPOf(q.Cache)
 		if len(q.Embeds) != len(q.Tokens)*E {
 			return fmt.Errorf("fake MTP: %d hidden values for %d tokens", len(q.Embeds), len(q.Tokens))
 		}
@@ -155,6 +193,66 @@ func TestMTPGreedyIsExact(t *testing.T) {
 	}
 	if steps*2 > plainSteps {
 		t.Errorf("%d model steps with MTP, %d without", steps, plainSteps)
+	}
+}
+
+// With a prompt cache the block's cache is shared as the model's: a new
+// session whose prompt, or its start, another session computed restores
+// the block's positions and the model's hidden state after them, so no row
+// is fed a hidden state that is not the model's and every draft is
+// accepted. A block whose caches cannot be copied is fed zeros there and
+// loses the drafts that start from them. The greedy answers are the
+// model's either way.
+func TestMTPPromptCache(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		shared bool
+	}{
+		{"shared", true},
+		{"not shared", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, head := mtpModel(t, softModel(1, 1), WithDraftLimits(3, 0, 0), WithPromptCache(1<<20))
+			head.noSnapshots = !tc.shared
+			opts := GenerateOptions{MaxTokens: 30}
+			plain := GenerateOptions{MaxTokens: 30, Drafter: DrafterNone}
+			drafted, accepted, wrong, prompts := 0, 0, 0, 0
+			for i := range 10 {
+				msgs := user(fmt.Sprintf("prompt %d %s", i, strings.Repeat("y", i)))
+				first, _ := sampledTokens(t, m.NewSession(), msgs, opts) // computes the prompt: the prompt cache keeps it
+				prompts++
+				msgs2 := append(append(msgs, Message{Role: "assistant", Content: decodeFake(first)}), user("more")...)
+				for turn, msgs := range [][]Message{msgs, msgs2} {
+					// The whole prompt from the prompt cache, then its
+					// start (the first turn's prompt) in a second turn.
+					wrongBefore := head.wrong
+					got, st := sampledTokens(t, m.NewSession(), msgs, opts)
+					wrong += head.wrong - wrongBefore
+					if st.SharedCachedTokens == 0 {
+						t.Fatalf("prompt %d, turn %d: nothing from the prompt cache: %+v", i, turn+1, st)
+					}
+					if want, _ := sampledTokens(t, m.NewSession(), msgs, plain); !slices.Equal(got, want) {
+						t.Fatalf("prompt %d, turn %d: with MTP %v, without %v", i, turn+1, got, want)
+					}
+					drafted, accepted = drafted+st.DraftTokens, accepted+st.AcceptedTokens
+					prompts += 2
+				}
+			}
+			// The block's lookups are not the model's prompts.
+			if ps := m.PromptCache().Stats(); ps.Hits+ps.Misses != prompts {
+				t.Errorf("prompt cache: %d hits and %d misses for %d prompts", ps.Hits, ps.Misses, prompts)
+			}
+			t.Logf("%d of %d drafted tokens accepted, %d rows of the wrong hidden state, %d entries in the prompt cache",
+				accepted, drafted, wrong, m.PromptCache().Stats().Entries)
+			switch {
+			case drafted == 0:
+				t.Errorf("nothing drafted")
+			case tc.shared && (accepted != drafted || wrong > 0):
+				t.Errorf("%d of %d drafted tokens accepted, %d rows fed a hidden state that was not the model's: the block's prefix is not restored", accepted, drafted, wrong)
+			case !tc.shared && (accepted == drafted || wrong == 0):
+				t.Errorf("%d of %d drafted tokens accepted, %d rows fed a wrong hidden state: a block without snapshots should be fed zeros", accepted, drafted, wrong)
+			}
+		})
 	}
 }
 

@@ -32,7 +32,11 @@ import (
 // A model with a draft model (Config.Draft) whose own Model has no prompt
 // cache keeps the draft's snapshots here too, under the same bound, marked
 // as the draft's: a session's draft restores the prefix its target does,
-// instead of computing it again (they stay in memory, never on disk).
+// instead of computing it again. A model drafting with its MTP block
+// (Config.MTP) keeps the block's snapshots here the same way, each with the
+// model's hidden state at the prompt's last position (see mtp.go). Both
+// stay in memory, never on disk, and their lookups are not counted in
+// Stats.Hits and Misses (they follow the model's own).
 //
 // Reused prefixes show in Stats.CachedTokens (and SharedCachedTokens). The
 // logits are those of a session that kept the prefix itself, which equal a
@@ -53,11 +57,13 @@ type PromptCache struct {
 
 // PromptCacheStats describes a prompt cache's use.
 type PromptCacheStats struct {
+	// Entries and Bytes count every snapshot, a draft model's and the MTP
+	// block's too.
 	Entries         int
 	Bytes, MaxBytes int64
-	// Hits counts prompts that reused a snapshot, Misses those that found
-	// none longer than their session's own cache; HitTokens is the tokens
-	// reused.
+	// Hits counts the model's prompts that reused a snapshot, Misses those
+	// that found none longer than their session's own cache; HitTokens is
+	// the tokens reused.
 	Hits, Misses, HitTokens int
 
 	// With Config.PromptCacheDir: the files and their bound; DiskHits
@@ -70,11 +76,25 @@ type PromptCacheStats struct {
 	DiskIgnored                         int
 }
 
+// snapshotOwner says whose caches a prompt-cache entry holds, so that
+// lookups and saves see only entries a cache can copy from (caches of the
+// same backend): nil is the prompt cache's own model; a draft model
+// (*Model) keeps its entries under itself, and so does the model's MTP
+// block (*mtpHead). Only the nil owner's entries go to disk.
+type snapshotOwner interface{ ownsSnapshots() }
+
+func (*Model) ownsSnapshots()   {}
+func (*mtpHead) ownsSnapshots() {}
+
 type promptEntry struct {
-	owner  *Model // nil: the cache's own model; else the draft model whose caches these are
+	owner  snapshotOwner // nil: the cache's own model
 	tokens []int32
-	kv     Cache     // exactly len(tokens) positions
-	logits []float32 // the prediction after tokens
+	kv     Cache // exactly len(tokens) positions
+	// logits is the row the position after tokens starts from: the
+	// prediction after tokens for a model's entries; for the MTP block's,
+	// the model's hidden state at the last of tokens, the block's input
+	// at the next position.
+	logits []float32
 	bytes  int64
 	// refs counts sessions copying from kv right now (and the disk writer
 	// saving it); an evicted entry's kv is closed when the last of them is
@@ -151,10 +171,10 @@ func (pc *PromptCache) close() {
 
 // restore makes c hold the longest prefix of prompt that a snapshot shares
 // with it, if that is longer than have (the prefix c holds already). It
-// returns the length c holds now and the logits after it when the
-// snapshot is exactly the whole prompt. owner is nil for a cache of the
-// prompt cache's own model, the draft model for a draft's cache.
-func (pc *PromptCache) restore(ctx context.Context, owner *Model, c Cache, prompt []int32, have int) (int, []float32, error) {
+// returns the length c holds now and the snapshot's row (the logits after
+// it; see promptEntry) when the snapshot is exactly the whole prompt.
+// owner is whose cache c is (see snapshotOwner).
+func (pc *PromptCache) restore(ctx context.Context, owner snapshotOwner, c Cache, prompt []int32, have int) (int, []float32, error) {
 	dst, ok := c.(Snapshotter)
 	if !ok {
 		return have, nil, nil
@@ -169,7 +189,9 @@ func (pc *PromptCache) restore(ctx context.Context, owner *Model, c Cache, promp
 			e, n, fromDisk = d, dn, true
 		}
 	}
-	pc.count(e != nil, n-have, fromDisk)
+	if owner == nil {
+		pc.count(e != nil, n-have, fromDisk)
+	}
 	if e == nil {
 		return have, nil, nil
 	}
@@ -199,7 +221,7 @@ func (pc *PromptCache) restore(ctx context.Context, owner *Model, c Cache, promp
 // lookup returns the snapshot sharing the longest prefix with prompt, and
 // that length, if it is longer than have; the snapshot is marked used.
 // Snapshots are immutable, so the caller copies from it without the lock.
-func (pc *PromptCache) lookup(owner *Model, prompt []int32, have int) (*promptEntry, int) {
+func (pc *PromptCache) lookup(owner snapshotOwner, prompt []int32, have int) (*promptEntry, int) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	var best *list.Element
@@ -301,9 +323,10 @@ func (pc *PromptCache) done(e *promptEntry) {
 }
 
 // save keeps a snapshot of the first len(prompt) positions of c, whose
-// prediction after them is logits, unless a snapshot covers it already.
-// owner is as for restore.
-func (pc *PromptCache) save(owner *Model, c Cache, prompt []int32, logits []float32) error {
+// prediction after them is logits (the row restore gives back; see
+// promptEntry), unless a snapshot covers it already. owner is as for
+// restore.
+func (pc *PromptCache) save(owner snapshotOwner, c Cache, prompt []int32, logits []float32) error {
 	src, ok := c.(Snapshotter)
 	if !ok || len(prompt) == 0 || !canRewind(c, len(prompt)) {
 		return nil

@@ -46,10 +46,10 @@ func openMTPModel(t *testing.T, opts ...engine.Option) *engine.Model {
 // drafts: over several prompts, in a first and a second turn of one
 // session (the block's cache and the model's recurrent state go back over
 // the rejected drafts), and in a session from the prompt cache (whose
-// block sees zeros for the restored prefix). A sampled answer at a high
-// temperature, where the model and the block agree often (both near
-// uniform), accepts drafts, after which a greedy turn of the same session
-// is still the model's own.
+// block restores the prefix from the prompt cache too). A sampled answer
+// at a high temperature, where the model and the block agree often (both
+// near uniform), accepts drafts, after which a greedy turn of the same
+// session is still the model's own.
 func TestQwen35MTPDraft(t *testing.T) {
 	m := openMTPModel(t, engine.WithDraftLimits(3, 0, 0), engine.WithPromptCache(32<<20))
 	opts := engine.GenerateOptions{MaxTokens: 24, Thinking: new(false)}
@@ -93,6 +93,35 @@ func TestQwen35MTPDraft(t *testing.T) {
 	second := append(first, engine.Message{Role: "assistant", Content: r.text}, engine.Message{Role: "user", Content: "again"})
 	if a, want := generate(t, s, second, opts), generate(t, m.NewSession(), second, plain); fmt.Sprint(a.tokens) != fmt.Sprint(want.tokens) {
 		t.Errorf("greedy after a sampled turn with MTP %v, without %v", a.tokens, want.tokens)
+	}
+}
+
+// A new session whose whole prompt comes from the prompt cache restores
+// the block's cache and the model's hidden state at the prompt's end from
+// it too, so the block drafts from the inputs it had when it computed the
+// prompt: sampled at a high temperature with one seed (where the block's
+// drafts are often accepted), the session's tokens and drafts are those of
+// a model without a prompt cache, whose block computed the whole prompt.
+// A block fed zeros for the restored prefix instead (as before its
+// snapshots were shared) drafts otherwise there, which this test sees on
+// each of these prompts.
+func TestQwen35MTPPromptCache(t *testing.T) {
+	m := openMTPModel(t, engine.WithDraftLimits(3, 0, 0), engine.WithPromptCache(32<<20))
+	ref := openMTPModel(t, engine.WithDraftLimits(3, 0, 0))
+	hot := engine.GenerateOptions{MaxTokens: 32, Thinking: new(false), Sampler: sample.Config{Temperature: 20, Seed: 5}}
+	for _, prompt := range []string{"say anything", "tell me a story about a fox", "hello"} {
+		msgs := []engine.Message{{Role: "user", Content: prompt}}
+		generate(t, m.NewSession(), msgs, hot) // the prompt cache keeps the prompt, and the block's
+		got := generate(t, m.NewSession(), msgs, hot)
+		want := generate(t, ref.NewSession(), msgs, hot)
+		if got.stats.SharedCachedTokens != got.stats.PromptTokens {
+			t.Fatalf("%q: %d of %d prompt tokens from the prompt cache", prompt, got.stats.SharedCachedTokens, got.stats.PromptTokens)
+		}
+		if fmt.Sprint(got.tokens) != fmt.Sprint(want.tokens) || got.stats.DraftTokens != want.stats.DraftTokens || got.stats.AcceptedTokens != want.stats.AcceptedTokens {
+			t.Errorf("%q from the prompt cache: %v, %d of %d drafts accepted; computed: %v, %d of %d", prompt,
+				got.tokens, got.stats.AcceptedTokens, got.stats.DraftTokens, want.tokens, want.stats.AcceptedTokens, want.stats.DraftTokens)
+		}
+		t.Logf("%q: %d of %d drafts accepted", prompt, got.stats.AcceptedTokens, got.stats.DraftTokens)
 	}
 }
 
