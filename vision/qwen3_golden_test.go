@@ -25,8 +25,8 @@ type qwen3Embed struct {
 	MmprojSHA256 string     `json:"mmproj_sha256"`
 	Selfcheck    [2]float64 `json:"selfcheck"` // haswell against sandybridge: max |Δ|, RMS
 	Runs         []struct {
-		Image  string      `json:"image"`
-		NEmbd  int         `json:"n_embd"`
+		Image  string `json:"image"`
+		NEmbd  int    `json:"n_embd"`
 		Chunks []struct {
 			Type       string      `json:"type"`
 			Tokens     []int32     `json:"tokens"`
