@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/smolgo/smolgo/backend"
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/internal/goldentest"
 	"github.com/smolgo/smolgo/internal/sharedtest"
@@ -250,7 +251,8 @@ func TestQwen3VLEngine(t *testing.T) {
 // refused when the model opens, with an error naming what differs: Qwen3-VL's
 // projector on Qwen2-VL's text model and the reverse (architectures), and on
 // a qwen3vl model with one deepstack layer where the projector has two
-// mergers (row widths).
+// mergers (row widths); and the backend refuses input rows of the
+// embedding width alone.
 func TestQwen3VLMismatch(t *testing.T) {
 	g := readQwen3VLLogits(t)
 	text, mmproj := writeQwen3VL(t, g)
@@ -284,5 +286,23 @@ func TestQwen3VLMismatch(t *testing.T) {
 				t.Fatalf("error %q does not say %q", err, c.want)
 			}
 		})
+	}
+	m, err := engine.Open(text, engine.WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := m.Backend()
+	if w := b.(backend.Embedder).EmbedWidth(); w != 3*256 {
+		t.Fatalf("EmbedWidth %d, want 768", w)
+	}
+	c, err := b.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = b.Step(context.Background(), []backend.Seq{{Cache: c, Tokens: make([]int32, 2), Embeds: make([]float32, 2*256)}})
+	if err == nil || !strings.Contains(err.Error(), "512 input values for 2 rows of 768") {
+		t.Fatalf("rows of 256: %v", err)
 	}
 }

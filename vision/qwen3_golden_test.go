@@ -84,10 +84,22 @@ func writeQwen3Mmproj(t *testing.T, want string) string {
 // taken as they are for the 8 × 8 one, two deepstack mergers) and compares
 // the chunks with mtmd's: the layout exactly, every value of the rows
 // (main and deepstack slices) within twice llama.cpp's difference with
-// itself, rounded up to one significant digit.
+// itself, rounded up to one significant digit; with the matrices packed
+// and as the file lays them out (q, k and v then three views of attn_qkv).
 func TestQwen3VLGoldenEmbeddings(t *testing.T) {
 	g := readQwen3Embed(t)
-	pr, err := Open(writeQwen3Mmproj(t, g.MmprojSHA256), Options{Threads: 2})
+	path := writeQwen3Mmproj(t, g.MmprojSHA256)
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "packed", true: "file layout"}[keep], func(t *testing.T) {
+			checkQwen3Embed(t, g, path, Options{Threads: 2, KeepLayout: keep})
+		})
+	}
+}
+
+// checkQwen3Embed compares the projector at path, opened with opts, with
+// the reference g.
+func checkQwen3Embed(t *testing.T, g *qwen3Embed, path string, opts Options) {
+	pr, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
