@@ -99,6 +99,7 @@ func TestQwen3VLGoldenEmbeddings(t *testing.T) {
 // checkQwen3Embed compares the projector at path, opened with opts, with
 // the reference g.
 func checkQwen3Embed(t *testing.T, g *qwen3Embed, path string, opts Options) {
+	t.Helper()
 	pr, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)

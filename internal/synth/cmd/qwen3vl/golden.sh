@@ -11,13 +11,13 @@
 #
 #   sh internal/synth/cmd/qwen3vl/golden.sh   # from the repository root
 #
-# Needs llamaref with libmtmd (LLAMAREF: its path; default from
-# /work/logs/llamaref.path) and ../shared/golden-vision/images
-# (GOLDEN_VISION: the golden-vision directory).
+# Needs llamaref with libmtmd (../shared/tools/llamaref/build.sh with
+# LLAMAREF_MTMD=1; SMOLGO_LLAMAREF: its path, as the tests take it) and
+# ../shared/golden-vision/images (GOLDEN_VISION: the golden-vision
+# directory).
 set -eu
-LLAMAREF=${LLAMAREF:-$(cat /work/logs/llamaref.path)}
+LLAMAREF=${SMOLGO_LLAMAREF:-${SMOLGO_CACHE:-$HOME/.cache/smolgo}/llamaref/nlc-3.22.1/bin/llamaref}
 GV=${GOLDEN_VISION:-$(cd "$(dirname "$0")/../../../.." && pwd)/../shared/golden-vision}
-[ -d "$GV/images" ] || GV=/work/shared/golden-vision
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go run ./internal/synth/cmd/qwen3vl "$tmp"
