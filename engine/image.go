@@ -141,11 +141,13 @@ func fits(p Projector, path, arch string, b Backend) error {
 	if !ok {
 		return fmt.Errorf("engine: the %s text model's backend takes no embedding rows, so it cannot use the projector %s", arch, path)
 	}
-	if p.Width() != e.EmbedWidth() {
-		return fmt.Errorf("engine: the projector %s (type %s) makes rows of width %d, but the %s text model's embeddings are %d wide", path, p.Type(), p.Width(), arch, e.EmbedWidth())
-	}
 	if !slices.Contains(p.TextArchitectures(), arch) {
 		return fmt.Errorf("engine: the projector %s is of type %s, which feeds %s text models, not %s", path, p.Type(), strings.Join(p.TextArchitectures(), " or "), arch)
+	}
+	if p.Width() != e.EmbedWidth() {
+		// Qwen3-VL's rows carry deepstack slices: the projector's deepstack
+		// mergers and the text model's n_deepstack_layers must agree too.
+		return fmt.Errorf("engine: the projector %s (type %s) makes rows of width %d, but the %s text model's input rows are %d wide (its embedding width, times 1 + its deepstack layers where it has them)", path, p.Type(), p.Width(), arch, e.EmbedWidth())
 	}
 	if p.MRoPE() != e.MRoPE() {
 		return fmt.Errorf("engine: the projector %s (type %s) and the %s text model disagree on M-RoPE positions (projector %v, text model %v)", path, p.Type(), arch, p.MRoPE(), e.MRoPE())

@@ -71,6 +71,13 @@ type Arch struct {
 	// Weights.ClsOut) in a softmax over its labels, as llama.cpp does for
 	// Qwen3-Reranker (scores are then probabilities: "yes", "no").
 	RankSoftmax bool
+	// Deepstack (Qwen3-VL's n_deepstack_layers) widens the input rows a
+	// step takes in place of token embeddings (backend.Seq.Embeds) to
+	// (1 + Deepstack) × Embd: the first Embd values are the row's input,
+	// and slice k+1 is added to its hidden state after block k, for k <
+	// Deepstack (llama.cpp's qwen3vl graph). A vision projector's deepstack
+	// mergers make those slices; a token's are zero (nothing is added).
+	Deepstack int
 }
 
 // Layer is one block: a token mixer and a feed-forward network, each of a
@@ -212,6 +219,9 @@ func (a *Arch) Validate(cfg Config) error {
 			return err
 		}
 	}
+	if a.Deepstack < 0 || a.Deepstack > cfg.Layers {
+		return fmt.Errorf("llama: %s: %d deepstack layers for %d blocks", a.Name, a.Deepstack, cfg.Layers)
+	}
 	for i, l := range a.Layers {
 		if l.Mixer == nil || l.FFN == nil {
 			return fmt.Errorf("llama: %s: layer %d has no token mixer or no feed-forward network", a.Name, i)
@@ -280,7 +290,7 @@ func (a *Arch) Windowed() bool {
 // backend sees it), "rope neox", "rope factors", "rope scaling", "nope",
 // "qk norm", "qkv bias", "sliding window", "query scale", "attention
 // scale" (attention) and "gelu" (GLU); then "post norms", "embedding
-// scale", "residual scale", "logit scale", "logit soft-cap". A backend
+// scale", "residual scale", "logit scale", "logit soft-cap", "deepstack". A backend
 // compares it with what it implements (Unsupported).
 func (a *Arch) Features() []string {
 	var fs []string
@@ -306,6 +316,7 @@ func (a *Arch) Features() []string {
 	add(a.ResidualScale != 0 && a.ResidualScale != 1, "residual scale")
 	add(a.LogitScale != 0 && a.LogitScale != 1, "logit scale")
 	add(a.LogitSoftcap > 0, "logit soft-cap")
+	add(a.Deepstack > 0, "deepstack")
 	return fs
 }
 

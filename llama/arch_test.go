@@ -39,6 +39,9 @@ func TestArchValidate(t *testing.T) {
 		{"shared gate without shared expert", func(a *Arch) { a.Layers[1].FFN = &MoE{Experts: 4, Used: 2, Width: 64, SharedGate: true} }, "shared-expert gate"},
 		{"query and attention scale", func(a *Arch) { a.Layers[1].Attention().QueryScale, a.Layers[1].Attention().Scale = 0.125, 0.125 }, "set one"},
 		{"NaN query scale", func(a *Arch) { a.Layers[0].Attention().QueryScale = float32(math.NaN()) }, "query scale"},
+		{"deepstack", func(a *Arch) { a.Deepstack = 2 }, ""},
+		{"deepstack past the blocks", func(a *Arch) { a.Deepstack = 3 }, "3 deepstack layers for 2 blocks"},
+		{"negative deepstack", func(a *Arch) { a.Deepstack = -1 }, "-1 deepstack layers"},
 	} {
 		cfg.FFN = 128
 		a := Plain("test", cfg)
@@ -82,6 +85,11 @@ func TestArchFeatures(t *testing.T) {
 	}
 	if fs, want := gr.Features(), []string{"attention scale", "embedding scale", "residual scale", "logit scale"}; !slices.Equal(fs, want) {
 		t.Errorf("granite features %v, want %v", fs, want)
+	}
+	ds := Plain("qwen3vl", cfg)
+	ds.Deepstack = 2
+	if fs := ds.Features(); !slices.Equal(fs, []string{"deepstack"}) {
+		t.Errorf("deepstack features %v", fs)
 	}
 }
 

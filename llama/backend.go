@@ -156,8 +156,8 @@ func (b *cpuBackend) Step(ctx context.Context, batch []backend.Seq) error {
 }
 
 // EmbedWidth implements backend.Embedder: input rows (Seq.Embeds) are
-// Embd wide.
-func (b *cpuBackend) EmbedWidth() int { return b.m.Config.Embd }
+// Embd wide, (1 + Arch.Deepstack) × Embd with deepstack slices.
+func (b *cpuBackend) EmbedWidth() int { return b.m.inputWidth() }
 
 // MRoPE implements backend.Embedder: whether a layer's rotation has M-RoPE
 // sections (Seq.Pos's Y and X count).
@@ -173,7 +173,7 @@ func (b *cpuBackend) MRoPE() bool {
 // input checks sequence i's rows given in place of tokens (Seq.Embeds,
 // Bidirectional, Pos) and returns them for its job.
 func (b *cpuBackend) input(i int, s backend.Seq) (input, error) {
-	n, E := len(s.Tokens), b.m.Config.Embd
+	n, E := len(s.Tokens), b.m.inputWidth()
 	in := input{embeds: s.Embeds, bidi: s.Bidirectional, pos: s.Pos}
 	switch {
 	case s.Embeds != nil && len(s.Embeds) != n*E:

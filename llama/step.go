@@ -69,21 +69,40 @@ type piece struct {
 // they attend to each other both ways, and their rotary positions. The
 // zero input is plain tokens at their places in the cache.
 type input struct {
-	embeds []float32          // len(tokens) rows of Embd; nil: the tokens' embeddings
+	embeds []float32          // len(tokens) rows of inputWidth; nil: the tokens' embeddings
 	bidi   bool               // the rows see each other in both directions (one piece)
 	pos    []backend.Position // per row; nil: the row's place in the cache
 }
 
-// slice returns the input of rows [lo, hi).
-func (in input) slice(lo, hi, E int) input {
+// slice returns the input of rows [lo, hi) of rows W wide.
+func (in input) slice(lo, hi, W int) input {
 	out := input{bidi: in.bidi}
 	if in.embeds != nil {
-		out.embeds = in.embeds[lo*E : hi*E]
+		out.embeds = in.embeds[lo*W : hi*W]
 	}
 	if in.pos != nil {
 		out.pos = in.pos[lo:hi]
 	}
 	return out
+}
+
+// inputWidth is the width of a row given in place of a token's embedding:
+// Embd, times 1 + Arch.Deepstack with deepstack slices.
+func (m *CPU) inputWidth() int { return m.Config.Embd * (1 + m.Arch.Deepstack) }
+
+// addDeepstack adds, after block l, slice l+1 of each given input row to
+// its hidden state (Arch.Deepstack); token rows get nothing.
+func (m *CPU) addDeepstack(b *buffers, ps []piece, l int) {
+	E, W := m.Config.Embd, m.inputWidth()
+	for _, p := range ps {
+		if p.in.embeds == nil {
+			continue
+		}
+		for t := range p.tokens {
+			r := p.row + t
+			tensor.Add(b.x[r*E:(r+1)*E], p.in.embeds[t*W+(l+1)*E:t*W+(l+2)*E])
+		}
+	}
 }
 
 // span is a range of rows that one product call covers.
@@ -111,7 +130,7 @@ func (m *CPU) run(ctx context.Context, b *buffers, jobs []job, batch int) error 
 				continue
 			}
 			p := piece{c: j.c, tokens: j.tokens[j.done : j.done+take], pos: j.start + j.done,
-				in: j.in.slice(j.done, j.done+take, m.Config.Embd)}
+				in: j.in.slice(j.done, j.done+take, m.inputWidth())}
 			// The logits asked for are the last R rows of the job; this
 			// piece holds the ones in [max(first, done), done+take).
 			first := n - len(j.out)/V
@@ -205,7 +224,8 @@ func (m *CPU) pass(ctx context.Context, b *buffers, ps []piece) error {
 			if p.in.embeds != nil {
 				// Rows given as they are: an image's rows are not scaled
 				// as token embeddings are (llama.cpp scales only tokens).
-				copy(xr, p.in.embeds[t*E:(t+1)*E])
+				W := m.inputWidth()
+				copy(xr, p.in.embeds[t*W:t*W+E])
 			} else {
 				if err := m.embd.Row(int(tok), xr); err != nil {
 					return fmt.Errorf("llama: embedding: %w", err)
@@ -234,6 +254,9 @@ func (m *CPU) pass(ctx context.Context, b *buffers, ps []piece) error {
 		}
 		if err := m.layer(b, ps, l, n); err != nil {
 			return err
+		}
+		if l < m.Arch.Deepstack {
+			m.addDeepstack(b, ps, l)
 		}
 	}
 	if err := ctx.Err(); err != nil {

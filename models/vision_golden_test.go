@@ -44,16 +44,128 @@ func visionTolerance(t *testing.T, proj string) goldentest.Tolerance {
 	return goldentest.VisionTolerance(t, proj)
 }
 
-// visionChunks are the chunk layout of a golden-vision logits file (the
-// part goldentest does not read): M-RoPE positions of image rows.
+// visionChunks are the chunk layout of a golden-vision logits file.
 type visionChunks struct {
 	Prompts []struct {
-		Chunks []struct {
-			Type     string     `json:"type"`
-			Pos0     int        `json:"pos0"`
-			MropePos [][3]int32 `json:"mrope_pos"`
-		} `json:"chunks"`
+		Chunks []visionChunk `json:"chunks"`
 	} `json:"prompts"`
+}
+
+// visionChunk is a chunk of a golden-vision logits file's layout (the
+// part goldentest does not read): where it starts and, for an M-RoPE image
+// chunk, its rows' (t, y, x) positions.
+type visionChunk struct {
+	Type     string     `json:"type"`
+	Pos0     int        `json:"pos0"`
+	MropePos [][3]int32 `json:"mrope_pos"`
+}
+
+// visionLogitsDiff runs prompt with image im (encoded by pr) through the
+// text model at textPath as mtmd-logits does (each chunk in one step: text
+// as tokens, an image chunk as its embedding rows, Gemma 3's attending both
+// ways), checks the layout (tokens, -1 for image rows; chunk positions)
+// against p and chunks exactly, and returns the difference of every
+// prefill row's logits, then the teacher-forced decode steps', from p's.
+func visionLogitsDiff(t *testing.T, pr *vision.Projector, im *vision.Image, textPath, prompt string, p goldentest.Prompt, chunks []visionChunk) goldentest.Diff {
+	t.Helper()
+	rows := make([][]float32, len(im.Chunks))
+	for k, c := range im.Chunks {
+		if c.Rows == 0 {
+			continue
+		}
+		rows[k] = make([]float32, c.Rows*pr.Width())
+		if err := pr.Encode(context.Background(), im, k, rows[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := engine.Open(textPath, engine.WithThreads(2), engine.WithBatchSize(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tok, err := m.Format().Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, err := vision.Split(prompt, vision.Marker, []*vision.Image{im}, func(text string, _, _ bool) []int32 { return tok.Encode(text, true) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int32
+	for _, s := range segs {
+		if s.Image != nil {
+			for range s.Rows() {
+				ids = append(ids, -1)
+			}
+			continue
+		}
+		ids = append(ids, s.Tokens...)
+	}
+	if !slices.Equal(ids, p.Tokens) {
+		t.Fatalf("layout %v\n  mtmd %v", ids, p.Tokens)
+	}
+	b := m.Backend()
+	emb, ok := b.(backend.Embedder)
+	if !ok {
+		t.Fatal("the text model's backend takes no embedding rows")
+	}
+	c, err := b.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	V := b.Vocab()
+	var d goldentest.Diff
+	row, pos := 0, 0 // the prompt row, and the next position
+	ci := 0          // golden chunk index
+	for _, s := range segs {
+		n := s.Rows()
+		seq := backend.Seq{Cache: c, Tokens: s.Tokens, Logits: make([]float32, n*V)}
+		ch := chunks[ci]
+		if ch.Pos0 != pos {
+			t.Fatalf("chunk %d starts at position %d, mtmd %d", ci, pos, ch.Pos0)
+		}
+		if s.Image != nil {
+			cc := s.Image.Chunks[s.Chunk]
+			seq.Tokens = make([]int32, n)
+			seq.Embeds = rows[s.Chunk]
+			seq.Bidirectional = pr.Bidirectional()
+			if emb.MRoPE() {
+				seq.Pos = vision.MRoPEPositions(cc, pos)
+				for r, q := range seq.Pos {
+					if w := ch.MropePos[r]; q != (backend.Position{T: w[0], Y: w[1], X: w[2]}) {
+						t.Fatalf("image row %d at %v, mtmd %v", r, q, w)
+					}
+				}
+			}
+			pos += cc.Advance
+		} else {
+			if emb.MRoPE() {
+				seq.Pos = vision.TextPositions(pos, n)
+			}
+			pos += n
+		}
+		if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			d.Add(fmt.Sprintf("prefill row %d", row+i), seq.Logits[i*V:(i+1)*V], p.Prefill[row+i].Logits)
+		}
+		row += n
+		ci++
+	}
+	for k, r := range p.Decode {
+		seq := backend.Seq{Cache: c, Tokens: []int32{r.Token}, Logits: make([]float32, V)}
+		if emb.MRoPE() {
+			seq.Pos = vision.TextPositions(pos, 1)
+		}
+		if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+		d.Add(fmt.Sprintf("decode step %d", k), seq.Logits, r.Logits)
+	}
+	return d
 }
 
 // TestVisionGoldenLogits runs golden-vision's prompts with their images
@@ -80,111 +192,13 @@ func TestVisionGoldenLogits(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rows := make([][]float32, len(im.Chunks))
-				for k, c := range im.Chunks {
-					if c.Rows == 0 {
-						continue
-					}
-					rows[k] = make([]float32, c.Rows*pr.Width())
-					if err := pr.Encode(context.Background(), im, k, rows[k]); err != nil {
-						t.Fatal(err)
-					}
-				}
 				g := goldentest.Load(t, "golden-vision/logits/"+name+".json.gz")
 				var gc visionChunks
 				if err := json.Unmarshal(sharedtest.ReadGzip(t, "golden-vision/logits/"+name+".json.gz"), &gc); err != nil {
 					t.Fatal(err)
 				}
-				m, err := engine.Open(sharedtest.Path(t, "golden-vision/models/"+run.text+".gguf"), engine.WithThreads(2), engine.WithBatchSize(512))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
-				tok, err := m.Format().Tokenizer()
-				if err != nil {
-					t.Fatal(err)
-				}
-				p := g.Prompts[0]
-				prompt := visionPrompt(run.proj)
-				segs, err := vision.Split(prompt, vision.Marker, []*vision.Image{im}, func(text string, _, _ bool) []int32 { return tok.Encode(text, true) })
-				if err != nil {
-					t.Fatal(err)
-				}
-				var ids []int32
-				for _, s := range segs {
-					if s.Image != nil {
-						for range s.Rows() {
-							ids = append(ids, -1)
-						}
-						continue
-					}
-					ids = append(ids, s.Tokens...)
-				}
-				if !slices.Equal(ids, p.Tokens) {
-					t.Fatalf("layout %v\n  mtmd %v", ids, p.Tokens)
-				}
+				d := visionLogitsDiff(t, pr, im, sharedtest.Path(t, "golden-vision/models/"+run.text+".gguf"), visionPrompt(run.proj), g.Prompts[0], gc.Prompts[0].Chunks)
 				tol := visionTolerance(t, run.proj)
-				b := m.Backend()
-				emb, ok := b.(backend.Embedder)
-				if !ok {
-					t.Fatal("the text model's backend takes no embedding rows")
-				}
-				c, err := b.NewCache()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				V := b.Vocab()
-				var d goldentest.Diff
-				row, pos := 0, 0 // the prompt row, and the next position
-				ci := 0          // golden chunk index
-				for _, s := range segs {
-					n := s.Rows()
-					seq := backend.Seq{Cache: c, Tokens: s.Tokens, Logits: make([]float32, n*V)}
-					ch := gc.Prompts[0].Chunks[ci]
-					if ch.Pos0 != pos {
-						t.Fatalf("chunk %d starts at position %d, mtmd %d", ci, pos, ch.Pos0)
-					}
-					if s.Image != nil {
-						cc := s.Image.Chunks[s.Chunk]
-						seq.Tokens = make([]int32, n)
-						seq.Embeds = rows[s.Chunk]
-						seq.Bidirectional = pr.Bidirectional()
-						if emb.MRoPE() {
-							seq.Pos = vision.MRoPEPositions(cc, pos)
-							for r, q := range seq.Pos {
-								if w := ch.MropePos[r]; q != (backend.Position{T: w[0], Y: w[1], X: w[2]}) {
-									t.Fatalf("image row %d at %v, mtmd %v", r, q, w)
-								}
-							}
-						}
-						pos += cc.Advance
-					} else {
-						if emb.MRoPE() {
-							seq.Pos = vision.TextPositions(pos, n)
-						}
-						pos += n
-					}
-					if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
-						t.Fatal(err)
-					}
-					for i := range n {
-						d.Add(fmt.Sprintf("prefill row %d", row+i), seq.Logits[i*V:(i+1)*V], p.Prefill[row+i].Logits)
-					}
-					row += n
-					ci++
-				}
-				for k, r := range p.Decode {
-					seq := backend.Seq{Cache: c, Tokens: []int32{r.Token}, Logits: make([]float32, V)}
-					if emb.MRoPE() {
-						seq.Pos = vision.TextPositions(pos, 1)
-					}
-					if err := b.Step(context.Background(), []backend.Seq{seq}); err != nil {
-						t.Fatal(err)
-					}
-					pos++
-					d.Add(fmt.Sprintf("decode step %d", k), seq.Logits, r.Logits)
-				}
 				t.Logf("%s: max |Δ| %.3g (tolerance %g), RMS %.3g (tolerance %g) over %d logits", name, d.MaxAbs, tol.MaxAbs, d.RMS(), tol.RMS, d.N)
 				if d.MaxAbs > tol.MaxAbs || d.RMS() > tol.RMS {
 					t.Errorf("%s: max |Δ| %.3g / RMS %.3g exceed %g / %g (worst at %s)", name, d.MaxAbs, d.RMS(), tol.MaxAbs, tol.RMS, d.Worst)
@@ -276,7 +290,7 @@ func TestVisionEngineGolden(t *testing.T) {
 }
 
 // TestVisionUnknownProjector: a projector of a type the package does not
-// run (here golden-vision's Qwen2-VL file calling itself Qwen3-VL's) is
+// run (here golden-vision's Qwen2-VL file calling itself GLM-4.1V's) is
 // refused when the model opens, naming its type, not at a chat's first
 // image; the text model alone opens.
 func TestVisionUnknownProjector(t *testing.T) {
@@ -288,7 +302,7 @@ func TestVisionUnknownProjector(t *testing.T) {
 	kv := slices.Clone(src.KV)
 	for i := range kv {
 		if kv[i].Key == "clip.projector_type" {
-			kv[i].Value = "qwen3vl_merger"
+			kv[i].Value = "glm4v"
 		}
 	}
 	var tensors []gguf.WriterTensor
@@ -296,7 +310,7 @@ func TestVisionUnknownProjector(t *testing.T) {
 		ti := &src.Tensors[i]
 		tensors = append(tensors, gguf.WriterTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: src.TensorData(ti)})
 	}
-	path := filepath.Join(t.TempDir(), "mmproj-qwen3vl.gguf")
+	path := filepath.Join(t.TempDir(), "mmproj-glm4v.gguf")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +327,7 @@ func TestVisionUnknownProjector(t *testing.T) {
 		m.Close()
 		t.Fatal("opened with a projector of an unknown type")
 	}
-	if !strings.Contains(err.Error(), `"qwen3vl_merger" is not supported`) {
+	if !strings.Contains(err.Error(), `"glm4v" is not supported`) {
 		t.Fatalf("error %q does not name the projector type", err)
 	}
 	m, err = engine.Open(text, engine.WithThreads(2))

@@ -20,6 +20,9 @@ type buffers struct {
 	order, groups []int
 	wins          []span
 	cos, sin      []float32
+	// Qwen3-VL: the positions interpolated to the grid, and the deepstack
+	// mergers' rows (merger k's in ds[k·g·projDim:], g merged rows)
+	pos, ds []float32
 }
 
 // Encode computes the embedding rows of image chunk k of img (a chunk with
@@ -30,8 +33,8 @@ func (pr *Projector) Encode(ctx context.Context, img *Image, k int, dst []float3
 		return fmt.Errorf("vision: chunk %d of the image is not an image chunk", k)
 	}
 	c := &img.Chunks[k]
-	if len(dst) != c.Rows*pr.p.projDim {
-		return fmt.Errorf("vision: %d floats for %d rows of %d", len(dst), c.Rows, pr.p.projDim)
+	if W := pr.Width(); len(dst) != c.Rows*W {
+		return fmt.Errorf("vision: %d floats for %d rows of %d", len(dst), c.Rows, W)
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -50,7 +53,7 @@ func (pr *Projector) encode(ctx context.Context, t *tile, rows int, dst []float3
 	if n > maxPatches {
 		return fmt.Errorf("vision: a %dx%d picture is %d patches, over the %d an encoding takes", t.W, t.H, n, maxPatches)
 	}
-	qwen := p.typ == Qwen2VL || p.typ == Qwen25VL
+	qwen := p.qwen()
 	var order []int // the ViT's patch sequence (slot → raster index); nil: raster order
 	if qwen {
 		if err := pr.qwenLayout(pw, ph); err != nil {
@@ -93,7 +96,15 @@ func (pr *Projector) encode(ctx context.Context, t *tile, rows int, dst []float3
 		}
 		tensor.Add(b.x[:n*E], b.att[:n*E])
 	}
-	if pr.w.pos != nil {
+	if pr.w.patchBias != nil {
+		for s := range n {
+			tensor.Add(b.x[s*E:(s+1)*E], pr.w.patchBias)
+		}
+	}
+	switch {
+	case p.typ == Qwen3VL:
+		pr.qwen3Positions(pw, ph)
+	case pr.w.pos != nil:
 		tensor.Add(b.x[:n*E], pr.w.pos[:n*E])
 	}
 	if qwen {
@@ -107,7 +118,7 @@ func (pr *Projector) encode(ctx context.Context, t *tile, rows int, dst []float3
 		return pr.gemma3Head(pw, ph, dst)
 	case Idefics3:
 		return pr.idefics3Head(pw, ph, dst)
-	case Qwen2VL, Qwen25VL:
+	case Qwen2VL, Qwen25VL, Qwen3VL:
 		return pr.qwenMerger(dst, n)
 	}
 	return fmt.Errorf("vision: no head for %s", p.typ)
@@ -168,6 +179,13 @@ func (pr *Projector) vit(ctx context.Context, n int, rope bool) error {
 			return err
 		}
 		tensor.Add(x, h)
+		for k := range pr.w.deep {
+			if pr.w.deep[k].block == l {
+				if err := pr.deepstack(k, n); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if pr.w.post.w != nil {
 		pr.norm(x, x, pr.w.post, n)

@@ -104,7 +104,7 @@ func (pr *Projector) PreparePixels(img *pixels.RGB) (*Image, error) {
 		text("\n\n<fake_token_around_image><global-img>")
 		add(p.normalize(overview), rows, rows, 0, 0)
 		text("<fake_token_around_image>")
-	case Qwen2VL, Qwen25VL:
+	case Qwen2VL, Qwen25VL, Qwen3VL:
 		w, h, err := p.qwenSize(img.W, img.H)
 		if err != nil {
 			return nil, err

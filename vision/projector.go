@@ -18,10 +18,11 @@ const (
 	Idefics3 = "idefics3"         // SmolVLM: SigLIP on tiles, pixel shuffle, projection
 	Qwen2VL  = "qwen2vl_merger"   // Qwen2-VL: patch conv pair, 2-D M-RoPE ViT, merger MLP
 	Qwen25VL = "qwen2.5vl_merger" // Qwen2.5-VL: as Qwen2-VL with RMSNorm, SwiGLU and window attention
+	Qwen3VL  = "qwen3vl_merger"   // Qwen3-VL: as Qwen2-VL with a patch bias, learned positions, GELU and deepstack mergers
 )
 
 // Types lists the projector types Open loads.
-var Types = []string{Gemma3, Idefics3, Qwen2VL, Qwen25VL}
+var Types = []string{Gemma3, Idefics3, Qwen2VL, Qwen25VL, Qwen3VL}
 
 // params are a projector file's hyper-parameters (clip.vision.*), with
 // mtmd's defaults for what a type leaves out.
@@ -47,7 +48,12 @@ type params struct {
 	rmsNorm      bool // the blocks' norms are RMSNorms (Qwen2.5)
 	ropeTheta    float32
 	patchesPerSd int
+	deepstack    []int // Qwen3-VL: the blocks whose output also goes through a deepstack merger, in order
 }
+
+// qwen reports whether the type is one of the Qwen-VL family's: patch conv
+// pair, 2-D M-RoPE in the ViT, 2 × 2 merger, dynamic size.
+func (p *params) qwen() bool { return p.typ == Qwen2VL || p.typ == Qwen25VL || p.typ == Qwen3VL }
 
 // A Projector is a vision encoder with the projection that turns its
 // output into rows of the text model's embedding width: what llama.cpp
@@ -122,8 +128,11 @@ func (pr *Projector) Close() error {
 func (pr *Projector) Type() string { return pr.p.typ }
 
 // Width is the width of the rows it makes: the text model's embedding
-// width (clip.vision.projection_dim).
-func (pr *Projector) Width() int { return pr.p.projDim }
+// width (clip.vision.projection_dim), times 1 + the deepstack mergers for
+// Qwen3-VL, whose rows carry each deepstack merger's output after the
+// main one's (what llama.cpp's qwen3vl text model reads as
+// n_embd × (1 + n_deepstack_layers)).
+func (pr *Projector) Width() int { return pr.p.projDim * (1 + len(pr.p.deepstack)) }
 
 // ImageSize is the side of the square image (or tile) the encoder takes,
 // for the fixed-size and tiled types.
@@ -140,7 +149,7 @@ func (pr *Projector) Merge() int { return pr.p.merge }
 
 // MRoPE reports whether the rows take M-RoPE positions in the text model
 // (Qwen's (t, y, x)).
-func (pr *Projector) MRoPE() bool { return pr.p.typ == Qwen2VL || pr.p.typ == Qwen25VL }
+func (pr *Projector) MRoPE() bool { return pr.p.qwen() }
 
 // Bidirectional reports whether an image's rows attend to each other in
 // both directions in the text model (Gemma 3).
@@ -154,6 +163,8 @@ func (pr *Projector) TextArchitectures() []string {
 		return []string{"gemma3"}
 	case Idefics3:
 		return []string{"llama"}
+	case Qwen3VL:
+		return []string{"qwen3vl"}
 	}
 	return []string{"qwen2vl"}
 }
@@ -255,7 +266,7 @@ func readParams(f *gguf.File) (params, error) {
 	if p.gelu && p.silu {
 		return p, errors.New("clip.use_gelu and clip.use_silu are both set")
 	}
-	if side := p.imageSize / p.patch; p.typ != Qwen2VL && p.typ != Qwen25VL && side*side > maxPatches {
+	if side := p.imageSize / p.patch; !p.qwen() && side*side > maxPatches {
 		return p, fmt.Errorf("clip.vision.image_size %d with patch_size %d is %d patches a tile, over the %d an encoding takes", p.imageSize, p.patch, side*side, maxPatches)
 	}
 	switch p.typ {
@@ -279,7 +290,7 @@ func readParams(f *gguf.File) (params, error) {
 		if p.merge < 2 || p.imageSize%p.patch != 0 || (p.imageSize/p.patch)%p.merge != 0 {
 			return p, fmt.Errorf("idefics3: image size %d, patch %d and scale factor %d do not divide", p.imageSize, p.patch, p.merge)
 		}
-	case Qwen2VL, Qwen25VL:
+	case Qwen2VL, Qwen25VL, Qwen3VL:
 		p.merge, p.filter = 2, pixels.Bicubic
 		if err := u("clip.vision.spatial_merge_size", &p.merge, false, 2, 2); err != nil {
 			return p, err

@@ -140,29 +140,36 @@ func (pr *Projector) rope(n int) {
 
 // qwenMerger is the merger on the n rows of b.x (already normed): each
 // group's 4 rows as one, mm.0 with GELU, mm.2, the rows written to dst in
-// the merged grid's row-major order.
+// the merged grid's row-major order, each followed by the deepstack
+// mergers' rows of its group (Qwen3-VL; b.ds).
 func (pr *Projector) qwenMerger(dst []float32, n int) error {
 	p := &pr.p
 	b := &pr.buf
 	mm := p.merge * p.merge
 	g := n / mm
 	M := p.embd * mm
+	D, W := p.projDim, pr.Width()
 	b.up = grow(b.up, max(n*p.ff, g*M))
 	if err := pr.w.mm0.mul(pr.pool, &b.s, b.up, b.x[:g*M], g, true); err != nil {
 		return err
 	}
+	direct := p.waPattern == 0 && W == D
 	out := dst
-	if p.waPattern > 0 {
-		b.att = grow(b.att, max(n*p.embd, g*p.projDim))
+	if !direct {
+		b.att = grow(b.att, max(n*p.embd, g*D))
 		out = b.att
 	}
 	if err := pr.w.mm2.mul(pr.pool, &b.s, out, b.up[:g*M], g, false); err != nil {
 		return err
 	}
-	if p.waPattern > 0 {
-		D := p.projDim
-		for s, r := range b.groups {
-			copy(dst[r*D:(r+1)*D], out[s*D:(s+1)*D])
+	if direct {
+		return nil
+	}
+	for s, r := range b.groups {
+		row := dst[r*W : (r+1)*W]
+		copy(row[:D], out[s*D:(s+1)*D])
+		for k := range pr.w.deep {
+			copy(row[(1+k)*D:(2+k)*D], b.ds[(k*g+s)*D:(k*g+s+1)*D])
 		}
 	}
 	return nil

@@ -36,6 +36,19 @@ type weights struct {
 	fc *linear // mm.model.fc.weight: [projDim × embd·merge²]
 	// Qwen
 	mm0, mm2 *linear // merger MLP: [4·embd × 4·embd], [projDim × 4·embd]
+	// Qwen3-VL
+	patchBias []float32   // v.patch_embd.bias, added to the two kernels' sum
+	posSide   int         // the learned positions' grid side (pos holds posSide² rows)
+	deep      []deepMerge // the deepstack mergers, in block order
+}
+
+// deepMerge is a Qwen3-VL deepstack merger: block's output, each 2 × 2
+// group's rows read as one row of 4·embd, LayerNorm (norm, 4·embd wide),
+// fc1, GELU, fc2 to the text width.
+type deepMerge struct {
+	block    int
+	norm     norm
+	fc1, fc2 *linear
 }
 
 // loader reads tensors by name, the first error kept.
@@ -141,7 +154,7 @@ func (l *loader) lin(name string, rows, cols int, bias bool) *linear {
 func (w *weights) load(f *gguf.File, p *params, pk *packer) error {
 	l := &loader{f: f, pk: pk}
 	E, F, P := p.embd, p.ff, p.patch
-	qwen := p.typ == Qwen2VL || p.typ == Qwen25VL
+	qwen := p.qwen()
 	// The patch embedding is a convolution of stride P: a product with
 	// each patch's 3·P·P values, channel-major ([c][y][x], ggml's im2col).
 	// ggml's conv_2d multiplies in float16 (its im2col is F16): the
@@ -149,7 +162,10 @@ func (w *weights) load(f *gguf.File, p *params, pk *packer) error {
 	w.patch = l.pk.linear(roundF16(l, l.matrix("v.patch_embd.weight", E, 3*P*P, P, P, 3, E)), nil)
 	if qwen {
 		w.patch1 = l.pk.linear(roundF16(l, l.matrix("v.patch_embd.weight.1", E, 3*P*P, P, P, 3, E)), nil)
-		if l.has("v.patch_embd.bias") {
+		if p.typ == Qwen3VL {
+			w.patchBias = l.floats("v.patch_embd.bias", E)
+			w.pos, w.posSide = l.squarePositions(E)
+		} else if l.has("v.patch_embd.bias") {
 			return fmt.Errorf("%s: v.patch_embd.bias is not expected", p.typ)
 		}
 	} else if w.patch != nil {
@@ -162,9 +178,14 @@ func (w *weights) load(f *gguf.File, p *params, pk *packer) error {
 		var b block
 		b.ln1 = norm{l.floats(n("ln1.weight"), E), l.optFloats(n("ln1.bias"), E)}
 		b.ln2 = norm{l.floats(n("ln2.weight"), E), l.optFloats(n("ln2.bias"), E)}
-		b.q = l.lin(n("attn_q"), E, E, true)
-		b.k = l.lin(n("attn_k"), E, E, true)
-		b.v = l.lin(n("attn_v"), E, E, true)
+		if p.typ == Qwen3VL {
+			// q, k and v stored stacked (attn_qkv), as mtmd's graph reads them.
+			b.q, b.k, b.v = l.stackedQKV(n("attn_qkv"), E)
+		} else {
+			b.q = l.lin(n("attn_q"), E, E, true)
+			b.k = l.lin(n("attn_k"), E, E, true)
+			b.v = l.lin(n("attn_v"), E, E, true)
+		}
 		b.o = l.lin(n("attn_out"), E, E, true)
 		b.up = l.lin(n("ffn_up"), F, E, true)
 		if l.has(n("ffn_gate.weight")) {
@@ -191,6 +212,9 @@ func (w *weights) load(f *gguf.File, p *params, pk *packer) error {
 		M := E * p.merge * p.merge
 		w.mm0 = l.lin("mm.0", M, M, true)
 		w.mm2 = l.lin("mm.2", p.projDim, M, true)
+		if p.typ == Qwen3VL {
+			w.loadDeepstack(l, f, p, M)
+		}
 	}
 	if l.err == nil && (p.typ == Gemma3 || p.typ == Idefics3) && (w.post.w == nil) {
 		l.err = fmt.Errorf("%s: v.post_ln.weight is missing", p.typ)
@@ -204,6 +228,92 @@ func (w *weights) load(f *gguf.File, p *params, pk *packer) error {
 		}
 	}
 	return l.err
+}
+
+// loadDeepstack reads the deepstack mergers (v.deepstack.N.*): a block
+// has one when its fc1 is in the file, as clip.cpp decides. The file's
+// clip.vision.is_deepstack_layers, where present, must say the same.
+func (w *weights) loadDeepstack(l *loader, f *gguf.File, p *params, M int) {
+	var flags []bool
+	if v, ok := f.Get("clip.vision.is_deepstack_layers"); ok {
+		if flags, ok = v.([]bool); !ok || len(flags) != p.layers {
+			l.err = fmt.Errorf("clip.vision.is_deepstack_layers is %v, want %d booleans", v, p.layers)
+			return
+		}
+	}
+	p.deepstack = nil
+	for i := range p.layers {
+		n := func(s string) string { return fmt.Sprintf("v.deepstack.%d.%s", i, s) }
+		has := l.has(n("fc1.weight"))
+		if flags != nil && flags[i] != has {
+			l.err = fmt.Errorf("clip.vision.is_deepstack_layers[%d] is %v, but tensor %s is %s", i, flags[i], n("fc1.weight"), map[bool]string{true: "present", false: "absent"}[has])
+			return
+		}
+		if !has {
+			continue
+		}
+		d := deepMerge{block: i}
+		d.norm = norm{l.floats(n("norm.weight"), M), l.floats(n("norm.bias"), M)}
+		d.fc1 = l.lin(n("fc1"), M, M, true)
+		d.fc2 = l.lin(n("fc2"), p.projDim, M, true)
+		w.deep = append(w.deep, d)
+		p.deepstack = append(p.deepstack, i)
+	}
+}
+
+// squarePositions reads v.position_embd.weight, E × side² (side² rows of
+// E), the learned positions of a side × side patch grid (clip.cpp takes
+// the side as the square root of the row count).
+func (l *loader) squarePositions(E int) ([]float32, int) {
+	const name = "v.position_embd.weight"
+	if l.err != nil {
+		return nil, 0
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		l.err = fmt.Errorf("tensor %s is missing", name)
+		return nil, 0
+	}
+	if len(t.Dims) < 2 || t.Dims[1] == 0 || t.Dims[1] > maxPatches {
+		l.err = fmt.Errorf("tensor %s has shape %v, want [%d, side²]", name, t.Dims, E)
+		return nil, 0
+	}
+	rows := int(t.Dims[1])
+	side := int(math.Sqrt(float64(rows)))
+	for side*side > rows {
+		side--
+	}
+	for (side+1)*(side+1) <= rows {
+		side++
+	}
+	if side*side != rows {
+		l.err = fmt.Errorf("tensor %s has %d rows, not a square grid of positions", name, rows)
+		return nil, 0
+	}
+	return l.floats(name, E, rows), side
+}
+
+// stackedQKV reads name.weight, [E, 3E] (q's, k's and v's rows one after
+// the other), and name.bias, as three linears over thirds of the file's
+// data.
+func (l *loader) stackedQKV(name string, E int) (q, k, v *linear) {
+	t := l.info(name+".weight", E, 3*E)
+	bias := l.floats(name+".bias", 3*E)
+	if t == nil || bias == nil {
+		return nil, nil, nil
+	}
+	d := l.f.TensorData(t)
+	part := len(d) / 3
+	var out [3]*linear
+	for i := range out {
+		m, err := tensor.NewMatrix(fmt.Sprintf("%s.weight[%d]", name, i), t.Type, E, E, d[i*part:(i+1)*part])
+		if err != nil {
+			l.err = err
+			return nil, nil, nil
+		}
+		out[i] = l.pk.linear(m, bias[i*E:(i+1)*E])
+	}
+	return out[0], out[1], out[2]
 }
 
 // transposed copies tensor t (cols × rows in ggml order: rows of cols

@@ -19,9 +19,20 @@
 // (cls.output.weight: the "yes" and "no" rows of the output), pooling_type
 // rank and a rerank template; engine.Model.Rerank scores with the softmax
 // of the head (RankSoftmax), the probability of "yes", as llama.cpp does.
+//
+// Qwen3-VL's text model (general.architecture "qwen3vl", the 2B, 4B and
+// 8B dense ones) is Qwen3's block with interleaved M-RoPE
+// (rope.dimension_sections; llama.cpp's IMROPE: the rotated pairs take the
+// temporal, height and width positions in turn) and deepstack
+// (n_deepstack_layers): an image's rows from its qwen3vl_merger projector
+// are (1 + n_deepstack_layers) × the embedding width, and slice k+1 is
+// added to the hidden state after block k (llama.Arch.Deepstack). Text
+// turns as plain RoPE does and gets no deepstack slices.
 package qwen3
 
 import (
+	"fmt"
+
 	"github.com/smolgo/smolgo/engine"
 	"github.com/smolgo/smolgo/family"
 	"github.com/smolgo/smolgo/gguf"
@@ -33,11 +44,15 @@ import (
 // Arch is the architecture name of Qwen3 files.
 const Arch = "qwen3"
 
+// VLArch is the architecture name of Qwen3-VL's text model.
+const VLArch = "qwen3vl"
+
 func init() {
-	family.Register(family.Family{Arch: Arch, Describe: Describe,
-		Format: func(f *gguf.File) (engine.Format, error) {
-			return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
-		}})
+	format := func(f *gguf.File) (engine.Format, error) {
+		return family.FileFormat(f, FormatSpec, TemplateSHA256), nil
+	}
+	family.Register(family.Family{Arch: Arch, Describe: Describe, Format: format})
+	family.Register(family.Family{Arch: VLArch, Describe: DescribeVL, Format: format})
 }
 
 // TemplateSHA256 is the SHA-256 of the chat template FormatSpec renders
@@ -52,6 +67,48 @@ func Describe(_ *gguf.File, cfg llama.Config) (llama.Arch, error) {
 	r.Layout = rope.NeoX
 	a := llama.Uniform(Arch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKNorm: true}, FFN: &llama.GLU{}})
 	a.RankSoftmax = true // Qwen3-Reranker's head gives probabilities of "yes" and "no"
+	return a, nil
+}
+
+// DescribeVL is the qwen3vl block: Qwen3's with interleaved M-RoPE
+// sections and n_deepstack_layers deepstack slices (0 when absent, as
+// llama.cpp defaults it).
+func DescribeVL(f *gguf.File, cfg llama.Config) (llama.Arch, error) {
+	key := cfg.Arch + ".rope.dimension_sections"
+	v, err := f.Int32s(key)
+	if err != nil {
+		return llama.Arch{}, err
+	}
+	if len(v) < 3 || len(v) > 4 {
+		return llama.Arch{}, fmt.Errorf("%s has %d entries, want 4", key, len(v))
+	}
+	r := cfg.Rope
+	r.Layout = rope.NeoX
+	r.Interleaved = true // llama.cpp's LLAMA_ROPE_TYPE_IMROPE
+	for i, x := range v {
+		if x < 0 || x > 1<<16 {
+			return llama.Arch{}, fmt.Errorf("%s[%d] = %d is out of range", key, i, x)
+		}
+		r.Sections[i] = int(x)
+	}
+	if r.Sections == ([4]int{}) {
+		return llama.Arch{}, fmt.Errorf("%s is all zeros", key)
+	}
+	if err := r.Validate(); err != nil {
+		return llama.Arch{}, fmt.Errorf("%s: %w", key, err)
+	}
+	a := llama.Uniform(VLArch, cfg.Layers, llama.Layer{Mixer: &llama.Attention{Rope: &r, QKNorm: true}, FFN: &llama.GLU{}})
+	dkey := cfg.Arch + ".n_deepstack_layers"
+	if _, ok := f.Get(dkey); ok {
+		n, err := f.Uint32(dkey)
+		if err != nil {
+			return llama.Arch{}, err
+		}
+		if int(n) > cfg.Layers {
+			return llama.Arch{}, fmt.Errorf("%s is %d, more than the %d blocks", dkey, n, cfg.Layers)
+		}
+		a.Deepstack = int(n)
+	}
 	return a, nil
 }
 
