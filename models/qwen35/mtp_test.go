@@ -26,7 +26,7 @@ import (
 )
 
 // mtpReference is testdata/qwen35-mtp-tiny.json.gz, llama.cpp's MTP head
-// on the tiny Qwen3.5 file with an MTP block (tools/mtpref/golden.sh).
+// on the tiny Qwen3.5 file with an MTP block (internal/mtpref/golden.sh).
 type mtpReference struct {
 	SHA256  string `json:"model_sha256"`
 	Prompts []struct {
@@ -65,7 +65,7 @@ func writeMTPFile(t testing.TB, src string) (string, string) {
 }
 
 // tinyMTPFile returns the F32 file of arch's MTP reference
-// (tools/mtpref/golden.sh) and its SHA-256: golden-next's qwen35-tiny, or
+// (internal/mtpref/golden.sh) and its SHA-256: golden-next's qwen35-tiny, or
 // the qwen35moe-tiny file llamaref synth writes, with the block added.
 func tinyMTPFile(t testing.TB, arch string) (string, string) {
 	t.Helper()
@@ -147,7 +147,7 @@ func checkMTPLogits(t *testing.T, arch string) {
 		t.Fatal(err)
 	}
 	if sha != ref.SHA256 {
-		t.Fatalf("the file synth.WriteMTP wrote has SHA-256 %s, the reference's %s: rerun tools/mtpref/golden.sh", sha, ref.SHA256)
+		t.Fatalf("the file synth.WriteMTP wrote has SHA-256 %s, the reference's %s: rerun internal/mtpref/golden.sh", sha, ref.SHA256)
 	}
 	tol := goldentest.NextTolerance(t, "qwen35-tiny", "F32")
 	tol.MaxAbs = max(tol.MaxAbs, 2*ref.Selfcheck.MaxAbs)
