@@ -2,11 +2,9 @@ package models_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"math"
 	"os"
@@ -48,23 +46,8 @@ type qwen3VLLogits struct {
 
 func readQwen3VLLogits(t *testing.T) *qwen3VLLogits {
 	t.Helper()
-	f, err := os.Open("testdata/qwen3vl-logits-tiny.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var g qwen3VLLogits
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatal(err)
-	}
+	goldentest.ReadJSONGz(t, "testdata/qwen3vl-logits-tiny.json.gz", &g)
 	return &g
 }
 

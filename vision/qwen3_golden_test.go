@@ -2,13 +2,11 @@ package vision
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
+	"github.com/smolgo/smolgo/internal/goldentest"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,23 +39,8 @@ type qwen3Embed struct {
 
 func readQwen3Embed(t *testing.T) *qwen3Embed {
 	t.Helper()
-	f, err := os.Open("testdata/qwen3vl-embed-tiny.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var g qwen3Embed
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatal(err)
-	}
+	goldentest.ReadJSONGz(t, "testdata/qwen3vl-embed-tiny.json.gz", &g)
 	return &g
 }
 

@@ -530,3 +530,21 @@ func roundUp1(x float64) float64 {
 	v, _ := strconv.ParseFloat(fmt.Sprintf("%ge%d", d, e), 64) // d·10^e without float noise
 	return v
 }
+
+// ReadJSONGz decodes the gzip'ed JSON file at path (a reference in a
+// package's testdata) into v.
+func ReadJSONGz(t testing.TB, path string, v any) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
